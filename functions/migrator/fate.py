@@ -1,0 +1,269 @@
+"""Pure decisions: what a message's fate is and where its asset moves next.
+
+Nothing here does I/O. The uploader feeds in what the ledger and the provider said
+and applies what comes out, so every rule below is unit-tested as a table.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .messages import id_problem
+from .retry import backoff_delay, retry_after_from_headers, throttle_delay
+from .states import AT_PROVIDER, State
+
+ERROR_EXCERPT_CHARS = 300
+
+
+class FateKind(StrEnum):
+    FINISHED = "finished"  # delete the message: nothing more to do for it
+    LATER = "later"  # make it visible again after `delay_s`, report it as a batch failure
+    POISON = "poison"  # it can never succeed: record why, delete it
+
+
+@dataclass(frozen=True)
+class Fate:
+    kind: FateKind
+    reason: str
+    delay_s: float = 0.0
+
+    @classmethod
+    def finished(cls, reason: str) -> Fate:
+        return cls(FateKind.FINISHED, reason)
+
+    @classmethod
+    def later(cls, delay_s: float, reason: str) -> Fate:
+        return cls(FateKind.LATER, reason, max(0.0, delay_s))
+
+    @classmethod
+    def poison(cls, reason: str) -> Fate:
+        return cls(FateKind.POISON, reason)
+
+
+# --- a claim the ledger refused -------------------------------------------------------
+
+
+def claim_eligible(item: Mapping | None, now: float) -> bool:
+    """The claim's DynamoDB condition as a pure predicate (the emulator tests check they agree)."""
+    if not item:
+        return True
+    state = State(item["state"])
+    retry_after = _number(item.get("retry_after"))
+    if state in (State.PENDING, State.INVENTORIED):
+        return retry_after is None or retry_after <= now
+    if state is State.FAILED:
+        return retry_after is not None and retry_after <= now
+    if state is State.UPLOADING:
+        lease_until = _number(item.get("lease_until"))
+        return lease_until is not None and lease_until < now
+    return False
+
+
+def fate_of_refused_claim(item: Mapping, now: float, rng: random.Random) -> Fate:
+    """The fate of a message whose claim failed, from the item as it stood (ALL_OLD)."""
+    state = State(item["state"])
+    retry_after = _number(item.get("retry_after"))
+    if state in AT_PROVIDER:
+        return Fate.finished(f"duplicate: asset already {state}")
+    if state is State.REJECTED:
+        return Fate.finished("duplicate: asset was rejected")
+    if state is State.FAILED and retry_after is None:
+        return Fate.finished("asset failed for good; use retry to try again")
+    if state is State.UPLOADING:
+        lease_until = _number(item.get("lease_until")) or now
+        return Fate.later(lease_until - now + rng.uniform(1.0, 3.0), "another worker holds the lease")
+    if retry_after is not None and retry_after > now:
+        return Fate.later(retry_after - now + rng.uniform(0.0, 1.0), f"asset {state} until its retry time")
+    # The item changed between our condition and now (a race we lost): look again soon.
+    return Fate.later(rng.uniform(1.0, 3.0), f"claim refused in state {state}; will look again")
+
+
+# --- a claim the ledger granted -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    give_up: bool  # the attempt budget is spent (e.g. every try crashed the worker)
+    lookup_first: bool  # an earlier try may have created the video: ask before creating
+
+
+def plan_after_claim(previous: Mapping | None, attempts: int, max_attempts: int) -> ClaimPlan:
+    """What to do with a fresh claim. `attempts` already counts this claim.
+
+    Any earlier real try (a crash while uploading, a timeout, a 5xx) may have reached
+    the provider, so we look the asset up by migration_ref before creating again.
+    """
+    earlier_tries = int(_number((previous or {}).get("attempts")) or 0)
+    return ClaimPlan(give_up=attempts > max_attempts, lookup_first=earlier_tries > 0)
+
+
+# --- what the provider said -------------------------------------------------------------
+
+
+class OutcomeKind(StrEnum):
+    CREATED = "created"  # the provider has a video for this asset (remote_id)
+    CONFLICT = "conflict"  # 409: it exists already; find it by migration_ref
+    NOT_FOUND = "not_found"  # a lookup found no video for this asset
+    THROTTLED = "throttled"  # 429/503: not created; come back after retry_after
+    TRANSIENT = "transient"  # may succeed later; counts against the attempt budget
+    REJECTED = "rejected"  # the provider will never take this source
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: OutcomeKind
+    remote_id: str | None = None
+    retry_after: float | None = None
+    error: str | None = None
+
+
+# 401/403 are our configuration (token), 408/425 are timing: none is the asset's fault,
+# so they are retried within the attempt budget instead of rejecting the asset.
+RETRYABLE_4XX = frozenset({401, 403, 408, 425})
+
+
+def excerpt(text: str | None, limit: int = ERROR_EXCERPT_CHARS) -> str:
+    """A short single-line excerpt of an untrusted body, safe to store and log."""
+    if not text:
+        return ""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def remote_id_of(body: object) -> str | None:
+    """The provider's video id from a create or get body ({id} or {data: {id}})."""
+    if not isinstance(body, dict):
+        return None
+    candidate = body.get("id")
+    if candidate is None and isinstance(body.get("data"), dict):
+        candidate = body["data"].get("id")
+    if isinstance(candidate, int) and not isinstance(candidate, bool):
+        candidate = str(candidate)
+    if isinstance(candidate, str) and id_problem(candidate) is None:
+        return candidate
+    return None
+
+
+def classify_create(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
+    """Classify the answer to POST /videos. `body` is the parsed JSON or None."""
+    if 200 <= status < 300:
+        if body is None:
+            return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {status} with a body that is not JSON")
+        remote_id = remote_id_of(body)
+        if remote_id is None:
+            return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {status} without a usable video id")
+        return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
+    if status == 409:
+        return Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
+    return _classify_failure(status, text, headers, now)
+
+
+def classify_lookup(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
+    """Classify the answer to GET /videos?metadata[migration_ref]=id."""
+    if 200 <= status < 300:
+        items = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {status} without a data list")
+        for entry in items:
+            remote_id = remote_id_of(entry)
+            if remote_id:
+                return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
+        return Outcome(OutcomeKind.NOT_FOUND)
+    if status == 404:
+        return Outcome(OutcomeKind.NOT_FOUND)
+    failure = _classify_failure(status, text, headers, now)
+    if failure.kind is OutcomeKind.REJECTED:
+        # A lookup the provider refuses says nothing about the source itself.
+        return Outcome(OutcomeKind.TRANSIENT, error="lookup " + (failure.error or ""))
+    return failure
+
+
+def transport_failure(kind: str) -> Outcome:
+    """A timeout or connection error: the create may or may not have happened."""
+    return Outcome(OutcomeKind.TRANSIENT, error=kind)
+
+
+def _classify_failure(status: int, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
+    if status in (429, 503):
+        return Outcome(
+            OutcomeKind.THROTTLED,
+            retry_after=retry_after_from_headers(headers, now),
+            error=f"HTTP {status}",
+        )
+    if 400 <= status < 500 and status not in RETRYABLE_4XX:
+        detail = excerpt(text)
+        return Outcome(OutcomeKind.REJECTED, error=f"HTTP {status}: {detail}" if detail else f"HTTP {status}")
+    return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {status}")
+
+
+# --- the ledger move and the message's fate, together ------------------------------------
+
+
+class MoveKind(StrEnum):
+    TO_PROCESSING = "to_processing"
+    RELEASE_THROTTLED = "release_throttled"  # back to a claimable state; throttle counted
+    TO_FAILED = "to_failed"  # retry_at set: retryable; None: failed for good
+    TO_REJECTED = "to_rejected"
+
+
+@dataclass(frozen=True)
+class Decision:
+    move: MoveKind
+    fate: Fate
+    metric: str
+    remote_id: str | None = None
+    retry_at: float | None = None
+    error: str | None = None
+    hold_until: float | None = None  # cluster-wide pause on creates (429 seen)
+
+
+def decide(outcome: Outcome, attempts: int, max_attempts: int, now: float, rng: random.Random) -> Decision:
+    """Where the asset goes and what happens to its message after `outcome`.
+
+    `attempts` counts the claim that produced the outcome. CONFLICT and NOT_FOUND are
+    not final answers: the uploader turns a 409 into a lookup, and a lookup that finds
+    nothing into a create, before it calls this.
+    """
+    kind = outcome.kind
+    if kind is OutcomeKind.CREATED:
+        return Decision(MoveKind.TO_PROCESSING, Fate.finished("uploaded"), "Uploaded", remote_id=outcome.remote_id)
+    if kind is OutcomeKind.THROTTLED:
+        delay = throttle_delay(outcome.retry_after, rng)
+        wait = outcome.retry_after if outcome.retry_after is not None else delay
+        return Decision(
+            MoveKind.RELEASE_THROTTLED,
+            Fate.later(delay, f"throttled ({outcome.error})"),
+            "Throttled",
+            retry_at=now + delay,
+            error=outcome.error,
+            hold_until=now + min(wait, delay),
+        )
+    if kind is OutcomeKind.REJECTED:
+        return Decision(MoveKind.TO_REJECTED, Fate.finished("rejected by provider"), "Rejected", error=outcome.error)
+    error = outcome.error or kind.value
+    if kind in (OutcomeKind.CONFLICT, OutcomeKind.NOT_FOUND):
+        error = "409 but the lookup found no video"
+    if attempts >= max_attempts:
+        return Decision(
+            MoveKind.TO_FAILED,
+            Fate.finished(f"failed for good after {attempts} attempts"),
+            "Failed",
+            error=error,
+        )
+    delay = backoff_delay(attempts, rng)
+    return Decision(
+        MoveKind.TO_FAILED, Fate.later(delay, f"retrying: {error}"), "Retried", retry_at=now + delay, error=error
+    )
+
+
+def _number(value: object) -> float | None:
+    """DynamoDB numbers arrive as Decimal; absent ones as None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,264 @@
+"""The DynamoDB ledger: one item per asset, moved only by conditional writes.
+
+A claim is a single conditional UpdateItem that also creates the item of an asset the
+ledger has never seen. Every later write by the claimant is fenced by its lease token,
+so a worker whose lease expired (it was slow, or presumed dead) loses cleanly to its
+successor. Terminal states never move backward.
+
+Every state change also rewrites `state_shard` ("<state>#<n>"), the partition key of
+the `by_state` index: a state's items are spread over SHARDS partitions, so listing
+"uploading, oldest first" or "processing for over an hour" is a few bounded Queries
+instead of a Scan, and no single state is a hot partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from .dynamo import is_condition_failure, to_item, typed
+from .messages import AssetMessage
+from .states import State
+
+log = logging.getLogger(__name__)
+
+SHARDS = 16
+STATE_INDEX = "by_state"
+
+
+def shard_of(asset_id: str) -> int:
+    return zlib.crc32(asset_id.encode("utf-8")) % SHARDS
+
+
+def state_shard(state: State, asset_id: str) -> str:
+    return f"{state.value}#{shard_of(asset_id)}"
+
+
+@dataclass(frozen=True)
+class Claimed:
+    token: str
+    attempts: int
+    previous: dict | None  # the item before the claim; None for a new asset
+    source_url: str  # what the ledger holds: the first URL it saw for this id
+
+
+@dataclass(frozen=True)
+class Refused:
+    item: dict  # the item as it stood when the condition failed
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    won: bool
+    current: dict | None = None  # on a lost write: the item that beat us
+
+
+class Ledger:
+    """Adapter over the ledger table. Methods take `now` so callers control time."""
+
+    def __init__(self, table_name: str, client: Any):
+        self.table = table_name
+        self.client = client
+
+    # --- reads ---------------------------------------------------------------------
+
+    def get(self, asset_id: str) -> dict | None:
+        resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": asset_id}), ConsistentRead=True)
+        return to_item(resp.get("Item"))
+
+    # --- the claim -------------------------------------------------------------------
+
+    def claim(self, msg: AssetMessage, now: float, lease_until: float, token: str) -> Claimed | Refused:
+        """Take the asset for one upload attempt, creating its item if it is new.
+
+        Eligible: a new asset; pending/inventoried whose retry time (if any) has passed;
+        failed whose retry time has passed; uploading whose lease has expired.
+        """
+        values = {
+            ":uploading": State.UPLOADING.value,
+            ":shard": state_shard(State.UPLOADING, msg.asset_id),
+            ":token": token,
+            ":lease": lease_until,
+            ":now": now,
+            ":zero": 0,
+            ":one": 1,
+            ":src": msg.source_url,
+            ":pending": State.PENDING.value,
+            ":inventoried": State.INVENTORIED.value,
+            ":failed": State.FAILED.value,
+        }
+        sets = [
+            "#state = :uploading",
+            "state_shard = :shard",
+            "lease_token = :token",
+            "lease_until = :lease",
+            "attempts = if_not_exists(attempts, :zero) + :one",
+            "throttles = if_not_exists(throttles, :zero)",
+            "source_url = if_not_exists(source_url, :src)",
+            "created_at = if_not_exists(created_at, :now)",
+            "updated_at = :now",
+            "claimed_at = :now",
+        ]
+        if msg.title is not None:
+            values[":title"] = msg.title
+            sets.append("title = if_not_exists(title, :title)")
+        if msg.duration_s is not None:
+            values[":duration"] = msg.duration_s
+            sets.append("duration_s = if_not_exists(duration_s, :duration)")
+        if msg.metadata:
+            values[":meta"] = msg.metadata
+            sets.append("metadata = if_not_exists(metadata, :meta)")
+        condition = (
+            "attribute_not_exists(asset_id)"
+            " OR (#state IN (:pending, :inventoried)"
+            "     AND (attribute_not_exists(retry_after) OR retry_after <= :now))"
+            " OR (#state = :failed AND retry_after <= :now)"
+            " OR (#state = :uploading AND lease_until < :now)"
+        )
+        try:
+            resp = self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": msg.asset_id}),
+                UpdateExpression="SET " + ", ".join(sets) + " REMOVE retry_after",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=typed(values),
+                ReturnValues="ALL_OLD",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return Refused(to_item(exc.response.get("Item")) or {})
+            raise
+        previous = to_item(resp.get("Attributes"))
+        attempts = int((previous or {}).get("attempts", 0)) + 1
+        source = (previous or {}).get("source_url") or msg.source_url
+        return Claimed(token=token, attempts=attempts, previous=previous, source_url=source)
+
+    # --- fenced writes by the claimant ---------------------------------------------------
+
+    def mark_processing(self, asset_id: str, token: str, remote_id: str, now: float) -> WriteResult:
+        return self._fenced(
+            asset_id, token, State.PROCESSING, now, {"remote_id": remote_id}, remove=("retry_after", "last_error")
+        )
+
+    def release_throttled(
+        self, asset_id: str, token: str, back_to: State, retry_at: float, error: str, now: float, count: bool = True
+    ) -> WriteResult:
+        """Give the claim back untried: the attempt is uncounted; a 429 is counted as a
+        throttle (`count`), a hold that kept us from calling at all is not."""
+        return self._fenced(
+            asset_id,
+            token,
+            back_to,
+            now,
+            {"retry_after": retry_at, "last_error": error},
+            add={"throttles": 1 if count else 0, "attempts": -1},
+        )
+
+    def mark_failed(self, asset_id: str, token: str, error: str, retry_at: float | None, now: float) -> WriteResult:
+        """Failed: retryable when `retry_at` is set, failed for good when it is None."""
+        fields: dict = {"last_error": error}
+        remove: tuple[str, ...] = ()
+        if retry_at is None:
+            remove = ("retry_after",)
+        else:
+            fields["retry_after"] = retry_at
+        return self._fenced(asset_id, token, State.FAILED, now, fields, remove=remove)
+
+    def mark_rejected(self, asset_id: str, token: str, error: str, now: float) -> WriteResult:
+        return self._fenced(asset_id, token, State.REJECTED, now, {"last_error": error}, remove=("retry_after",))
+
+    def _fenced(
+        self,
+        asset_id: str,
+        token: str,
+        state: State,
+        now: float,
+        fields: Mapping[str, Any],
+        remove: tuple[str, ...] = (),
+        add: Mapping[str, int] | None = None,
+    ) -> WriteResult:
+        values: dict = {
+            ":state": state.value,
+            ":shard": state_shard(state, asset_id),
+            ":now": now,
+            ":token": token,
+            ":uploading": State.UPLOADING.value,
+        }
+        names = {"#state": "state"}
+        sets = ["#state = :state", "state_shard = :shard", "updated_at = :now"]
+        for i, (name, value) in enumerate(fields.items()):
+            names[f"#f{i}"] = name
+            values[f":f{i}"] = value
+            sets.append(f"#f{i} = :f{i}")
+        for i, (name, delta) in enumerate((add or {}).items()):
+            names[f"#a{i}"] = name
+            values[f":a{i}"] = delta
+            sets.append(f"#a{i} = #a{i} + :a{i}")
+        expression = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(("lease_token", "lease_until", *remove))
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                UpdateExpression=expression,
+                ConditionExpression="lease_token = :token AND #state = :uploading",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=typed(values),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                current = to_item(exc.response.get("Item"))
+                log.warning(
+                    "lost the lease before writing %s: the asset is now %s",
+                    state.value,
+                    (current or {}).get("state", "gone"),
+                    extra={"asset_id": asset_id, "wanted_state": state.value},
+                )
+                return WriteResult(False, current)
+            raise
+        return WriteResult(True)
+
+    # --- poison ----------------------------------------------------------------------------
+
+    def record_poison(self, asset_id: str, reason: str, source_url: object, now: float) -> bool:
+        """Record a poison message for an id we can key on.
+
+        A new id becomes a rejected item with the reason. An existing item keeps its
+        state (a malformed duplicate must not undo good work); only `last_poison` is set.
+        """
+        item = {
+            "asset_id": asset_id,
+            "state": State.REJECTED.value,
+            "state_shard": state_shard(State.REJECTED, asset_id),
+            "last_error": f"poison message: {reason}",
+            "attempts": 0,
+            "throttles": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        if isinstance(source_url, str) and source_url:
+            item["source_url"] = source_url[:4096]
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=typed(item),
+                ConditionExpression="attribute_not_exists(asset_id)",
+            )
+            return True
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+        self.client.update_item(
+            TableName=self.table,
+            Key=typed({"asset_id": asset_id}),
+            UpdateExpression="SET last_poison = :reason, last_poison_at = :now",
+            ExpressionAttributeValues=typed({":reason": reason, ":now": now}),
+        )
+        return False

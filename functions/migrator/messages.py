@@ -1,0 +1,145 @@
+"""Validation of queue messages: one JSON object per asset, untrusted until checked.
+
+The schema is also published as events/asset-message.schema.json; a unit test keeps
+the two in agreement.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+MAX_ID_LENGTH = 255
+MAX_URL_LENGTH = 4096
+MAX_TITLE_LENGTH = 512
+MAX_BODY_BYTES = 64 * 1024
+ALLOWED_SCHEMES = ("https", "http", "s3")
+# Ids starting with '#' are reserved for the ledger's own control items (the pacer).
+RESERVED_PREFIX = "#"
+FIELDS = frozenset({"id", "source_url", "title", "duration_s", "metadata"})
+
+
+@dataclass(frozen=True)
+class AssetMessage:
+    asset_id: str
+    source_url: str
+    title: str | None = None
+    duration_s: float | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Poison:
+    """A message that can never succeed. `asset_id` is set when the id itself is usable."""
+
+    reason: str
+    asset_id: str | None = None
+
+
+def id_problem(value: object) -> str | None:
+    """Why `value` cannot be an asset id, or None when it can."""
+    if not isinstance(value, str):
+        return f"id must be a string, got {type(value).__name__}"
+    if not value:
+        return "id is empty"
+    if len(value) > MAX_ID_LENGTH:
+        return f"id is {len(value)} characters, over {MAX_ID_LENGTH}"
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        return "id contains control characters"
+    if value.startswith(RESERVED_PREFIX):
+        return f"id may not start with {RESERVED_PREFIX!r} (reserved)"
+    return None
+
+
+def source_url_problem(value: object) -> str | None:
+    """Why `value` cannot be a source URL, or None when it can."""
+    if not isinstance(value, str):
+        return "source_url must be a string" if value is not None else "source_url is missing"
+    if not value:
+        return "source_url is empty"
+    if len(value) > MAX_URL_LENGTH:
+        return f"source_url is over {MAX_URL_LENGTH} characters"
+    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in value):
+        return "source_url contains whitespace or control characters"
+    try:
+        parts = urlsplit(value)
+    except ValueError as exc:
+        return f"source_url does not parse: {exc}"
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        shown = scheme or "none"
+        return f"source_url scheme {shown!r} is not one of {', '.join(ALLOWED_SCHEMES)}"
+    if not parts.netloc:
+        return "source_url has no host or bucket"
+    if scheme == "s3" and parts.path in ("", "/"):
+        return "s3 source_url has no object key"
+    return None
+
+
+def parse_message(body: str | bytes) -> AssetMessage | Poison:
+    """Turn a raw SQS body into an AssetMessage, or say exactly why it is poison."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return Poison("body is not UTF-8")
+    if len(body.encode("utf-8")) > MAX_BODY_BYTES:
+        return Poison(f"body is over {MAX_BODY_BYTES} bytes")
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return Poison("body is not JSON")
+    if not isinstance(doc, dict):
+        return Poison(f"body must be a JSON object, got {type(doc).__name__}")
+
+    if "id" not in doc:
+        return Poison("id is missing")
+    problem = id_problem(doc["id"])
+    if problem:
+        return Poison(problem)
+    asset_id = doc["id"]
+
+    def poison(reason: str) -> Poison:
+        return Poison(reason, asset_id)
+
+    unknown = sorted(set(doc) - FIELDS)
+    if unknown:
+        return poison(f"unknown field(s): {', '.join(unknown)}")
+    problem = source_url_problem(doc.get("source_url"))
+    if problem:
+        return poison(problem)
+
+    title = doc.get("title")
+    if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE_LENGTH):
+        return poison(f"title must be a string of at most {MAX_TITLE_LENGTH} characters")
+    duration = doc.get("duration_s")
+    if duration is not None:
+        if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+            return poison("duration_s must be a number")
+        if not math.isfinite(duration) or duration < 0:
+            return poison("duration_s must be a finite number >= 0")
+    metadata = doc.get("metadata", {})
+    if not isinstance(metadata, dict):
+        return poison("metadata must be an object")
+    return AssetMessage(
+        asset_id=asset_id,
+        source_url=doc["source_url"],
+        title=title,
+        duration_s=float(duration) if duration is not None else None,
+        metadata=metadata,
+    )
+
+
+def encode_message(msg: AssetMessage) -> str:
+    """The body a loader sends for `msg`; the inverse of parse_message."""
+    doc: dict = {"id": msg.asset_id, "source_url": msg.source_url}
+    if msg.title is not None:
+        doc["title"] = msg.title
+    if msg.duration_s is not None:
+        doc["duration_s"] = msg.duration_s
+    if msg.metadata:
+        doc["metadata"] = msg.metadata
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)

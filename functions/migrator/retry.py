@@ -1,0 +1,86 @@
+"""Pure timing decisions: Retry-After parsing, exponential backoff, jitter, SQS caps."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
+# SQS counts a message's visibility from its first receive and refuses anything past 12 h.
+SQS_MAX_VISIBILITY_S = 43_200
+# What we wait when a 429/503 says nothing about when to come back.
+DEFAULT_THROTTLE_S = 5.0
+# A Retry-After longer than this is treated as this: an hour-long ban is better retried
+# hourly than trusted for days.
+MAX_THROTTLE_S = 3_600.0
+BACKOFF_BASE_S = 2.0
+BACKOFF_CAP_S = 900.0
+# X-RateLimit-Retry-After values above this are absolute epoch seconds, not a delta.
+EPOCH_THRESHOLD = 1_000_000_000
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP-date).
+
+    Returns None for absent or unusable values (garbage, negative numbers), so the
+    caller can fall back to its default. A date in the past means "now": 0.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is not None:
+        if seconds != seconds or seconds < 0 or seconds == float("inf"):
+            return None
+        return seconds
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None  # RFC 9110 dates are always GMT; a zone-less date is not one
+    return max(0.0, when.timestamp() - now)
+
+
+def retry_after_from_headers(headers: Mapping[str, str], now: float) -> float | None:
+    """The provider's requested wait, from Retry-After or X-RateLimit-Retry-After."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    found = parse_retry_after(lowered.get("retry-after"), now)
+    if found is not None:
+        return found
+    found = parse_retry_after(lowered.get("x-ratelimit-retry-after"), now)
+    if found is not None and found > EPOCH_THRESHOLD:
+        return max(0.0, found - now)
+    return found
+
+
+def throttle_delay(retry_after: float | None, rng: random.Random) -> float:
+    """How long a throttled message waits: the provider's word (or a default), capped,
+    plus up to 20 % (at least 1 s) of jitter so held messages do not return together."""
+    base = DEFAULT_THROTTLE_S if retry_after is None else min(retry_after, MAX_THROTTLE_S)
+    spread = max(1.0, 0.2 * base)
+    return base + rng.uniform(0.0, spread)
+
+
+def backoff_delay(attempt: int, rng: random.Random) -> float:
+    """Exponential backoff with "equal jitter" for the `attempt`-th failure (1-based):
+    a value in [ceiling/2, ceiling], ceiling = min(cap, base * 2**(attempt-1))."""
+    exponent = max(0, min(attempt - 1, 30))
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * (2**exponent))
+    return rng.uniform(ceiling / 2, ceiling)
+
+
+def visibility_for(delay: float, first_received_at: float | None, now: float) -> int:
+    """The ChangeMessageVisibility value for `delay`, within what SQS accepts for a
+    message first received at `first_received_at` (epoch seconds)."""
+    allowed = SQS_MAX_VISIBILITY_S
+    if first_received_at is not None:
+        allowed = SQS_MAX_VISIBILITY_S - max(0.0, now - first_received_at) - 5
+    seconds = math.ceil(delay)  # round up: never earlier than asked
+    return int(max(0, min(seconds, allowed)))

@@ -1,0 +1,77 @@
+"""Uploader settings from the environment, validated strictly: a typo is refused, not ignored."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+class SettingsError(ValueError):
+    """A setting is missing or malformed. The message names it and never shows a secret."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_name: str
+    queue_url: str
+    provider_base_url: str
+    token_secret_name: str | None = None
+    token_parameter_name: str | None = None
+    max_attempts: int = 5
+    rate_per_s: float = 0.0  # 0 = no pacing; 429s are still honoured
+    connect_timeout_s: float = 3.05
+    read_timeout_s: float = 10.0
+    presign_expiry_s: int = 86_400
+
+    @property
+    def record_budget_s(self) -> float:
+        """Worst-case time one record needs: a lookup and a create, each timing out,
+        plus the longest slot wait. A record is not started with less time left."""
+        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 5.0 + 2.0
+
+
+def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise SettingsError(f"{name} is not set")
+    return value
+
+
+def load(env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    base = _required(env, "PROVIDER_BASE_URL")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
+    if parts.username or parts.password:
+        raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
+    attempts = _number(env, "MAX_ATTEMPTS", 5, 1, 100)
+    if attempts != int(attempts):
+        raise SettingsError("MAX_ATTEMPTS must be a whole number")
+    return Settings(
+        table_name=_required(env, "LEDGER_TABLE"),
+        queue_url=_required(env, "QUEUE_URL"),
+        provider_base_url=base,
+        token_secret_name=env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
+        token_parameter_name=env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
+        max_attempts=int(attempts),
+        rate_per_s=_number(env, "PROVIDER_RATE_LIMIT", 0.0, 0.0, 10_000.0),
+        connect_timeout_s=_number(env, "PROVIDER_CONNECT_TIMEOUT", 3.05, 0.1, 60.0),
+        read_timeout_s=_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
+        presign_expiry_s=int(_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
+    )

@@ -1,0 +1,248 @@
+"""The uploader Lambda: one SQS record per asset, each given an explicit fate.
+
+For every record: validate it (poison is recorded and deleted), claim the asset in the
+ledger (a refused claim says why without a second read), look it up at the provider if
+an earlier try may have created it, wait for a cluster-wide create slot, create it
+idempotently, then move the ledger with a write fenced by the claim's lease token.
+A record whose fate is "later" gets ChangeMessageVisibility to its delay and is
+reported as a batch item failure; one bad record never fails the rest of its batch.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from . import fate as F
+from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
+from .ledger import Claimed, Ledger, Refused
+from .messages import AssetMessage, Poison, parse_message
+from .pacer import Go, Pacer
+from .provider import ProviderClient, TransportError
+from .retry import visibility_for
+from .secrets import token_getter
+from .settings import Settings, load
+from .states import State
+
+logger = Logger(service="uploader")
+metrics = Metrics(namespace="VideoMigration", service="uploader")
+
+# Lease = the invocation's remaining time plus this margin: a holder cannot outlive it.
+LEASE_MARGIN_S = 5.0
+
+
+@dataclass
+class Uploader:
+    settings: Settings
+    ledger: Ledger
+    pacer: Pacer
+    provider: ProviderClient
+    sqs: object
+    presign: Callable[[str], str]
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
+
+    # --- the batch -----------------------------------------------------------------------
+
+    def handle_batch(self, event: dict, remaining_s: Callable[[], float]) -> dict:
+        failures = []
+        for record in event.get("Records", []):
+            message_id = record.get("messageId", "")
+            if remaining_s() < self.settings.record_budget_s:
+                fate = Fate.later(0, "not enough invocation time left to start")
+            else:
+                try:
+                    fate = self.process(record, self.clock() + remaining_s())
+                except Exception:  # one bad record never fails the rest of its batch
+                    logger.exception("unexpected error; the record will be retried")
+                    metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1)
+                    fate = Fate.later(self.rng.uniform(5, 15), "unexpected error")
+                finally:
+                    logger.set_correlation_id(None)
+            if fate.kind is FateKind.LATER:
+                self._defer(record, fate)
+                failures.append({"itemIdentifier": message_id})
+        return {"batchItemFailures": failures}
+
+    def _defer(self, record: dict, fate: Fate) -> None:
+        first = record.get("attributes", {}).get("ApproximateFirstReceiveTimestamp")
+        first_s = int(first) / 1000 if first and str(first).isdigit() else None
+        seconds = visibility_for(fate.delay_s, first_s, self.clock())
+        try:
+            self.sqs.change_message_visibility(
+                QueueUrl=self.settings.queue_url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=seconds
+            )
+        except Exception as exc:  # the queue's own visibility timeout still brings it back
+            logger.warning("could not set the retry delay: %s", type(exc).__name__)
+
+    # --- one record ------------------------------------------------------------------------
+
+    def process(self, record: dict, deadline: float) -> Fate:
+        parsed = parse_message(record.get("body", ""))
+        if isinstance(parsed, Poison):
+            return self._poison(parsed, record)
+        msg = parsed
+        logger.set_correlation_id(msg.asset_id)
+        now = self.clock()
+        token = uuid.uuid4().hex
+        claim = self.ledger.claim(msg, now, deadline + LEASE_MARGIN_S, token)
+        if isinstance(claim, Refused):
+            fate = F.fate_of_refused_claim(claim.item, now, self.rng)
+            logger.info("claim refused: %s", fate.reason, extra={"fate": fate.kind.value})
+            if fate.kind is FateKind.FINISHED:
+                metrics.add_metric(name="Duplicates", unit=MetricUnit.Count, value=1)
+            return fate
+        if claim.source_url != msg.source_url:
+            logger.warning("message source_url differs from the ledger's; the ledger wins")
+        return self._upload(msg, claim)
+
+    def _upload(self, msg: AssetMessage, claim: Claimed) -> Fate:
+        plan = F.plan_after_claim(claim.previous, claim.attempts, self.settings.max_attempts)
+        if plan.give_up:
+            error = f"attempt budget of {self.settings.max_attempts} spent (earlier tries never finished)"
+            self.ledger.mark_failed(msg.asset_id, claim.token, error, None, self.clock())
+            metrics.add_metric(name="Failed", unit=MetricUnit.Count, value=1)
+            return Fate.finished(error)
+
+        if plan.lookup_first:
+            found = self._lookup(msg.asset_id)
+            if found.kind is not OutcomeKind.NOT_FOUND:
+                return self._apply(msg, claim, found)
+
+        slot = self.pacer.reserve(self.clock())
+        if not isinstance(slot, Go):
+            now = self.clock()
+            delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now)))
+            self.ledger.release_throttled(
+                msg.asset_id, claim.token, _back_to(claim), now + delay, f"held: {slot.reason}", now, count=False
+            )
+            return Fate.later(delay, f"held: {slot.reason}")
+        wait = slot.at - self.clock()
+        if wait > 0:
+            self.sleep(wait)
+
+        try:
+            source = self.presign(claim.source_url)
+            answer = self.provider.create(msg.asset_id, source)
+            outcome = F.classify_create(answer.status, answer.body, answer.text, answer.headers, self.clock())
+        except TransportError as exc:
+            outcome = F.transport_failure(exc.kind)
+        if outcome.kind is OutcomeKind.CONFLICT:
+            outcome = self._lookup(msg.asset_id)
+        return self._apply(msg, claim, outcome)
+
+    def _lookup(self, asset_id: str) -> Outcome:
+        try:
+            answer = self.provider.lookup(asset_id)
+        except TransportError as exc:
+            return F.transport_failure("lookup " + exc.kind)
+        return F.classify_lookup(answer.status, answer.body, answer.text, answer.headers, self.clock())
+
+    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome) -> Fate:
+        now = self.clock()
+        decision: Decision = F.decide(outcome, claim.attempts, self.settings.max_attempts, now, self.rng)
+        if decision.hold_until is not None:
+            self.pacer.hold(decision.hold_until)
+        asset_id, token = msg.asset_id, claim.token
+        if decision.move is MoveKind.TO_PROCESSING:
+            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now)
+        elif decision.move is MoveKind.RELEASE_THROTTLED:
+            result = self.ledger.release_throttled(
+                asset_id, token, _back_to(claim), decision.retry_at, decision.error, now
+            )
+        elif decision.move is MoveKind.TO_REJECTED:
+            result = self.ledger.mark_rejected(asset_id, token, decision.error, now)
+        else:
+            result = self.ledger.mark_failed(asset_id, token, decision.error, decision.retry_at, now)
+        metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
+        logger.info(
+            "%s: %s",
+            decision.move.value,
+            decision.fate.reason,
+            extra={"remote_id": decision.remote_id, "attempts": claim.attempts, "fate": decision.fate.kind.value},
+        )
+        if not result.won:
+            # Someone with a newer lease, or a webhook, got there first; the ledger has
+            # the truth and the newer holder owns the message's future.
+            return Fate.finished("lost the lease; newer holder owns the asset")
+        return decision.fate
+
+    def _poison(self, poison: Poison, record: dict) -> Fate:
+        metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)
+        logger.warning(
+            "poison message: %s",
+            poison.reason,
+            extra={"message_id": record.get("messageId"), "asset_id": poison.asset_id},
+        )
+        if poison.asset_id:
+            source = _loose_source(record.get("body"))
+            self.ledger.record_poison(poison.asset_id, poison.reason, source, self.clock())
+        return Fate.poison(poison.reason)
+
+
+def _back_to(claim: Claimed) -> State:
+    """Where a released claim returns: inventoried when the duration is known."""
+    previous = claim.previous or {}
+    return State.INVENTORIED if previous.get("duration_s") is not None else State.PENDING
+
+
+def _loose_source(body: object) -> object:
+    try:
+        doc = json.loads(body) if isinstance(body, str) else None
+    except ValueError:
+        return None
+    return doc.get("source_url") if isinstance(doc, dict) else None
+
+
+def s3_presigner(s3_client, expiry_s: int) -> Callable[[str], str]:
+    """s3://bucket/key sources become presigned GET URLs; other URLs pass through."""
+
+    def presign(url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme != "s3":
+            return url
+        return s3_client.generate_presigned_url(
+            "get_object", Params={"Bucket": parts.netloc, "Key": parts.path.lstrip("/")}, ExpiresIn=expiry_s
+        )
+
+    return presign
+
+
+def build(settings: Settings | None = None) -> Uploader:
+    settings = settings or load()
+    dynamodb = boto3.client("dynamodb")
+    return Uploader(
+        settings=settings,
+        ledger=Ledger(settings.table_name, dynamodb),
+        pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s),
+        provider=ProviderClient(
+            settings.provider_base_url,
+            token_getter(settings.token_secret_name, settings.token_parameter_name),
+            connect_timeout_s=settings.connect_timeout_s,
+            read_timeout_s=settings.read_timeout_s,
+        ),
+        sqs=boto3.client("sqs"),
+        presign=s3_presigner(boto3.client("s3"), settings.presign_expiry_s),
+    )
+
+
+_uploader: Uploader | None = None  # built once per warm container: HTTP pool and clients reused
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event, context):
+    global _uploader
+    if _uploader is None:
+        _uploader = build()
+    return _uploader.handle_batch(event, lambda: context.get_remaining_time_in_millis() / 1000)

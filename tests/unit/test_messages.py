@@ -1,0 +1,104 @@
+"""Message validation: every kind of bad input becomes poison with a clear reason."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from migrator.messages import AssetMessage, Poison, encode_message, parse_message
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "events" / "asset-message.schema.json").read_text())
+GOOD = {"id": "lib/0001", "source_url": "https://cdn.example.com/a.mp4"}
+
+
+def body(**changes):
+    doc = {**GOOD, **changes}
+    return json.dumps({k: v for k, v in doc.items() if v is not ...})
+
+
+def test_good_message_parses():
+    msg = parse_message(body(title="A", duration_s=12.5, metadata={"k": "v"}))
+    assert msg == AssetMessage("lib/0001", "https://cdn.example.com/a.mp4", "A", 12.5, {"k": "v"})
+
+
+@pytest.mark.parametrize("url", ["http://x.example/a.mp4", "s3://bucket/key/a.mov", "HTTPS://X.EXAMPLE/a"])
+def test_accepted_schemes(url):
+    assert isinstance(parse_message(body(source_url=url)), AssetMessage)
+
+
+POISON_CASES = [
+    ("not json {", "body is not JSON", None),
+    ("[1, 2]", "must be a JSON object", None),
+    ('"just a string"', "must be a JSON object", None),
+    (body(id=...), "id is missing", None),
+    (body(id=""), "id is empty", None),
+    (body(id="x" * 256), "over 255", None),
+    (body(id="bad\nid"), "control characters", None),
+    (body(id="tab\tid"), "control characters", None),
+    (body(id=42), "id must be a string", None),
+    (body(id="#pacer"), "reserved", None),
+    (body(source_url=...), "source_url is missing", "lib/0001"),
+    (body(source_url=""), "source_url is empty", "lib/0001"),
+    (body(source_url="ftp://x.example/a.mp4"), "scheme 'ftp'", "lib/0001"),
+    (body(source_url="file:///etc/passwd"), "scheme 'file'", "lib/0001"),
+    (body(source_url="javascript:alert(1)"), "scheme", "lib/0001"),
+    (body(source_url="https:///nohost"), "no host", "lib/0001"),
+    (body(source_url="s3://bucket"), "no object key", "lib/0001"),
+    (body(source_url="https://x.example/a b.mp4"), "whitespace", "lib/0001"),
+    (body(source_url=123), "must be a string", "lib/0001"),
+    (body(duration_s="12"), "duration_s must be a number", "lib/0001"),
+    (body(duration_s=True), "duration_s must be a number", "lib/0001"),
+    (body(duration_s=-1), ">= 0", "lib/0001"),
+    (body(title=7), "title", "lib/0001"),
+    (body(metadata=[1]), "metadata must be an object", "lib/0001"),
+    (body(sourceurl="https://typo.example/a"), "unknown field(s): sourceurl", "lib/0001"),
+    (b"\xff\xfe", "not UTF-8", None),
+    ("x" * 70_000, "over 65536 bytes", None),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason", "asset_id"), POISON_CASES)
+def test_poison_reasons(raw, reason, asset_id):
+    result = parse_message(raw)
+    assert isinstance(result, Poison)
+    assert reason in result.reason
+    assert result.asset_id == asset_id
+
+
+@pytest.mark.parametrize(("raw", "reason", "asset_id"), POISON_CASES)
+def test_schema_agrees_with_the_validator_on_poison(raw, reason, asset_id):
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return  # not JSON at all: nothing for the schema to say
+    if isinstance(raw, str) and len(raw) > 65_536:
+        return  # the size limit is the transport's, not the schema's
+    assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(doc)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        GOOD,
+        {**GOOD, "title": "t", "duration_s": 3, "metadata": {}},
+        {**GOOD, "source_url": "s3://b/k.mp4"},
+        {"id": "é/ü 日本", "source_url": "http://h/x"},
+    ],
+)
+def test_schema_accepts_what_the_validator_accepts(doc):
+    assert isinstance(parse_message(json.dumps(doc)), AssetMessage)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+
+
+def test_encode_roundtrips():
+    msg = AssetMessage("a", "https://h/x.mp4", title="T", duration_s=1.25, metadata={"n": 1})
+    assert parse_message(encode_message(msg)) == msg
+
+
+def test_sample_events_match_their_names():
+    events = Path(__file__).resolve().parents[2] / "events"
+    new = json.loads((events / "sqs-new-asset.json").read_text())
+    assert all(isinstance(parse_message(r["body"]), AssetMessage) for r in new["Records"])
+    poison = json.loads((events / "sqs-poison.json").read_text())
+    assert all(isinstance(parse_message(r["body"]), Poison) for r in poison["Records"])

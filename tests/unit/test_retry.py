@@ -1,0 +1,93 @@
+"""Retry-After parsing, backoff bounds and jitter ranges: pure timing rules."""
+
+import random
+from email.utils import formatdate
+
+import pytest
+
+from migrator.retry import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
+    DEFAULT_THROTTLE_S,
+    MAX_THROTTLE_S,
+    SQS_MAX_VISIBILITY_S,
+    backoff_delay,
+    parse_retry_after,
+    retry_after_from_headers,
+    throttle_delay,
+    visibility_for,
+)
+
+NOW = 1_800_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0", 0.0),
+        ("7", 7.0),
+        (" 12 ", 12.0),
+        ("1.5", 1.5),
+        ("86400", 86400.0),
+        (formatdate(NOW + 30, usegmt=True), 30.0),
+        (formatdate(NOW - 300, usegmt=True), 0.0),  # a past date means "now"
+    ],
+)
+def test_retry_after_valid(value, expected):
+    assert parse_retry_after(value, NOW) == pytest.approx(expected, abs=1.0)
+
+
+@pytest.mark.parametrize("value", [None, "", "soon", "-5", "nan", "inf", "12abc", "Mon, 99 Foo 2026", "Tue, 15 Nov 1994 08:12:31"])
+def test_retry_after_unusable(value):
+    assert parse_retry_after(value, NOW) is None
+
+
+def test_headers_prefer_standard_then_vendor_header():
+    assert retry_after_from_headers({"Retry-After": "3", "X-RateLimit-Retry-After": "9"}, NOW) == 3
+    assert retry_after_from_headers({"x-ratelimit-retry-after": "9"}, NOW) == 9
+    # a vendor header carrying an absolute epoch time
+    assert retry_after_from_headers({"X-RateLimit-Retry-After": str(int(NOW + 42))}, NOW) == pytest.approx(42)
+    assert retry_after_from_headers({"Retry-After": "garbage"}, NOW) is None
+    assert retry_after_from_headers({}, NOW) is None
+
+
+def test_throttle_delay_defaults_caps_and_jitters():
+    rng = random.Random(1)
+    absent = [throttle_delay(None, rng) for _ in range(500)]
+    assert min(absent) >= DEFAULT_THROTTLE_S
+    assert max(absent) <= DEFAULT_THROTTLE_S + 1.0
+    huge = [throttle_delay(10**9, rng) for _ in range(500)]
+    assert min(huge) >= MAX_THROTTLE_S
+    assert max(huge) <= MAX_THROTTLE_S * 1.2
+    told = [throttle_delay(10, rng) for _ in range(500)]
+    assert min(told) >= 10  # never earlier than the provider asked
+    assert max(told) <= 12
+    assert max(told) - min(told) > 1.5  # really spread, not a constant
+
+
+@pytest.mark.parametrize("attempt", [1, 2, 3, 5, 8, 12, 40])
+def test_backoff_bounds(attempt):
+    rng = random.Random(attempt)
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1))
+    values = [backoff_delay(attempt, rng) for _ in range(300)]
+    assert min(values) >= ceiling / 2
+    assert max(values) <= ceiling
+    assert max(values) - min(values) > ceiling / 5  # jitter actually spreads retries
+
+
+def test_backoff_grows_then_caps():
+    rng = random.Random(0)
+    assert backoff_delay(1, rng) <= BACKOFF_BASE_S
+    assert backoff_delay(4, rng) >= BACKOFF_BASE_S * 4
+    assert backoff_delay(99, rng) <= BACKOFF_CAP_S
+
+
+def test_visibility_rounds_up_and_respects_the_12_hour_ceiling():
+    assert visibility_for(0, None, NOW) == 0
+    assert visibility_for(4.2, None, NOW) == 5  # never earlier than asked
+    assert visibility_for(10**9, None, NOW) == SQS_MAX_VISIBILITY_S
+    first = NOW - 40_000
+    allowed = visibility_for(10_000, first, NOW)
+    assert allowed <= SQS_MAX_VISIBILITY_S - 40_000
+    assert allowed > 3_000
+    assert visibility_for(10, NOW - 50_000, NOW) == 0  # past the ceiling: come back now
