@@ -18,6 +18,7 @@ BACKOFF_BASE_S = 2.0
 BACKOFF_CAP_S = 900.0
 # X-RateLimit-Retry-After values above this are absolute epoch seconds, not a delta.
 EPOCH_THRESHOLD = 1_000_000_000
+DEFERRAL_FLOOR_CAP_S = 900.0
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -76,11 +77,19 @@ def backoff_delay(attempt: int, rng: random.Random) -> float:
     return rng.uniform(ceiling / 2, ceiling)
 
 
-def visibility_for(delay: float, first_received_at: float | None, now: float) -> int:
-    """The ChangeMessageVisibility value for `delay`, within what SQS accepts for a
-    message first received at `first_received_at` (epoch seconds)."""
+def deferral_floor(receive_count: int) -> float:
+    """The least a deferred message waits on its `receive_count`-th receive: 2**(n-1) s,
+    at most 900 s. Every receive counts toward the queue's maxReceiveCount, so a message
+    bounced by a long outage must slow down instead of racing into the DLQ."""
+    exponent = max(0, min(receive_count - 1, 20))
+    return float(min(DEFERRAL_FLOOR_CAP_S, 2**exponent))
+
+
+def visibility_for(delay: float, received_at: float | None, now: float) -> int:
+    """The ChangeMessageVisibility value for `delay`, within the 12 h SQS allows counting
+    from the receive (`received_at`, epoch seconds) that gave us the receipt handle."""
     allowed = SQS_MAX_VISIBILITY_S
-    if first_received_at is not None:
-        allowed = SQS_MAX_VISIBILITY_S - max(0.0, now - first_received_at) - 5
+    if received_at is not None:
+        allowed = SQS_MAX_VISIBILITY_S - max(0.0, now - received_at) - 5
     seconds = math.ceil(delay)  # round up: never earlier than asked
     return int(max(0, min(seconds, allowed)))

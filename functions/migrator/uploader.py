@@ -28,7 +28,7 @@ from .ledger import Claimed, Ledger, Refused
 from .messages import AssetMessage, Poison, parse_message
 from .pacer import Go, Pacer
 from .provider import ProviderClient, TransportError
-from .retry import visibility_for
+from .retry import deferral_floor, visibility_for
 from .secrets import token_getter
 from .settings import Settings, load
 from .states import State
@@ -55,6 +55,7 @@ class Uploader:
     # --- the batch -----------------------------------------------------------------------
 
     def handle_batch(self, event: dict, remaining_s: Callable[[], float]) -> dict:
+        received_at = self.clock()  # the ESM received these moments ago
         failures = []
         for record in event.get("Records", []):
             message_id = record.get("messageId", "")
@@ -70,14 +71,14 @@ class Uploader:
                 finally:
                     logger.set_correlation_id(None)
             if fate.kind is FateKind.LATER:
-                self._defer(record, fate)
+                self._defer(record, fate, received_at)
                 failures.append({"itemIdentifier": message_id})
         return {"batchItemFailures": failures}
 
-    def _defer(self, record: dict, fate: Fate) -> None:
-        first = record.get("attributes", {}).get("ApproximateFirstReceiveTimestamp")
-        first_s = int(first) / 1000 if first and str(first).isdigit() else None
-        seconds = visibility_for(fate.delay_s, first_s, self.clock())
+    def _defer(self, record: dict, fate: Fate, received_at: float) -> None:
+        receives = str(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+        floor = deferral_floor(int(receives) if receives.isdigit() else 1)
+        seconds = visibility_for(max(fate.delay_s, floor), received_at, self.clock())
         try:
             self.sqs.change_message_visibility(
                 QueueUrl=self.settings.queue_url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=seconds

@@ -7,7 +7,6 @@ it is, `decide` says where the asset moves and what happens to the message.
 import random
 
 import pytest
-
 from migrator.fate import (
     FateKind,
     MoveKind,

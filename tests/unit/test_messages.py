@@ -5,7 +5,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from migrator.messages import AssetMessage, Poison, encode_message, parse_message
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "events" / "asset-message.schema.json").read_text())

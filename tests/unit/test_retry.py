@@ -4,7 +4,6 @@ import random
 from email.utils import formatdate
 
 import pytest
-
 from migrator.retry import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -12,6 +11,7 @@ from migrator.retry import (
     MAX_THROTTLE_S,
     SQS_MAX_VISIBILITY_S,
     backoff_delay,
+    deferral_floor,
     parse_retry_after,
     retry_after_from_headers,
     throttle_delay,
@@ -37,7 +37,9 @@ def test_retry_after_valid(value, expected):
     assert parse_retry_after(value, NOW) == pytest.approx(expected, abs=1.0)
 
 
-@pytest.mark.parametrize("value", [None, "", "soon", "-5", "nan", "inf", "12abc", "Mon, 99 Foo 2026", "Tue, 15 Nov 1994 08:12:31"])
+@pytest.mark.parametrize(
+    "value", [None, "", "soon", "-5", "nan", "inf", "12abc", "Mon, 99 Foo 2026", "Tue, 15 Nov 1994 08:12:31"]
+)
 def test_retry_after_unusable(value):
     assert parse_retry_after(value, NOW) is None
 
@@ -86,8 +88,18 @@ def test_visibility_rounds_up_and_respects_the_12_hour_ceiling():
     assert visibility_for(0, None, NOW) == 0
     assert visibility_for(4.2, None, NOW) == 5  # never earlier than asked
     assert visibility_for(10**9, None, NOW) == SQS_MAX_VISIBILITY_S
-    first = NOW - 40_000
-    allowed = visibility_for(10_000, first, NOW)
+    received = NOW - 40_000
+    allowed = visibility_for(10_000, received, NOW)
     assert allowed <= SQS_MAX_VISIBILITY_S - 40_000
     assert allowed > 3_000
     assert visibility_for(10, NOW - 50_000, NOW) == 0  # past the ceiling: come back now
+
+
+def test_deferral_floor_grows_to_its_cap():
+    floors = [deferral_floor(n) for n in range(1, 30)]
+    assert floors[0] == 1
+    assert floors == sorted(floors)
+    assert max(floors) == 900
+    # The queue's maxReceiveCount (1000, template.yaml) must outlast a long outage: after
+    # the doubling phase every receive waits the full cap.
+    assert sum(deferral_floor(n) for n in range(1, 1001)) > 10 * 86_400

@@ -1,0 +1,1 @@
+"""Local tooling: the provider simulator, the emulator, the local stack, the demo."""

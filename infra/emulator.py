@@ -1,0 +1,95 @@
+"""Starts and stops the local AWS emulator (ministack) on 127.0.0.1.
+
+Used by the tests, the demo and the local-stack command. `Emulator.start()` returns once
+the health endpoint answers; `stop()` ends it and every Lambda worker it spawned.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import requests
+
+from .toolchain import ROOT, tool
+
+DEFAULT_PORT = 4566
+REGION = "us-east-1"
+# The emulator accepts any credentials; these keep boto3 from looking for real ones.
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": REGION}
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def healthy(endpoint: str) -> bool:
+    try:
+        return requests.get(f"{endpoint}/_ministack/health", timeout=1).ok
+    except requests.RequestException:
+        return False
+
+
+class Emulator:
+    def __init__(self, port: int = DEFAULT_PORT, log_path: Path | None = None):
+        self.port = port
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.log_path = log_path or ROOT / ".local" / f"ministack-{port}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout_s: float = 60) -> Emulator:
+        if not port_is_free(self.port):
+            raise RuntimeError(f"port {self.port} is in use; stop what runs there or pick another port")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            **CREDENTIALS,
+            "BIND_HOST": "127.0.0.1",
+            "GATEWAY_PORT": str(self.port),
+            "MINISTACK_HOST": "127.0.0.1",
+        }
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process
+        self.process = subprocess.Popen(
+            [tool("ministack", "ministack")], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.time() + timeout_s
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the emulator exited at start; see {self.log_path}")
+            if healthy(self.endpoint):
+                return self
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the emulator did not answer within {timeout_s:.0f} s; see {self.log_path}")
+
+    def reset(self) -> None:
+        requests.post(f"{self.endpoint}/_ministack/reset", timeout=10).raise_for_status()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        try:  # the whole process group: ministack and its warm Lambda workers
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=5)
+        self.process = None
+
+
+def client(service: str, endpoint: str):
+    import boto3
+
+    return boto3.client(service, endpoint_url=endpoint, region_name=REGION, **_boto_credentials())
+
+
+def _boto_credentials() -> dict:
+    return {"aws_access_key_id": "test", "aws_secret_access_key": "test"}

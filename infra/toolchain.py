@@ -1,0 +1,71 @@
+"""Finds Python 3.12 and builds the side virtual environments the local stack needs.
+
+The emulator (ministack) pins botocore exactly and SAM CLI pins its own world, so each
+gets a virtual environment of its own under .local/venvs, separate from the project's.
+They run on Python 3.12 because the template's Lambda runtime is python3.12: ministack
+runs handlers on its own interpreter and `sam build` needs a python3.12 on PATH.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENVS = ROOT / ".local" / "venvs"
+# Pinned tool versions; bump deliberately (see ../shared/NOTES.md for what was checked).
+TOOLS = {
+    "ministack": ["ministack==1.5.33"],
+    "sam": ["aws-sam-cli==1.170.0", "cfn-lint==1.58.0"],
+}
+
+
+class ToolchainError(RuntimeError):
+    pass
+
+
+def find_python312() -> str:
+    """A python3.12 interpreter: this one, one on PATH, or one from pyenv."""
+    if sys.version_info[:2] == (3, 12):
+        return sys.executable
+    candidates = [shutil.which("python3.12")]
+    pyenv_root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates += sorted(glob.glob(f"{pyenv_root}/versions/3.12*/bin/python3.12"), reverse=True)
+    candidates += ["/usr/local/bin/python3.12", "/usr/bin/python3.12"]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    raise ToolchainError(
+        "python3.12 not found (needed for the python3.12 Lambda runtime): install it "
+        "(e.g. `pyenv install 3.12`) or put it on PATH"
+    )
+
+
+def venv(name: str) -> Path:
+    """The side virtual environment `name`, created and installed on first use."""
+    target = VENVS / name
+    marker = target / ".installed"
+    wanted = "\n".join(TOOLS[name])
+    if marker.exists() and marker.read_text() == wanted:
+        return target
+    python = find_python312()
+    print(f"[toolchain] preparing {name} in {target.relative_to(ROOT)} ({', '.join(TOOLS[name])})", flush=True)
+    subprocess.run([python, "-m", "venv", "--clear", str(target)], check=True)
+    subprocess.run(
+        [str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *TOOLS[name]],
+        check=True,
+    )
+    marker.write_text(wanted)
+    return target
+
+
+def tool(name: str, executable: str) -> str:
+    return str(venv(name) / "bin" / executable)
+
+
+def python312_bin_dir() -> str:
+    return str(Path(find_python312()).parent)
