@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 VENVS = ROOT / ".local" / "venvs"
 # Pinned tool versions; bump deliberately (see ../shared/NOTES.md for what was checked).
 TOOLS = {
-    "ministack": ["ministack==1.5.33"],
+    # aws-sam-translator lets the emulator run the SAM transform itself (as CloudFormation
+    # does on AWS) and brings boto3, which the Lambda workers import from this interpreter.
+    "ministack": ["ministack==1.5.33", "aws-sam-translator==1.115.0"],
     "sam": ["aws-sam-cli==1.170.0", "cfn-lint==1.58.0"],
 }
 

@@ -1,0 +1,270 @@
+"""The local-stack command: build template.yaml, ship its code, deploy it through CloudFormation.
+
+    python -m infra.stack up   [--endpoint URL] [--stack-name NAME] [--param Key=Value ...]
+    python -m infra.stack down [--endpoint URL] [--stack-name NAME]
+
+`up` runs `sam build`, zips each function into an artifacts bucket, creates or updates
+the stack from the very template users deploy (the SAM transform runs inside
+CloudFormation, on AWS as on the emulator), waits for it, and writes the outputs to a
+JSON file. With the default endpoint it starts the emulator first if nothing answers.
+Any other endpoint (LocalStack on 4566, or none at all for real AWS with `--endpoint
+aws`) takes the same path. Runs on the SAM tool environment; `infra/local-stack`
+arranges that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from infra.emulator import CREDENTIALS, DEFAULT_PORT, REGION, Emulator, healthy  # noqa: E402
+from infra.toolchain import python312_bin_dir  # noqa: E402
+
+DEFAULT_ENDPOINT = f"http://127.0.0.1:{DEFAULT_PORT}"
+DEFAULT_STACK = "video-migration"
+DEFAULT_OUTPUTS = ROOT / ".local" / "stack-outputs.json"
+BUILD_DIR = ROOT / ".aws-sam" / "build"
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
+TEMPLATE_BODY_LIMIT = 51_200  # CloudFormation's limit for an inline template
+
+
+class DeployError(RuntimeError):
+    pass
+
+
+def session(endpoint: str | None):
+    import boto3
+
+    if endpoint:
+        return boto3.Session(
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            region_name=REGION,
+        )
+    return boto3.Session()
+
+
+def client(name: str, endpoint: str | None):
+    return session(endpoint).client(name, endpoint_url=endpoint) if endpoint else session(None).client(name)
+
+
+def build(log=print) -> Path:
+    """`sam build` into .aws-sam/build; returns the built template's path."""
+    env = {**os.environ, "PATH": python312_bin_dir() + os.pathsep + os.environ.get("PATH", "")}
+    env["SAM_CLI_TELEMETRY"] = "0"
+    sam = str(Path(sys.executable).parent / "sam")
+    started = time.time()
+    result = subprocess.run(
+        [sam, "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(BUILD_DIR)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise DeployError("sam build failed:\n" + (result.stderr or result.stdout)[-3000:])
+    log(f"[stack] sam build: {time.time() - started:.1f} s")
+    return BUILD_DIR / "template.yaml"
+
+
+def zip_dir(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                info = zipfile.ZipInfo(str(path.relative_to(directory)), date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def package(built_template: Path, endpoint: str | None, bucket: str | None, log=print) -> dict:
+    """Upload each function's built code and point its CodeUri at the upload."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    s3 = client("s3", endpoint)
+    bucket = bucket or artifacts_bucket(endpoint)
+    try:
+        s3.head_bucket(Bucket=bucket)
+    except Exception:
+        s3.create_bucket(Bucket=bucket)
+    template = yaml_parse(built_template.read_text())
+    for name, resource in template["Resources"].items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        code_dir = built_template.parent / resource["Properties"]["CodeUri"]
+        data = zip_dir(code_dir)
+        key = f"functions/{name}-{hashlib.sha256(data).hexdigest()[:16]}.zip"
+        s3.put_object(Bucket=bucket, Key=key, Body=data)
+        resource["Properties"]["CodeUri"] = f"s3://{bucket}/{key}"
+        log(f"[stack] {name}: {len(data) / 1e6:.1f} MB -> s3://{bucket}/{key}")
+    return template
+
+
+def artifacts_bucket(endpoint: str | None) -> str:
+    account = client("sts", endpoint).get_caller_identity()["Account"]
+    return f"video-migration-artifacts-{account}-{REGION if endpoint else session(None).region_name}"
+
+
+def deploy(
+    endpoint: str | None,
+    stack_name: str,
+    parameters: dict[str, str],
+    outputs_path: Path,
+    bucket: str | None = None,
+    log=print,
+) -> dict:
+    """Build, package and create-or-update the stack; write and return its outputs."""
+    template = package(build(log), endpoint, bucket, log)
+    cfn = client("cloudformation", endpoint)
+    body = json.dumps(template)
+    args: dict = {
+        "StackName": stack_name,
+        "Parameters": [{"ParameterKey": k, "ParameterValue": str(v)} for k, v in sorted(parameters.items())],
+        "Capabilities": CAPABILITIES,
+    }
+    if len(body) <= TEMPLATE_BODY_LIMIT:
+        args["TemplateBody"] = body
+    else:
+        bucket = bucket or artifacts_bucket(endpoint)
+        key = f"templates/{stack_name}-{hashlib.sha256(body.encode()).hexdigest()[:16]}.json"
+        client("s3", endpoint).put_object(Bucket=bucket, Key=key, Body=body.encode())
+        args["TemplateURL"] = f"https://{bucket}.s3.amazonaws.com/{key}"
+    started = time.time()
+    existing = stack_status(cfn, stack_name)
+    if existing in (None, "DELETE_COMPLETE"):
+        cfn.create_stack(**args)
+    elif existing == "ROLLBACK_COMPLETE":
+        cfn.delete_stack(StackName=stack_name)
+        wait(cfn, stack_name)
+        cfn.create_stack(**args)
+    else:
+        try:
+            cfn.update_stack(**args)
+        except Exception as exc:
+            if "No updates are to be performed" not in str(exc):
+                raise
+    status = wait(cfn, stack_name)
+    if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+        raise DeployError(f"stack {stack_name} ended {status}:\n" + failure_reasons(cfn, stack_name))
+    log(f"[stack] {stack_name}: {status} in {time.time() - started:.1f} s")
+    stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    outputs.update({"StackName": stack_name, "Endpoint": endpoint or "", "Region": REGION if endpoint else ""})
+    outputs_path.parent.mkdir(parents=True, exist_ok=True)
+    outputs_path.write_text(json.dumps(outputs, indent=2) + "\n")
+    log(f"[stack] outputs written to {outputs_path}")
+    return outputs
+
+
+def destroy(endpoint: str | None, stack_name: str, log=print) -> None:
+    cfn = client("cloudformation", endpoint)
+    if stack_status(cfn, stack_name) in (None, "DELETE_COMPLETE"):
+        log(f"[stack] {stack_name}: nothing to delete")
+        return
+    cfn.delete_stack(StackName=stack_name)
+    log(f"[stack] {stack_name}: {wait(cfn, stack_name) or 'DELETE_COMPLETE'}")
+
+
+def stack_status(cfn, stack_name: str) -> str | None:
+    try:
+        return cfn.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
+    except Exception as exc:
+        if "does not exist" in str(exc):
+            return None
+        raise
+
+
+def wait(cfn, stack_name: str, timeout_s: float = 1800) -> str | None:
+    deadline = time.time() + timeout_s
+    status = stack_status(cfn, stack_name)
+    while status and status.endswith("_IN_PROGRESS") and time.time() < deadline:
+        time.sleep(0.5 if time.time() < deadline else 5)
+        status = stack_status(cfn, stack_name)
+    return status
+
+
+def failure_reasons(cfn, stack_name: str) -> str:
+    events = cfn.describe_stack_events(StackName=stack_name)["StackEvents"]
+    lines = [
+        f"  {e['LogicalResourceId']}: {e['ResourceStatus']}: {e.get('ResourceStatusReason', '')}"
+        for e in events
+        if "FAILED" in e["ResourceStatus"]
+    ]
+    return "\n".join(lines[:20]) or "  (no failure events)"
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--param wants Key=Value, got {pair!r}")
+        params[key] = value
+    return params
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="infra/local-stack",
+        description="Deploy template.yaml to the local emulator (default), LocalStack, or AWS.",
+        epilog="Examples:\n"
+        "  infra/local-stack up --param ProviderBaseUrl=http://127.0.0.1:8790\n"
+        "  infra/local-stack up --endpoint http://localhost:4566   # LocalStack\n"
+        "  infra/local-stack up --endpoint aws --bucket my-artifacts --param ProviderBaseUrl=https://api.example.com\n"
+        "  infra/local-stack down",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("action", choices=["up", "down"], help="up: build and deploy; down: delete the stack")
+    parser.add_argument(
+        "--endpoint", default=DEFAULT_ENDPOINT, help=f"AWS endpoint (default {DEFAULT_ENDPOINT}); 'aws' for real AWS"
+    )
+    parser.add_argument("--stack-name", default=DEFAULT_STACK, help=f"stack name (default {DEFAULT_STACK})")
+    parser.add_argument("--param", action="append", default=[], metavar="Key=Value", help="a template parameter")
+    parser.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS, help="where to write the stack outputs JSON")
+    parser.add_argument("--bucket", help="artifacts bucket (default: one named after the account and region)")
+    parser.add_argument("--stop-emulator", action="store_true", help="with down: also stop the emulator `up` started")
+    args = parser.parse_args(argv)
+    endpoint = None if args.endpoint == "aws" else args.endpoint.rstrip("/")
+    pidfile = ROOT / ".local" / "emulator.pid"
+    try:
+        if args.action == "up":
+            if endpoint == DEFAULT_ENDPOINT and not healthy(endpoint):
+                emulator = Emulator().start()
+                pidfile.write_text(str(emulator.process.pid))
+                print(
+                    f"[stack] emulator started on {endpoint} (pid {emulator.process.pid}); `down --stop-emulator` ends it"
+                )
+            deploy(endpoint, args.stack_name, parse_params(args.param), args.outputs, args.bucket)
+        else:
+            if endpoint is None or healthy(endpoint) or endpoint != DEFAULT_ENDPOINT:
+                destroy(endpoint, args.stack_name)
+            if args.stop_emulator and pidfile.exists():
+                import signal
+
+                try:
+                    os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+                    print("[stack] emulator stopped")
+                except ProcessLookupError:
+                    pass
+                pidfile.unlink()
+    except DeployError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
