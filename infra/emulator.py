@@ -53,7 +53,7 @@ class Emulator:
             "GATEWAY_PORT": str(self.port),
             "MINISTACK_HOST": "127.0.0.1",
         }
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process
+        log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             [tool("ministack", "ministack")], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )

@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                 emulator = Emulator().start()
                 pidfile.write_text(str(emulator.process.pid))
                 print(
-                    f"[stack] emulator started on {endpoint} (pid {emulator.process.pid}); `down --stop-emulator` ends it"
+                    f"[stack] emulator started on {endpoint} (pid {emulator.process.pid});"
+                    " `down --stop-emulator` ends it."
                 )
             deploy(endpoint, args.stack_name, parse_params(args.param), args.outputs, args.bucket)
         else:

@@ -1,9 +1,79 @@
-"""Shared test set-up: the repo root on sys.path so `infra` and `bench` import."""
+"""Shared test set-up: import paths, the emulator and the provider simulator.
 
+The emulator (ministack) is started once per session on a free 127.0.0.1 port, and
+stopped at the end with every Lambda worker it spawned. Tests that only need pure
+logic never start it. Set MIGRATOR_TEST_ENDPOINT to attach to an emulator that
+already runs (ministack, or LocalStack via pytest-localstack's RunningSession).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
 import sys
+import uuid
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "functions"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "VideoMigrationTests")
+os.environ.setdefault("POWERTOOLS_DEV", "false")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def endpoint():
+    """The emulator's endpoint URL, started for this session unless one is given."""
+    given = os.environ.get("MIGRATOR_TEST_ENDPOINT")
+    if given:
+        yield given.rstrip("/")
+        return
+    from infra.emulator import Emulator
+
+    emulator = Emulator(port=free_port(), log_path=ROOT / ".local" / "test-ministack.log").start()
+    try:
+        yield emulator.endpoint
+    finally:
+        emulator.stop()
+
+
+@pytest.fixture(scope="session")
+def aws(endpoint):
+    """boto3 clients bound to the emulator: aws("dynamodb")."""
+    from infra.emulator import client
+
+    cache: dict = {}
+
+    def get(service: str):
+        if service not in cache:
+            cache[service] = client(service, endpoint)
+        return cache[service]
+
+    return get
+
+
+@pytest.fixture
+def sim():
+    """A fresh provider simulator on a free port; stopped after the test."""
+    from infra.provider_sim import ProviderSim, SimConfig
+
+    simulator = ProviderSim(SimConfig(port=0, rate=0, processing_delay_s=0.2)).start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,48 @@
+"""Adapter tests against the emulator: the ledger table is created from template.yaml."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, unique
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags read as plain values."""
+
+
+_CfnLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def ledger_table_properties() -> dict:
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    return template["Resources"]["LedgerTable"]["Properties"]
+
+
+def create_ledger_table(dynamodb) -> str:
+    """A new table shaped exactly like the template's LedgerTable."""
+    props = ledger_table_properties()
+    name = unique("ledger")
+    dynamodb.create_table(
+        TableName=name,
+        BillingMode=props["BillingMode"],
+        AttributeDefinitions=props["AttributeDefinitions"],
+        KeySchema=props["KeySchema"],
+        GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"],
+    )
+    dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
+    return name
+
+
+@pytest.fixture
+def table(aws):
+    return create_ledger_table(aws("dynamodb"))
+
+
+@pytest.fixture
+def queue(aws):
+    sqs = aws("sqs")
+    url = sqs.create_queue(QueueName=unique("queue"), Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
+    yield url
+    sqs.delete_queue(QueueUrl=url)

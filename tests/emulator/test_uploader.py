@@ -1,0 +1,232 @@
+"""The uploader against real DynamoDB and SQS (emulator) and a real HTTP provider (simulator)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+
+import pytest
+from migrator.ledger import Ledger
+from migrator.pacer import Go, Hold, Pacer
+from migrator.provider import ProviderClient
+from migrator.settings import Settings
+from migrator.uploader import Uploader
+
+pytestmark = pytest.mark.emulator
+
+
+def make_uploader(aws, table, queue, sim, rate=0.0, clock=time.time, max_attempts=5, read_timeout=5.0) -> Uploader:
+    settings = Settings(
+        table_name=table,
+        queue_url=queue,
+        provider_base_url=sim.url,
+        max_attempts=max_attempts,
+        rate_per_s=rate,
+        read_timeout_s=read_timeout,
+    )
+    dynamodb = aws("dynamodb")
+    return Uploader(
+        settings=settings,
+        ledger=Ledger(table, dynamodb),
+        pacer=Pacer(table, dynamodb, rate),
+        provider=ProviderClient(sim.url, lambda: sim.config.token, read_timeout_s=read_timeout),
+        sqs=aws("sqs"),
+        presign=lambda url: url,
+        clock=clock,
+        rng=random.Random(3),
+    )
+
+
+def send_and_receive(sqs, queue, bodies: list[str]) -> list[dict]:
+    """Push bodies and receive them back as Lambda-shaped SQS records."""
+    for body in bodies:
+        sqs.send_message(QueueUrl=queue, MessageBody=body)
+    records: list[dict] = []
+    deadline = time.time() + 10
+    while len(records) < len(bodies) and time.time() < deadline:
+        resp = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"], WaitTimeSeconds=1)
+        for m in resp.get("Messages", []):
+            records.append(
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "attributes": m.get("Attributes", {}),
+                }
+            )
+    assert len(records) == len(bodies)
+    return records
+
+
+def body(asset_id: str, url: str | None = None) -> str:
+    return json.dumps({"id": asset_id, "source_url": url or f"https://media.example.com/{asset_id}.mp4"})
+
+
+def plenty() -> float:
+    return 300.0
+
+
+def test_batch_gives_each_record_its_fate(aws, table, queue, sim):
+    uploader = make_uploader(aws, table, queue, sim)
+    records = send_and_receive(
+        aws("sqs"),
+        queue,
+        [
+            body("new-1"),
+            body("new-1"),
+            "not json",
+            json.dumps({"id": "bad-scheme", "source_url": "ftp://x/y.mp4"}),
+            body("rej-1", "https://media.example.com/unsupported.mp4"),
+        ],
+    )
+    result = uploader.handle_batch({"Records": records}, plenty)
+    assert result == {"batchItemFailures": []}  # created, duplicate, poison x2, rejected: all finished
+    ledger = uploader.ledger
+    assert ledger.get("new-1")["state"] == "processing"
+    assert ledger.get("bad-scheme")["state"] == "rejected"
+    assert "scheme 'ftp'" in ledger.get("bad-scheme")["last_error"]
+    rejected = ledger.get("rej-1")
+    assert rejected["state"] == "rejected" and "unsupported source" in rejected["last_error"]
+    stats = sim.stats()
+    assert stats["videos"] == 1  # the duplicate never reached the provider
+    assert stats["create_requests"] == 2  # new-1 and rej-1
+
+
+def test_a_crash_between_create_and_ledger_write_costs_no_second_video(aws, table, queue, sim):
+    sim.patch_config({"honour_idempotency": False})  # like real providers: no Idempotency-Key support
+    now = [time.time()]
+
+    class Crash(BaseException):
+        """Kills the worker between the provider's answer and the ledger write."""
+
+    crashing = make_uploader(aws, table, queue, sim, clock=lambda: now[0])
+
+    def crash(*args, **kwargs):
+        raise Crash()
+
+    crashing.ledger.mark_processing = crash
+    [record] = send_and_receive(aws("sqs"), queue, [body("crash-1")])
+    with pytest.raises(Crash):
+        crashing.process(record, deadline=now[0] + 30)
+    assert sim.stats()["videos"] == 1
+    assert crashing.ledger.get("crash-1")["state"] == "uploading"
+
+    now[0] += 60  # the dead worker's lease runs out; SQS redelivers the message
+    survivor = make_uploader(aws, table, queue, sim, clock=lambda: now[0])
+    fate = survivor.process(record, deadline=now[0] + 30)
+    assert fate.kind.value == "finished"
+    item = survivor.ledger.get("crash-1")
+    assert item["state"] == "processing"
+    made = ProviderClient(sim.url, lambda: None).lookup("crash-1").body["data"]
+    assert [v["id"] for v in made] == [item["remote_id"]]  # the ledger points at the one video made
+    stats = sim.stats()
+    assert stats["videos"] == 1 and stats["duplicate_videos"] == 0
+    assert stats["lookups"] == 1  # the survivor asked before creating
+
+
+def test_without_the_lookup_the_crash_would_duplicate(aws, table, queue, sim):
+    """The guard above is real: a blind re-create makes a second video."""
+    sim.patch_config({"honour_idempotency": False})
+    client = ProviderClient(sim.url, lambda: None)
+    client.create("x-1", "https://media.example.com/x.mp4")
+    client.create("x-1", "https://media.example.com/x.mp4")
+    assert sim.stats()["duplicate_videos"] == 1
+
+
+def test_a_429d_message_is_not_redelivered_before_retry_after(aws, table, queue, sim):
+    sim.patch_config({"rate": 0.25, "burst": 1, "retry_after_mode": "seconds"})
+    uploader = make_uploader(aws, table, queue, sim)
+    sqs = aws("sqs")
+    records = send_and_receive(sqs, queue, [body("first"), body("second")])
+    t0 = time.time()
+    result = uploader.handle_batch({"Records": records}, plenty)
+    assert len(result["batchItemFailures"]) == 1
+    throttled = [r for r in sim.requests_log() if r["status"] == 429]
+    assert len(throttled) == 1
+    told = throttled[0]["retry_after_s"]
+    assert told >= 1
+    held_id = throttled[0]["ref"]
+    item = uploader.ledger.get(held_id)
+    assert item["state"] == "pending"
+    assert int(item["throttles"]) == 1 and int(item["attempts"]) == 0  # counted as a throttle only
+    assert float(item["retry_after"]) >= throttled[0]["t"] + told
+
+    seen_at = None
+    while time.time() - t0 < told + 8:
+        resp = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1, VisibilityTimeout=30)
+        if resp.get("Messages"):
+            seen_at = time.time()
+            assert json.loads(resp["Messages"][0]["Body"])["id"] == held_id
+            break
+    assert seen_at is not None, "the throttled message never came back"
+    assert seen_at >= throttled[0]["t"] + told  # not a moment before the provider said
+
+
+def test_pacer_spaces_concurrent_creates(aws, table):
+    rate = 20.0
+    pacer = Pacer(table, aws("dynamodb"), rate)
+    slots: list[float] = []
+    lock = threading.Lock()
+
+    def reserve():
+        for _ in range(5):
+            slot = pacer.reserve(time.time())
+            assert isinstance(slot, Go)
+            with lock:
+                slots.append(slot.at)
+
+    threads = [threading.Thread(target=reserve) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    slots.sort()
+    gaps = [b - a for a, b in zip(slots, slots[1:], strict=False)]
+    assert len(slots) == 30
+    assert min(gaps) >= 1 / rate - 0.002  # never two creates closer than 1/rate
+    assert slots[-1] - slots[0] >= 29 / rate - 0.01
+
+
+def test_pacer_hold_stops_everyone_until_it_passes(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 10.0)
+    now = time.time()
+    pacer.hold(now + 30)
+    pacer.hold(now + 5)  # an earlier hold never shortens a later one
+    held = pacer.reserve(now + 1)
+    assert isinstance(held, Hold) and held.until == pytest.approx(now + 30, abs=0.01)
+    assert isinstance(pacer.reserve(now + 31), Go)
+
+
+def test_cluster_hold_keeps_other_workers_from_calling(aws, table, queue, sim):
+    """Once one worker saw a 429, another holds its create instead of provoking its own."""
+    sim.patch_config({"rate": 0.1, "burst": 1})
+    first = make_uploader(aws, table, queue, sim, rate=0.0)
+    other = make_uploader(aws, table, queue, sim, rate=0.0)
+    records = send_and_receive(aws("sqs"), queue, [body("h-1"), body("h-2"), body("h-3")])
+    first.handle_batch({"Records": records[:2]}, plenty)  # h-1 created, h-2 gets the 429
+    assert sim.stats()["throttled"] == 1
+    result = other.handle_batch({"Records": records[2:]}, plenty)
+    assert len(result["batchItemFailures"]) == 1
+    assert sim.stats()["throttled"] == 1  # no second 429: the other worker never called
+    item = other.ledger.get(json.loads(records[2]["body"])["id"])
+    assert item["state"] == "pending" and int(item["throttles"]) == 0 and int(item["attempts"]) == 0
+
+
+def test_transient_failures_back_off_then_fail_for_good(aws, table, queue, sim):
+    sim.patch_config({"fail_rate": 1.0})
+    now = [time.time()]
+    uploader = make_uploader(aws, table, queue, sim, clock=lambda: now[0], max_attempts=3)
+    [record] = send_and_receive(aws("sqs"), queue, [body("flaky")])
+    for attempt in (1, 2):
+        fate = uploader.process(record, deadline=now[0] + 60)
+        assert fate.kind.value == "later"
+        item = uploader.ledger.get("flaky")
+        assert item["state"] == "failed" and int(item["attempts"]) == attempt
+        assert "HTTP 500" in item["last_error"]
+        now[0] = float(item["retry_after"]) + 0.1
+    fate = uploader.process(record, deadline=now[0] + 60)
+    assert fate.kind.value == "finished"
+    item = uploader.ledger.get("flaky")
+    assert item["state"] == "failed" and "retry_after" not in item
