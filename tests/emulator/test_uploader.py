@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -119,11 +120,11 @@ def test_a_crash_between_create_and_ledger_write_costs_no_second_video(aws, tabl
     assert fate.kind.value == "finished"
     item = survivor.ledger.get("crash-1")
     assert item["state"] == "processing"
-    made = ProviderClient(sim.url, lambda: None).lookup("crash-1").body["data"]
-    assert [v["id"] for v in made] == [item["remote_id"]]  # the ledger points at the one video made
     stats = sim.stats()
     assert stats["videos"] == 1 and stats["duplicate_videos"] == 0
     assert stats["lookups"] == 1  # the survivor asked before creating
+    made = ProviderClient(sim.url, lambda: None).lookup("crash-1").body["data"]
+    assert [v["id"] for v in made] == [item["remote_id"]]  # the ledger points at the one video made
 
 
 def test_without_the_lookup_the_crash_would_duplicate(aws, table, queue, sim):
@@ -183,7 +184,7 @@ def test_pacer_spaces_concurrent_creates(aws, table):
     for t in threads:
         t.join()
     slots.sort()
-    gaps = [b - a for a, b in zip(slots, slots[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(slots)]
     assert len(slots) == 30
     assert min(gaps) >= 1 / rate - 0.002  # never two creates closer than 1/rate
     assert slots[-1] - slots[0] >= 29 / rate - 0.01
