@@ -19,6 +19,7 @@ BACKOFF_CAP_S = 900.0
 # X-RateLimit-Retry-After values above this are absolute epoch seconds, not a delta.
 EPOCH_THRESHOLD = 1_000_000_000
 DEFERRAL_FLOOR_CAP_S = 900.0
+FREE_RECEIVES = 10
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -78,11 +79,17 @@ def backoff_delay(attempt: int, rng: random.Random) -> float:
 
 
 def deferral_floor(receive_count: int) -> float:
-    """The least a deferred message waits on its `receive_count`-th receive: 2**(n-1) s,
-    at most 900 s. Every receive counts toward the queue's maxReceiveCount, so a message
-    bounced by a long outage must slow down instead of racing into the DLQ."""
-    exponent = max(0, min(receive_count - 1, 20))
-    return float(min(DEFERRAL_FLOOR_CAP_S, 2**exponent))
+    """The least a deferred message waits on its `receive_count`-th receive.
+
+    Every receive counts toward the queue's maxReceiveCount, so a message bounced again
+    and again (a long outage) must slow down instead of racing into the DLQ. The first
+    FREE_RECEIVES bounces cost nothing extra (a busy but healthy migration); after that
+    the floor doubles from 2 s up to 900 s.
+    """
+    extra = receive_count - FREE_RECEIVES
+    if extra <= 0:
+        return 0.0
+    return float(min(DEFERRAL_FLOOR_CAP_S, 2 ** min(extra, 20)))
 
 
 def visibility_for(delay: float, received_at: float | None, now: float) -> int:

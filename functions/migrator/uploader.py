@@ -61,6 +61,7 @@ class Uploader:
             message_id = record.get("messageId", "")
             if remaining_s() < self.settings.record_budget_s:
                 fate = Fate.later(0, "not enough invocation time left to start")
+                logger.info(fate.reason, extra={"message_id": message_id})
             else:
                 try:
                     fate = self.process(record, self.clock() + remaining_s())
@@ -127,6 +128,7 @@ class Uploader:
             self.ledger.release_throttled(
                 msg.asset_id, claim.token, _back_to(claim), now + delay, f"held: {slot.reason}", now, count=False
             )
+            logger.info("held for %.1f s: %s", delay, slot.reason)
             return Fate.later(delay, f"held: {slot.reason}")
         wait = slot.at - self.clock()
         if wait > 0:
@@ -219,9 +221,18 @@ def s3_presigner(s3_client, expiry_s: int) -> Callable[[str], str]:
     return presign
 
 
+def count_calls(client, metric: str):
+    """Emit one `metric` per AWS API call the client makes: requests per asset is a
+    cost figure operators (and bench/drain.py) read from the metrics."""
+    client.meta.events.register(
+        "before-call", lambda **_: metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+    )
+    return client
+
+
 def build(settings: Settings | None = None) -> Uploader:
     settings = settings or load()
-    dynamodb = boto3.client("dynamodb")
+    dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
     return Uploader(
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
@@ -232,7 +243,7 @@ def build(settings: Settings | None = None) -> Uploader:
             connect_timeout_s=settings.connect_timeout_s,
             read_timeout_s=settings.read_timeout_s,
         ),
-        sqs=boto3.client("sqs"),
+        sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=s3_presigner(boto3.client("s3"), settings.presign_expiry_s),
     )
 

@@ -1,0 +1,90 @@
+"""Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
+
+    bench/drain [--assets 1000] [--rate 20] [--concurrency 5]
+
+Not a test: it prints figures. The ideal drain time is N / R (the provider's limit is
+the bottleneck by design), so the headline is the ratio of the measured drain time to
+it. The stack paces itself at exactly R; the simulator's bucket holds R tokens.
+
+Figures:
+  drain ratio            (last create - first send) / (N / R)
+  429s per 100 creates   throttled answers per 100 videos created
+  provider calls/asset   creates + lookups, per asset
+  DynamoDB calls/asset   counted by the uploader itself (a botocore hook -> metrics)
+  SQS calls/asset        loader batches + uploader ChangeMessageVisibility, plus the
+                         event source mapping's receive and delete (2 per invocation;
+                         the emulator does not count them, so this part is estimated)
+  duplicate videos       migration_refs with more than one provider video
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from infra.localrun import LocalRun
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench/drain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--assets", type=int, default=1000, help="N, assets to drain (default 1000)")
+    parser.add_argument("--rate", type=float, default=20, help="R, provider creates per second (default 20)")
+    parser.add_argument("--concurrency", default="5", help="uploader MaximumConcurrency (default 5)")
+    parser.add_argument("--timeout", type=float, default=900, help="give up after this many seconds")
+    args = parser.parse_args(argv)
+    n, rate = args.assets, args.rate
+    sim_args = ["--rate", str(rate), "--burst", str(max(1, int(rate))), "--processing-delay-s", "5", "--no-webhooks"]
+    params = {"ProviderRateLimit": str(rate), "MaximumConcurrency": args.concurrency, "UploaderTimeout": "120"}
+    bodies = [
+        json.dumps({"id": f"bench/{i:07d}", "source_url": f"https://media.example.com/b/{i}.mp4"}) for i in range(n)
+    ]
+    with LocalRun(sim_args, params, label="bench") as run:
+        # Warm the uploader first so cold starts are not billed to the drain.
+        run.send([json.dumps({"id": "bench/warm", "source_url": "https://media.example.com/warm.mp4"})])
+        while run.sim.stats()["videos"] < 1:
+            time.sleep(0.2)
+        time.sleep(2)
+        baseline = run.sim.stats()
+        metrics_before, invocations_before = run.uploader_metrics()
+        started = time.time()
+        batches = run.send(bodies)
+        sent = time.time()
+        while run.sim.stats()["videos"] - baseline["videos"] < n and time.time() - started < args.timeout:
+            time.sleep(0.25)
+        log = [r for r in run.sim.requests_log() if r["t"] >= started and r["status"] in (200, 201)]
+        finished = max(r["t"] for r in log) if log else time.time()
+        time.sleep(3)  # let the last invocations flush their metrics
+        stats = run.sim.stats()
+        metrics, invocations = run.uploader_metrics()
+        created = stats["videos"] - baseline["videos"]
+        throttled = stats["throttled"] - baseline["throttled"]
+        provider_calls = (stats["create_requests"] - baseline["create_requests"]) + (
+            stats["lookups"] - baseline["lookups"]
+        )
+        ddb = metrics["DynamoDBCalls"] - metrics_before["DynamoDBCalls"]
+        sqs_uploader = metrics["SQSCalls"] - metrics_before["SQSCalls"]
+        runs = invocations - invocations_before
+        ideal = n / rate
+        drain = finished - started
+        print(f"\n=== bench/drain: N={n} assets, R={rate:g} creates/s, MaximumConcurrency={args.concurrency} ===")
+        print(f"load (SendMessageBatch)    {sent - started:.1f} s, {batches} calls")
+        print(f"drain time                 {drain:.1f} s (ideal N/R = {ideal:.1f} s)")
+        print(f"drain ratio                {drain / ideal:.3f}   (target <= 1.15)")
+        print(f"429s per 100 creates       {100 * throttled / max(created, 1):.2f}   (target <= 5; {throttled} in all)")
+        print(f"provider calls per asset   {provider_calls / n:.3f}")
+        print(f"DynamoDB calls per asset   {ddb / n:.2f}   (uploader, counted)")
+        print(
+            f"SQS calls per asset        {(batches + sqs_uploader + 2 * runs) / n:.3f}   "
+            f"(loader {batches} + uploader {sqs_uploader:.0f} + mapping ~2 x {runs} invocations)"
+        )
+        print(f"duplicate videos           {stats['duplicate_videos']}   (target 0)")
+        print(f"assets created             {created} of {n}")
+        return 0 if created == n and stats["duplicate_videos"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Brings up the whole system on this machine: emulator, provider simulator, deployed stack.
+
+The demo and the benchmark both drive a `LocalRun`: it starts what is not already
+running (all on 127.0.0.1), deploys template.yaml with parameters pointing at the
+simulator, and on exit stops everything it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import requests
+
+from .emulator import Emulator, client, healthy, port_is_free
+from .toolchain import ROOT, tool
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class SimProcess:
+    """The provider simulator as a child process (its own interpreter, its own GIL)."""
+
+    def __init__(self, args: list[str], log_path: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "infra" / "provider_sim.py"), "--port", str(self.port), *args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the provider simulator exited; see {log_path}")
+            try:
+                requests.get(f"{self.url}/_sim/stats", timeout=0.5)
+                return
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise RuntimeError("the provider simulator did not start")
+
+    def stats(self) -> dict:
+        return requests.get(f"{self.url}/_sim/stats", timeout=5).json()
+
+    def requests_log(self) -> list[dict]:
+        return requests.get(f"{self.url}/_sim/requests", timeout=30).json()
+
+    def configure(self, **changes) -> None:
+        requests.post(f"{self.url}/_sim/config", json=changes, timeout=5).raise_for_status()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self._log.close()
+
+
+class LocalRun:
+    """Emulator + simulator + stack. Use as a context manager."""
+
+    def __init__(self, sim_args: list[str], params: dict[str, str], label: str = "run", port: int = 4566):
+        self.sim_args = sim_args
+        self.params = params
+        self.stack_name = f"{label}-{uuid.uuid4().hex[:6]}"
+        self.port = port
+        self.emulator: Emulator | None = None
+        self.sim: SimProcess | None = None
+        self.outputs: dict = {}
+
+    def __enter__(self) -> LocalRun:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        if healthy(self.endpoint):
+            print(f"[run] using the emulator already on {self.endpoint}")
+        else:
+            if not port_is_free(self.port):
+                self.port = free_port()
+            print(f"[run] starting the emulator on {self.endpoint}")
+            self.emulator = Emulator(self.port).start()
+        self.sim = SimProcess(self.sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log")
+        print(f"[run] provider simulator on {self.sim.url} ({' '.join(self.sim_args)})")
+        outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
+        command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
+        command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
+        for key, value in {"ProviderBaseUrl": self.sim.url, **self.params}.items():
+            command += ["--param", f"{key}={value}"]
+        print(f"[run] deploying template.yaml as stack {self.stack_name}")
+        subprocess.run(command, cwd=ROOT, check=True)
+        self.outputs = json.loads(outputs_path.read_text())
+
+    def stop(self) -> None:
+        if self.outputs and healthy(self.endpoint):
+            subprocess.run(
+                [tool("sam", "python"), "-m", "infra.stack", "down", "--endpoint", self.endpoint]
+                + ["--stack-name", self.stack_name],
+                cwd=ROOT,
+                capture_output=True,
+            )
+        if self.sim:
+            self.sim.stop()
+            self.sim = None
+        if self.emulator:
+            self.emulator.stop()
+            self.emulator = None
+
+    def aws(self, service: str):
+        return client(service, self.endpoint)
+
+    # --- driving it ---------------------------------------------------------------------
+
+    def send(self, bodies: list[str], threads: int = 8) -> int:
+        """SendMessageBatch, 10 per call, in parallel; returns the number of calls made."""
+        sqs = self.aws("sqs")
+        url = self.outputs["QueueUrl"]
+        chunks = [bodies[i : i + 10] for i in range(0, len(bodies), 10)]
+
+        def send_chunk(chunk: list[str]) -> int:
+            calls = 0
+            entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)]
+            while entries:
+                calls += 1
+                failed = {f["Id"] for f in sqs.send_message_batch(QueueUrl=url, Entries=entries).get("Failed", [])}
+                entries = [e for e in entries if e["Id"] in failed]
+                if entries:
+                    time.sleep(0.2)
+            return calls
+
+        with ThreadPoolExecutor(threads) as pool:
+            return sum(pool.map(send_chunk, chunks))
+
+    def states(self) -> Counter:
+        """Counts by state from a Scan: fine for a demo's few hundred assets (the
+        operator CLI reads the by_state index instead)."""
+        dynamodb = self.aws("dynamodb")
+        counts: Counter = Counter()
+        kwargs = {
+            "TableName": self.outputs["LedgerTableName"],
+            "ProjectionExpression": "#s",
+            "ExpressionAttributeNames": {"#s": "state"},
+        }
+        while True:
+            page = dynamodb.scan(**kwargs)
+            for item in page["Items"]:
+                if "state" in item:
+                    counts[item["state"]["S"]] += 1
+            if "LastEvaluatedKey" not in page:
+                return counts
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def items(self, state: str) -> list[dict]:
+        dynamodb = self.aws("dynamodb")
+        kwargs = {
+            "TableName": self.outputs["LedgerTableName"],
+            "FilterExpression": "#s = :s",
+            "ExpressionAttributeNames": {"#s": "state"},
+            "ExpressionAttributeValues": {":s": {"S": state}},
+        }
+        found = []
+        while True:
+            page = dynamodb.scan(**kwargs)
+            found += [{k: next(iter(v.values())) for k, v in item.items()} for item in page["Items"]]
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def queue_depth(self, key: str = "QueueUrl") -> int:
+        attrs = self.aws("sqs").get_queue_attributes(
+            QueueUrl=self.outputs[key],
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+    def uploader_metrics(self) -> tuple[Counter, int]:
+        """Sum the uploader's EMF metrics and count its invocations from its logs."""
+        logs = self.aws("logs")
+        group = f"/aws/lambda/{self.outputs['UploaderFunctionName']}"
+        totals: Counter = Counter()
+        invocations = 0
+        kwargs = {"logGroupName": group}
+        while True:
+            page = logs.filter_log_events(**kwargs)
+            for event in page["events"]:
+                message = event["message"]
+                if message.startswith("START RequestId"):
+                    invocations += 1
+                elif message.startswith('{"_aws"'):
+                    doc = json.loads(message)
+                    for directive in doc["_aws"]["CloudWatchMetrics"]:
+                        for metric in directive["Metrics"]:
+                            values = doc.get(metric["Name"], [])
+                            totals[metric["Name"]] += sum(values) if isinstance(values, list) else values
+            if not page.get("nextToken"):
+                return totals, invocations
+            kwargs["nextToken"] = page["nextToken"]
