@@ -121,8 +121,6 @@ def main(argv: list[str] | None = None) -> int:
         stats = run.sim.stats()
         rejected = run.items("rejected")
         reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
-            item.get("last_error", "?").split(":")[0] + ": " + item.get("last_error", "?")[-60:] for item in rejected
-        )
         unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
         print("\n=== summary ===")
         print(
@@ -151,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.keep:
             print(
-                f"[demo] left running: stack {run.stack_name} on {run.endpoint}, simulator on {run.sim.url if run.sim else '-'}"
+                f"[demo] left running: stack {run.stack_name} on {run.endpoint},"
+                f" simulator on {run.sim.url if run.sim else '-'}"
             )
         else:
             run.stop()

@@ -125,8 +125,16 @@ class LocalRun:
     def stop(self) -> None:
         if self.outputs and healthy(self.endpoint):
             subprocess.run(
-                [tool("sam", "python"), "-m", "infra.stack", "down", "--endpoint", self.endpoint]
-                + ["--stack-name", self.stack_name],
+                [
+                    tool("sam", "python"),
+                    "-m",
+                    "infra.stack",
+                    "down",
+                    "--endpoint",
+                    self.endpoint,
+                    "--stack-name",
+                    self.stack_name,
+                ],
                 cwd=ROOT,
                 capture_output=True,
             )

@@ -74,7 +74,7 @@ def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeou
             keys = [{"asset_id": {"S": i}} for i in pending[start : start + 100]]
             resp = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
             for raw in resp["Responses"].get(table, []):
-                items[raw["asset_id"]["S"]] = {k: list(v.values())[0] for k, v in raw.items()}
+                items[raw["asset_id"]["S"]] = {k: next(iter(v.values())) for k, v in raw.items()}
         time.sleep(0.5)
     missing = {i: items.get(i, {}).get("state") for i in ids if items.get(i, {}).get("state") not in done}
     raise AssertionError(f"{len(missing)} assets not done after {timeout_s:.0f} s: {dict(list(missing.items())[:10])}")
