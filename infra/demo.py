@@ -25,19 +25,17 @@ SETTLED = {"processing", "ready", "rejected"}
 UNSETTLED = {"pending", "inventoried", "uploading", "failed"}
 
 
-def sample_inventory(count: int) -> tuple[list[str], list[str], dict[str, str]]:
-    """(message bodies, ids expected in the ledger, {kind: id} of the deliberately bad rows)."""
+def sample_inventory(count: int) -> tuple[list[str], list[str]]:
+    """(message bodies, ids expected in the ledger). Every 100 assets, one source the
+    provider refuses at create and one it fails to ingest; five malformed rows at the end."""
     bodies, ids = [], []
-    special = {}
     for i in range(count):
         asset_id = f"library/{i:05d}"
         url = f"https://media.example.com/library/{i:05d}.mp4?duration={30 + (i * 7) % 600}.5"
         if i % 100 == 13:
             url = f"https://media.example.com/library/unsupported-{i:05d}.wmv"
-            special[f"unsupported {i}"] = asset_id
         if i % 100 == 57:
             url = f"https://media.example.com/library/corrupt-{i:05d}.mp4"
-            special[f"corrupt {i}"] = asset_id
         bodies.append(json.dumps({"id": asset_id, "source_url": url, "title": f"Episode {i}"}))
         ids.append(asset_id)
     bad_rows = [
@@ -48,7 +46,7 @@ def sample_inventory(count: int) -> tuple[list[str], list[str], dict[str, str]]:
         json.dumps({"id": "library/bad\u0007id", "source_url": "https://media.example.com/bell.mp4"}),
     ]
     ids += ["library/ftp-only", "library/no-source"]  # usable ids: recorded as rejected
-    return bodies + bad_rows, ids, special
+    return bodies + bad_rows, ids
 
 
 def progress_line(elapsed: float, counts: Counter, rate: float, eta: float | None, throttled: int) -> str:
@@ -101,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.assets < 10:
         parser.error("--assets must be at least 10")
 
-    bodies, ids, special = sample_inventory(args.assets)
+    bodies, ids = sample_inventory(args.assets)
     # The stack paces 10 % faster than the provider allows, so 429s really happen
     # and are absorbed: the point of the demo.
     sim_args = ["--rate", str(args.provider_rate), "--burst", "5", "--processing-delay-s", "2"]

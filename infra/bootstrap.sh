@@ -1,0 +1,27 @@
+# Sourced by infra/demo and infra/test: makes .venv (Python 3.12) with the project and
+# its dev extras installed, reinstalling only when pyproject.toml changes.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+find_python312() {
+  if command -v python3.12 >/dev/null 2>&1; then command -v python3.12; return; fi
+  local candidate
+  for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do
+    if [ -x "$candidate" ]; then echo "$candidate"; return; fi
+  done
+  echo "error: python3.12 not found (the Lambda runtime is python3.12); install it, e.g. 'pyenv install 3.12'" >&2
+  return 1
+}
+
+PY312="$(find_python312)"
+STAMP=".venv/.installed-$(sha256sum pyproject.toml functions/requirements.txt | sha256sum | cut -c1-16)"
+if [ ! -f "$STAMP" ]; then
+  echo "[bootstrap] preparing .venv with $PY312" >&2
+  "$PY312" -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | grep -v '^WARNING: Location' >&2 || true
+  .venv/bin/python -c "import migrator, boto3, requests, pytest" >&2
+  rm -f .venv/.installed-*
+  touch "$STAMP"
+fi
+export PATH="$ROOT/.venv/bin:$PATH"
