@@ -5,10 +5,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 find_python312() {
-  if command -v python3.12 >/dev/null 2>&1; then command -v python3.12; return; fi
+  # pyenv's shim may be on PATH without a 3.12 selected, so every candidate is tried.
   local candidate
-  for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do
-    if [ -x "$candidate" ]; then echo "$candidate"; return; fi
+  for candidate in "$(command -v python3.12 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 \
+                   /usr/local/bin/python3.12 /usr/bin/python3.12; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+      echo "$candidate"; return
+    fi
   done
   echo "error: python3.12 not found (the Lambda runtime is python3.12); install it, e.g. 'pyenv install 3.12'" >&2
   return 1

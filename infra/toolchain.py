@@ -39,12 +39,18 @@ def find_python312() -> str:
     candidates += sorted(glob.glob(f"{pyenv_root}/versions/3.12*/bin/python3.12"), reverse=True)
     candidates += ["/usr/local/bin/python3.12", "/usr/bin/python3.12"]
     for path in candidates:
-        if path and os.access(path, os.X_OK):
+        # pyenv's shim may be on PATH without a 3.12 selected: try each one.
+        if path and os.access(path, os.X_OK) and _is_python312(path):
             return path
     raise ToolchainError(
         "python3.12 not found (needed for the python3.12 Lambda runtime): install it "
         "(e.g. `pyenv install 3.12`) or put it on PATH"
     )
+
+
+def _is_python312(path: str) -> bool:
+    check = "import sys; assert sys.version_info[:2] == (3, 12)"
+    return subprocess.run([path, "-c", check], capture_output=True).returncode == 0
 
 
 def venv(name: str) -> Path:
