@@ -163,6 +163,9 @@ def deploy(
     stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
     outputs.update({"StackName": stack_name, "Endpoint": endpoint or "", "Region": REGION if endpoint else ""})
+    if endpoint and "WebhookApiId" in outputs:
+        # An emulator has no DNS for <api>.execute-api...; it routes by path instead.
+        outputs["WebhookUrl"] = f"{endpoint}/_aws/execute-api/{outputs['WebhookApiId']}/webhook"
     outputs_path.parent.mkdir(parents=True, exist_ok=True)
     outputs_path.write_text(json.dumps(outputs, indent=2) + "\n")
     log(f"[stack] outputs written to {outputs_path}")

@@ -225,6 +225,61 @@ class Ledger:
             raise
         return WriteResult(True)
 
+    # --- provider outcomes (webhooks, reconcile) -------------------------------------------
+
+    def settle(
+        self,
+        asset_id: str,
+        target: State,
+        remote_id: str | None,
+        now: float,
+        provider_duration_s: float | None = None,
+        error: str | None = None,
+    ) -> WriteResult:
+        """Move an asset to a terminal state the provider reported (ready or rejected).
+
+        Never backward: a terminal asset stays as it is. It may land while the uploader
+        still holds its lease (a fast provider); the lease is dropped, so the uploader's
+        later fenced write loses. An event for another video than the one the ledger
+        records is refused, so a stray duplicate cannot decide the asset's fate.
+        """
+        if target not in (State.READY, State.REJECTED):
+            raise ValueError(f"settle moves to ready or rejected, not {target}")
+        values: dict = {
+            ":state": target.value,
+            ":shard": state_shard(target, asset_id),
+            ":now": now,
+            ":ready": State.READY.value,
+            ":rejected": State.REJECTED.value,
+        }
+        sets = ["#state = :state", "state_shard = :shard", "updated_at = :now", "settled_at = :now"]
+        condition = "attribute_exists(asset_id) AND NOT #state IN (:ready, :rejected)"
+        if remote_id:
+            values[":rid"] = remote_id
+            sets.append("remote_id = :rid")
+            condition += " AND (attribute_not_exists(remote_id) OR remote_id = :rid)"
+        if provider_duration_s is not None:
+            values[":pdur"] = provider_duration_s
+            sets.append("provider_duration_s = :pdur")
+        if error is not None:
+            values[":err"] = error
+            sets.append("last_error = :err")
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                UpdateExpression="SET " + ", ".join(sets) + " REMOVE lease_token, lease_until, retry_after",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=typed(values),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return WriteResult(False, to_item(exc.response.get("Item")))
+            raise
+        return WriteResult(True)
+
     # --- poison ----------------------------------------------------------------------------
 
     def record_poison(self, asset_id: str, reason: str, source_url: object, now: float) -> bool:

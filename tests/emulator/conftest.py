@@ -15,29 +15,39 @@ class _CfnLoader(yaml.SafeLoader):
 _CfnLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
 
 
-def ledger_table_properties() -> dict:
+def table_properties(logical_id: str) -> dict:
     template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
-    return template["Resources"]["LedgerTable"]["Properties"]
+    return template["Resources"][logical_id]["Properties"]
 
 
-def create_ledger_table(dynamodb) -> str:
-    """A new table shaped exactly like the template's LedgerTable."""
-    props = ledger_table_properties()
-    name = unique("ledger")
+def create_table_like(dynamodb, logical_id: str) -> str:
+    """A new table shaped exactly like the template's table `logical_id`."""
+    props = table_properties(logical_id)
+    name = unique(logical_id.lower())
+    extra = {"GlobalSecondaryIndexes": props["GlobalSecondaryIndexes"]} if "GlobalSecondaryIndexes" in props else {}
     dynamodb.create_table(
         TableName=name,
         BillingMode=props["BillingMode"],
         AttributeDefinitions=props["AttributeDefinitions"],
         KeySchema=props["KeySchema"],
-        GlobalSecondaryIndexes=props["GlobalSecondaryIndexes"],
+        **extra,
     )
     dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
     return name
 
 
+def create_ledger_table(dynamodb) -> str:
+    return create_table_like(dynamodb, "LedgerTable")
+
+
 @pytest.fixture
 def table(aws):
     return create_ledger_table(aws("dynamodb"))
+
+
+@pytest.fixture
+def events_table(aws):
+    return create_table_like(aws("dynamodb"), "WebhookEventsTable")
 
 
 @pytest.fixture

@@ -1,0 +1,230 @@
+"""Pure verification (and test-side signing) of the video provider's webhook signatures over the exact bytes."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Bounds on the work one public request can cause: every header value we read is capped,
+# and only the first few signature entries are tried against each secret.
+MAX_HEADER_CHARS = 2048
+MAX_SIGNATURE_ENTRIES = 10
+DEFAULT_TOLERANCE_S = 300
+
+SEED_SIGNATURE_HEADER = "x-signature"
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
+SECRET_PREFIX = "whsec_"
+SIGNATURE_VERSION = "v1"
+
+# HTTP optional whitespace around a field value is not part of the value (RFC 9110 §5.5).
+_OWS = " \t"
+
+
+class Scheme(StrEnum):
+    SEED = "seed"
+    STANDARD = "standard"
+
+
+@dataclass(frozen=True)
+class Verified:
+    event_id: str | None  # Standard Webhooks: the webhook-id header; seed: None
+    timestamp: int | None  # Standard Webhooks: webhook-timestamp; seed: None
+
+
+class SignatureError(Exception):
+    """Why a request is refused; .reason is a short fixed phrase safe to log and return.
+
+    Phrases never carry request data, secrets or signatures, so callers can echo them as-is.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def decode_body(body: str | None, is_base64: bool) -> bytes:
+    """The exact bytes the sender signed, from an API Gateway payload v2 body."""
+    if body is None:
+        return b""
+    if not is_base64:
+        return body.encode("utf-8")
+    try:
+        # validate=True: silently dropping stray characters would change the signed bytes.
+        return base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        # ValueError covers non-ASCII text, which b64decode refuses before decoding.
+        raise SignatureError("body is not valid base64") from None
+
+
+def verify(
+    scheme: Scheme,
+    body: bytes,
+    headers: Mapping[str, str],
+    secrets: Sequence[str],
+    now: float,
+    tolerance_s: int = DEFAULT_TOLERANCE_S,
+) -> Verified:
+    """Accept the request if any configured secret signed `body`, else raise SignatureError.
+
+    `secrets` holds the current secret and, during rotation, the previous one.
+    """
+    scheme = Scheme(scheme)
+    keys = _keys(scheme, secrets)
+    lowered = _Headers(headers)
+    if scheme is Scheme.SEED:
+        return _verify_seed(body, lowered, keys)
+    return _verify_standard(body, lowered, keys, now, tolerance_s)
+
+
+def sign(scheme: Scheme, body: bytes, secret: str, now: float, event_id: str | None = None) -> dict[str, str]:
+    """The headers a sender would attach to `body` (for tests and the tool's own test client)."""
+    scheme = Scheme(scheme)
+    key = _key(scheme, secret)
+    if not key:
+        raise ValueError("secret is empty")
+    if scheme is Scheme.SEED:
+        return {SEED_SIGNATURE_HEADER: hmac.new(key, body, hashlib.sha256).hexdigest()}
+    if not event_id:
+        raise ValueError("event_id is required for the standard scheme")
+    timestamp = str(int(now))
+    digest = _standard_digest(key, event_id, timestamp, body)
+    return {
+        ID_HEADER: event_id,
+        TIMESTAMP_HEADER: timestamp,
+        SIGNATURE_HEADER: f"{SIGNATURE_VERSION},{base64.b64encode(digest).decode('ascii')}",
+    }
+
+
+def _verify_seed(body: bytes, headers: _Headers, keys: list[bytes]) -> Verified:
+    provided = headers.get(SEED_SIGNATURE_HEADER)
+    if provided is None:
+        raise SignatureError("missing signature header")
+    # Bytes, not str: compare_digest raises TypeError on non-ASCII str, and the value is untrusted.
+    candidate = provided.lower().encode("utf-8")
+    for key in keys:
+        expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+        if hmac.compare_digest(candidate, expected):
+            return Verified(event_id=None, timestamp=None)
+    raise SignatureError("no valid signature")
+
+
+def _verify_standard(body: bytes, headers: _Headers, keys: list[bytes], now: float, tolerance_s: int) -> Verified:
+    event_id = headers.get(ID_HEADER)
+    if event_id is None:
+        raise SignatureError("missing webhook-id")
+    raw_timestamp = headers.get(TIMESTAMP_HEADER)
+    if raw_timestamp is None:
+        raise SignatureError("missing webhook-timestamp")
+    signatures = headers.get(SIGNATURE_HEADER)
+    if signatures is None:
+        raise SignatureError("missing signature header")
+
+    # Timestamp first: a stale or replayed request is refused without spending an HMAC on it.
+    # isascii() too, because str.isdigit() accepts e.g. superscripts that int() rejects.
+    if not (raw_timestamp.isascii() and raw_timestamp.isdigit()):
+        raise SignatureError("malformed timestamp")
+    timestamp = int(raw_timestamp)
+    # Written as "not inside" so a NaN clock refuses; int/float comparison is exact, so a
+    # 2000-digit timestamp cannot overflow here.
+    if not (now - tolerance_s <= timestamp <= now + tolerance_s):
+        raise SignatureError("timestamp outside tolerance")
+
+    candidates = _v1_signatures(signatures)
+    # The signed content uses the header strings as received, so leading zeros etc. must match.
+    expected = [_standard_digest(key, event_id, raw_timestamp, body) for key in keys]
+    for candidate in candidates:
+        for digest in expected:
+            if hmac.compare_digest(candidate, digest):
+                return Verified(event_id=event_id, timestamp=timestamp)
+    raise SignatureError("no valid signature")
+
+
+def _v1_signatures(value: str) -> list[bytes]:
+    """Decoded v1 signatures among the first MAX_SIGNATURE_ENTRIES entries; others are skipped."""
+    entries = [entry for entry in value.split(" ") if entry][:MAX_SIGNATURE_ENTRIES]
+    decoded = []
+    for entry in entries:
+        version, comma, encoded = entry.partition(",")
+        # Unknown versions (e.g. v1a, asymmetric) are for other verifiers: ignore, don't refuse.
+        if not comma or version != SIGNATURE_VERSION:
+            continue
+        try:
+            decoded.append(base64.b64decode(encoded, validate=True))
+        except (binascii.Error, ValueError):
+            continue
+    return decoded
+
+
+def _standard_digest(key: bytes, event_id: str, timestamp: str, body: bytes) -> bytes:
+    return hmac.new(key, f"{event_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+
+
+def _keys(scheme: Scheme, secrets: Sequence[str]) -> list[bytes]:
+    # A bare str is a Sequence[str] too: iterating it would make each character a secret.
+    if isinstance(secrets, (str, bytes)):
+        raise TypeError("secrets must be a sequence of secrets, not a single string")
+    # Empty keys are skipped: an HMAC under an empty key is forgeable by anyone.
+    keys = [key for key in (_key(scheme, secret) for secret in secrets) if key]
+    if not keys:
+        raise SignatureError("no secret configured")
+    return keys
+
+
+def _key(scheme: Scheme, secret: str) -> bytes:
+    """HMAC key bytes for a configured secret.
+
+    Seed: the secret's UTF-8 bytes. Standard: "whsec_<base64>" decodes the base64 part, as
+    the spec says. Without the prefix, a secret that is valid base64 is decoded (providers
+    often hand out the bare base64 part) and anything else is used as UTF-8 bytes. So a
+    plain-text secret that happens to be valid base64 (e.g. "abcd") is decoded too: add
+    the prefix, or pick a secret that is not base64, to remove the ambiguity.
+    """
+    if scheme is Scheme.SEED:
+        return secret.encode("utf-8")
+    if secret.startswith(SECRET_PREFIX):
+        try:
+            return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
+        except (binascii.Error, ValueError):
+            # Misconfiguration is loud rather than silently skipping the secret.
+            raise SignatureError("secret is not valid base64") from None
+    try:
+        return base64.b64decode(secret, validate=True)
+    except (binascii.Error, ValueError):
+        return secret.encode("utf-8")
+
+
+class _Headers:
+    """Case-insensitive view of the request headers, reading only the few names we need."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._values: dict[str, str] = {}
+        # Names sent under two spellings (e.g. "X-Signature" and "x-signature"): which one
+        # the sender meant is unknowable, so reading one of them is refused rather than guessed.
+        self._ambiguous: set[str] = set()
+        for name, value in headers.items():
+            if not isinstance(name, str):
+                continue
+            key = name.lower()
+            if key in self._values:
+                self._ambiguous.add(key)
+            self._values[key] = value
+
+    def get(self, name: str) -> str | None:
+        """The value without surrounding whitespace; None when absent or empty."""
+        if name in self._ambiguous:
+            raise SignatureError("duplicate header")
+        value = self._values.get(name)
+        if not isinstance(value, str):
+            return None
+        # Checked before stripping so padding cannot smuggle extra work past the cap.
+        if len(value) > MAX_HEADER_CHARS:
+            raise SignatureError("header too long")
+        value = value.strip(_OWS)
+        return value or None

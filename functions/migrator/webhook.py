@@ -1,0 +1,238 @@
+"""The webhook Lambda: the provider's signed callbacks, through API Gateway, into the ledger.
+
+The URL is public, so every request is untrusted until its signature checks out over
+the exact bytes received. Order of checks: size (413), signature (401), JSON (400),
+then the event. A verified event is acted on at most once (a conditional put of its
+id, with a TTL), and the ledger only ever moves forward. Answers are fast (no provider
+calls here); a 5xx means only that the ledger could not be written, so the provider
+retries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from hashlib import sha256
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities import parameters
+from botocore.exceptions import ClientError
+
+from .dynamo import is_condition_failure, typed
+from .fate import excerpt, remote_id_of
+from .ledger import Ledger
+from .messages import id_problem
+from .signatures import Scheme, SignatureError, decode_body, verify
+from .states import State
+
+logger = Logger(service="webhook")
+metrics = Metrics(namespace="VideoMigration", service="webhook")
+
+MAX_BODY_BYTES = 256 * 1024
+DEDUPE_TTL_S = 14 * 86_400  # longer than any provider's redelivery schedule
+SECRET_CACHE_S = 300
+
+
+@dataclass(frozen=True)
+class Action:
+    """What a verified event asks of the ledger. `target` None: nothing to do."""
+
+    asset_id: str | None
+    target: State | None
+    remote_id: str | None = None
+    provider_duration_s: float | None = None
+    error: str | None = None
+    note: str = ""
+
+
+def interpret(event: object) -> Action:
+    """Turn a verified event body into a ledger action (pure)."""
+    if not isinstance(event, dict):
+        return Action(None, None, note="event is not an object")
+    kind = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    asset_id = metadata.get("migration_ref")
+    if not isinstance(asset_id, str) or id_problem(asset_id):
+        return Action(None, None, note="event names no usable migration_ref")
+    remote_id = remote_id_of(data)
+    if kind == "video.ready":
+        duration = data.get("duration")
+        valid = isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 10**7
+        return Action(asset_id, State.READY, remote_id, float(duration) if valid else None, note="ready")
+    if kind == "video.errored":
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        reason = excerpt(str(message)) if message else "the provider could not ingest the source"
+        return Action(asset_id, State.REJECTED, remote_id, error=f"provider: {reason}", note="errored")
+    return Action(asset_id, None, remote_id, note=f"not an outcome: {excerpt(str(kind), 60)}")
+
+
+def event_id_of(verified_id: str | None, event: object, body: bytes) -> str:
+    """The id a redelivery shares: the scheme's id, else the event's own, else the body's hash."""
+    if verified_id:
+        return verified_id[:255]
+    if isinstance(event, dict) and isinstance(event.get("id"), str) and event["id"]:
+        return event["id"][:255]
+    return "sha256:" + sha256(body).hexdigest()
+
+
+def response(status: int, **body) -> dict:
+    return {"statusCode": status, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+
+
+@dataclass
+class Receiver:
+    ledger: Ledger
+    dynamodb: object
+    events_table: str
+    scheme: Scheme
+    secrets: Callable[[], list[str]]
+    tolerance_s: int = 300
+    clock: Callable[[], float] = time.time
+
+    def handle(self, request: Mapping) -> dict:
+        headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+        raw = request.get("body") or ""
+        if len(raw) > MAX_BODY_BYTES * 4 // 3 + 4:  # cheap check before decoding
+            return self._refuse(413, "body too large")
+        try:
+            body = decode_body(raw, bool(request.get("isBase64Encoded")))
+        except SignatureError as exc:
+            return self._refuse(400, exc.reason)
+        if len(body) > MAX_BODY_BYTES:
+            return self._refuse(413, "body too large")
+        try:
+            verified = verify(self.scheme, body, headers, self.secrets(), self.clock(), self.tolerance_s)
+        except SignatureError as exc:
+            return self._refuse(401, exc.reason)
+        try:
+            event = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return self._refuse(400, "body is not valid JSON")
+
+        event_id = event_id_of(verified.event_id, event, body)
+        action = interpret(event)
+        logger.append_keys(event_id=event_id)
+        if action.asset_id:
+            logger.set_correlation_id(action.asset_id)
+        if action.target is None:
+            logger.info("event acknowledged, nothing to do: %s", action.note)
+            metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
+            return response(200, result="ignored", reason=action.note)
+        if not self._first_sight(event_id):
+            logger.info("duplicate or replayed event; acknowledged, not acted on")
+            metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
+            return response(200, result="duplicate")
+        try:
+            result = self.ledger.settle(
+                action.asset_id,
+                action.target,
+                action.remote_id,
+                self.clock(),
+                provider_duration_s=action.provider_duration_s,
+                error=action.error,
+            )
+        except Exception:
+            self._forget(event_id)  # let the provider's retry act on it
+            logger.exception("ledger write failed; asking the provider to retry")
+            return response(500, error="ledger unavailable, retry later")
+        if result.won:
+            logger.info("asset %s", action.target.value, extra={"remote_id": action.remote_id})
+            metrics.add_metric(name=f"Webhook{action.target.value.title()}", unit=MetricUnit.Count, value=1)
+            return response(200, result=action.target.value)
+        current = result.current or {}
+        if not current:
+            logger.warning("event for an asset the ledger does not have")
+            return response(200, result="unknown asset")
+        logger.info("event not applied: asset is %s (remote_id %s)", current.get("state"), current.get("remote_id"))
+        return response(200, result="not applied", state=current.get("state"))
+
+    def _refuse(self, status: int, reason: str) -> dict:
+        logger.warning("webhook refused: %s", reason, extra={"status": status})
+        metrics.add_metric(name="WebhookRefused", unit=MetricUnit.Count, value=1)
+        return response(status, error=reason)
+
+    def _first_sight(self, event_id: str) -> bool:
+        now = self.clock()
+        try:
+            self.dynamodb.put_item(
+                TableName=self.events_table,
+                Item=typed({"event_id": event_id, "seen_at": now, "expires_at": int(now + DEDUPE_TTL_S)}),
+                ConditionExpression="attribute_not_exists(event_id)",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def _forget(self, event_id: str) -> None:
+        try:
+            self.dynamodb.delete_item(TableName=self.events_table, Key=typed({"event_id": event_id}))
+        except Exception:
+            logger.warning("could not forget event %s", event_id)
+
+
+def secret_getter(secret_name: str | None, parameter_name: str | None) -> Callable[[], list[str]]:
+    """The accepted signing secrets: JSON {"current": ..., "previous": ...} (rotation) or one plain value."""
+
+    def get() -> list[str]:
+        if secret_name:
+            raw = parameters.get_secret(secret_name, max_age=SECRET_CACHE_S)
+        elif parameter_name:
+            raw = parameters.get_parameter(parameter_name, decrypt=True, max_age=SECRET_CACHE_S)
+        else:
+            return []
+        return parse_secrets(raw.decode() if isinstance(raw, bytes) else str(raw))
+
+    return get
+
+
+def parse_secrets(raw: str) -> list[str]:
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return [text]
+        if isinstance(doc, dict):
+            return [v for k in ("current", "previous") if isinstance(v := doc.get(k), str) and v]
+    return [text] if text else []
+
+
+_receiver: Receiver | None = None
+
+
+def build() -> Receiver:
+    scheme_name = os.environ.get("WEBHOOK_SCHEME", "seed")
+    try:
+        scheme = Scheme(scheme_name)
+    except ValueError:
+        raise ValueError(f"WEBHOOK_SCHEME must be one of {[s.value for s in Scheme]}, got {scheme_name!r}") from None
+    dynamodb = boto3.client("dynamodb")
+    return Receiver(
+        ledger=Ledger(os.environ["LEDGER_TABLE"], dynamodb),
+        dynamodb=dynamodb,
+        events_table=os.environ["WEBHOOK_EVENTS_TABLE"],
+        scheme=scheme,
+        secrets=secret_getter(
+            os.environ.get("WEBHOOK_SECRET_NAME", "").strip() or None,
+            os.environ.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None,
+        ),
+        tolerance_s=int(os.environ.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
+    )
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event, context):
+    global _receiver
+    if _receiver is None:
+        _receiver = build()
+    return _receiver.handle(event)

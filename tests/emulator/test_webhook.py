@@ -1,0 +1,176 @@
+"""The webhook receiver against the ledger and dedupe tables in the emulator."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from migrator.ledger import Ledger
+from migrator.messages import AssetMessage
+from migrator.signatures import Scheme, sign
+from migrator.webhook import MAX_BODY_BYTES, Receiver
+
+pytestmark = pytest.mark.emulator
+SECRET = "whsec_" + base64.b64encode(b"k" * 24).decode()
+OLD_SECRET = "whsec_" + base64.b64encode(b"o" * 24).decode()
+
+
+def make_receiver(aws, table, events_table, scheme=Scheme.STANDARD, secrets=(SECRET,)):
+    return Receiver(
+        ledger=Ledger(table, aws("dynamodb")),
+        dynamodb=aws("dynamodb"),
+        events_table=events_table,
+        scheme=scheme,
+        secrets=lambda: list(secrets),
+    )
+
+
+def request(doc, secret=SECRET, event_id="msg_1", scheme=Scheme.STANDARD, now=None, b64=False):
+    body = json.dumps(doc).encode() if not isinstance(doc, bytes) else doc
+    headers = sign(scheme, body, secret, now or time.time(), event_id)
+    raw = base64.b64encode(body).decode() if b64 else body.decode("utf-8", "replace")
+    return {"headers": headers, "body": raw, "isBase64Encoded": b64}
+
+
+def ready(asset_id="a/1", remote="vid_1", duration=12.5):
+    return {
+        "type": "video.ready",
+        "data": {"id": remote, "duration": duration, "metadata": {"migration_ref": asset_id}},
+    }
+
+
+def errored(asset_id="a/1", remote="vid_1"):
+    return {
+        "type": "video.errored",
+        "data": {"id": remote, "error": {"message": "cannot ingest"}, "metadata": {"migration_ref": asset_id}},
+    }
+
+
+@pytest.fixture
+def receiver(aws, table, events_table):
+    return make_receiver(aws, table, events_table)
+
+
+@pytest.fixture
+def processing(receiver):
+    """An asset the uploader has handed to the provider."""
+    now = time.time()
+    receiver.ledger.claim(AssetMessage("a/1", "https://h/a.mp4"), now, now + 60, "tok")
+    receiver.ledger.mark_processing("a/1", "tok", "vid_1", now)
+    return receiver.ledger
+
+
+def test_ready_moves_the_asset_and_stores_the_duration(receiver, processing):
+    answer = receiver.handle(request(ready()))
+    assert answer["statusCode"] == 200
+    item = processing.get("a/1")
+    assert item["state"] == "ready" and float(item["provider_duration_s"]) == 12.5
+
+
+def test_base64_bodies_verify_on_the_decoded_bytes(receiver, processing):
+    assert receiver.handle(request(ready(), b64=True))["statusCode"] == 200
+    assert processing.get("a/1")["state"] == "ready"
+
+
+def test_forged_and_tampered_requests_change_nothing(receiver, processing):
+    assert (
+        receiver.handle(request(ready(), secret="whsec_" + base64.b64encode(b"x" * 24).decode()))["statusCode"] == 401
+    )
+    tampered = request(ready(duration=1.0))
+    tampered["body"] = tampered["body"].replace("1.0", "9.0")
+    assert receiver.handle(tampered)["statusCode"] == 401
+    assert receiver.handle({"headers": {}, "body": json.dumps(ready())})["statusCode"] == 401
+    stale = request(ready(), now=time.time() - 301)
+    assert receiver.handle(stale)["statusCode"] == 401
+    assert processing.get("a/1")["state"] == "processing"
+
+
+def test_replayed_event_is_acknowledged_and_not_acted_on_twice(receiver, processing, aws, table):
+    first = request(ready(), event_id="msg_replay")
+    assert json.loads(receiver.handle(first)["body"])["result"] == "ready"
+    # an operator resets the asset; a replay of the old event must not re-apply it
+    aws("dynamodb").update_item(
+        TableName=table,
+        Key={"asset_id": {"S": "a/1"}},
+        UpdateExpression="SET #s = :p",
+        ExpressionAttributeNames={"#s": "state"},
+        ExpressionAttributeValues={":p": {"S": "processing"}},
+    )
+    again = receiver.handle(request(ready(), event_id="msg_replay"))
+    assert again["statusCode"] == 200 and json.loads(again["body"])["result"] == "duplicate"
+    assert processing.get("a/1")["state"] == "processing"
+
+
+def test_out_of_order_errored_after_ready_does_not_move_it_back(receiver, processing):
+    receiver.handle(request(ready(), event_id="m1"))
+    answer = receiver.handle(request(errored(), event_id="m2"))
+    assert answer["statusCode"] == 200
+    assert processing.get("a/1")["state"] == "ready"
+
+
+def test_ready_before_the_uploader_records_processing_still_lands(receiver):
+    now = time.time()
+    ledger = receiver.ledger
+    ledger.claim(AssetMessage("a/2", "https://h/b.mp4"), now, now + 60, "tok")  # create in flight
+    assert receiver.handle(request(ready("a/2", "vid_2"), event_id="early"))["statusCode"] == 200
+    assert not ledger.mark_processing("a/2", "tok", "vid_2", now + 1).won  # the uploader's late write loses
+    item = ledger.get("a/2")
+    assert item["state"] == "ready" and item["remote_id"] == "vid_2"
+
+
+def test_event_for_another_video_or_unknown_asset_is_not_a_fault(receiver, processing):
+    other = receiver.handle(request(ready(remote="vid_stray"), event_id="s1"))
+    assert other["statusCode"] == 200 and processing.get("a/1")["state"] == "processing"
+    unknown = receiver.handle(request(ready("nobody/1"), event_id="s2"))
+    assert unknown["statusCode"] == 200 and json.loads(unknown["body"])["result"] == "unknown asset"
+    noise = receiver.handle(request({"type": "video.created", "data": {}}, event_id="s3"))
+    assert noise["statusCode"] == 200
+
+
+def test_bad_json_behind_a_valid_signature_is_400(receiver):
+    assert receiver.handle(request(b"{not json"))["statusCode"] == 400
+
+
+def test_oversize_body_is_413(receiver):
+    big = {"type": "video.ready", "pad": "x" * (MAX_BODY_BYTES + 10)}
+    assert receiver.handle(request(big))["statusCode"] == 413
+
+
+def test_rotation_accepts_the_previous_secret(aws, table, events_table, processing):
+    rotating = make_receiver(aws, table, events_table, secrets=(SECRET, OLD_SECRET))
+    assert rotating.handle(request(ready(), secret=OLD_SECRET))["statusCode"] == 200
+    assert processing.get("a/1")["state"] == "ready"
+
+
+def test_ledger_outage_is_a_5xx_and_the_retry_is_not_swallowed(receiver, processing):
+    real = receiver.ledger.settle
+
+    def down(*args, **kwargs):
+        raise RuntimeError("ledger unavailable")
+
+    receiver.ledger.settle = down
+    assert receiver.handle(request(ready(), event_id="retry-me"))["statusCode"] == 500
+    receiver.ledger.settle = real
+    assert receiver.handle(request(ready(), event_id="retry-me"))["statusCode"] == 200  # redelivery acts
+    assert processing.get("a/1")["state"] == "ready"
+
+
+header_names = st.sampled_from(["webhook-id", "webhook-timestamp", "webhook-signature", "x-signature", "content-type"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.one_of(st.binary(max_size=400), st.builds(lambda d: json.dumps(d).encode(), st.just(ready()))),
+    headers=st.dictionaries(st.one_of(header_names, st.text(max_size=20)), st.text(max_size=120), max_size=6),
+    b64=st.booleans(),
+)
+def test_fuzz_never_5xx_and_never_a_change_without_a_valid_signature(receiver, processing, body, headers, b64):
+    raw = base64.b64encode(body).decode() if b64 else body.decode("utf-8", "replace")
+    answer = receiver.handle({"headers": headers, "body": raw, "isBase64Encoded": b64})
+    assert answer["statusCode"] < 500
+    assert answer["statusCode"] in (400, 401, 413)
+    assert processing.get("a/1")["state"] == "processing"
