@@ -19,10 +19,8 @@ from collections import Counter, deque
 
 from .localrun import LocalRun
 
-# Where an asset may end. The uploader's job ends at processing (the provider has it);
-# webhooks, when the stack has them, carry it on to ready or rejected.
-SETTLED = {"processing", "ready", "rejected"}
-UNSETTLED = {"pending", "inventoried", "uploading", "failed"}
+# Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
+UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
 
 
 def sample_inventory(count: int) -> tuple[list[str], list[str]]:
@@ -50,7 +48,7 @@ def sample_inventory(count: int) -> tuple[list[str], list[str]]:
 
 
 def progress_line(elapsed: float, counts: Counter, rate: float, eta: float | None, throttled: int) -> str:
-    order = ["pending", "uploading", "failed", "processing", "ready", "rejected"]
+    order = ["pending", "uploading", "failed", "processing", "ready", "rejected"]  # in the order assets move
     parts = " ".join(f"{s} {counts.get(s, 0):>4}" for s in order)
     eta_text = f"{eta:5.0f}s" if eta is not None else "    ?"
     return f"[{elapsed:6.1f}s] {parts} | {rate:5.1f}/s | ETA {eta_text} | 429s {throttled}"
@@ -103,14 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     # The stack paces 10 % faster than the provider allows, so 429s really happen
     # and are absorbed: the point of the demo.
     sim_args = ["--rate", str(args.provider_rate), "--burst", "5", "--processing-delay-s", "2"]
-    params = {"ProviderRateLimit": str(round(args.provider_rate * 1.1, 2)), "MaximumConcurrency": "5"}
+    params = {
+        "ProviderRateLimit": str(round(args.provider_rate * 1.1, 2)),
+        "MaximumConcurrency": "5",
+        "WebhookScheme": "standard",
+    }
     run = LocalRun(sim_args, params, label="demo")
     wall_start = time.time()
     try:
         run.start()
-        done_states = {"ready", "rejected"} if run.outputs.get("WebhookUrl") else SETTLED
-        if "WebhookUrl" in run.outputs:
-            run.sim.configure(webhook_url=run.outputs["WebhookUrl"])
+        # Webhooks carry each asset from processing to ready (or rejected).
+        done_states = {"ready", "rejected"}
         print(f"[demo] pushing {len(bodies)} messages ({len(bodies) - args.assets} malformed) to the queue")
         sent_at = time.time()
         calls = run.send(bodies)

@@ -7,8 +7,10 @@ simulator, and on exit stops everything it started.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -35,7 +37,7 @@ def free_port() -> int:
 class SimProcess:
     """The provider simulator as a child process (its own interpreter, its own GIL)."""
 
-    def __init__(self, args: list[str], log_path: Path):
+    def __init__(self, args: list[str], log_path: Path, token: str | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +46,7 @@ class SimProcess:
             [sys.executable, str(ROOT / "infra" / "provider_sim.py"), "--port", str(self.port), *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **({"SIM_TOKEN": token} if token else {})},
         )
         deadline = time.time() + 15
         while time.time() < deadline:
@@ -111,7 +113,14 @@ class LocalRun:
                 self.port = free_port()
             print(f"[run] starting the emulator on {self.endpoint}")
             self.emulator = Emulator(self.port).start()
-        self.sim = SimProcess(self.sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log")
+        # Real secrets in the emulator's Secrets Manager, read by the Lambdas as on AWS.
+        token, webhook_secret = secrets.token_urlsafe(24), "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+        manager = self.aws("secretsmanager")
+        token_name, webhook_name = f"{self.stack_name}/provider-token", f"{self.stack_name}/webhook-secret"
+        manager.create_secret(Name=token_name, SecretString=json.dumps({"token": token}))
+        manager.create_secret(Name=webhook_name, SecretString=json.dumps({"current": webhook_secret}))
+        self.params = {"ProviderTokenSecretName": token_name, "WebhookSecretName": webhook_name, **self.params}
+        self.sim = SimProcess(self.sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", token=token)
         print(f"[run] provider simulator on {self.sim.url} ({' '.join(self.sim_args)})")
         outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
         command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
@@ -121,6 +130,11 @@ class LocalRun:
         print(f"[run] deploying template.yaml as stack {self.stack_name}")
         subprocess.run(command, cwd=ROOT, check=True)
         self.outputs = json.loads(outputs_path.read_text())
+        self.sim.configure(
+            webhook_url=self.outputs["WebhookUrl"],
+            webhook_secret=webhook_secret,
+            webhook_scheme=self.params.get("WebhookScheme", "seed"),
+        )
 
     def stop(self) -> None:
         if self.outputs and healthy(self.endpoint):

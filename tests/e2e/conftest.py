@@ -7,6 +7,7 @@ process) as the provider and the token in the emulator's Secrets Manager.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import time
@@ -16,6 +17,7 @@ import pytest
 from tests.conftest import ROOT, unique
 
 TOKEN = "e2e-provider-token"
+WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"e2e-webhook-signing-key!").decode()
 
 
 @pytest.fixture(scope="session")
@@ -34,8 +36,9 @@ def stack(endpoint, aws, e2e_sim, tmp_path_factory):
     """Deploy template.yaml; yield its outputs; delete it afterwards."""
     from infra.toolchain import tool
 
-    secret_name = unique("provider-token")
+    secret_name, webhook_secret_name = unique("provider-token"), unique("webhook-secret")
     aws("secretsmanager").create_secret(Name=secret_name, SecretString=json.dumps({"token": TOKEN}))
+    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=json.dumps({"current": WEBHOOK_SECRET}))
     outputs_path = tmp_path_factory.mktemp("stack") / "outputs.json"
     name = unique("e2e")
     params = {
@@ -45,6 +48,8 @@ def stack(endpoint, aws, e2e_sim, tmp_path_factory):
         "MaximumConcurrency": "3",
         "UploaderTimeout": "60",
         "MaxAttempts": "3",
+        "WebhookScheme": "standard",
+        "WebhookSecretName": webhook_secret_name,
     }
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
     command += ["--outputs", str(outputs_path)]
@@ -53,6 +58,9 @@ def stack(endpoint, aws, e2e_sim, tmp_path_factory):
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     outputs = json.loads(outputs_path.read_text())
+    e2e_sim.patch_config(
+        {"webhook_url": outputs["WebhookUrl"], "webhook_secret": WEBHOOK_SECRET, "webhook_scheme": "standard"}
+    )
     yield outputs
     subprocess.run(
         [tool("sam", "python"), "-m", "infra.stack", "down", "--endpoint", endpoint, "--stack-name", name],

@@ -28,7 +28,9 @@ def asset(asset_id: str, url: str | None = None) -> str:
 @pytest.fixture
 def fresh_sim(e2e_sim):
     e2e_sim.reset()
-    e2e_sim.patch_config({"rate": 0, "burst": 20, "fail_rate": 0.0, "honour_idempotency": False})
+    e2e_sim.patch_config(
+        {"rate": 0, "burst": 20, "fail_rate": 0.0, "honour_idempotency": False, "webhooks_enabled": False}
+    )
     return e2e_sim
 
 

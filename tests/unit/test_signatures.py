@@ -401,8 +401,9 @@ def test_error_messages_carry_no_secret_or_signature():
         text = str(exc) + repr(exc) + " ".join(map(str, exc.args))
         for value in forbidden:
             assert value not in text
-        # No chained cause that could surface a secret-bearing message in a traceback.
+        # No chained exception that could surface secret-bearing text in a traceback.
         assert exc.__cause__ is None
+        assert exc.__context__ is None or exc.__suppress_context__
 
 
 # --- properties ------------------------------------------------------------------------------
@@ -426,6 +427,29 @@ schemes = st.sampled_from(list(Scheme))
 def test_random_headers_never_verify_and_only_raise_signature_error(scheme, body, headers):
     with pytest.raises(SignatureError):
         verify(scheme, body, headers, [SECRET, SEED_SECRET], now=NOW)
+
+
+# Complete, well-formed Standard Webhooks headers with random signatures: every example
+# gets past the header and timestamp checks into the HMAC comparison.
+standard_shaped = st.fixed_dictionaries(
+    {
+        "webhook-id": st.text(alphabet=st.characters(codec="ascii", exclude_characters=" \t"), min_size=1),
+        "webhook-timestamp": st.integers(int(NOW) - 300, int(NOW) + 300).map(str),
+        "webhook-signature": st.lists(
+            st.binary(min_size=0, max_size=40).map(lambda raw: "v1," + base64.b64encode(raw).decode()),
+            min_size=1,
+            max_size=MAX_SIGNATURE_ENTRIES,
+        ).map(" ".join),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.binary(max_size=200), headers=standard_shaped)
+def test_random_standard_signatures_never_verify(body, headers):
+    with pytest.raises(SignatureError) as info:
+        verify(Scheme.STANDARD, body, headers, [SECRET, OLD_SECRET], now=NOW)
+    assert info.value.reason == "no valid signature"
 
 
 @settings(max_examples=200, deadline=None)
