@@ -63,10 +63,13 @@ def venv(name: str) -> Path:
     python = find_python312()
     print(f"[toolchain] preparing {name} in {target.relative_to(ROOT)} ({', '.join(TOOLS[name])})", flush=True)
     subprocess.run([python, "-m", "venv", "--clear", str(target)], check=True)
-    subprocess.run(
+    result = subprocess.run(
         [str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *TOOLS[name]],
-        check=True,
+        capture_output=True,
+        text=True,
     )
+    if result.returncode != 0:
+        raise ToolchainError(f"installing {name} failed:\n{result.stderr[-3000:]}")
     marker.write_text(wanted)
     return target
 

@@ -20,7 +20,7 @@ TOKEN = "e2e-provider-token"
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"e2e-webhook-signing-key!").decode()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def e2e_sim():
     from infra.provider_sim import ProviderSim, SimConfig
 
@@ -31,7 +31,7 @@ def e2e_sim():
         simulator.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def stack(endpoint, aws, e2e_sim, tmp_path_factory):
     """Deploy template.yaml; yield its outputs; delete it afterwards."""
     from infra.toolchain import tool

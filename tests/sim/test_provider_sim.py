@@ -38,10 +38,13 @@ def _wait_for(predicate, timeout=5.0, step=0.02):
 
 @pytest.fixture
 def sim():
+    # Other simulators may live in this session (the end-to-end tests keep one): only
+    # the threads this one started must be gone after stop().
+    before = set(_sim_threads())
     s = ProviderSim(SimConfig(port=0, processing_delay_s=0.05)).start()
     yield s
     s.stop()
-    assert _wait_for(lambda: not _sim_threads(), timeout=3), _sim_threads()
+    assert _wait_for(lambda: not (set(_sim_threads()) - before), timeout=3), set(_sim_threads()) - before
 
 
 @pytest.fixture
