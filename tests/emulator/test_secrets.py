@@ -6,9 +6,9 @@ import json
 
 import pytest
 from aws_lambda_powertools.utilities import parameters
-
 from migrator.secrets import token_getter
 from migrator.webhook import secret_getter
+
 from tests.conftest import unique
 
 pytestmark = pytest.mark.emulator
