@@ -191,10 +191,12 @@ def stack_status(cfn, stack_name: str) -> str | None:
 
 
 def wait(cfn, stack_name: str, timeout_s: float = 1800) -> str | None:
-    deadline = time.time() + timeout_s
+    """Poll until the stack leaves *_IN_PROGRESS: briskly at first (the emulator takes
+    under a second), then every 5 s (AWS takes minutes and throttles DescribeStacks)."""
+    started = time.time()
     status = stack_status(cfn, stack_name)
-    while status and status.endswith("_IN_PROGRESS") and time.time() < deadline:
-        time.sleep(0.5 if time.time() < deadline else 5)
+    while status and status.endswith("_IN_PROGRESS") and time.time() - started < timeout_s:
+        time.sleep(0.5 if time.time() - started < 30 else 5)
         status = stack_status(cfn, stack_name)
     return status
 
