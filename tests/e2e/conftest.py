@@ -31,24 +31,22 @@ def e2e_sim():
         simulator.stop()
 
 
-@pytest.fixture(scope="package")
-def stack(endpoint, aws, e2e_sim, tmp_path_factory):
-    """Deploy template.yaml; yield its outputs; delete it afterwards."""
+def deploy_stack(endpoint, aws, sim, outputs_path, scheme: str, secret: str):
+    """Deploy template.yaml pointing at `sim`, signing webhooks with `scheme`; returns (name, outputs)."""
     from infra.toolchain import tool
 
     secret_name, webhook_secret_name = unique("provider-token"), unique("webhook-secret")
     aws("secretsmanager").create_secret(Name=secret_name, SecretString=json.dumps({"token": TOKEN}))
-    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=json.dumps({"current": WEBHOOK_SECRET}))
-    outputs_path = tmp_path_factory.mktemp("stack") / "outputs.json"
+    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=json.dumps({"current": secret}))
     name = unique("e2e")
     params = {
-        "ProviderBaseUrl": e2e_sim.url,
+        "ProviderBaseUrl": sim.url,
         "ProviderTokenSecretName": secret_name,
         "ProviderRateLimit": "50",
         "MaximumConcurrency": "3",
         "UploaderTimeout": "60",
         "MaxAttempts": "3",
-        "WebhookScheme": "standard",
+        "WebhookScheme": scheme,
         "WebhookSecretName": webhook_secret_name,
     }
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
@@ -57,17 +55,30 @@ def stack(endpoint, aws, e2e_sim, tmp_path_factory):
         command += ["--param", f"{key}={value}"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    outputs = json.loads(outputs_path.read_text())
-    e2e_sim.patch_config(
-        {"webhook_url": outputs["WebhookUrl"], "webhook_secret": WEBHOOK_SECRET, "webhook_scheme": "standard"}
-    )
-    yield outputs
+    return name, json.loads(outputs_path.read_text())
+
+
+def delete_stack(endpoint, name):
+    from infra.toolchain import tool
+
     subprocess.run(
         [tool("sam", "python"), "-m", "infra.stack", "down", "--endpoint", endpoint, "--stack-name", name],
         cwd=ROOT,
         capture_output=True,
         timeout=120,
     )
+
+
+@pytest.fixture(scope="package")
+def stack(endpoint, aws, e2e_sim, tmp_path_factory):
+    """template.yaml deployed with Standard Webhooks; deleted afterwards."""
+    outputs_path = tmp_path_factory.mktemp("stack") / "outputs.json"
+    name, outputs = deploy_stack(endpoint, aws, e2e_sim, outputs_path, "standard", WEBHOOK_SECRET)
+    e2e_sim.patch_config(
+        {"webhook_url": outputs["WebhookUrl"], "webhook_secret": WEBHOOK_SECRET, "webhook_scheme": "standard"}
+    )
+    yield outputs
+    delete_stack(endpoint, name)
 
 
 def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float = 60) -> dict:

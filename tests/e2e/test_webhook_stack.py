@@ -71,3 +71,35 @@ def test_forged_replayed_and_out_of_order_deliveries(stack, aws, webhook_sim):
     assert not_json.status_code == 400
     final = wait_for_states(aws("dynamodb"), table, [f"{run}/a"], {"ready"}, timeout_s=5)[f"{run}/a"]
     assert final["state"] == "ready"  # nothing above moved it back
+
+
+SEED_SECRET = "seed-scheme-signing-secret"
+
+
+@pytest.fixture
+def seed_stack(endpoint, aws, e2e_sim, tmp_path):
+    """A second deployment of the same template, with the seed's x-signature scheme."""
+    from tests.e2e.conftest import delete_stack, deploy_stack
+
+    name, outputs = deploy_stack(endpoint, aws, e2e_sim, tmp_path / "seed-outputs.json", "seed", SEED_SECRET)
+    saved = {k: e2e_sim.config.to_dict()[k] for k in ("webhook_url", "webhook_secret", "webhook_scheme")}
+    e2e_sim.reset()
+    e2e_sim.patch_config(
+        {"webhook_url": outputs["WebhookUrl"], "webhook_secret": SEED_SECRET, "webhook_scheme": "seed", "rate": 0}
+    )
+    e2e_sim.patch_config({"webhooks_enabled": True, "processing_delay_s": 0.3})
+    yield outputs
+    e2e_sim.patch_config(saved)
+    delete_stack(endpoint, name)
+
+
+def test_seed_scheme_end_to_end(seed_stack, aws):
+    run = unique("seed")
+    send_all(aws("sqs"), seed_stack["QueueUrl"], [asset(f"{run}/a", "https://media.example.com/a.mp4?duration=7.5")])
+    item = wait_for_states(aws("dynamodb"), seed_stack["LedgerTableName"], [f"{run}/a"], {"ready"}, 60)[f"{run}/a"]
+    assert float(item["provider_duration_s"]) == 7.5
+    body = json.dumps({"type": "video.ready", "data": {"id": "v", "metadata": {"migration_ref": f"{run}/a"}}}).encode()
+    forged = requests.post(seed_stack["WebhookUrl"], data=body, headers={"x-signature": "00" * 32}, timeout=10)
+    assert forged.status_code == 401
+    signed = sign(Scheme.SEED, body, SEED_SECRET, time.time())
+    assert requests.post(seed_stack["WebhookUrl"], data=body, headers=signed, timeout=10).status_code == 200
