@@ -28,6 +28,13 @@ def port_is_free(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
+def free_port() -> int:
+    """A port nothing listens on right now, on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def healthy(endpoint: str) -> bool:
     try:
         return requests.get(f"{endpoint}/_ministack/health", timeout=1).ok

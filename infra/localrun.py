@@ -22,16 +22,8 @@ from pathlib import Path
 
 import requests
 
-from .emulator import Emulator, client, healthy, port_is_free
+from .emulator import Emulator, client, free_port, healthy, port_is_free
 from .toolchain import ROOT, tool
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class SimProcess:

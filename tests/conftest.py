@@ -9,7 +9,6 @@ already runs (ministack, or LocalStack via pytest-localstack's RunningSession).
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import uuid
 from pathlib import Path
@@ -26,12 +25,6 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "VideoMigrationTests")
 os.environ.setdefault("POWERTOOLS_DEV", "false")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def endpoint():
     """The emulator's endpoint URL, started for this session unless one is given."""
@@ -39,7 +32,7 @@ def endpoint():
     if given:
         yield given.rstrip("/")
         return
-    from infra.emulator import Emulator
+    from infra.emulator import Emulator, free_port
 
     emulator = Emulator(port=free_port(), log_path=ROOT / ".local" / "test-ministack.log").start()
     try:

@@ -1,4 +1,4 @@
-"""The provider's bearer token, from Secrets Manager or an SSM SecureString.
+"""Secrets from Secrets Manager or an SSM SecureString: the provider's bearer token.
 
 Powertools' parameters utility caches the value for `max_age` seconds across warm
 invocations, so a rotated token is picked up within that time without a redeploy.
@@ -14,19 +14,24 @@ from aws_lambda_powertools.utilities import parameters
 CACHE_SECONDS = 300
 
 
+def read_secret(secret_name: str | None, parameter_name: str | None) -> str | None:
+    """The cached value of the Secrets Manager secret, else of the SSM SecureString;
+    None when neither is configured. Shared by the token and the webhook secrets."""
+    if secret_name:
+        raw = parameters.get_secret(secret_name, max_age=CACHE_SECONDS)
+    elif parameter_name:
+        raw = parameters.get_parameter(parameter_name, decrypt=True, max_age=CACHE_SECONDS)
+    else:
+        return None
+    return raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
+
+
 def token_getter(secret_name: str | None, parameter_name: str | None):
     """A zero-argument callable returning the token (None when none is configured)."""
 
     def get() -> str | None:
-        if secret_name:
-            raw = parameters.get_secret(secret_name, max_age=CACHE_SECONDS)
-        elif parameter_name:
-            raw = parameters.get_parameter(parameter_name, decrypt=True, max_age=CACHE_SECONDS)
-        else:
-            return None
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8")
-        return _unwrap(str(raw))
+        raw = read_secret(secret_name, parameter_name)
+        return None if raw is None else _unwrap(raw)
 
     return get
 

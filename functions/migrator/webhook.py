@@ -20,13 +20,13 @@ from hashlib import sha256
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
 
 from .dynamo import is_condition_failure, typed
 from .fate import excerpt, remote_id_of
 from .ledger import Ledger
 from .messages import id_problem
+from .secrets import read_secret
 from .signatures import Scheme, SignatureError, decode_body, verify
 from .states import State
 
@@ -35,7 +35,6 @@ metrics = Metrics(namespace="VideoMigration", service="webhook")
 
 MAX_BODY_BYTES = 256 * 1024
 DEDUPE_TTL_S = 14 * 86_400  # longer than any provider's redelivery schedule
-SECRET_CACHE_S = 300
 
 
 @dataclass(frozen=True)
@@ -183,13 +182,8 @@ def secret_getter(secret_name: str | None, parameter_name: str | None) -> Callab
     """The accepted signing secrets: JSON {"current": ..., "previous": ...} (rotation) or one plain value."""
 
     def get() -> list[str]:
-        if secret_name:
-            raw = parameters.get_secret(secret_name, max_age=SECRET_CACHE_S)
-        elif parameter_name:
-            raw = parameters.get_parameter(parameter_name, decrypt=True, max_age=SECRET_CACHE_S)
-        else:
-            return []
-        return parse_secrets(raw.decode() if isinstance(raw, bytes) else str(raw))
+        raw = read_secret(secret_name, parameter_name)
+        return [] if raw is None else parse_secrets(raw)
 
     return get
 
