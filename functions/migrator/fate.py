@@ -97,7 +97,9 @@ def plan_after_claim(previous: Mapping | None, attempts: int, max_attempts: int)
     the provider, so we look the asset up by migration_ref before creating again.
     """
     earlier_tries = int(_number((previous or {}).get("attempts")) or 0)
-    return ClaimPlan(give_up=attempts > max_attempts, lookup_first=earlier_tries > 0)
+    # An operator's retry grants a fresh budget: attempts before it (retry_base) don't count.
+    spent_before_retry = int(_number((previous or {}).get("retry_base")) or 0)
+    return ClaimPlan(give_up=attempts - spent_before_retry > max_attempts, lookup_first=earlier_tries > 0)
 
 
 # --- what the provider said -------------------------------------------------------------

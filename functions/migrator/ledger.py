@@ -55,7 +55,7 @@ class Refused:
 @dataclass(frozen=True)
 class WriteResult:
     won: bool
-    current: dict | None = None  # on a lost write: the item that beat us
+    current: dict | None = None  # on a lost write: the item that beat us; on settle: the item after
 
 
 class Ledger:
@@ -265,12 +265,131 @@ class Ledger:
             values[":err"] = error
             sets.append("last_error = :err")
         try:
-            self.client.update_item(
+            resp = self.client.update_item(
                 TableName=self.table,
                 Key=typed({"asset_id": asset_id}),
                 UpdateExpression="SET " + ", ".join(sets) + " REMOVE lease_token, lease_until, retry_after",
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=typed(values),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return WriteResult(False, to_item(exc.response.get("Item")))
+            raise
+        return WriteResult(True, to_item(resp.get("Attributes")))
+
+    def flag_drift(self, asset_id: str, drift_s: float, now: float) -> None:
+        """Mark a settled asset whose provider duration differs from its source's (the canary)."""
+        self.client.update_item(
+            TableName=self.table,
+            Key=typed({"asset_id": asset_id}),
+            UpdateExpression="SET drift_s = :drift, drift_flagged_at = :now",
+            ConditionExpression="attribute_exists(asset_id)",
+            ExpressionAttributeValues=typed({":drift": drift_s, ":now": now}),
+        )
+
+    # --- reading a state through the by_state index ------------------------------------
+
+    def query_shard(
+        self,
+        state: State,
+        shard: int,
+        limit: int,
+        older_than: float | None = None,
+        start_key: dict | None = None,
+        newest_first: bool = False,
+    ) -> tuple[list[dict], dict | None]:
+        """One bounded page of one state's shard, oldest change first; returns (items, next key).
+
+        Items carry the index's projection (state, lease, retry, remote id, counters,
+        last error), not the whole asset: `get` reads the rest when it is needed.
+        """
+        values: dict = {":shard": f"{state.value}#{shard}"}
+        condition = "state_shard = :shard"
+        if older_than is not None:
+            values[":cutoff"] = older_than
+            condition += " AND updated_at < :cutoff"
+        kwargs: dict = {
+            "TableName": self.table,
+            "IndexName": STATE_INDEX,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": typed(values),
+            "Limit": limit,
+            "ScanIndexForward": not newest_first,
+        }
+        if start_key:
+            kwargs["ExclusiveStartKey"] = start_key
+        resp = self.client.query(**kwargs)
+        return [to_item(raw) for raw in resp.get("Items", [])], resp.get("LastEvaluatedKey")
+
+    def iter_state(self, state: State, page_size: int = 100, older_than: float | None = None):
+        """Every item of `state`, shard by shard (a paginated walk; bounded per page, not in total)."""
+        for shard in range(SHARDS):
+            key = None
+            while True:
+                items, key = self.query_shard(state, shard, page_size, older_than=older_than, start_key=key)
+                yield from items
+                if not key:
+                    break
+
+    # --- staging and the inventory pass (the CLI's load --stage and probe) -------------------
+
+    def stage(self, msg: AssetMessage, now: float) -> bool:
+        """Record a new asset as pending without enqueuing it; False when the id is known already."""
+        item: dict = {
+            "asset_id": msg.asset_id,
+            "state": State.PENDING.value,
+            "state_shard": state_shard(State.PENDING, msg.asset_id),
+            "source_url": msg.source_url,
+            "attempts": 0,
+            "throttles": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        if msg.title is not None:
+            item["title"] = msg.title
+        if msg.duration_s is not None:
+            item["duration_s"] = msg.duration_s
+        if msg.metadata:
+            item["metadata"] = msg.metadata
+        try:
+            self.client.put_item(
+                TableName=self.table, Item=typed(item), ConditionExpression="attribute_not_exists(asset_id)"
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def mark_inventoried(self, asset_id: str, duration_s: float, now: float) -> WriteResult:
+        """pending -> inventoried with the probed duration; loses to anything that moved it first."""
+        return self._from_pending(asset_id, State.INVENTORIED, now, {"duration_s": duration_s}, remove=("last_error",))
+
+    def reject_unprobed(self, asset_id: str, reason: str, now: float) -> WriteResult:
+        """pending -> rejected: the probe found no video stream, or could not read the source."""
+        return self._from_pending(asset_id, State.REJECTED, now, {"last_error": reason}, remove=("retry_after",))
+
+    def _from_pending(
+        self, asset_id: str, state: State, now: float, fields: Mapping[str, Any], remove: tuple[str, ...]
+    ) -> WriteResult:
+        names = {"#state": "state"}
+        values: dict = {":to": state.value, ":shard": state_shard(state, asset_id), ":now": now}
+        values[":pending"] = State.PENDING.value
+        sets = ["#state = :to", "state_shard = :shard", "updated_at = :now"]
+        for i, (name, value) in enumerate(fields.items()):
+            names[f"#f{i}"], values[f":f{i}"] = name, value
+            sets.append(f"#f{i} = :f{i}")
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
+                ConditionExpression="#state = :pending AND attribute_not_exists(lease_token)",
+                ExpressionAttributeNames=names,
                 ExpressionAttributeValues=typed(values),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
@@ -279,6 +398,94 @@ class Ledger:
                 return WriteResult(False, to_item(exc.response.get("Item")))
             raise
         return WriteResult(True)
+
+    # --- the operator's retry and reconcile's heal ----------------------------------------------
+
+    def rearm(self, asset_id: str, state: State, now: float) -> WriteResult:
+        """Make an asset claimable now, for an operator's retry; the caller then enqueues it.
+
+        failed (and rejected, by the operator's explicit choice) becomes failed with its
+        retry time now and a fresh attempt budget (`retry_base`: attempts spent before
+        this retry). Its attempt count is kept, so the next claim still looks the asset
+        up at the provider before creating it again. pending/inventoried lose any retry
+        time. Refused if the asset moved since it was listed.
+        """
+        if state not in (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED):
+            raise ValueError(f"retry re-enqueues failed, rejected, pending or inventoried assets, not {state}")
+        values: dict = {":seen": state.value, ":now": now}
+        sets = ["updated_at = :now", "enqueued_at = :now"]
+        remove = ""
+        if state in (State.FAILED, State.REJECTED):
+            values.update({":failed": State.FAILED.value, ":shard": state_shard(State.FAILED, asset_id), ":zero": 0})
+            sets += [
+                "#state = :failed",
+                "state_shard = :shard",
+                "retry_after = :now",
+                "retry_base = if_not_exists(attempts, :zero)",
+            ]
+        else:
+            remove = " REMOVE retry_after"
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                UpdateExpression="SET " + ", ".join(sets) + remove,
+                ConditionExpression="#state = :seen AND attribute_not_exists(lease_token)",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=typed(values),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return WriteResult(False, to_item(exc.response.get("Item")))
+            raise
+        return WriteResult(True)
+
+    def mark_healed(self, seen: Mapping[str, Any], now: float) -> WriteResult:
+        """The marker a heal writes before it enqueues: the asset exactly as it was read.
+
+        The condition is the item's `updated_at` (and state) as seen: a claim, a release,
+        a settle or another reconcile's heal all change it, so of two reconcile runs, or
+        a reconcile and an uploader, at most one acts on what it saw. An uploading asset
+        is only healed while its lease is still expired: a live lease is never taken.
+        The new `updated_at` restarts the quiet period before any further heal.
+        """
+        values: dict = {":seen_state": seen["state"], ":seen_at": seen["updated_at"], ":now": now, ":one": 1}
+        condition = "#state = :seen_state AND updated_at = :seen_at"
+        if seen["state"] == State.UPLOADING.value:
+            condition += " AND lease_until < :now"
+        else:
+            condition += " AND attribute_not_exists(lease_token)"
+        try:
+            resp = self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": seen["asset_id"]}),
+                UpdateExpression=(
+                    "SET updated_at = :now, healed_at = :now, enqueued_at = :now,"
+                    " heals = if_not_exists(heals, :zero) + :one"
+                ),
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=typed({**values, ":zero": 0}),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return WriteResult(False, to_item(exc.response.get("Item")))
+            raise
+        return WriteResult(True, to_item(resp.get("Attributes")))
+
+    def note_polled(self, asset_id: str, now: float, note: str) -> None:
+        """A processing asset the provider has not finished: remember when we asked (no state change)."""
+        self.client.update_item(
+            TableName=self.table,
+            Key=typed({"asset_id": asset_id}),
+            UpdateExpression="SET polled_at = :now, poll_note = :note, polls = if_not_exists(polls, :zero) + :one",
+            ConditionExpression="attribute_exists(asset_id)",
+            ExpressionAttributeValues=typed({":now": now, ":note": note, ":zero": 0, ":one": 1}),
+        )
 
     # --- poison ----------------------------------------------------------------------------
 

@@ -148,6 +148,14 @@ def test_plan_after_claim():
     assert plan_after_claim({"state": "uploading", "attempts": 4}, 5, MAX).give_up is False
 
 
+def test_an_operator_retry_grants_a_fresh_budget_but_still_looks_up_first():
+    spent = {"state": "failed", "attempts": MAX, "retry_base": MAX}
+    plan = plan_after_claim(spent, MAX + 1, MAX)
+    assert plan.give_up is False
+    assert plan.lookup_first is True  # an earlier try may have created the video
+    assert plan_after_claim(spent, 2 * MAX + 1, MAX).give_up is True
+
+
 H = {}
 
 
