@@ -28,3 +28,14 @@ if [ ! -f "$STAMP" ]; then
   touch "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
+
+# The probe (migrator probe, and its tests) runs Debian's ffprobe; install it once where apt can.
+if ! command -v ffprobe >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[bootstrap] installing ffmpeg (ffprobe) from Debian" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg) \
+      >/dev/null 2>&1 || echo "[bootstrap] warning: could not install ffmpeg" >&2
+  else
+    echo "[bootstrap] warning: ffprobe not found; install Debian's ffmpeg for 'migrator probe'" >&2
+  fi
+fi
