@@ -149,6 +149,36 @@ def remote_id_of(body: object) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class VideoStatus:
+    """What a provider's video object (a webhook's data, or GET /videos/{id}) says of the asset."""
+
+    target: State | None  # READY or REJECTED when the provider has finished; None while it works
+    remote_id: str | None
+    duration_s: float | None = None
+    error: str | None = None
+    status: str = ""
+
+
+def classify_video(video: object) -> VideoStatus:
+    """Read a provider video object (untrusted): ready with its duration, errored with its reason, or neither."""
+    if not isinstance(video, dict):
+        return VideoStatus(None, None, status="not an object")
+    remote_id = remote_id_of(video)
+    status = video.get("status")
+    status = status if isinstance(status, str) else ""
+    if status == "ready":
+        duration = video.get("duration")
+        valid = isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 10**7
+        return VideoStatus(State.READY, remote_id, float(duration) if valid else None, status=status)
+    if status == "errored":
+        error = video.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        reason = excerpt(str(message)) if message else "the provider could not ingest the source"
+        return VideoStatus(State.REJECTED, remote_id, error=f"provider: {reason}", status=status)
+    return VideoStatus(None, remote_id, status=excerpt(status, 40))
+
+
 def classify_create(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
     """Classify the answer to POST /videos. `body` is the parsed JSON or None."""
     if 200 <= status < 300:

@@ -32,7 +32,7 @@ class Settings:
         return 2 * (self.connect_timeout_s + self.read_timeout_s) + 5.0 + 2.0
 
 
-def _number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -45,7 +45,7 @@ def _number(env: Mapping[str, str], name: str, default: float, low: float, high:
     return value
 
 
-def _required(env: Mapping[str, str], name: str) -> str:
+def env_required(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "").strip()
     if not value:
         raise SettingsError(f"{name} is not set")
@@ -54,24 +54,24 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 def load(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
-    base = _required(env, "PROVIDER_BASE_URL")
+    base = env_required(env, "PROVIDER_BASE_URL")
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
     if parts.username or parts.password:
         raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
-    attempts = _number(env, "MAX_ATTEMPTS", 5, 1, 100)
+    attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
     return Settings(
-        table_name=_required(env, "LEDGER_TABLE"),
-        queue_url=_required(env, "QUEUE_URL"),
+        table_name=env_required(env, "LEDGER_TABLE"),
+        queue_url=env_required(env, "QUEUE_URL"),
         provider_base_url=base,
         token_secret_name=env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
         token_parameter_name=env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
         max_attempts=int(attempts),
-        rate_per_s=_number(env, "PROVIDER_RATE_LIMIT", 0.0, 0.0, 10_000.0),
-        connect_timeout_s=_number(env, "PROVIDER_CONNECT_TIMEOUT", 3.05, 0.1, 60.0),
-        read_timeout_s=_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
-        presign_expiry_s=int(_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
+        rate_per_s=env_number(env, "PROVIDER_RATE_LIMIT", 0.0, 0.0, 10_000.0),
+        connect_timeout_s=env_number(env, "PROVIDER_CONNECT_TIMEOUT", 3.05, 0.1, 60.0),
+        read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
+        presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
     )

@@ -22,8 +22,9 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
+from .canary import DEFAULT_TOLERANCE_S, drifted
 from .dynamo import is_condition_failure, typed
-from .fate import excerpt, remote_id_of
+from .fate import classify_video, excerpt
 from .ledger import Ledger
 from .messages import id_problem
 from .secrets import read_secret
@@ -59,17 +60,12 @@ def interpret(event: object) -> Action:
     asset_id = metadata.get("migration_ref")
     if not isinstance(asset_id, str) or id_problem(asset_id):
         return Action(None, None, note="event names no usable migration_ref")
-    remote_id = remote_id_of(data)
-    if kind == "video.ready":
-        duration = data.get("duration")
-        valid = isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 10**7
-        return Action(asset_id, State.READY, remote_id, float(duration) if valid else None, note="ready")
-    if kind == "video.errored":
-        error = data.get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        reason = excerpt(str(message)) if message else "the provider could not ingest the source"
-        return Action(asset_id, State.REJECTED, remote_id, error=f"provider: {reason}", note="errored")
-    return Action(asset_id, None, remote_id, note=f"not an outcome: {excerpt(str(kind), 60)}")
+    # The event's type says what happened; the video object carries the details.
+    status = {"video.ready": "ready", "video.errored": "errored"}.get(kind)
+    video = classify_video({**data, "status": status})
+    if status is not None and video.target is not None:
+        return Action(asset_id, video.target, video.remote_id, video.duration_s, video.error, note=status)
+    return Action(asset_id, None, video.remote_id, note=f"not an outcome: {excerpt(str(kind), 60)}")
 
 
 def event_id_of(verified_id: str | None, event: object, body: bytes) -> str:
@@ -93,6 +89,7 @@ class Receiver:
     scheme: Scheme
     secrets: Callable[[], list[str]]
     tolerance_s: int = 300
+    drift_tolerance_s: float = DEFAULT_TOLERANCE_S
     clock: Callable[[], float] = time.time
 
     def handle(self, request: Mapping) -> dict:
@@ -144,6 +141,7 @@ class Receiver:
         if result.won:
             logger.info("asset %s", action.target.value, extra={"remote_id": action.remote_id})
             metrics.add_metric(name=f"Webhook{action.target.value.title()}", unit=MetricUnit.Count, value=1)
+            self._canary(action.asset_id, result.current or {})
             return response(200, result=action.target.value)
         current = result.current or {}
         if not current:
@@ -151,6 +149,17 @@ class Receiver:
             return response(200, result="unknown asset")
         logger.info("event not applied: asset is %s (remote_id %s)", current.get("state"), current.get("remote_id"))
         return response(200, result="not applied", state=current.get("state"))
+
+    def _canary(self, asset_id: str, settled: dict) -> None:
+        drift = drifted(settled, self.drift_tolerance_s)
+        if drift is None:
+            return
+        logger.warning("duration drift %+.3f s (source %s s)", drift, settled.get("duration_s"))
+        metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
+        try:
+            self.ledger.flag_drift(asset_id, drift, self.clock())
+        except Exception:  # the asset is settled; reconcile's drift pass flags it later
+            logger.exception("could not flag the drift")
 
     def _refuse(self, status: int, reason: str) -> dict:
         logger.warning("webhook refused: %s", reason, extra={"status": status})
@@ -220,6 +229,7 @@ def build() -> Receiver:
             os.environ.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None,
         ),
         tolerance_s=int(os.environ.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
+        drift_tolerance_s=float(os.environ.get("DRIFT_TOLERANCE_SECONDS", str(DEFAULT_TOLERANCE_S))),
     )
 
 

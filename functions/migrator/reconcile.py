@@ -1,0 +1,322 @@
+"""The reconcile Lambda: heal lost work, poll the provider when webhooks never came, flag drift.
+
+It runs on a schedule and on demand (`migrator reconcile`). Each run walks the
+`by_state` index lane by lane (a lane is one state's shard: "uploading#7"), oldest
+change first, and only below a cutoff (`updated_at` older than the heal or poll
+threshold), so it reads candidates, never the settled bulk of the table. Work per run
+is bounded (`max_items` index items, `max_polls` provider calls, the invocation's
+time); where a lane stops, its cursor is saved in the `#reconcile` checkpoint item,
+and the next run goes on from there, so a million-asset table is covered over
+several runs. The 16 shards per state keep any one partition from running hot.
+
+Healing is exactly-once per quiet period: a conditional write of the marker (the
+item's `updated_at` as read) comes before the message is sent, so of two reconcile
+runs, or a reconcile and an uploader, at most one acts on what it read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from threading import Lock
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from .canary import drifted
+from .dynamo import to_item, typed
+from .fate import classify_video, remote_id_of
+from .heal import HEAL_STATES, POLL_STATES, RunLimits, RunRequestError, heal_reason, limits_for, poll_due
+from .ledger import SHARDS, Ledger
+from .messages import AssetMessage, encode_message
+from .provider import ProviderClient, TransportError
+from .secrets import token_getter
+from .settings import env_number, env_required
+from .states import State
+
+logger = Logger(service="reconcile")
+metrics = Metrics(namespace="VideoMigration", service="reconcile")
+
+CHECKPOINT_ID = "#reconcile"
+PAGE_SIZE_MAX = 100  # index items read per lane per run (at most)
+# Stop starting new lanes with less time than this left: a page and its heals fit in it.
+TIME_MARGIN_S = 15.0
+
+
+@dataclass
+class Summary:
+    """What one run did; returned to the caller and logged."""
+
+    examined: int = 0
+    healed: int = 0
+    polled: int = 0
+    settled_ready: int = 0
+    settled_rejected: int = 0
+    still_processing: int = 0
+    drifted: int = 0
+    skipped: dict = field(default_factory=dict)  # reason -> count
+    lanes: int = 0
+    lanes_finished: int = 0  # lanes read to their end (next run starts them over)
+    errors: int = 0
+    elapsed_s: float = 0.0
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "skipped_total": sum(self.skipped.values())}
+
+
+@dataclass
+class Reconciler:
+    ledger: Ledger
+    sqs: object
+    queue_url: str
+    provider: ProviderClient
+    limits: RunLimits
+    clock: Callable[[], float] = time.time
+    workers: int = 4
+
+    def run(self, limits: RunLimits | None = None, restart: bool = False, remaining_s=lambda: 900.0) -> Summary:
+        limits = limits or self.limits
+        started = self.clock()
+        summary = Summary()
+        cursors = {} if restart else self._load_checkpoint()
+        lanes = [(state, shard) for state in (*HEAL_STATES, *POLL_STATES) for shard in range(SHARDS)]
+        summary.lanes = len(lanes)
+        # Every lane gets the same share of the run, so a crowded lane cannot starve the rest.
+        page = max(1, min(PAGE_SIZE_MAX, limits.max_items // len(lanes)))
+        polls = _Allowance(limits.max_polls)
+        lock = Lock()
+
+        def walk(lane: tuple[State, int]) -> None:
+            state, shard = lane
+            name = f"{state.value}#{shard}"
+            if remaining_s() < TIME_MARGIN_S:
+                return
+            now = self.clock()
+            threshold = limits.poll_after_s if state in POLL_STATES else limits.heal_after_s
+            try:
+                items, next_key = self.ledger.query_shard(
+                    state, shard, page, older_than=now - threshold, start_key=cursors.get(name)
+                )
+            except Exception:
+                logger.exception("could not read lane %s", name)
+                with lock:
+                    summary.errors += 1
+                return
+            for item in items:
+                self._one(item, state, limits, polls, summary, lock)
+            with lock:
+                summary.examined += len(items)
+                if next_key:
+                    cursors[name] = next_key
+                else:
+                    cursors.pop(name, None)
+                    summary.lanes_finished += 1
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            list(pool.map(walk, lanes))
+        self._save_checkpoint(cursors)
+        summary.elapsed_s = round(self.clock() - started, 3)
+        return summary
+
+    # --- one candidate -----------------------------------------------------------------
+
+    def _one(self, item: dict, state: State, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
+        now = self.clock()
+        try:
+            if state in POLL_STATES:
+                if not poll_due(item, now, limits.poll_after_s):
+                    with lock:
+                        summary.skip("not due")
+                elif polls.take():
+                    self._poll(item, limits, summary, lock)
+                else:
+                    with lock:
+                        summary.skip("poll budget spent")
+                return
+            reason = heal_reason(item, now, limits.heal_after_s)
+            if reason is None:
+                with lock:
+                    summary.skip(f"{state}: live or waiting")
+                return
+            self._heal(item, reason, now, summary, lock)
+        except Exception:
+            logger.exception("reconcile failed on one asset", extra={"asset_id": item.get("asset_id")})
+            with lock:
+                summary.errors += 1
+
+    def _heal(self, seen: dict, reason: str, now: float, summary: Summary, lock) -> None:
+        marked = self.ledger.mark_healed(seen, now)
+        if not marked.won:
+            with lock:
+                summary.skip("moved since it was read")
+            return
+        item = marked.current or {}
+        message = AssetMessage(
+            asset_id=item["asset_id"],
+            source_url=item["source_url"],
+            title=item.get("title"),
+            duration_s=float(item["duration_s"]) if item.get("duration_s") is not None else None,
+            metadata=item.get("metadata") or {},
+        )
+        # If this send fails, the marker stays and the next quiet period heals it again.
+        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=encode_message(message))
+        logger.info("healed: %s", reason, extra={"asset_id": message.asset_id})
+        metrics.add_metric(name="Healed", unit=MetricUnit.Count, value=1)
+        with lock:
+            summary.healed += 1
+
+    def _poll(self, item: dict, limits: RunLimits, summary: Summary, lock) -> None:
+        asset_id, remote_id = item["asset_id"], item.get("remote_id")
+        with lock:
+            summary.polled += 1
+        try:
+            if remote_id:
+                answer = self.provider.get(remote_id)
+            else:  # no id recorded: find the video by our reference
+                answer = self.provider.lookup(asset_id)
+        except TransportError as exc:
+            with lock:
+                summary.skip(f"provider {exc.kind}")
+            return
+        if answer.status == 429:
+            with lock:
+                summary.skip("provider throttled the poll")
+            return
+        if answer.status != 200:
+            video = None
+        elif remote_id:
+            video = answer.body
+        else:  # a lookup's list: the first entry that names a video
+            entries = answer.body.get("data") if isinstance(answer.body, dict) else None
+            video = next((e for e in entries or [] if remote_id_of(e)), None) if isinstance(entries, list) else None
+        status = classify_video(video) if video is not None else None
+        now = self.clock()
+        if status is None or status.target is None:
+            note = (
+                f"provider says {status.status or 'nothing'}" if status else f"provider answered HTTP {answer.status}"
+            )
+            self.ledger.note_polled(asset_id, now, note)
+            with lock:
+                summary.still_processing += 1
+                if answer.status == 404:
+                    summary.skip("provider has no such video")
+            return
+        result = self.ledger.settle(
+            asset_id,
+            status.target,
+            status.remote_id or remote_id,
+            now,
+            provider_duration_s=status.duration_s,
+            error=status.error,
+        )
+        if not result.won:
+            with lock:
+                summary.skip("settled meanwhile")
+            return
+        metrics.add_metric(name="PolledSettled", unit=MetricUnit.Count, value=1)
+        logger.info("settled by poll: %s", status.target.value, extra={"asset_id": asset_id})
+        with lock:
+            if status.target is State.READY:
+                summary.settled_ready += 1
+            else:
+                summary.settled_rejected += 1
+        drift = drifted(result.current or {}, limits.drift_tolerance_s)
+        if drift is not None:
+            self.ledger.flag_drift(asset_id, drift, now)
+            metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
+            with lock:
+                summary.drifted += 1
+
+    # --- the checkpoint --------------------------------------------------------------------
+
+    def _load_checkpoint(self) -> dict:
+        raw = self.ledger.client.get_item(
+            TableName=self.ledger.table, Key=typed({"asset_id": CHECKPOINT_ID}), ConsistentRead=True
+        ).get("Item")
+        item = to_item(raw) or {}
+        try:
+            cursors = json.loads(item.get("cursors", "{}"))
+        except ValueError:
+            return {}
+        return cursors if isinstance(cursors, dict) else {}
+
+    def _save_checkpoint(self, cursors: dict) -> None:
+        # Two runs at once may each save theirs: the last one wins, which only changes
+        # where the next run starts, never what it may do.
+        self.ledger.client.put_item(
+            TableName=self.ledger.table,
+            Item=typed({"asset_id": CHECKPOINT_ID, "cursors": json.dumps(cursors), "saved_at": self.clock()}),
+        )
+
+
+class _Allowance:
+    """A count shared by the lane threads (provider polls left in this run)."""
+
+    def __init__(self, left: int):
+        self.left, self._lock = left, Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+
+def load_limits(env=None) -> RunLimits:
+    env = os.environ if env is None else env
+    return RunLimits(
+        heal_after_s=env_number(env, "HEAL_AFTER_SECONDS", 3600, 0, 30 * 86_400),
+        poll_after_s=env_number(env, "POLL_AFTER_SECONDS", 1800, 0, 30 * 86_400),
+        max_items=int(env_number(env, "RECONCILE_MAX_ITEMS", 2000, 1, 1_000_000)),
+        max_polls=int(env_number(env, "RECONCILE_MAX_POLLS", 200, 0, 100_000)),
+        drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+    )
+
+
+def build(env=None) -> Reconciler:
+    env = os.environ if env is None else env
+    dynamodb = boto3.client("dynamodb")
+    return Reconciler(
+        ledger=Ledger(env_required(env, "LEDGER_TABLE"), dynamodb),
+        sqs=boto3.client("sqs"),
+        queue_url=env_required(env, "QUEUE_URL"),
+        provider=ProviderClient(
+            env_required(env, "PROVIDER_BASE_URL"),
+            token_getter(
+                env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
+                env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
+            ),
+        ),
+        limits=load_limits(env),
+    )
+
+
+_reconciler: Reconciler | None = None
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event, context):
+    global _reconciler
+    if _reconciler is None:
+        _reconciler = build()
+    try:
+        limits, restart = limits_for(event, _reconciler.limits)
+    except RunRequestError as exc:
+        logger.warning("reconcile request refused: %s", exc)
+        return {"error": str(exc)}
+    summary = _reconciler.run(limits, restart, lambda: context.get_remaining_time_in_millis() / 1000)
+    for name in ("healed", "polled", "drifted", "examined"):
+        metrics.add_metric(name=f"Reconcile{name.title()}", unit=MetricUnit.Count, value=getattr(summary, name))
+    result = summary.as_dict()
+    logger.info("reconcile run done", extra={"summary": result})
+    return result

@@ -1,0 +1,202 @@
+"""The tally Lambda: counts by state and per-minute throughput, aggregated from the ledger's stream.
+
+`migrator status` must answer for a million assets without reading a million items,
+so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state,
+as sums of deltas) and one `minute#<epoch minute>` item per recent minute (assets that
+became ready, rejected, failed or processing, and 429s). This function keeps them:
+each batch of stream records is reduced in memory to deltas (pure: `deltas_of`), then
+written in one transaction. The transaction's client token is derived from the batch's
+sequence numbers, so a retried batch is not counted twice; the `counts#<k>` item is
+chosen by the batch too, so concurrent stream shards rarely write the same item.
+
+The uploader's and webhook's hot path is untouched: the stream costs them nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import boto3
+from aws_lambda_powertools import Logger
+
+from .dynamo import to_item, typed
+from .states import State
+
+logger = Logger(service="tally")
+
+COUNT_SHARDS = 16
+MINUTE_TTL_S = 7 * 86_400
+STATE_VALUES = frozenset(s.value for s in State)
+EVENTS = ("ready", "rejected", "failed", "created", "throttled", "healed")
+
+
+@dataclass
+class Deltas:
+    counts: Counter = field(default_factory=Counter)  # state -> change in the number of assets
+    minutes: dict = field(default_factory=dict)  # epoch minute -> Counter of EVENTS
+
+    def add_event(self, minute: int, event: str, n: int = 1) -> None:
+        if n:
+            self.minutes.setdefault(minute, Counter())[event] += n
+
+
+def _image(record: dict, which: str) -> dict:
+    return to_item(record.get("dynamodb", {}).get(which)) or {}
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, (int, Decimal)) and not isinstance(value, bool) else 0
+
+
+def deltas_of(records: list[dict], now: float) -> Deltas:
+    """Reduce stream records to count and per-minute deltas (pure)."""
+    out = Deltas()
+    for record in records:
+        keys = to_item(record.get("dynamodb", {}).get("Keys")) or {}
+        asset_id = keys.get("asset_id")
+        if not isinstance(asset_id, str) or asset_id.startswith("#"):
+            continue  # control items (pacer, checkpoint) are not assets
+        old, new = _image(record, "OldImage"), _image(record, "NewImage")
+        before, after = old.get("state"), new.get("state")
+        if before == after and record.get("eventName") == "MODIFY" and not _changed_counters(old, new):
+            continue
+        if before != after:
+            if before in STATE_VALUES:
+                out.counts[before] -= 1
+            if after in STATE_VALUES:
+                out.counts[after] += 1
+        when = new.get("updated_at") or old.get("updated_at")
+        minute = int(float(when) // 60) if isinstance(when, (int, Decimal)) else int(now // 60)
+        if after != before and after in ("ready", "rejected", "failed"):
+            out.add_event(minute, after)
+        if after == State.PROCESSING.value and before != after:
+            out.add_event(minute, "created")
+        out.add_event(minute, "throttled", max(0, _int(new.get("throttles")) - _int(old.get("throttles"))))
+        out.add_event(minute, "healed", max(0, _int(new.get("heals")) - _int(old.get("heals"))))
+    out.counts = Counter({k: v for k, v in out.counts.items() if v})
+    return out
+
+
+def _changed_counters(old: dict, new: dict) -> bool:
+    return any(_int(new.get(k)) != _int(old.get(k)) for k in ("throttles", "heals"))
+
+
+def batch_token(records: list[dict]) -> str:
+    """A ClientRequestToken that is the same for every delivery of this batch."""
+    seqs = [str(r.get("dynamodb", {}).get("SequenceNumber", "")) for r in records]
+    source = str(records[0].get("eventSourceARN", "")) if records else ""
+    return hashlib.sha256("|".join([source, *seqs]).encode()).hexdigest()[:36]
+
+
+def transaction(table: str, deltas: Deltas, token: str) -> list[dict]:
+    """The TransactWriteItems entries that apply `deltas` (at most 1 + minutes touched)."""
+    entries = []
+    if deltas.counts:
+        shard = int(token[:8], 16) % COUNT_SHARDS
+        names, values, parts = {}, {}, []
+        for i, (state, delta) in enumerate(sorted(deltas.counts.items())):
+            names[f"#s{i}"], values[f":s{i}"] = state, delta
+            parts.append(f"#s{i} :s{i}")
+        entries.append(
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": typed({"key": f"counts#{shard}"}),
+                    "UpdateExpression": "ADD " + ", ".join(parts),
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": typed(values),
+                }
+            }
+        )
+    for minute, events in sorted(deltas.minutes.items()):
+        names, values, parts = {}, {":ttl": minute * 60 + MINUTE_TTL_S}, []
+        for i, (event, n) in enumerate(sorted(events.items())):
+            if n:
+                names[f"#e{i}"], values[f":e{i}"] = event, n
+                parts.append(f"#e{i} :e{i}")
+        if parts:
+            entries.append(
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": typed({"key": f"minute#{minute}"}),
+                        "UpdateExpression": "ADD " + ", ".join(parts) + " SET expires_at = :ttl",
+                        "ExpressionAttributeNames": names,
+                        "ExpressionAttributeValues": typed(values),
+                    }
+                }
+            )
+    return entries
+
+
+def apply(dynamodb, table: str, records: list[dict], now: float) -> Deltas:
+    deltas = deltas_of(records, now)
+    token = batch_token(records)
+    entries = transaction(table, deltas, token)
+    # A transaction holds at most 100 entries; a batch touches one counts item and a few minutes.
+    for start in range(0, len(entries), 100):
+        chunk = entries[start : start + 100]
+        dynamodb.transact_write_items(TransactItems=chunk, ClientRequestToken=f"{token[:30]}{start:06d}")
+    return deltas
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What status shows, read from the aggregates in a bounded number of items."""
+
+    counts: dict  # state -> assets
+    minutes: dict  # epoch minute -> {event: n}
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def events_since(self, minute: int) -> Counter:
+        out: Counter = Counter()
+        for m, events in self.minutes.items():
+            if m >= minute:
+                out.update(events)
+        return out
+
+
+def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> Stats:
+    """Sum the count shards and read the last `window_minutes` minute items: 16 + window reads."""
+    current = int(now // 60)
+    keys = [f"counts#{k}" for k in range(COUNT_SHARDS)] + [
+        f"minute#{m}" for m in range(current - window_minutes, current + 1)
+    ]
+    items: list[dict] = []
+    for start in range(0, len(keys), 100):
+        request = {table: {"Keys": [typed({"key": k}) for k in keys[start : start + 100]], "ConsistentRead": True}}
+        while request:
+            resp = dynamodb.batch_get_item(RequestItems=request)
+            items += [to_item(raw) for raw in resp.get("Responses", {}).get(table, [])]
+            request = resp.get("UnprocessedKeys") or None
+    counts: Counter = Counter()
+    minutes: dict = {}
+    for item in items:
+        key = item.get("key", "")
+        values = {k: int(v) for k, v in item.items() if isinstance(v, Decimal)}
+        if key.startswith("counts#"):
+            counts.update({k: v for k, v in values.items() if k in STATE_VALUES})
+        elif key.startswith("minute#"):
+            minutes[int(key.split("#", 1)[1])] = {k: v for k, v in values.items() if k in EVENTS}
+    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes)
+
+
+_dynamodb = None
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event, context):
+    global _dynamodb
+    if _dynamodb is None:
+        _dynamodb = boto3.client("dynamodb")
+    records = event.get("Records", [])
+    deltas = apply(_dynamodb, os.environ["STATS_TABLE"], records, time.time())
+    logger.debug("tallied", extra={"records": len(records), "counts": dict(deltas.counts)})
+    return {"records": len(records)}
