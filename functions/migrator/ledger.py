@@ -426,7 +426,7 @@ class Ledger:
         else:
             remove = " REMOVE retry_after"
         try:
-            self.client.update_item(
+            resp = self.client.update_item(
                 TableName=self.table,
                 Key=typed({"asset_id": asset_id}),
                 UpdateExpression="SET " + ", ".join(sets) + remove,
@@ -440,7 +440,7 @@ class Ledger:
             if is_condition_failure(exc):
                 return WriteResult(False, to_item(exc.response.get("Item")))
             raise
-        return WriteResult(True)
+        return WriteResult(True, to_item(resp.get("Attributes")))
 
     def mark_healed(self, seen: Mapping[str, Any], now: float) -> WriteResult:
         """The marker a heal writes before it enqueues: the asset exactly as it was read.

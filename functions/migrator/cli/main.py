@@ -1,0 +1,461 @@
+"""`migrator`: the operator's command line for a deployed migration stack (AWS or a local emulator).
+
+Every subcommand explains itself with --help. Problems the operator can fix (a wrong
+stack name, no credentials, an unreadable file) end in one line on stderr and exit
+status 2, never a traceback; a run that finished but left some rows or assets behind
+exits with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
+
+from ..ledger import Ledger
+from ..states import State
+from .errors import CliError
+
+EPILOG = """\
+Pick the stack with --stack NAME (its CloudFormation outputs are read), or with --outputs FILE
+(written by `infra/local-stack up --outputs`). --endpoint URL (or MIGRATOR_ENDPOINT) points every
+call at a local emulator. MIGRATOR_STACK and MIGRATOR_OUTPUTS work like the flags.
+
+A typical migration:
+  migrator load inventory.csv             push one message per asset (validated, deduped)
+  migrator status --watch                 counts, throughput, ETA, 429 rate, DLQ, oldest in flight
+  migrator report -o mapping.csv          our id -> provider id, durations, errors
+  migrator retry                          re-enqueue failed assets with a fresh attempt budget
+Probe first instead (ffprobe checks each source before any upload):
+  migrator load inventory.csv --stage     record assets as pending, enqueue nothing
+  migrator probe                          pending -> inventoried (duration) or rejected (reason)
+  migrator retry --state inventoried      enqueue what passed
+"""
+
+
+def _stack_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("stack")
+    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack name")
+    group.add_argument("--outputs", metavar="FILE", help="JSON file of the stack's outputs")
+    group.add_argument("--endpoint", metavar="URL", help="LocalStack-compatible endpoint, e.g. http://127.0.0.1:4566")
+    group.add_argument("--region", help="AWS region (default: your AWS configuration)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 30 * 86_400:
+        raise argparse.ArgumentTypeError("must be between 0 and 2592000 seconds")
+    return value
+
+
+def state_name(text: str) -> State:
+    try:
+        return State(text.lower())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown state {text!r}; states: {', '.join(s.value for s in State)}"
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="migrator",
+        description=(
+            "Operate a video-library migration: load the inventory, watch it, export the mapping, fix what failed."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "load",
+        help="push an inventory (CSV, JSON Lines or an S3 listing) to the queue",
+        description=(
+            "Read an inventory and push one message per asset, 10 per SendMessageBatch call, in parallel. "
+            "CSV needs a header with id and source_url, and may have title, metadata (a JSON object) and "
+            "duration_s; JSON Lines has one object per line with the same fields. s3://bucket/prefix lists "
+            "the video objects under the prefix: the id is derived from bucket and key, and the uploader "
+            "hands the provider a presigned GET URL (stack parameter PresignExpirySeconds). Bad rows are "
+            "reported with their line numbers and the good rows still go; an id repeated with the same URL "
+            "is dropped with a warning, with a different URL it is an error. The file is streamed. Loading "
+            "the same file twice creates nothing twice: the ledger's claim refuses duplicates."
+        ),
+    )
+    p.add_argument("source", metavar="FILE", help="a .csv or .jsonl file, - for standard input, or s3://bucket/prefix")
+    p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
+    p.add_argument("--dry-run", action="store_true", help="validate and count, send nothing")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="stop after N good rows")
+    p.add_argument(
+        "--stage",
+        action="store_true",
+        help="record the assets in the ledger as pending instead of enqueuing (probe first)",
+    )
+    p.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel senders (default 8)")
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "probe",
+        help="ffprobe each pending source: inventoried with its duration, or rejected with a reason",
+        description=(
+            "The inventory pass. For each pending asset, ffprobe (Debian's ffmpeg) reads the source's duration "
+            "and checks it has a video stream. A source with no video stream, or one ffprobe cannot read, "
+            "becomes rejected with the reason; the others become inventoried with duration_s (the drift "
+            "canary compares it with the provider's later). Only http(s) sources are probed (s3:// ones "
+            "through a presigned URL); an asset the uploader claims meanwhile is left to it."
+        ),
+    )
+    p.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="probes at once (default 8)")
+    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="per source (default 60)")
+    p.add_argument("--dry-run", action="store_true", help="probe and report, change nothing")
+    p.add_argument("--ffprobe", default="ffprobe", metavar="PATH", help="the ffprobe binary (default: on PATH)")
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "status",
+        help="counts by state, throughput, ETA, 429 rate, DLQ depth, oldest in flight",
+        description=(
+            "One screen on the migration. Counts come from aggregates the tally Lambda keeps from the "
+            "ledger's stream, so each refresh reads a few dozen items whatever the size of the table."
+        ),
+    )
+    p.add_argument(
+        "--watch",
+        nargs="?",
+        type=float,
+        const=5.0,
+        metavar="SECONDS",
+        help="refresh every SECONDS (default 5) until Ctrl-C",
+    )
+    p.add_argument(
+        "--window", type=positive_int, default=15, metavar="MIN", help="minutes of throughput history (default 15)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument(
+        "--exact", action="store_true", help="count through the ledger's index instead (reads every entry: an audit)"
+    )
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "report",
+        help="export the mapping (our id, source, state, provider id, durations, attempts, last error)",
+        description="One line per asset, as CSV or JSON Lines, streamed from a parallel scan of the ledger.",
+    )
+    p.add_argument("--format", choices=["csv", "jsonl"], default="csv", help="default csv")
+    p.add_argument(
+        "--state", type=state_name, action="append", metavar="STATE", help="only assets in STATE (repeatable)"
+    )
+    p.add_argument("--drift", action="store_true", help="only assets the duration-drift canary flagged")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "retry",
+        help="re-enqueue the assets in a state (default: failed)",
+        description=(
+            "Re-arm and re-enqueue assets. failed (and rejected, if you ask) get a fresh attempt budget; the "
+            "uploader still asks the provider first whether an earlier try created the video, so a retry "
+            "never makes a second copy. pending and inventoried assets (staged, probed) are simply enqueued."
+        ),
+    )
+    p.add_argument(
+        "--state", type=state_name, default=State.FAILED, help="failed (default), rejected, pending or inventoried"
+    )
+    p.add_argument("--id", action="append", dest="ids", metavar="ID", help="only this asset (repeatable)")
+    p.add_argument("--ids-file", metavar="FILE", help="only the ids in FILE, one per line")
+    p.add_argument("--dry-run", action="store_true", help="list what would be retried")
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "redrive",
+        help="move dead-letter messages back to the queue",
+        description=(
+            "Each DLQ message is copied to the queue, then deleted from the DLQ (a crash leaves a harmless duplicate)."
+        ),
+    )
+    p.add_argument("--limit", type=positive_int, metavar="N", help="move at most N messages")
+    _stack_options(p)
+
+    for name, verb in (("pause", "Disable"), ("resume", "Enable")):
+        p = sub.add_parser(
+            name,
+            help=f"{name} the uploader ({verb.lower()} its queue's event source mapping)",
+            description=(
+                f"{verb} the uploader's event source mapping. Invocations already running finish and record "
+                "their outcome; messages not yet received stay in the queue, so nothing is lost."
+            ),
+        )
+        _stack_options(p)
+
+    p = sub.add_parser(
+        "reconcile",
+        help="run reconcile now: heal lost work, poll for lost webhooks, flag drift",
+        description=(
+            "Invoke the reconcile Lambda and print its summary. Without options it uses the stack's "
+            "thresholds; each run is bounded and continues where the previous one stopped."
+        ),
+    )
+    p.add_argument("--heal-after", type=seconds, metavar="S", help="quiet time before an asset is healed")
+    p.add_argument("--poll-after", type=seconds, metavar="S", help="processing time before the provider is asked")
+    p.add_argument("--max-items", type=positive_int, metavar="N", help="index items to examine in this run")
+    p.add_argument(
+        "--restart", action="store_true", help="start every lane from its oldest item (forget the checkpoint)"
+    )
+    _stack_options(p)
+    return parser
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+
+def _target(args):
+    from .target import resolve
+
+    return resolve(args.stack, args.outputs, args.endpoint, args.region)
+
+
+def cmd_load(args) -> int:
+    from .load import load_inventory
+
+    target = _target(args)
+    stop = threading.Event()
+    summary = load_inventory(
+        args.source,
+        sqs=target.client("sqs"),
+        queue_url=target.output("QueueUrl"),
+        s3=target.client("s3") if args.source.startswith("s3://") else None,
+        ledger=Ledger(target.output("LedgerTableName"), target.client("dynamodb")) if args.stage else None,
+        fmt=args.format,
+        dry_run=args.dry_run,
+        limit=args.limit,
+        stage=args.stage,
+        workers=args.workers,
+        out=sys.stderr,
+        stop=stop,
+    )
+    print(summary.render(), file=sys.stderr)
+    return summary.exit_code
+
+
+def cmd_probe(args) -> int:
+    from .probe import run_probe
+    from .progress import Progress
+
+    target = _target(args)
+    ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+    s3 = target.client("s3")
+
+    def presign(url: str) -> str:
+        bucket, _, key = url[len("s3://") :].partition("/")
+        return s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=3600)
+
+    progress = Progress(sys.stderr, None, "probed")
+    stop = threading.Event()
+    try:
+        summary = run_probe(
+            ledger.iter_state(State.PENDING),
+            ledger=ledger,
+            presign=presign,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            ffprobe=args.ffprobe,
+            progress=lambda counts: progress.update(
+                counts.done, f"{counts.inventoried} inventoried, {counts.rejected} rejected"
+            ),
+            stop=stop,
+            dry_run=args.dry_run,
+        )
+    finally:
+        progress.close()
+    print(summary.render(), file=sys.stderr)
+    if summary.inventoried and not args.dry_run:
+        print("next: migrator retry --state inventoried   (enqueues them)", file=sys.stderr)
+    return 0 if not summary.errors else 1
+
+
+def cmd_status(args) -> int:
+    from .status import gather, render
+
+    target = _target(args)
+    while True:
+        view = gather(target, args.window, exact=args.exact)
+        text = json.dumps(view.as_dict(), indent=2) if args.json else render(view, target.name)
+        if args.watch and sys.stdout.isatty():
+            sys.stdout.write("\x1b[H\x1b[2J")  # home and clear: redraw in place
+        print(text, flush=True)
+        if not args.watch:
+            return 0
+        time.sleep(max(1.0, args.watch))
+        if not sys.stdout.isatty():
+            print(flush=True)
+
+
+def cmd_report(args) -> int:
+    from .report import scan_ledger, write_report
+
+    target = _target(args)
+    items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state, args.drift)
+    if args.output:
+        try:
+            out = open(args.output, "w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
+        with out:
+            count = write_report(items, out, args.format)
+        print(f"{count:,} assets written to {args.output}", file=sys.stderr)
+    else:
+        count = write_report(items, sys.stdout, args.format)
+    return 0
+
+
+def cmd_retry(args) -> int:
+    from .ops import RETRYABLE, retry
+    from .sender import BatchSender
+
+    if args.state not in RETRYABLE:
+        raise CliError(f"retry takes failed, rejected, pending or inventoried assets, not {args.state.value}")
+    ids = list(args.ids or [])
+    if args.ids_file:
+        try:
+            ids += [
+                line.strip() for line in Path(args.ids_file).read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {args.ids_file}: {getattr(exc, 'strerror', None) or exc}") from None
+    target = _target(args)
+    ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+    sender = BatchSender(target.client("sqs"), target.output("QueueUrl"))
+
+    def send(messages):
+        result = sender.send(messages)
+        return result.sent, result.failed
+
+    summary = retry(ledger, args.state, ids or None, send, dry_run=args.dry_run)
+    verb = "would re-enqueue" if args.dry_run else "re-enqueued"
+    count = summary.listed - len(summary.moved_on) if args.dry_run else summary.sent
+    print(f"{verb} {count:,} {args.state.value} assets", file=sys.stderr)
+    for asset_id, state in summary.moved_on[:20]:
+        print(f"  skipped {asset_id}: now {state}", file=sys.stderr)
+    if len(summary.moved_on) > 20:
+        print(f"  … and {len(summary.moved_on) - 20} more skipped", file=sys.stderr)
+    for asset_id, reason in summary.failed[:20]:
+        print(f"  not sent {asset_id}: {reason} (reconcile will heal it)", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+def cmd_redrive(args) -> int:
+    from .ops import redrive
+
+    target = _target(args)
+    moved, failed = redrive(
+        target.client("sqs"), target.output("DeadLetterQueueUrl"), target.output("QueueUrl"), args.limit
+    )
+    print(
+        f"moved {moved:,} messages from the DLQ to the queue" + (f"; {failed} could not be sent" if failed else ""),
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
+
+
+def cmd_pause(args, paused: bool = True) -> int:
+    from .ops import set_paused
+
+    target = _target(args)
+    state = set_paused(target.client("lambda"), target.output("UploaderEventSourceMappingId"), paused)
+    word = "paused" if paused else "resumed"
+    print(f"uploader {word}: its event source mapping is {state.lower()}", file=sys.stderr)
+    return 0
+
+
+def cmd_reconcile(args) -> int:
+    from .ops import run_reconcile
+
+    target = _target(args)
+    request: dict = {}
+    for option, key in (("heal_after", "heal_after_s"), ("poll_after", "poll_after_s"), ("max_items", "max_items")):
+        if getattr(args, option) is not None:
+            request[key] = getattr(args, option)
+    if args.restart:
+        request["restart"] = True
+    summary = run_reconcile(target.client("lambda"), target.output("ReconcileFunctionName"), request)
+    print(
+        f"reconcile: healed {summary.get('healed', 0)}, polled {summary.get('polled', 0)} "
+        f"(ready {summary.get('settled_ready', 0)}, rejected {summary.get('settled_rejected', 0)}, "
+        f"still processing {summary.get('still_processing', 0)}), drifted {summary.get('drifted', 0)}, "
+        f"skipped {summary.get('skipped_total', 0)}; examined {summary.get('examined', 0)} in "
+        f"{summary.get('elapsed_s', 0)} s, {summary.get('lanes_finished', 0)}/{summary.get('lanes', 0)} lanes finished",
+        file=sys.stderr,
+    )
+    print(json.dumps(summary))
+    return 1 if summary.get("errors") else 0
+
+
+COMMANDS = {
+    "load": cmd_load,
+    "probe": cmd_probe,
+    "status": cmd_status,
+    "report": cmd_report,
+    "retry": cmd_retry,
+    "redrive": cmd_redrive,
+    "pause": lambda args: cmd_pause(args, True),
+    "resume": lambda args: cmd_pause(args, False),
+    "reconcile": cmd_reconcile,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except CliError as exc:
+        print(f"migrator {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"migrator {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except NoCredentialsError:
+        print(
+            f"migrator {args.command}: no AWS credentials found: "
+            "set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+            file=sys.stderr,
+        )
+        return 2
+    except EndpointConnectionError as exc:
+        print(
+            f"migrator {args.command}: cannot reach {exc.kwargs.get('endpoint_url', 'the endpoint')}", file=sys.stderr
+        )
+        return 2
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        print(
+            f"migrator {args.command}: AWS refused {exc.operation_name}: {error.get('Code')}: {error.get('Message')}",
+            file=sys.stderr,
+        )
+        return 2
+    except BotoCoreError as exc:
+        print(f"migrator {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `migrator report | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The operator's levers: retry assets in a state, redrive the DLQ, pause and resume, run reconcile now."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..ledger import Ledger
+from ..messages import AssetMessage, id_problem
+from ..states import State
+from .errors import CliError
+
+RETRYABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
+
+
+def message_of(item: dict) -> AssetMessage:
+    """The queue message that carries a ledger item's asset (the ledger's source wins)."""
+    duration = item.get("duration_s")
+    return AssetMessage(
+        asset_id=item["asset_id"],
+        source_url=item["source_url"],
+        title=item.get("title"),
+        duration_s=float(duration) if duration is not None else None,
+        metadata=dict(item.get("metadata") or {}),
+    )
+
+
+@dataclass
+class RetrySummary:
+    listed: int = 0
+    rearmed: int = 0
+    moved_on: list = field(default_factory=list)  # (id, state now)
+    sent: int = 0
+    failed: list = field(default_factory=list)  # (id, reason)
+
+
+def retry_candidates(ledger: Ledger, state: State, ids: list[str] | None) -> Iterator[dict]:
+    """Items in `state`: the named ones (read one by one), or every one (through the index)."""
+    if ids:
+        for asset_id in ids:
+            problem = id_problem(asset_id)
+            if problem:
+                raise CliError(f"--id {asset_id!r}: {problem}")
+            item = ledger.get(asset_id)
+            yield item if item else {"asset_id": asset_id, "state": None}
+    else:
+        yield from ledger.iter_state(state)
+
+
+def retry(
+    ledger: Ledger,
+    state: State,
+    ids: list[str] | None,
+    send: Callable[[Iterable[AssetMessage]], tuple[int, list]],
+    dry_run: bool = False,
+    clock: Callable[[], float] = time.time,
+) -> RetrySummary:
+    """Re-arm each matching asset (a conditional write), then enqueue it.
+
+    The write comes first: an asset that moved meanwhile (claimed, settled) is left
+    alone, and one whose message fails to send is already armed for reconcile's heal.
+    """
+    summary = RetrySummary()
+
+    def rearmed() -> Iterator[AssetMessage]:
+        for item in retry_candidates(ledger, state, ids):
+            summary.listed += 1
+            if item.get("state") != state.value:
+                summary.moved_on.append((item["asset_id"], item.get("state") or "unknown to the ledger"))
+                continue
+            if dry_run:
+                continue
+            result = ledger.rearm(item["asset_id"], state, clock())
+            if not result.won:
+                summary.moved_on.append((item["asset_id"], (result.current or {}).get("state", "gone")))
+                continue
+            summary.rearmed += 1
+            yield message_of(result.current)
+
+    sent, failed = send(rearmed())
+    summary.sent, summary.failed = sent, failed
+    return summary
+
+
+# --- the dead-letter queue -----------------------------------------------------------------------
+
+
+def redrive(sqs, dlq_url: str, queue_url: str, limit: int | None = None, on_progress=None) -> tuple[int, int]:
+    """Move DLQ messages back to the queue: send a copy, then delete the original.
+
+    A crash between the two leaves a duplicate message, never a lost one; the ledger's
+    claim makes the duplicate harmless. Returns (moved, failed to move).
+    """
+    moved = failed = 0
+    empty_receives = 0
+    while limit is None or moved < limit:
+        want = 10 if limit is None else max(1, min(10, limit - moved))
+        resp = sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=want, WaitTimeSeconds=1, VisibilityTimeout=60)
+        messages = resp.get("Messages", [])
+        if not messages:
+            empty_receives += 1
+            if empty_receives >= 2:  # the DLQ is drained (receives are approximate: ask twice)
+                break
+            continue
+        empty_receives = 0
+        entries = [{"Id": str(i), "MessageBody": m["Body"]} for i, m in enumerate(messages)]
+        result = sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
+        sent_ids = {s["Id"] for s in result.get("Successful", [])}
+        failed += len(messages) - len(sent_ids)
+        done = [
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages) if str(i) in sent_ids
+        ]
+        if done:
+            sqs.delete_message_batch(QueueUrl=dlq_url, Entries=done)
+        moved += len(done)
+        if on_progress:
+            on_progress(moved, failed)
+    return moved, failed
+
+
+# --- pause and resume ----------------------------------------------------------------------------
+
+
+def set_paused(lambda_client, mapping_id: str, paused: bool, wait_s: float = 30.0) -> str:
+    """Disable (pause) or enable (resume) the uploader's event source mapping; returns its state.
+
+    Disabling stops new polls; invocations already running finish, and their messages'
+    fates (delete, defer) are applied as usual. Messages not yet received stay in the
+    queue, so nothing is lost.
+    """
+    lambda_client.update_event_source_mapping(UUID=mapping_id, Enabled=not paused)
+    wanted = "Disabled" if paused else "Enabled"
+    deadline = time.time() + wait_s
+    while True:
+        state = lambda_client.get_event_source_mapping(UUID=mapping_id).get("State", "")
+        if state == wanted or time.time() > deadline:
+            return state
+        time.sleep(1)
+
+
+# --- reconcile now -----------------------------------------------------------------------------
+
+
+def run_reconcile(lambda_client, function_name: str, request: dict) -> dict:
+    """Invoke the reconcile Lambda and wait for its summary."""
+    resp = lambda_client.invoke(
+        FunctionName=function_name, InvocationType="RequestResponse", Payload=json.dumps(request).encode()
+    )
+    raw = resp["Payload"].read()
+    try:
+        result = json.loads(raw or b"null")
+    except ValueError:
+        raise CliError("reconcile answered with something that is not JSON") from None
+    if resp.get("FunctionError"):
+        message = result.get("errorMessage") if isinstance(result, dict) else None
+        raise CliError(f"reconcile failed: {message or 'see its logs'}")
+    if not isinstance(result, dict):
+        raise CliError("reconcile answered with an unexpected result")
+    if "error" in result:
+        raise CliError(f"reconcile refused the request: {result['error']}")
+    return result

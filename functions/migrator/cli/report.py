@@ -1,0 +1,115 @@
+"""`migrator report`: the mapping from our ids to the provider's, one line per asset, as CSV or JSONL.
+
+An export reads every asset once, so it is a parallel segmented Scan (the one place
+the CLI scans), streamed straight to the output: memory stays flat however large the
+table. Filters (states, drift) run server-side.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+
+from ..dynamo import to_item, typed
+from ..states import State
+
+COLUMNS = (
+    "id",
+    "source_url",
+    "state",
+    "remote_id",
+    "duration_s",
+    "provider_duration_s",
+    "drift_s",
+    "attempts",
+    "last_error",
+    "updated_at",
+)
+SEGMENTS = 4
+
+
+def row_of(item: dict) -> dict:
+    """One report row from a ledger item: numbers as numbers, absent fields as None."""
+
+    def number(value):
+        if isinstance(value, Decimal):
+            return int(value) if value == value.to_integral_value() else float(value)
+        return value
+
+    row = {column: number(item.get(column)) for column in COLUMNS if column != "id"}
+    return {"id": item["asset_id"], **row}
+
+
+def scan_ledger(dynamodb, table: str, states: list[State] | None = None, drift_only: bool = False) -> Iterator[dict]:
+    """Every asset item (control items skipped), by a parallel Scan; order is not defined."""
+    filters, values, names = ["NOT begins_with(asset_id, :control)"], {":control": "#"}, {}
+    if states:
+        names["#state"] = "state"
+        keys = []
+        for i, state in enumerate(states):
+            values[f":s{i}"] = state.value
+            keys.append(f":s{i}")
+        filters.append(f"#state IN ({', '.join(keys)})")
+    if drift_only:
+        filters.append("attribute_exists(drift_s)")
+    base: dict = {
+        "TableName": table,
+        "FilterExpression": " AND ".join(filters),
+        "ExpressionAttributeValues": typed(values),
+        "TotalSegments": SEGMENTS,
+    }
+    if names:
+        base["ExpressionAttributeNames"] = names
+    pages: queue.Queue = queue.Queue(maxsize=SEGMENTS * 2)  # bounded: a slow writer slows the scan
+    done = object()
+    failures: list[BaseException] = []
+
+    def segment(n: int) -> None:
+        try:
+            kwargs = {**base, "Segment": n}
+            while True:
+                resp = dynamodb.scan(**kwargs)
+                pages.put([to_item(raw) for raw in resp.get("Items", [])])
+                if not resp.get("LastEvaluatedKey"):
+                    break
+                kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        except BaseException as exc:  # surfaced in the consumer's thread
+            failures.append(exc)
+        finally:
+            pages.put(done)
+
+    threads = [threading.Thread(target=segment, args=(n,), daemon=True) for n in range(SEGMENTS)]
+    for thread in threads:
+        thread.start()
+    finished = 0
+    while finished < SEGMENTS:
+        page = pages.get()
+        if page is done:
+            finished += 1
+            continue
+        yield from page
+    if failures:
+        raise failures[0]
+
+
+def write_report(items: Iterator[dict], out, fmt: str) -> int:
+    """Write one line per asset; returns how many."""
+    count = 0
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for item in items:
+            row = row_of(item)
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+            count += 1
+    elif fmt == "jsonl":
+        for item in items:
+            out.write(json.dumps(row_of(item), ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
+    else:
+        raise ValueError(f"unknown report format {fmt!r}")
+    return count

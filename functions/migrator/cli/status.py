@@ -1,0 +1,217 @@
+"""`migrator status`: counts by state, throughput, ETA, 429 rate, queue and DLQ depth, oldest in flight.
+
+Every refresh reads a bounded number of items whatever the size of the table: the 16
+count shards and one item per minute of the window from the stats table (kept by the
+tally Lambda from the ledger's stream), one item per in-flight shard of the by_state
+index (the oldest), and two queue attribute calls. `--exact` counts through the index
+instead, for an audit: that one reads every index entry.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+
+from ..dynamo import typed
+from ..ledger import SHARDS, STATE_INDEX, Ledger
+from ..states import State
+from ..tally import Stats, read_stats
+
+ACTIVE = (State.PENDING, State.INVENTORIED, State.UPLOADING, State.PROCESSING)
+IN_FLIGHT = (State.UPLOADING, State.PROCESSING)
+
+
+@dataclass(frozen=True)
+class Queues:
+    visible: int
+    in_flight: int
+    delayed: int
+    dead: int
+
+
+@dataclass(frozen=True)
+class Oldest:
+    asset_id: str
+    state: str
+    since: float
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything status shows, computed from what was read (pure)."""
+
+    at: float
+    counts: dict
+    total: int
+    window_s: float
+    settled: int
+    ready: int
+    rejected: int
+    created: int
+    throttled: int
+    rate_per_min: float
+    throttle_rate: float | None  # 429s / (creates + 429s) in the window
+    remaining: int
+    eta_s: float | None
+    queues: Queues
+    oldest: Oldest | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize(stats: Stats, queues: Queues, oldest: Oldest | None, now: float, window_minutes: int) -> View:
+    """Throughput over the window (the current minute counts for its elapsed part), ETA, 429 rate."""
+    first_minute = int(now // 60) - window_minutes
+    events = stats.events_since(first_minute)
+    window_s = max(1.0, now - first_minute * 60)
+    ready, rejected = events.get("ready", 0), events.get("rejected", 0)
+    settled = ready + rejected
+    created, throttled = events.get("created", 0), events.get("throttled", 0)
+    rate_per_s = settled / window_s
+    # Messages still visible in the queue are mostly assets not yet claimed (no ledger
+    # item yet); deferred ones are in flight and already counted as pending.
+    remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + queues.visible
+    eta = remaining / rate_per_s if rate_per_s > 0 and remaining else (0.0 if not remaining else None)
+    attempts = created + throttled
+    return View(
+        at=now,
+        counts=dict(stats.counts),
+        total=stats.total(),
+        window_s=window_s,
+        settled=settled,
+        ready=ready,
+        rejected=rejected,
+        created=created,
+        throttled=throttled,
+        rate_per_min=rate_per_s * 60,
+        throttle_rate=throttled / attempts if attempts else None,
+        remaining=remaining,
+        eta_s=eta,
+        queues=queues,
+        oldest=oldest,
+    )
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    if seconds < 86_400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 86_400} d {seconds % 86_400 // 3600:02d} h"
+
+
+def render(view: View, stack: str) -> str:
+    c = view.counts
+    stamp = datetime.fromtimestamp(view.at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [
+        f"stack {stack} — {stamp}",
+        f"assets      {view.total:>9,}",
+    ]
+    row = []
+    for state in State:
+        row.append(f"{state.value:<11} {c.get(state.value, 0):>9,}")
+    lines += ["  " + "   ".join(row[i : i + 3]) for i in range(0, len(row), 3)]
+    q = view.queues
+    lines.append(f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed; DLQ {q.dead:,}")
+    window_min = view.window_s / 60
+    lines.append(
+        f"throughput  {view.rate_per_min:,.1f} assets/min over the last {window_min:.0f} min"
+        f" ({view.ready:,} ready, {view.rejected:,} rejected)"
+    )
+    if view.throttle_rate is None:
+        lines.append("429 rate    no create attempts in the window")
+    else:
+        lines.append(
+            f"429 rate    {view.throttle_rate:.1%} of create attempts"
+            f" ({view.throttled:,} of {view.created + view.throttled:,})"
+        )
+    if view.remaining == 0:
+        lines.append("ETA         done: nothing left in flight or waiting")
+    else:
+        lines.append(f"ETA         {duration(view.eta_s)} for {view.remaining:,} assets left")
+    if view.oldest:
+        age = duration(view.at - view.oldest.since)
+        lines.append(f"oldest      {view.oldest.asset_id} {view.oldest.state} for {age}")
+    else:
+        lines.append("oldest      nothing in flight")
+    return "\n".join(lines)
+
+
+# --- reads -----------------------------------------------------------------------------------
+
+
+def read_queues(sqs, queue_url: str, dlq_url: str) -> Queues:
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+    ]
+    main = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
+    dead = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=names[:2])["Attributes"]
+    return Queues(
+        visible=int(main.get(names[0], 0)),
+        in_flight=int(main.get(names[1], 0)),
+        delayed=int(main.get(names[2], 0)),
+        dead=int(dead.get(names[0], 0)) + int(dead.get(names[1], 0)),
+    )
+
+
+def read_oldest(ledger: Ledger) -> Oldest | None:
+    """The oldest change among in-flight assets: one item from each in-flight shard."""
+    lanes = [(state, shard) for state in IN_FLIGHT for shard in range(SHARDS)]
+    with ThreadPoolExecutor(8) as pool:
+        pages = list(pool.map(lambda lane: ledger.query_shard(lane[0], lane[1], 1)[0], lanes))
+    items = [item for page in pages for item in page]
+    if not items:
+        return None
+    oldest = min(items, key=lambda i: float(i["updated_at"]))
+    return Oldest(oldest["asset_id"], oldest["state"], float(oldest["updated_at"]))
+
+
+def exact_counts(ledger: Ledger) -> dict:
+    """Counts through the index (Select=COUNT): reads every index entry; for audits, not for --watch."""
+
+    def count(lane: tuple[State, int]) -> int:
+        total, key = 0, None
+        while True:
+            kwargs = {
+                "TableName": ledger.table,
+                "IndexName": STATE_INDEX,
+                "KeyConditionExpression": "state_shard = :s",
+                "ExpressionAttributeValues": typed({":s": f"{lane[0].value}#{lane[1]}"}),
+                "Select": "COUNT",
+            }
+            if key:
+                kwargs["ExclusiveStartKey"] = key
+            resp = ledger.client.query(**kwargs)
+            total += resp.get("Count", 0)
+            key = resp.get("LastEvaluatedKey")
+            if not key:
+                return total
+
+    lanes = [(state, shard) for state in State for shard in range(SHARDS)]
+    with ThreadPoolExecutor(8) as pool:
+        counts = list(pool.map(count, lanes))
+    out = {state.value: 0 for state in State}
+    for (state, _), n in zip(lanes, counts, strict=True):
+        out[state.value] += n
+    return out
+
+
+def gather(target, window_minutes: int, exact: bool = False, now: float | None = None) -> View:
+    now = time.time() if now is None else now
+    dynamodb = target.client("dynamodb")
+    ledger = Ledger(target.output("LedgerTableName"), dynamodb)
+    stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
+    if exact:
+        stats = Stats(exact_counts(ledger), stats.minutes)
+    queues = read_queues(target.client("sqs"), target.output("QueueUrl"), target.output("DeadLetterQueueUrl"))
+    return summarize(stats, queues, read_oldest(ledger), now, window_minutes)

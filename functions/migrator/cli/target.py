@@ -1,0 +1,121 @@
+"""Which deployed stack the CLI talks to, on AWS or a local emulator, and its boto3 clients.
+
+A stack is named (`--stack`, read from CloudFormation's outputs) or described by the
+outputs file `infra/local-stack up --outputs` writes (`--outputs`). `--endpoint` points
+every client at a LocalStack-compatible emulator instead of AWS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
+
+from .errors import CliError
+
+# What the CLI reads from the stack; a stack deployed from an older template may lack some.
+OUTPUTS = (
+    "QueueUrl",
+    "DeadLetterQueueUrl",
+    "LedgerTableName",
+    "StatsTableName",
+    "UploaderEventSourceMappingId",
+    "ReconcileFunctionName",
+)
+EMULATOR_CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
+
+
+def _is_loopback(endpoint: str) -> bool:
+    host = urlsplit(endpoint).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Target:
+    outputs: dict
+    name: str
+    endpoint: str | None = None
+    region: str | None = None
+    _session: boto3.session.Session | None = field(default=None, repr=False)
+    _clients: dict = field(default_factory=dict, repr=False)
+
+    def output(self, key: str) -> str:
+        value = self.outputs.get(key)
+        if not value:
+            raise CliError(f"stack {self.name} has no output {key}: redeploy it from the current template.yaml")
+        return str(value)
+
+    def client(self, service: str):
+        if service not in self._clients:
+            self._clients[service] = make_client(service, self.endpoint, self.region, self._session)
+        return self._clients[service]
+
+
+def make_client(service: str, endpoint: str | None, region: str | None, session=None):
+    session = session or boto3.session.Session()
+    kwargs: dict = {"config": Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=32)}
+    if endpoint:
+        kwargs["endpoint_url"] = endpoint
+        if _is_loopback(endpoint) and session.get_credentials() is None:
+            kwargs.update(EMULATOR_CREDENTIALS)  # a local emulator takes any credentials
+    region = region or session.region_name or ("us-east-1" if endpoint else None)
+    if not region:
+        raise CliError("no AWS region: pass --region or set AWS_REGION")
+    try:
+        return session.client(service, region_name=region, **kwargs)
+    except NoRegionError:
+        raise CliError("no AWS region: pass --region or set AWS_REGION") from None
+
+
+def resolve(stack: str | None, outputs_file: str | None, endpoint: str | None, region: str | None) -> Target:
+    """The stack the operator named, with its outputs; a clear CliError when it cannot be found."""
+    endpoint = endpoint or os.environ.get("MIGRATOR_ENDPOINT") or None
+    stack = stack or os.environ.get("MIGRATOR_STACK") or None
+    outputs_file = outputs_file or os.environ.get("MIGRATOR_OUTPUTS") or None
+    if stack and outputs_file:
+        raise CliError("give --stack or --outputs, not both")
+    if outputs_file:
+        return Target(_read_outputs(Path(outputs_file)), Path(outputs_file).name, endpoint, region)
+    if not stack:
+        raise CliError("which stack? pass --stack NAME (or --outputs FILE from infra/local-stack up)")
+    cloudformation = make_client("cloudformation", endpoint, region)
+    try:
+        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    except NoCredentialsError:
+        raise CliError(
+            "no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+        ) from None
+    except ClientError as exc:
+        message = exc.response.get("Error", {}).get("Message", "")
+        if "does not exist" in message:
+            where = endpoint or cloudformation.meta.region_name
+            raise CliError(f"no stack named {stack!r} in {where}") from None
+        raise
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+    return Target(outputs, stack, endpoint, region)
+
+
+def _read_outputs(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CliError(f"outputs file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read outputs file {path}: {exc.strerror or exc}") from None
+    except ValueError:
+        raise CliError(f"outputs file {path} is not JSON") from None
+    if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
+        raise CliError(f"outputs file {path} is not a JSON object of stack outputs")
+    return doc

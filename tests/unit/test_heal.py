@@ -1,0 +1,69 @@
+"""Reconcile's pure decisions: which assets have no live work, which are due a poll, run limits."""
+
+import pytest
+from migrator.heal import RunLimits, RunRequestError, heal_reason, limits_for, poll_due
+
+NOW = 1_000_000.0
+QUIET = 600.0
+
+
+def item(state, **fields):
+    return {"asset_id": "a", "state": state, "updated_at": NOW - 3600, **fields}
+
+
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        # uploading: only an expired lease, quiet for the heal period
+        (item("uploading", lease_until=NOW - 3000, claimed_at=NOW - 3600), True),
+        (item("uploading", lease_until=NOW + 10, claimed_at=NOW - 3600), False),  # live lease
+        (item("uploading", lease_until=NOW - 5, updated_at=NOW - 100), False),  # not quiet long enough
+        # pending/inventoried/failed: a message was expected, its retry time is long past
+        (item("pending", claimed_at=NOW - 3600, retry_after=NOW - 3000), True),
+        (item("inventoried", enqueued_at=NOW - 3600), True),
+        (item("failed", claimed_at=NOW - 3600, retry_after=NOW - 1000), True),
+        (item("failed", claimed_at=NOW - 3600, retry_after=NOW - 100), False),  # its message may still come
+        (item("failed", claimed_at=NOW - 3600), False),  # failed for good: the operator decides
+        (item("pending"), False),  # staged, never enqueued
+        (item("inventoried"), False),  # probed, never enqueued
+        # never healed
+        (item("processing", claimed_at=NOW - 9999), False),
+        (item("ready", claimed_at=NOW - 9999), False),
+        (item("rejected", claimed_at=NOW - 9999), False),
+        ({"asset_id": "a", "state": "nonsense", "updated_at": 0}, False),
+        ({"asset_id": "a", "state": "pending", "claimed_at": 1}, False),  # no updated_at: cannot reason
+    ],
+)
+def test_heal_reason(case, expected):
+    assert (heal_reason(case, NOW, QUIET) is not None) is expected
+
+
+def test_the_heal_reason_says_why():
+    reason = heal_reason(item("uploading", lease_until=NOW - 3000), NOW, QUIET)
+    assert "lease expired 3000 s ago" in reason
+
+
+def test_poll_due_only_for_long_processing():
+    assert poll_due(item("processing"), NOW, 1800) is True
+    assert poll_due(item("processing", updated_at=NOW - 60), NOW, 1800) is False
+    assert poll_due(item("uploading"), NOW, 1800) is False
+
+
+def test_scheduled_events_use_the_defaults():
+    defaults = RunLimits(heal_after_s=99)
+    scheduled = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    assert limits_for(scheduled, defaults) == (defaults, False)
+
+
+def test_on_demand_overrides_are_validated():
+    limits, restart = limits_for({"heal_after_s": 0, "max_items": 80, "restart": True}, RunLimits())
+    assert (limits.heal_after_s, limits.max_items, restart) == (0.0, 80, True)
+    assert isinstance(limits.max_items, int)
+    with pytest.raises(RunRequestError, match="unknown reconcile option"):
+        limits_for({"heal_after": 0}, RunLimits())
+    with pytest.raises(RunRequestError, match="must be a number"):
+        limits_for({"heal_after_s": "0"}, RunLimits())
+    with pytest.raises(RunRequestError, match="between"):
+        limits_for({"max_items": 0}, RunLimits())
+    with pytest.raises(RunRequestError, match="restart"):
+        limits_for({"restart": "yes"}, RunLimits())

@@ -1,0 +1,65 @@
+"""status and report, the pure parts: throughput, ETA and 429 rate from aggregates; report rows."""
+
+from decimal import Decimal
+
+from migrator.cli.report import COLUMNS, row_of
+from migrator.cli.status import Oldest, Queues, duration, render, summarize
+from migrator.tally import Stats
+
+NOW = 1_800_000_030.0  # 30 s into a minute
+MINUTE = int(NOW // 60)
+
+
+def stats(counts, minutes):
+    full = {s: 0 for s in ("pending", "inventoried", "uploading", "processing", "ready", "failed", "rejected")}
+    return Stats({**full, **counts}, minutes)
+
+
+def test_throughput_eta_and_429_rate():
+    s = stats(
+        {"ready": 900, "rejected": 10, "pending": 50, "processing": 40},
+        {
+            MINUTE - 1: {"ready": 60, "created": 70, "throttled": 30},
+            MINUTE: {"ready": 30, "created": 30},
+            MINUTE - 99: {"ready": 999},
+        },
+    )
+    view = summarize(s, Queues(visible=10, in_flight=5, delayed=0, dead=2), None, NOW, window_minutes=1)
+    # window: from the start of the previous minute to now = 90 s, 90 settled
+    assert view.window_s == 90
+    assert view.settled == 90 and view.rate_per_min == 60.0
+    assert view.throttle_rate == 30 / 130
+    assert view.remaining == 50 + 40 + 10  # active assets + messages not yet claimed
+    assert view.eta_s == 100.0  # 100 left at one a second
+    assert view.total == 1000
+
+
+def test_eta_unknown_without_progress_and_done_when_nothing_is_left():
+    idle = summarize(stats({"pending": 5}, {}), Queues(0, 0, 0, 0), None, NOW, 15)
+    assert idle.eta_s is None and idle.throttle_rate is None
+    done = summarize(stats({"ready": 5}, {}), Queues(0, 0, 0, 0), None, NOW, 15)
+    assert done.remaining == 0 and "done" in render(done, "s")
+
+
+def test_render_shows_every_figure():
+    view = summarize(
+        stats({"ready": 1234, "uploading": 3}, {MINUTE: {"ready": 6, "created": 6, "throttled": 2}}),
+        Queues(visible=7, in_flight=3, delayed=0, dead=4),
+        Oldest("asset-9", "uploading", NOW - 200),
+        NOW,
+        15,
+    )
+    text = render(view, "prod")
+    for expected in ("1,234", "DLQ 4", "25.0% of create attempts (2 of 8)", "asset-9 uploading for 3 min 20 s", "ETA"):
+        assert expected in text
+
+
+def test_durations_read_naturally():
+    assert [duration(s) for s in (5, 200, 7300, 200_000)] == ["5 s", "3 min 20 s", "2 h 01 min", "2 d 07 h"]
+
+
+def test_report_rows_keep_numbers_and_blanks():
+    row = row_of({"asset_id": "a", "state": "ready", "duration_s": Decimal("10.5"), "attempts": Decimal(1)})
+    assert list(row) == list(COLUMNS)
+    assert row["duration_s"] == 10.5 and row["attempts"] == 1 and isinstance(row["attempts"], int)
+    assert row["remote_id"] is None

@@ -1,0 +1,69 @@
+"""The tally's pure part: stream records reduced to count and per-minute deltas."""
+
+from migrator.dynamo import typed
+from migrator.tally import batch_token, deltas_of, transaction
+
+T = 1_800_000_000.0  # an epoch second; minute = T // 60
+
+
+def record(name, asset_id, old=None, new=None, seq="1"):
+    body = {"Keys": typed({"asset_id": asset_id}), "SequenceNumber": seq}
+    if old is not None:
+        body["OldImage"] = typed(old)
+    if new is not None:
+        body["NewImage"] = typed(new)
+    return {"eventName": name, "eventSourceARN": "arn:stream", "dynamodb": body}
+
+
+def test_a_life_cycle_nets_to_one_ready_asset():
+    records = [
+        record("INSERT", "a", new={"state": "uploading", "updated_at": T}),
+        record(
+            "MODIFY",
+            "a",
+            {"state": "uploading", "updated_at": T},
+            {"state": "pending", "throttles": 1, "updated_at": T},
+        ),
+        record(
+            "MODIFY", "a", {"state": "pending", "throttles": 1}, {"state": "uploading", "throttles": 1, "updated_at": T}
+        ),
+        record("MODIFY", "a", {"state": "uploading"}, {"state": "processing", "updated_at": T + 1}),
+        record("MODIFY", "a", {"state": "processing"}, {"state": "ready", "updated_at": T + 61}),
+    ]
+    deltas = deltas_of(records, T)
+    assert dict(deltas.counts) == {"ready": 1}
+    minute = int(T // 60)
+    assert deltas.minutes[minute]["throttled"] == 1
+    assert deltas.minutes[minute]["created"] == 1
+    assert deltas.minutes[minute + 1]["ready"] == 1
+
+
+def test_control_items_and_unchanged_states_are_ignored():
+    records = [
+        record("MODIFY", "#pacer", {"next_slot": 1}, {"next_slot": 2}),
+        record("MODIFY", "a", {"state": "processing", "updated_at": T}, {"state": "processing", "polls": 1}),
+        record("REMOVE", "b", old={"state": "rejected", "updated_at": T}),
+    ]
+    deltas = deltas_of(records, T)
+    assert dict(deltas.counts) == {"rejected": -1}
+    assert deltas.minutes == {}
+
+
+def test_the_token_is_stable_per_batch_and_differs_between_batches():
+    a = [record("INSERT", "a", new={"state": "uploading"}, seq="10")]
+    b = [record("INSERT", "a", new={"state": "uploading"}, seq="11")]
+    assert batch_token(a) == batch_token(list(a))
+    assert batch_token(a) != batch_token(b)
+    assert len(batch_token(a)) <= 36
+
+
+def test_the_transaction_adds_to_one_counts_shard_and_each_minute():
+    records = [
+        record("INSERT", "a", new={"state": "uploading", "updated_at": T}),
+        record("MODIFY", "b", {"state": "processing"}, {"state": "ready", "updated_at": T + 120}),
+    ]
+    entries = transaction("stats", deltas_of(records, T), batch_token(records))
+    keys = [e["Update"]["Key"]["key"]["S"] for e in entries]
+    assert keys[0].startswith("counts#") and keys[1:] == [f"minute#{int((T + 120) // 60)}"]
+    counts = entries[0]["Update"]
+    assert sorted(counts["ExpressionAttributeNames"].values()) == ["processing", "ready", "uploading"]
