@@ -1,0 +1,193 @@
+"""The operator's CLI against the deployed stack: status, report, retry, redrive, pause and resume."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections import Counter
+
+import pytest
+from migrator.cli.main import main
+from migrator.ledger import Claimed, Ledger
+from migrator.messages import AssetMessage
+
+from tests.conftest import unique
+from tests.e2e.conftest import queue_depth, wait_for_states
+from tests.e2e.test_uploader_stack import asset, send_all
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def outputs_file(stack, tmp_path):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(stack))
+    return path
+
+
+@pytest.fixture
+def migrator(endpoint, outputs_file, capsys):
+    """Run the CLI in-process against the stack: returns (exit code, stdout, stderr)."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([*args, "--outputs", str(outputs_file), "--endpoint", endpoint])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def live_sim(e2e_sim):
+    e2e_sim.reset()
+    e2e_sim.patch_config(
+        {"rate": 0, "fail_rate": 0.0, "webhooks_enabled": True, "honour_idempotency": True, "processing_delay_s": 0.3}
+    )
+    return e2e_sim
+
+
+def scan_states(dynamodb, table: str) -> Counter:
+    counts: Counter = Counter()
+    kwargs = {"TableName": table}
+    while True:
+        page = dynamodb.scan(**kwargs)
+        for item in page["Items"]:
+            if not item["asset_id"]["S"].startswith("#"):
+                counts[item["state"]["S"]] += 1
+        if "LastEvaluatedKey" not in page:
+            return counts
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def scan_items(dynamodb, table: str) -> dict:
+    from migrator.dynamo import to_item
+
+    items, kwargs = {}, {"TableName": table}
+    while True:
+        page = dynamodb.scan(**kwargs)
+        for raw in page["Items"]:
+            item = to_item(raw)
+            if not item["asset_id"].startswith("#"):
+                items[item["asset_id"]] = item
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def test_status_figures_match_the_ledger(stack, aws, live_sim, migrator):
+    run = unique("st")
+    ids = [f"{run}/{i}" for i in range(15)]
+    send_all(aws("sqs"), stack["QueueUrl"], [asset(i) for i in ids])
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=90)
+
+    deadline = time.time() + 30  # the tally follows the stream within seconds
+    while True:
+        truth = scan_states(aws("dynamodb"), stack["LedgerTableName"])
+        code, out, err = migrator("status", "--json")
+        assert code == 0, err
+        view = json.loads(out)
+        shown = {k: v for k, v in view["counts"].items() if v}
+        if shown == dict(truth) or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert shown == dict(truth)
+    assert view["total"] == sum(truth.values())
+    assert view["ready"] >= len(ids)  # this run's assets settled inside the window
+    assert view["rate_per_min"] > 0 and view["queues"]["dead"] == 0
+
+    code, out, _ = migrator("status", "--exact", "--json")
+    assert {k: v for k, v in json.loads(out)["counts"].items() if v} == dict(truth)
+    code, text, _ = migrator("status")
+    assert code == 0 and f"ready       {truth['ready']:>9,}" in text and "ETA" in text
+
+
+def test_the_report_round_trips(stack, aws, live_sim, migrator, tmp_path):
+    run = unique("rep")
+    ids = [f"{run}/{i}" for i in range(5)]
+    send_all(aws("sqs"), stack["QueueUrl"], [asset(i, f"https://media.example.com/{i}.mp4?duration=7.5") for i in ids])
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
+
+    code, _, err = migrator("report", "--format", "jsonl", "-o", str(tmp_path / "r.jsonl"))
+    assert code == 0, err
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    items = scan_items(aws("dynamodb"), stack["LedgerTableName"])
+    assert set(rows) >= set(ids)
+    for asset_id in ids:
+        row, item = rows[asset_id], items[asset_id]
+        assert (row["source_url"], row["state"], row["remote_id"]) == (item["source_url"], "ready", item["remote_id"])
+        assert row["provider_duration_s"] == 7.5 and row["attempts"] == 1
+
+    code, out, _ = migrator("report", "--format", "csv", "--state", "ready")
+    csv_rows = {r["id"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert all(r["state"] == "ready" for r in csv_rows.values())
+    for asset_id in ids:  # the CSV says what the JSONL says
+        assert {k: str(v) if v is not None else "" for k, v in rows[asset_id].items()} == csv_rows[asset_id]
+
+
+def test_retry_gives_failed_assets_a_fresh_budget(stack, aws, live_sim, migrator):
+    ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
+    failed = unique("failed")
+    now = time.time()
+    claim = ledger.claim(AssetMessage(failed, f"https://media.example.com/{failed}.mp4"), now, now + 60, "t1")
+    assert isinstance(claim, Claimed)
+    ledger.mark_failed(failed, "t1", "HTTP 500: provider broke", None, now)
+    aws("dynamodb").update_item(  # its whole budget (MaxAttempts=3) was spent
+        TableName=stack["LedgerTableName"],
+        Key={"asset_id": {"S": failed}},
+        UpdateExpression="SET attempts = :n",
+        ExpressionAttributeValues={":n": {"N": "3"}},
+    )
+
+    code, _, err = migrator("retry", "--id", failed, "--dry-run")
+    assert code == 0 and "would re-enqueue 1 failed" in err
+    assert ledger.get(failed)["state"] == "failed"
+
+    code, _, err = migrator("retry", "--id", failed)
+    assert code == 0 and "re-enqueued 1 failed" in err, err
+    item = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [failed], {"ready"}, timeout_s=60)[failed]
+    assert item["retry_base"] == "3" and item["attempts"] == "4"
+
+    code, _, err = migrator("retry", "--state", "processing")
+    assert code == 2 and "not processing" in err
+
+
+def test_redrive_moves_dead_letters_back(stack, aws, live_sim, migrator):
+    dead = unique("dlq")
+    aws("sqs").send_message(QueueUrl=stack["DeadLetterQueueUrl"], MessageBody=asset(dead))
+
+    code, _, err = migrator("redrive")
+
+    assert code == 0 and "moved 1 messages" in err, err
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [dead], {"ready"}, timeout_s=60)
+    assert queue_depth(aws("sqs"), stack["DeadLetterQueueUrl"]) == 0
+
+
+def test_pause_holds_the_queue_and_resume_drains_it(stack, aws, live_sim, migrator):
+    code, _, err = migrator("pause")
+    assert code == 0 and "paused" in err, err
+    try:
+        time.sleep(2)  # a poll already under way may still deliver
+        waiting = unique("paused")
+        send_all(aws("sqs"), stack["QueueUrl"], [asset(waiting)])
+        time.sleep(5)
+        assert Ledger(stack["LedgerTableName"], aws("dynamodb")).get(waiting) is None
+        assert queue_depth(aws("sqs"), stack["QueueUrl"]) >= 1
+    finally:
+        code, _, err = migrator("resume")
+    assert code == 0 and "resumed" in err, err
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [waiting], {"ready"}, timeout_s=60)
+
+
+def test_operator_mistakes_get_one_clear_line(stack, endpoint, tmp_path, capsys):
+    def run(*args):
+        code = main(list(args))
+        return code, capsys.readouterr().err
+
+    code, err = run("status", "--stack", "no-such-stack", "--endpoint", endpoint)
+    assert code == 2 and err.strip() == f"migrator status: no stack named 'no-such-stack' in {endpoint}"
+    code, err = run("status", "--outputs", str(tmp_path / "missing.json"))
+    assert code == 2 and "outputs file not found" in err and "Traceback" not in err
+    code, err = run("status", "--endpoint", "http://127.0.0.1:9", "--stack", "x")
+    assert code == 2 and "cannot reach" in err
