@@ -101,3 +101,15 @@ def test_sample_events_match_their_names():
     assert all(isinstance(parse_message(r["body"]), AssetMessage) for r in new["Records"])
     poison = json.loads((events / "sqs-poison.json").read_text())
     assert all(isinstance(parse_message(r["body"]), Poison) for r in poison["Records"])
+
+
+def test_the_fast_character_checks_match_unicode_over_every_code_point():
+    import unicodedata
+
+    from migrator.messages import _CONTROL, _SPACE_OR_CONTROL
+
+    for code in range(0x110000):
+        ch = chr(code)
+        control = unicodedata.category(ch) == "Cc"
+        assert bool(_CONTROL.search(ch)) is control, hex(code)
+        assert bool(_SPACE_OR_CONTROL.search(ch)) is (control or ch.isspace()), hex(code)

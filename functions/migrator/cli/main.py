@@ -251,7 +251,7 @@ def cmd_load(args) -> int:
         out=sys.stderr,
         stop=stop,
     )
-    print(summary.render(), file=sys.stderr)
+    print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code
 
 

@@ -1,0 +1,431 @@
+"""Streaming readers for `migrator load`: a CSV, JSON Lines or S3 listing becomes validated rows, one at a time.
+
+Nothing here holds a file in memory: rows are read, checked with the queue's own
+validation (messages.parse_message, so a row that loads is a message the uploader
+accepts) and handed on. Each bad row carries the physical line number where it
+starts, so the operator can find it. `Deduper` remembers ids on disk, not in memory,
+so a file of a million rows is checked for repeats in flat memory.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import posixpath
+import re
+import sqlite3
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from ..messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Poison, encode_message, parse_message
+from .errors import CliError
+
+REQUIRED_COLUMNS = ("id", "source_url")
+KNOWN_COLUMNS = ("id", "source_url", "title", "metadata", "duration_s")
+FORMATS = ("csv", "jsonl")
+EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl"}
+VIDEO_EXTENSIONS = frozenset(
+    ("mp4", "mov", "m4v", "mkv", "webm", "avi", "mpg", "mpeg", "ts", "mts", "m2ts", "mxf", "flv", "wmv", "3gp", "ogv")
+)
+# A JSON Lines row may be longer than the body it becomes (whitespace, \u escapes);
+# past this it is refused unread, so one endless line cannot fill memory.
+MAX_LINE_BYTES = 4 * MAX_BODY_BYTES
+# Characters SQS accepts in a message body; anything else fails the send for good.
+# Lone surrogates are what undecodable bytes become (errors="surrogateescape").
+_NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@dataclass(frozen=True)
+class Row:
+    """A valid row: `line` is where it starts in the file (its ordinal in an S3 listing)."""
+
+    line: int
+    message: AssetMessage
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A row that cannot be loaded, and why; `asset_id` is set when its id was usable."""
+
+    line: int
+    reason: str
+    asset_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An S3 object that is not a video (or a "directory" marker): counted, not loaded."""
+
+    line: int
+    reason: str
+
+
+Record = Row | BadRow | Skipped
+
+
+# --- entry point ---------------------------------------------------------------------------
+
+
+def read_inventory(source: str, *, fmt: str | None = None, s3: Any = None) -> Iterator[Record]:
+    """The rows of `source` (a path, `-` for stdin, or s3://bucket/prefix), in order.
+
+    Problems with the source as a whole (unreadable, unknown format, bad header) raise
+    CliError here, before the first row; problems with one row are BadRows.
+    """
+    if source.startswith("s3://"):
+        bucket, prefix = parse_s3_source(source)
+        if s3 is None:
+            import boto3
+
+            s3 = boto3.client("s3")
+        return _read_s3_listing(s3, bucket, prefix)
+    fmt = fmt or format_of(source)
+    if fmt not in FORMATS:
+        raise CliError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    stream = _open_binary(source)
+    if fmt == "csv":
+        return _read_csv(stream, source)
+    return _read_jsonl(stream, source)
+
+
+def format_of(source: str) -> str:
+    """The format named by `source`'s extension (a trailing .gz is looked through)."""
+    if source == "-":
+        raise CliError("reading stdin needs --format csv or --format jsonl")
+    name = source.lower().removesuffix(".gz")
+    for ext, fmt in EXTENSIONS.items():
+        if name.endswith(ext):
+            return fmt
+    known = ", ".join(EXTENSIONS)
+    raise CliError(f"{source}: cannot tell the format from the name (known: {known}); pass --format csv or jsonl")
+
+
+def _open_binary(source: str) -> IO[bytes]:
+    if source == "-":
+        return open(sys.stdin.fileno(), "rb", closefd=False)  # closing the reader leaves stdin open
+    try:
+        if source.lower().endswith(".gz"):
+            stream = gzip.open(source, "rb")
+            try:
+                stream.peek(1)  # a file that is not gzip fails here, not mid-load
+            except BaseException:
+                stream.close()
+                raise
+            return stream
+        return open(source, "rb")  # the reader generator closes it
+    except (OSError, EOFError) as exc:
+        raise CliError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+# A file that turns unreadable part-way: a truncated or corrupt .gz, an I/O error.
+READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def _unreadable(source: str, line: int, exc: BaseException) -> CliError:
+    return CliError(f"cannot read {source} at line {line}: {getattr(exc, 'strerror', None) or exc}")
+
+
+# --- validation shared by the formats ------------------------------------------------------
+
+
+def _body_problem(body: str) -> str | None:
+    """Why `body` cannot travel as an SQS message, or None when it can."""
+    match = _NOT_SQS_TEXT.search(body)
+    if match:
+        char = match.group()
+        if "\udc80" <= char <= "\udcff":
+            return "row is not valid UTF-8"
+        return f"row contains a character SQS does not accept (U+{ord(char):04X})"
+    size = len(body.encode("utf-8"))
+    if size > MAX_BODY_BYTES:
+        return f"row is {size} bytes as a message, over the {MAX_BODY_BYTES}-byte limit"
+    return None
+
+
+def _reason(poison: Poison) -> str:
+    # parse_message speaks of an SQS body; here the body is a row of the file.
+    reason = poison.reason
+    return "row " + reason[len("body ") :] if reason.startswith("body ") else reason
+
+
+def _checked(line: int, body: str) -> Row | BadRow:
+    """Validate a candidate message body with the queue's own rules."""
+    parsed = parse_message(body)
+    if isinstance(parsed, Poison):
+        return BadRow(line, _reason(parsed), parsed.asset_id)
+    problem = _body_problem(encode_message(parsed))
+    if problem:
+        return BadRow(line, problem, _printable(parsed.asset_id))
+    return Row(line, parsed)
+
+
+def _printable(asset_id: str | None) -> str | None:
+    """The id, unless it holds what cannot be printed or sent (a lone surrogate)."""
+    return asset_id if asset_id and not _NOT_SQS_TEXT.search(asset_id) else None
+
+
+# --- CSV -----------------------------------------------------------------------------------
+
+
+def _read_csv(stream: IO[bytes], source: str) -> Iterator[Record]:
+    # newline="" lets the csv module see quoted newlines; surrogateescape turns
+    # undecodable bytes into markers that fail their row, not the whole file.
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    reader = csv.reader(text)
+    try:
+        columns = _read_header(reader, source)
+    except READ_ERRORS as exc:
+        raise _unreadable(source, 1, exc) from None
+    return _csv_rows(text, reader, source, columns)
+
+
+def _read_header(reader, source: str) -> list[str]:
+    for cells in reader:
+        if any(cell.strip() for cell in cells):
+            break
+    else:
+        raise CliError(f"{source}: the file is empty; expected a header row naming {', '.join(REQUIRED_COLUMNS)}")
+    columns = [cell.strip().lower() for cell in cells]
+    known = ", ".join(KNOWN_COLUMNS)
+    for position, name in enumerate(columns, start=1):
+        if not name:
+            raise CliError(f"{source}: column {position} of the header has no name (known columns: {known})")
+        if name not in KNOWN_COLUMNS:
+            raise CliError(f"{source}: unknown column {name!r} in the header (known columns: {known})")
+        if columns.count(name) > 1:
+            raise CliError(f"{source}: column {name!r} appears twice in the header")
+    missing = [name for name in REQUIRED_COLUMNS if name not in columns]
+    if missing:
+        raise CliError(f"{source}: the header has no {' or '.join(missing)} column (known columns: {known})")
+    return columns
+
+
+def _csv_rows(text: IO[str], reader, source: str, columns: list[str]) -> Iterator[Record]:
+    width = len(columns)
+    with contextlib.closing(text):
+        previous = reader.line_num
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except READ_ERRORS as exc:
+                raise _unreadable(source, previous + 1, exc) from None
+            except csv.Error as exc:
+                # The reader resumes at the next line; a stray quote may have swallowed the lines between.
+                yield BadRow(previous + 1, f"CSV cannot be read here ({exc}); an unclosed quote?")
+                previous = reader.line_num
+                continue
+            line, previous = previous + 1, reader.line_num
+            if not "".join(cells).strip():
+                continue  # a blank line
+            if len(cells) > width:
+                yield BadRow(line, f"row has {len(cells)} cells, the header has {width}")
+                continue
+            yield _csv_row(line, dict(zip(columns, cells, strict=False)))
+
+
+def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:
+    doc: dict[str, Any] = {}
+    # Same field order as encode_message, so the size checked here is the size sent (or more).
+    for name in ("id", "source_url"):
+        if name in cells:
+            doc[name] = cells[name]
+    asset_id = cells.get("id") or None
+    if cells.get("title"):
+        doc["title"] = cells["title"]
+    if cells.get("duration_s"):
+        try:
+            doc["duration_s"] = float(cells["duration_s"])
+        except ValueError:
+            return BadRow(line, f"duration_s {_excerpt(cells['duration_s'])} is not a number", asset_id)
+    if cells.get("metadata"):
+        try:
+            doc["metadata"] = json.loads(cells["metadata"])
+        except (ValueError, RecursionError):
+            return BadRow(line, f"metadata {_excerpt(cells['metadata'])} is not valid JSON", asset_id)
+    body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    problem = _body_problem(body)
+    if problem:
+        return BadRow(line, problem, _printable(asset_id))
+    parsed = parse_message(body)
+    if isinstance(parsed, Poison):
+        return BadRow(line, _reason(parsed), parsed.asset_id)
+    return Row(line, parsed)
+
+
+def _excerpt(value: str, limit: int = 40) -> str:
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+# --- JSON Lines ----------------------------------------------------------------------------
+
+
+def _read_jsonl(stream: IO[bytes], source: str) -> Iterator[Record]:
+    with contextlib.closing(stream):
+        line = 0
+        while True:
+            try:
+                raw = stream.readline(MAX_LINE_BYTES + 1)
+            except READ_ERRORS as exc:
+                raise _unreadable(source, line + 1, exc) from None
+            if not raw:
+                return
+            line += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                try:
+                    while raw and not raw.endswith(b"\n"):  # skip the rest of the overlong line
+                        raw = stream.readline(MAX_LINE_BYTES)
+                except READ_ERRORS as exc:
+                    raise _unreadable(source, line, exc) from None
+                yield BadRow(line, f"row is over {MAX_LINE_BYTES} bytes")
+                continue
+            if line == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                text = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                yield BadRow(line, "row is not valid UTF-8")
+                continue
+            if not text:
+                continue
+            if len(text) > MAX_BODY_BYTES // 4 and len(text.encode("utf-8")) > MAX_BODY_BYTES:
+                text = _compact(text)  # whitespace or escapes may be all that makes it long
+            yield _checked(line, text)
+
+
+def _compact(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text  # parse_message will say why
+
+
+# --- S3 listing ----------------------------------------------------------------------------
+
+
+def parse_s3_source(source: str) -> tuple[str, str]:
+    """(bucket, prefix) of s3://bucket/prefix."""
+    parts = urlsplit(source)
+    if parts.scheme != "s3" or not parts.netloc:
+        raise CliError(f"{source}: expected s3://bucket or s3://bucket/prefix")
+    return parts.netloc, parts.path.lstrip("/")
+
+
+def s3_asset_id(bucket: str, key: str) -> str:
+    """A stable asset id for an S3 object: the same bucket and key always give the same id."""
+    return "s3-" + hashlib.sha256(f"{bucket}/{key}".encode()).hexdigest()[:32]
+
+
+def is_video_key(key: str) -> bool:
+    name = posixpath.basename(key)
+    _, dot, ext = name.rpartition(".")
+    return bool(dot) and ext.lower() in VIDEO_EXTENSIONS
+
+
+def s3_record(line: int, bucket: str, key: str) -> Record:
+    """What one listed object becomes: a message whose source is s3://bucket/key, or why not."""
+    if key.endswith("/"):
+        return Skipped(line, "directory marker")
+    if not is_video_key(key):
+        return Skipped(line, "not a video (by extension)")
+    source_url = f"s3://{bucket}/{key}"
+    # The uploader reads the key back as the URL's path; a key that does not survive that trip
+    # (a '?' or '#', a leading '/', whitespace) would be presigned as another object.
+    parts = urlsplit(source_url)
+    if parts.netloc != bucket or parts.path.lstrip("/") != key or _NOT_SQS_TEXT.search(key) or re.search(r"\s", key):
+        return BadRow(line, f"key {_excerpt(key, 80)} cannot be carried as an s3:// source_url ('?', '#', whitespace)")
+    message = AssetMessage(
+        asset_id=s3_asset_id(bucket, key),
+        source_url=source_url,
+        title=posixpath.basename(key)[:MAX_TITLE_LENGTH],
+        metadata={"s3_bucket": bucket, "s3_key": key},
+    )
+    return _checked(line, encode_message(message))
+
+
+def _read_s3_listing(s3, bucket: str, prefix: str) -> Iterator[Record]:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    where = f"s3://{bucket}/{prefix}"
+    line = 0
+    try:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                line += 1
+                yield s3_record(line, bucket, obj["Key"])
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        raise CliError(f"cannot list {where}: {error.get('Code')}: {error.get('Message')}") from None
+    except BotoCoreError as exc:
+        raise CliError(f"cannot list {where}: {exc}") from None
+
+
+# --- repeats within one file ---------------------------------------------------------------
+
+
+class Deduper:
+    """Remembers the ids of one file on disk (a temporary SQLite table), so memory stays flat.
+
+    check() says whether an id is new, a repeat of the same source (drop it with a
+    warning), or a conflict: the same id with another source_url (a bad row).
+    """
+
+    NEW, REPEAT, CONFLICT = "new", "repeat", "conflict"
+
+    def __init__(self, directory: str | None = None, commit_every: int = 5000, cache_kib: int = 4096):
+        fd, self.path = tempfile.mkstemp(prefix="migrator-load-", suffix=".sqlite", dir=directory)
+        os.close(fd)
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        # A scratch table: no journal, no fsync; a bounded page cache keeps memory flat.
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute(f"PRAGMA cache_size=-{cache_kib}")
+        self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, url_hash BLOB NOT NULL, line INTEGER) WITHOUT ROWID")
+        self.commit_every = commit_every
+        self.pending = 0
+        self.db.execute("BEGIN")
+
+    def check(self, asset_id: str, source_url: str, line: int = 0) -> str:
+        url_hash = hashlib.blake2b(source_url.encode("utf-8"), digest_size=16).digest()
+        cursor = self.db.execute(
+            "INSERT INTO seen (id, url_hash, line) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (asset_id, url_hash, line)
+        )
+        if cursor.rowcount == 1:
+            self.pending += 1
+            if self.pending >= self.commit_every:
+                self.db.execute("COMMIT")
+                self.db.execute("BEGIN")
+                self.pending = 0
+            return self.NEW
+        (first_hash,) = self.db.execute("SELECT url_hash FROM seen WHERE id = ?", (asset_id,)).fetchone()
+        return self.REPEAT if first_hash == url_hash else self.CONFLICT
+
+    def first_line(self, asset_id: str) -> int | None:
+        """The line where `asset_id` was first seen."""
+        row = self.db.execute("SELECT line FROM seen WHERE id = ?", (asset_id,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None  # type: ignore[assignment]
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.path)
+
+    def __enter__(self) -> Deduper:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

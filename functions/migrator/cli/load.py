@@ -1,0 +1,302 @@
+"""`migrator load`: an inventory file (or S3 listing) into the queue, or into the ledger as pending.
+
+Rows stream from the reader through validation and the repeat check straight into the
+sender, so memory stays flat however long the file. Bad rows are reported with their
+line numbers and do not stop the good ones. The front end (cli/main.py) parses the
+arguments, calls `load_inventory`, prints `LoadSummary.lines()` and exits with
+`LoadSummary.exit_code`; a CliError is its one-line error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from ..ledger import Ledger
+from ..messages import AssetMessage
+from .errors import CliError
+from .inventory import BadRow, Deduper, Skipped, read_inventory
+from .progress import Progress
+from .sender import BatchSender, describe, is_transient, run_bounded
+
+MAX_SHOWN = 50  # bad rows, warnings and failures printed one by one; the rest are counted
+EXIT_INTERRUPTED = 130  # the shell's convention for a run ended by Ctrl-C
+
+
+@dataclass
+class LoadSummary:
+    source: str
+    mode: str  # "send", "dry-run" or "stage"
+    rows_read: int = 0  # data rows (objects, for an S3 listing), bad ones included
+    good: int = 0  # valid, first of their id, within --limit: handed on to be sent or staged
+    bad: int = 0  # invalid rows and ids repeated with another source_url
+    repeats: int = 0  # ids repeated with the same source_url: dropped with a warning
+    skipped: int = 0  # S3 objects that are not videos
+    sent: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (asset_id, reason): sent or staged in vain
+    staged: int = 0
+    already_known: int = 0  # staging: ids the ledger had already
+    elapsed_s: float = 0.0
+    batches: int = 0
+    calls: int = 0  # SendMessageBatch calls, retries included
+    retried: int = 0  # entries sent again after a transient failure
+    last_line: int = 0  # the last line read
+    limit: int | None = None
+    limit_reached: bool = False
+    interrupted: bool = False
+
+    @property
+    def handed_on(self) -> int:
+        """Good rows that reached the queue or the ledger."""
+        return self.staged + self.already_known if self.mode == "stage" else self.sent
+
+    @property
+    def not_sent(self) -> int:
+        """Good rows read but not sent (or staged): failed ones, and those a Ctrl-C left behind."""
+        return 0 if self.mode == "dry-run" else self.good - self.handed_on
+
+    @property
+    def rate(self) -> float:
+        """Rows handed on per second (rows validated per second in a dry run)."""
+        done = self.rows_read if self.mode == "dry-run" else self.handed_on
+        return done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return 1 if self.bad or self.failed or self.not_sent else 0
+
+    def lines(self) -> list[str]:
+        """The closing report, one figure a line."""
+        out = [f"rows read       {self.rows_read:,}" + (f" (to line {self.last_line:,})" if self.rows_read else "")]
+        out.append(f"bad rows        {self.bad:,}" + (" (listed above with their line numbers)" if self.bad else ""))
+        if self.repeats:
+            out.append(f"repeated ids    {self.repeats:,} (dropped)")
+        if self.skipped:
+            out.append(f"skipped         {self.skipped:,} objects that are not videos")
+        if self.limit_reached:
+            out.append(f"limit           stopped after {self.good:,} good rows (--limit {self.limit})")
+        took = f"{self.elapsed_s:.1f} s"
+        if self.mode == "dry-run":
+            out.append(
+                f"dry run         {self.good:,} rows would be sent; nothing sent ({took}, {self.rate:,.0f} rows/s)"
+            )
+        elif self.mode == "stage":
+            out.append(
+                f"staged          {self.staged:,} new as pending, {self.already_known:,} already known"
+                f" ({took}, {self.rate:,.0f} rows/s)"
+            )
+        else:
+            out.append(
+                f"sent            {self.sent:,} of {self.good:,} in {took}: {self.rate:,.0f} msg/s"
+                f" ({self.calls:,} SendMessageBatch calls, {self.retried:,} entries retried)"
+            )
+        if self.failed:
+            out.append(f"failed          {len(self.failed):,} (listed above with their reasons)")
+        if self.interrupted:
+            verb = "staged" if self.mode == "stage" else "sent"
+            out.append(
+                f"interrupted: {self.handed_on:,} {verb}, {self.not_sent:,} not {verb};"
+                f" rows after line {self.last_line:,} were not read"
+            )
+        return out
+
+
+class _Notes:
+    """Prints the first MAX_SHOWN lines of a kind and counts the rest."""
+
+    def __init__(self, write: Callable[[str], None], what: str):
+        self.write = write
+        self.what = what
+        self.shown = 0
+        self.hidden = 0
+
+    def add(self, line: str) -> None:
+        if self.shown < MAX_SHOWN:
+            self.write(line)
+            self.shown += 1
+        else:
+            self.hidden += 1
+
+    def finish(self) -> None:
+        if self.hidden:
+            self.write(f"… and {self.hidden:,} more {self.what} not shown")
+
+
+def load_inventory(
+    source: str,
+    *,
+    sqs: Any = None,
+    queue_url: str | None = None,
+    s3: Any = None,
+    ledger: Ledger | None = None,
+    fmt: str | None = None,
+    dry_run: bool = False,
+    limit: int | None = None,
+    stage: bool = False,
+    workers: int = 8,
+    out: TextIO = sys.stderr,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.time,
+) -> LoadSummary:
+    """Read, validate and de-duplicate `source`, then send each good row (or stage it, or only count it).
+
+    Problems with the source as a whole raise CliError before anything is sent. Ctrl-C
+    (or `stop`) ends the run after the batches in flight: the summary says what was sent.
+    """
+    mode = "dry-run" if dry_run else "stage" if stage else "send"
+    if mode == "send" and (sqs is None or not queue_url):
+        raise CliError("load needs the queue (its URL and an SQS client) unless --dry-run or --stage")
+    if mode == "stage" and ledger is None:
+        raise CliError("load --stage needs the ledger table")
+    if limit is not None and limit < 1:
+        raise CliError("--limit must be at least 1")
+    if workers < 1:
+        raise CliError("--workers must be at least 1")
+    stop = stop or threading.Event()
+    summary = LoadSummary(source=source, mode=mode, limit=limit)
+    records = read_inventory(source, fmt=fmt, s3=s3)  # a bad source fails here, before anything happens
+
+    label = {"send": "sending", "stage": "staging", "dry-run": "validating"}[mode]
+    progress = Progress(out, total=limit, label=label)
+    problems = _Notes(progress.write, "bad rows and warnings")
+    started = clock()
+    try:
+        with Deduper() as deduper, _ctrl_c_sets(stop):
+            good = _good_messages(records, deduper, summary, problems, limit)
+            if mode == "send":
+                _send(good, summary, sqs, queue_url, workers, stop, progress)
+            elif mode == "stage":
+                _stage(good, summary, ledger, workers, stop, progress, clock)
+            else:
+                _validate(good, summary, stop, progress)
+    except CliError as exc:
+        # The source failed part-way (after the header): say what had been done by then.
+        if summary.handed_on:
+            raise CliError(f"{exc}; stopped after line {summary.last_line:,} with {summary.handed_on:,} done") from None
+        raise
+    finally:
+        summary.elapsed_s = clock() - started
+        progress.close()
+    problems.finish()
+    failures = _Notes(lambda line: print(line, file=out), "failures")
+    for asset_id, reason in summary.failed:
+        failures.add(f"failed: id {asset_id!r}: {reason}")
+    failures.finish()
+    return summary
+
+
+def _good_messages(
+    records: Iterable, deduper: Deduper, summary: LoadSummary, problems: _Notes, limit: int | None
+) -> Iterator[AssetMessage]:
+    """The messages to hand on; counts and reports everything else on the way."""
+    for record in records:
+        summary.rows_read += 1
+        summary.last_line = record.line
+        if isinstance(record, Skipped):
+            summary.skipped += 1
+            continue
+        if isinstance(record, BadRow):
+            summary.bad += 1
+            problems.add(f"line {record.line}: {record.reason}")
+            continue
+        msg = record.message
+        verdict = deduper.check(msg.asset_id, msg.source_url, record.line)
+        if verdict == Deduper.REPEAT:
+            summary.repeats += 1
+            first = deduper.first_line(msg.asset_id)
+            problems.add(f"line {record.line}: warning: id {msg.asset_id!r} repeated (dropped; first on line {first})")
+            continue
+        if verdict == Deduper.CONFLICT:
+            summary.bad += 1
+            first = deduper.first_line(msg.asset_id)
+            problems.add(
+                f"line {record.line}: id {msg.asset_id!r} repeated with a different source_url"
+                f" (line {first} has the id; that row is kept)"
+            )
+            continue
+        summary.good += 1
+        yield msg
+        if limit is not None and summary.good >= limit:
+            summary.limit_reached = True
+            return
+
+
+def _send(good, summary: LoadSummary, sqs, queue_url, workers: int, stop, progress: Progress) -> None:
+    def on_progress(sent: int, failed: int) -> None:
+        progress.update(sent, f"(read {summary.rows_read:,}, bad {summary.bad:,}, failed {failed:,})")
+
+    result = BatchSender(sqs, queue_url, workers=workers).send(good, stop=stop, on_progress=on_progress)
+    summary.sent, summary.failed = result.sent, result.failed
+    summary.batches, summary.calls, summary.retried = result.batches, result.calls, result.retried
+    if result.fatal:
+        raise CliError(f"SQS refused SendMessageBatch: {result.fatal}")
+    summary.interrupted = result.stopped
+
+
+def _stage(good, summary: LoadSummary, ledger: Ledger, workers: int, stop, progress: Progress, clock) -> None:
+    fatal: list[str] = []
+
+    def work(msg: AssetMessage) -> bool | Exception:
+        try:
+            return ledger.stage(msg, clock())
+        except (ClientError, BotoCoreError) as exc:  # botocore has retried the transient ones already
+            return exc
+
+    def on_done(msg: AssetMessage, result: bool | Exception) -> None:
+        if result is True:
+            summary.staged += 1
+        elif result is False:
+            summary.already_known += 1
+        else:
+            summary.failed.append((msg.asset_id, describe(result)))
+            if not is_transient(result) and not fatal:
+                fatal.append(describe(result))
+                stop.set()  # no table, no access: every other row would fail the same way
+        progress.update(summary.staged + summary.already_known, f"(read {summary.rows_read:,}, bad {summary.bad:,})")
+
+    stopped = run_bounded(good, work, on_done, workers=workers, stop=stop)
+    if fatal:
+        raise CliError(f"the ledger refused a write: {fatal[0]}")
+    summary.interrupted = stopped
+
+
+def _validate(good, summary: LoadSummary, stop: threading.Event, progress: Progress) -> None:
+    try:
+        for _ in good:
+            progress.update(summary.rows_read, f"(bad {summary.bad:,})")
+            if stop.is_set():
+                summary.interrupted = True
+                return
+    except KeyboardInterrupt:
+        summary.interrupted = True
+
+
+@contextlib.contextmanager
+def _ctrl_c_sets(stop: threading.Event):
+    """The first Ctrl-C sets `stop` (the run ends after the batches in flight); a second one interrupts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    pressed = threading.Event()
+
+    def on_sigint(signum, frame):
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+        stop.set()  # nothing is printed here: the interrupted write could be mid-line
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,360 @@
+"""Inventory reading for `migrator load`: rows, their line numbers, the reasons bad rows are bad, repeats, S3 ids."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+from migrator.cli.errors import CliError
+from migrator.cli.inventory import (
+    MAX_LINE_BYTES,
+    BadRow,
+    Deduper,
+    Row,
+    Skipped,
+    format_of,
+    is_video_key,
+    parse_s3_source,
+    read_inventory,
+    s3_asset_id,
+    s3_record,
+)
+from migrator.cli.sender import MAX_BATCH_BYTES, split_batches
+from migrator.messages import MAX_BODY_BYTES, AssetMessage, encode_message, id_problem, parse_message
+
+URL = "https://media.example.com/a.mp4"
+
+
+def write(tmp_path, name: str, content: str | bytes):
+    path = tmp_path / name
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return str(path)
+
+
+def records(tmp_path, name: str, content: str | bytes, **kwargs) -> list:
+    return list(read_inventory(write(tmp_path, name, content), **kwargs))
+
+
+def by_line(rows: list) -> dict:
+    return {r.line: r for r in rows}
+
+
+# --- CSV -----------------------------------------------------------------------------------
+
+
+def test_csv_row_with_every_column(tmp_path):
+    (row,) = records(
+        tmp_path, "inv.csv", "id,source_url,title,duration_s,metadata\nlib/1," + URL + ',Intro,61.5,"{""season"": 1}"\n'
+    )
+    assert row == Row(2, AssetMessage("lib/1", URL, "Intro", 61.5, {"season": 1}))
+
+
+def test_csv_line_numbers_count_physical_lines_of_quoted_fields_and_blank_lines(tmp_path):
+    content = (
+        "id,source_url,title\n"
+        f'a,{URL},"a title\nspread over\nthree lines"\n'  # lines 2-4
+        "\n"  # line 5
+        f"b,{URL},\n"  # line 6
+        "  \n"  # line 7: only blanks
+        "c,ftp://x/c.mp4,\n"  # line 8
+    )
+    rows = records(tmp_path, "inv.csv", content)
+    assert [(type(r).__name__, r.line) for r in rows] == [("Row", 2), ("Row", 6), ("BadRow", 8)]
+    assert rows[0].message.title == "a title\nspread over\nthree lines"
+
+
+def test_csv_with_bom_crlf_and_column_names_in_any_case(tmp_path):
+    content = f"\ufeffID, Source_URL ,Title\r\na,{URL},A\r\nb,{URL},\r\n"
+    rows = records(tmp_path, "inv.csv", content)
+    assert rows == [Row(2, AssetMessage("a", URL, "A")), Row(3, AssetMessage("b", URL))]
+
+
+def test_csv_empty_optional_cells_are_absent_and_short_rows_lack_them(tmp_path):
+    rows = records(tmp_path, "inv.csv", f"id,source_url,title,duration_s,metadata\na,{URL},,,\nb,{URL}\n")
+    assert [r.message for r in rows] == [AssetMessage("a", URL), AssetMessage("b", URL)]
+    assert json.loads(encode_message(rows[0].message)) == {"id": "a", "source_url": URL}
+
+
+def test_csv_duration_accepts_integers_and_decimals(tmp_path):
+    rows = records(tmp_path, "inv.csv", f"id,source_url,duration_s\na,{URL},12\nb,{URL},0.25\n")
+    assert [r.message.duration_s for r in rows] == [12.0, 0.25]
+
+
+@pytest.mark.parametrize(
+    ("cells", "reason"),
+    [
+        (f",{URL}", "id is empty"),
+        (f"#pacer,{URL}", "id may not start with '#' (reserved)"),
+        ("a,ftp://x.example/a.mp4", "source_url scheme 'ftp' is not one of https, http, s3"),
+        ("a,", "source_url is empty"),
+        ("a,s3://bucket", "s3 source_url has no object key"),
+        (f"a,{URL},,abc", "duration_s 'abc' is not a number"),
+        (f"a,{URL},,-1", "duration_s must be a finite number >= 0"),
+        (f"a,{URL},,nan", "duration_s must be a finite number >= 0"),
+        (f"a,{URL},,,{{oops", "metadata '{oops' is not valid JSON"),
+        (f'a,{URL},,,"[1, 2]"', "metadata must be an object"),
+        (f"a,{URL},{'t' * 513}", "title must be a string of at most 512 characters"),
+        (f"a,{URL},,,,extra", "row has 6 cells, the header has 5"),
+    ],
+)
+def test_csv_bad_rows_say_why(tmp_path, cells, reason):
+    content = f"id,source_url,title,duration_s,metadata\ngood,{URL}\n{cells}\ngood2,{URL}\n"
+    rows = records(tmp_path, "inv.csv", content)
+    assert [type(r) for r in rows] == [Row, BadRow, Row]
+    assert rows[1].line == 3
+    assert rows[1].reason == reason
+
+
+def test_csv_row_too_big_for_a_message_is_bad(tmp_path):
+    big = json.dumps({"blob": "x" * MAX_BODY_BYTES}).replace('"', '""')
+    rows = records(tmp_path, "inv.csv", f'id,source_url,metadata\na,{URL},"{big}"\nb,{URL},\n')
+    assert isinstance(rows[0], BadRow) and rows[0].asset_id == "a"
+    assert "over the 65536-byte limit" in rows[0].reason
+    assert isinstance(rows[1], Row)
+
+
+def test_csv_bytes_that_are_not_utf8_fail_their_row_only(tmp_path):
+    content = f"id,source_url\na,{URL}\n".encode() + b"b\xff\xfe,https://x.example/b.mp4\n" + f"c,{URL}\n".encode()
+    rows = records(tmp_path, "inv.csv", content)
+    assert [type(r) for r in rows] == [Row, BadRow, Row]
+    assert rows[1] == BadRow(3, "row is not valid UTF-8", None)
+
+
+def test_csv_character_sqs_refuses_is_a_bad_row(tmp_path):
+    rows = records(tmp_path, "inv.csv", f"id,source_url,title\na,{URL},bad \ufffe here\n")
+    assert rows == [BadRow(2, "row contains a character SQS does not accept (U+FFFE)", "a")]
+
+
+def test_unknown_column_is_one_clear_error_naming_it_and_the_known_ones(tmp_path):
+    path = write(tmp_path, "inv.csv", f"id,source_url,sourceurl\na,{URL},x\n")
+    with pytest.raises(CliError) as caught:
+        read_inventory(path)
+    message = str(caught.value)
+    assert "unknown column 'sourceurl'" in message
+    assert "id, source_url, title, metadata, duration_s" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("id,title\na,b\n", "the header has no source_url column"),
+        ("", "the file is empty"),
+        ("\n\n", "the file is empty"),
+        (f"id,source_url,id\na,{URL},a\n", "column 'id' appears twice"),
+        (f"id,source_url,\na,{URL},\n", "column 3 of the header has no name"),
+    ],
+)
+def test_bad_headers_are_clear_errors(tmp_path, content, expected):
+    with pytest.raises(CliError, match=expected):
+        read_inventory(write(tmp_path, "inv.csv", content))
+
+
+def test_unreadable_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CliError, match=r"cannot read .*missing\.csv: No such file or directory"):
+        read_inventory(str(tmp_path / "missing.csv"))
+    (tmp_path / "dir.csv").mkdir()
+    with pytest.raises(CliError, match="Is a directory"):
+        read_inventory(str(tmp_path / "dir.csv"))
+
+
+def test_gzip_file_is_read_and_a_fake_one_refused(tmp_path):
+    path = tmp_path / "inv.csv.gz"
+    path.write_bytes(gzip.compress(f"id,source_url\na,{URL}\n".encode()))
+    assert list(read_inventory(str(path))) == [Row(2, AssetMessage("a", URL))]
+    fake = write(tmp_path, "fake.jsonl.gz", "not gzip at all")
+    with pytest.raises(CliError, match="cannot read"):
+        read_inventory(fake)
+
+
+def test_format_comes_from_the_extension_or_must_be_given():
+    assert format_of("a/inv.CSV") == "csv"
+    assert format_of("inv.jsonl") == format_of("inv.ndjson") == format_of("inv.json-lines.gz") == "jsonl"
+    with pytest.raises(CliError, match="--format"):
+        format_of("inv.json")
+    with pytest.raises(CliError, match="stdin needs --format"):
+        read_inventory("-")
+    with pytest.raises(CliError, match="unknown format 'xml'"):
+        read_inventory("inv.csv", fmt="xml")
+
+
+# --- JSON Lines ----------------------------------------------------------------------------
+
+
+def test_jsonl_rows_bad_rows_and_line_numbers(tmp_path):
+    lines = [
+        json.dumps({"id": "a", "source_url": URL, "title": "A", "duration_s": 3, "metadata": {"k": "v"}}),  # 1
+        "",  # 2
+        "{not json",  # 3
+        json.dumps({"id": "b", "source_url": URL, "sourceurl": "x"}),  # 4
+        json.dumps(["a", URL]),  # 5
+        json.dumps({"id": "c", "source_url": "ftp://x/c.mp4"}),  # 6
+        "   ",  # 7
+        json.dumps({"source_url": URL}),  # 8
+        json.dumps({"id": "d", "source_url": URL}),  # 9
+    ]
+    rows = records(tmp_path, "inv.jsonl", "\ufeff" + "\n".join(lines) + "\n")
+    assert rows == [
+        Row(1, AssetMessage("a", URL, "A", 3.0, {"k": "v"})),
+        BadRow(3, "row is not JSON"),
+        BadRow(4, "unknown field(s): sourceurl", "b"),
+        BadRow(5, "row must be a JSON object, got list"),
+        BadRow(6, "source_url scheme 'ftp' is not one of https, http, s3", "c"),
+        BadRow(8, "id is missing"),
+        Row(9, AssetMessage("d", URL)),
+    ]
+
+
+def test_jsonl_line_with_bytes_that_are_not_utf8(tmp_path):
+    content = (
+        b'{"id": "a\xff", "source_url": "https://x.example/a"}\n{"id": "b", "source_url": "https://x.example/b"}\n'
+    )
+    rows = records(tmp_path, "inv.ndjson", content)
+    assert rows[0] == BadRow(1, "row is not valid UTF-8")
+    assert rows[1] == Row(2, AssetMessage("b", "https://x.example/b"))
+
+
+def test_jsonl_lone_surrogate_escape_is_refused_not_a_crash(tmp_path):
+    rows = records(tmp_path, "inv.jsonl", '{"id": "a\\ud800", "source_url": "https://x.example/a"}\n')
+    assert rows == [BadRow(1, "row contains a character SQS does not accept (U+D800)", None)]
+
+
+def test_jsonl_long_line_of_escapes_that_fits_once_compacted_is_good(tmp_path):
+    title = "é" * 500
+    metadata = {"notes": "é" * 20_000}  # 120 kB as \u escapes, 40 kB as UTF-8
+    line = json.dumps({"id": "a", "source_url": URL, "title": title, "metadata": metadata}, ensure_ascii=True)
+    assert len(line) > MAX_BODY_BYTES
+    (row,) = records(tmp_path, "inv.jsonl", line + "\n")
+    assert isinstance(row, Row) and row.message.metadata == metadata
+
+
+def test_jsonl_endless_line_is_refused_without_reading_it_whole(tmp_path):
+    content = (
+        '{"id": "a", "source_url": "' + "x" * (MAX_LINE_BYTES * 3) + '"}\n' + json.dumps({"id": "b", "source_url": URL})
+    )
+    rows = records(tmp_path, "inv.jsonl", content)
+    assert rows == [BadRow(1, f"row is over {MAX_LINE_BYTES} bytes"), Row(2, AssetMessage("b", URL))]
+
+
+# --- repeats -------------------------------------------------------------------------------
+
+
+def test_deduper_tells_new_repeat_and_conflict_across_commits():
+    with Deduper(commit_every=2) as seen:
+        path = seen.path
+        assert os.path.exists(path)
+        assert seen.check("a", URL, 2) == "new"
+        assert seen.check("b", URL, 3) == "new"
+        assert seen.check("c", URL, 4) == "new"
+        assert seen.check("a", URL, 5) == "repeat"
+        assert seen.check("a", URL + "?v=2", 6) == "conflict"
+        assert seen.check("c", URL, 7) == "repeat"
+        assert seen.first_line("a") == 2
+        assert seen.first_line("zzz") is None
+    assert not os.path.exists(path)
+
+
+def test_deduper_holds_many_ids_on_disk():
+    with Deduper() as seen:
+        assert all(seen.check(f"id-{i}", f"{URL}?{i}") == "new" for i in range(20_000))
+        assert seen.check("id-19999", f"{URL}?19999") == "repeat"
+        assert seen.check("id-0", URL) == "conflict"
+        assert os.path.getsize(seen.path) > 100_000  # the ids are in the file, not in memory
+
+
+# --- S3 listing ----------------------------------------------------------------------------
+
+
+def test_s3_id_is_stable_valid_and_tells_objects_apart():
+    first = s3_asset_id("media", "videos/intro.mp4")
+    assert first == s3_asset_id("media", "videos/intro.mp4")
+    assert first.startswith("s3-") and len(first) == 35
+    assert id_problem(first) is None
+    assert first != s3_asset_id("media", "videos/intro2.mp4")
+    assert first != s3_asset_id("media2", "videos/intro.mp4")
+
+
+def test_s3_id_is_fixed_across_releases():
+    # Changing how ids are derived would load every listed object a second time.
+    import hashlib
+
+    assert s3_asset_id("b", "k.mp4") == "s3-" + hashlib.sha256(b"b/k.mp4").hexdigest()[:32]
+
+
+def test_s3_record_for_a_video_carries_the_s3_source():
+    record = s3_record(4, "media", "library/2019/Intro Clip.MP4".replace(" ", "_"))
+    assert isinstance(record, Row) and record.line == 4
+    assert record.message == AssetMessage(
+        asset_id=s3_asset_id("media", "library/2019/Intro_Clip.MP4"),
+        source_url="s3://media/library/2019/Intro_Clip.MP4",
+        title="Intro_Clip.MP4",
+        metadata={"s3_bucket": "media", "s3_key": "library/2019/Intro_Clip.MP4"},
+    )
+    assert parse_message(encode_message(record.message)) == record.message
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("library/", Skipped),
+        ("library/poster.jpg", Skipped),
+        ("library/README", Skipped),
+        ("library/mp4", Skipped),
+        ("library/clip.webm", Row),
+        ("library/clip.M2TS", Row),
+        ("library/what?.mp4", BadRow),
+        ("library/a#b.mp4", BadRow),
+        ("library/with space.mov", BadRow),
+        ("/leading-slash.mp4", BadRow),
+    ],
+)
+def test_s3_record_kinds(key, kind):
+    assert type(s3_record(1, "media", key)) is kind
+
+
+def test_video_extensions_are_case_insensitive():
+    assert is_video_key("a/B.MoV") and is_video_key("x.3gp") and not is_video_key("x.mp3")
+
+
+def test_s3_source_parsing():
+    assert parse_s3_source("s3://media/library/2019") == ("media", "library/2019")
+    assert parse_s3_source("s3://media") == ("media", "")
+    with pytest.raises(CliError, match="expected s3://bucket"):
+        parse_s3_source("s3:///prefix")
+
+
+# --- batches -------------------------------------------------------------------------------
+
+
+def test_batches_hold_ten_entries_in_order():
+    messages = [AssetMessage(f"id-{i}", URL) for i in range(23)]
+    batches = list(split_batches(messages))
+    assert [len(b) for b in batches] == [10, 10, 3]
+    assert [m.asset_id for b in batches for m, _ in b] == [m.asset_id for m in messages]
+    assert all(body == encode_message(m) for b in batches for m, body in b)
+
+
+@pytest.mark.parametrize(("pad", "sizes"), [(50_000, [5, 5, 1]), (60_000, [4, 4, 3]), (20_000, [10, 1])])
+def test_batches_split_by_size_before_count(pad, sizes):
+    # 256 KiB per call: five bodies of ~50 kB fit, four of ~60 kB, ten of ~20 kB.
+    messages = [AssetMessage(f"id-{i}", URL, metadata={"pad": "x" * pad}) for i in range(11)]
+    batches = list(split_batches(messages))
+    assert [len(b) for b in batches] == sizes
+    assert all(sum(len(body.encode()) for _, body in b) <= MAX_BATCH_BYTES for b in batches)
+
+
+def test_batches_split_by_size_with_small_limit():
+    messages = [AssetMessage(f"id-{i}", URL) for i in range(5)]
+    size = len(encode_message(messages[0]).encode())
+    assert [len(b) for b in split_batches(messages, max_bytes=2 * size)] == [2, 2, 1]
+    assert [len(b) for b in split_batches(messages, max_bytes=size - 1)] == [1, 1, 1, 1, 1]  # never an empty batch
+
+
+def test_stdin_is_read_with_a_format_and_left_open(tmp_path, monkeypatch):
+    path = write(tmp_path, "piped", f'{{"id": "a", "source_url": "{URL}"}}\n')
+    with open(path) as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        assert list(read_inventory("-", fmt="jsonl")) == [Row(1, AssetMessage("a", URL))]
+        assert not stdin.closed
