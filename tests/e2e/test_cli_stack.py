@@ -191,3 +191,68 @@ def test_operator_mistakes_get_one_clear_line(stack, endpoint, tmp_path, capsys)
     assert code == 2 and "outputs file not found" in err and "Traceback" not in err
     code, err = run("status", "--endpoint", "http://127.0.0.1:9", "--stack", "x")
     assert code == 2 and "cannot reach" in err
+
+
+def test_load_reports_bad_rows_drops_repeats_and_a_reload_creates_nothing(stack, aws, live_sim, migrator, tmp_path):
+    run = unique("inv")
+    good = [f"{run}/{i}" for i in range(6)]
+    lines = ["id,source_url,title,duration_s"]
+    lines += [f"{i},https://media.example.com/{i}.mp4?duration=9,Episode {n},9" for n, i in enumerate(good)]
+    lines.append(f"{good[0]},https://media.example.com/{good[0]}.mp4?duration=9,Episode 0,9")  # line 8: repeat
+    lines.append(f"{good[1]},https://elsewhere.example.com/other.mp4,Other,")  # line 9: same id, other URL
+    lines.append(f"{run}/ftp,ftp://nas.example.com/a.mp4,FTP,")  # line 10
+    lines.append(f"{run}/dur,https://media.example.com/d.mp4,Bad duration,soon")  # line 11
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("\n".join(lines) + "\n")
+    ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
+
+    code, _, err = migrator("load", str(inventory), "--dry-run")
+    assert code == 1, err  # bad rows: the exit says so
+    assert "line 10:" in err and "ftp" in err and "line 11:" in err and "line 9:" in err
+    assert "line 8: warning" in err
+    time.sleep(2)
+    assert ledger.get(good[0]) is None  # a dry run sends nothing
+
+    code, _, err = migrator("load", str(inventory))
+    assert code == 1 and "line 9:" in err, err
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], good, {"ready"}, timeout_s=60)
+    assert ledger.get(f"{run}/ftp") is None and ledger.get(f"{run}/dur") is None  # bad rows never went
+    assert ledger.get(good[1])["source_url"].startswith("https://media.example.com/")
+
+    code, _, err = migrator("load", str(inventory))  # the same file again
+    assert code == 1, err
+    time.sleep(3)
+    log = live_sim.requests_log()
+    assert all(sum(1 for r in log if r["ref"] == i and r["status"] == 201) == 1 for i in good)
+    assert live_sim.stats()["duplicate_videos"] == 0
+
+
+def test_stage_probe_then_enqueue_what_passed(stack, aws, live_sim, migrator, tmp_path):
+    from tests.probe.media import MediaServer, make_media
+
+    make_media(tmp_path / "media")
+    run = unique("probe")
+    ids = {name: f"{run}/{name}" for name in ("video", "audio", "truncated")}
+    with MediaServer(tmp_path / "media") as media:
+        files = {"video": "video.mp4?duration=2", "audio": "audio.m4a", "truncated": "truncated.mp4"}
+        inventory = tmp_path / "inventory.jsonl"
+        inventory.write_text(
+            "".join(json.dumps({"id": ids[n], "source_url": media.url(f)}) + "\n" for n, f in files.items())
+        )
+        code, _, err = migrator("load", str(inventory), "--stage")
+        assert code == 0, err
+        ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
+        assert {ledger.get(i)["state"] for i in ids.values()} == {"pending"}
+
+        code, _, err = migrator("probe", "--concurrency", "2", "--timeout", "20")
+        assert code == 0, err
+
+    video, audio, truncated = (ledger.get(ids[n]) for n in ("video", "audio", "truncated"))
+    assert video["state"] == "inventoried" and abs(float(video["duration_s"]) - 2.0) < 0.2
+    assert audio["state"] == "rejected" and "no video stream" in audio["last_error"]
+    assert truncated["state"] == "rejected" and "probe:" in truncated["last_error"]
+
+    code, _, err = migrator("retry", "--state", "inventoried", "--id", ids["video"])
+    assert code == 0 and "re-enqueued 1 inventoried" in err, err
+    ready = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [ids["video"]], {"ready"}, 60)[ids["video"]]
+    assert float(ready["provider_duration_s"]) == 2.0 and "drift_s" not in ready
