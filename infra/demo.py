@@ -1,21 +1,28 @@
-"""The demo: migrate a sample library end to end on this machine, with live progress.
+"""The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
     infra/demo [--assets 500] [--provider-rate 20] [--keep]
 
-It starts the emulator and a rate-limited provider simulator, deploys template.yaml,
-pushes a sample inventory (with a few malformed rows and a few sources the provider
-refuses) to the queue, shows counts by state, rate and ETA while it drains, and ends
-with a summary. It exits non-zero if any asset is left unresolved or any asset got
-two provider videos.
+It starts the emulator and a rate-limited provider simulator and deploys template.yaml.
+Then it does what an operator would: writes a sample inventory CSV (with a few bad
+rows, a repeated id and sources the provider refuses), `migrator load`s it, shows
+`migrator status` while the queue drains, runs `migrator reconcile` once, exports the
+mapping with `migrator report`, and ends with a summary. It exits non-zero if any asset
+is left unresolved or any asset got two provider videos.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import io
 import sys
 import time
-from collections import Counter, deque
+from collections import Counter
+from pathlib import Path
+
+from migrator.cli.main import main as migrator
+from migrator.cli.status import gather
+from migrator.cli.target import resolve
 
 from .localrun import LocalRun
 
@@ -23,61 +30,61 @@ from .localrun import LocalRun
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
 
 
-def sample_inventory(count: int) -> tuple[list[str], list[str]]:
-    """(message bodies, ids expected in the ledger). Every 100 assets, one source the
-    provider refuses at create and one it fails to ingest; five malformed rows at the end."""
-    bodies, ids = [], []
+def write_inventory(path: Path, count: int) -> list[str]:
+    """A sample inventory CSV; returns the ids that should reach the ledger.
+
+    Every 100 assets, one source the provider refuses at create and one it fails to
+    ingest. At the end: a repeated row (dropped with a warning), the same id with another
+    URL, an ftp source, a bad duration and an id with a control character (bad rows,
+    reported with their line numbers and never sent).
+    """
+    ids, lines = [], ["id,source_url,title,duration_s"]
     for i in range(count):
         asset_id = f"library/{i:05d}"
-        url = f"https://media.example.com/library/{i:05d}.mp4?duration={30 + (i * 7) % 600}.5"
+        duration = 30 + (i * 7) % 600 + 0.5
+        url = f"https://media.example.com/library/{i:05d}.mp4?duration={duration}"
         if i % 100 == 13:
             url = f"https://media.example.com/library/unsupported-{i:05d}.wmv"
         if i % 100 == 57:
             url = f"https://media.example.com/library/corrupt-{i:05d}.mp4"
-        bodies.append(json.dumps({"id": asset_id, "source_url": url, "title": f"Episode {i}"}))
+        lines.append(f"{asset_id},{url},Episode {i},{duration}")
         ids.append(asset_id)
-    bad_rows = [
-        "this row is not JSON",
-        json.dumps({"id": "library/ftp-only", "source_url": "ftp://old-nas.example.com/a.mp4"}),
-        json.dumps({"id": "library/no-source"}),
-        json.dumps({"id": "x" * 300, "source_url": "https://media.example.com/long.mp4"}),
-        json.dumps({"id": "library/bad\u0007id", "source_url": "https://media.example.com/bell.mp4"}),
-    ]
-    ids += ["library/ftp-only", "library/no-source"]  # usable ids: recorded as rejected
-    return bodies + bad_rows, ids
+    lines.append(lines[1])  # a repeat
+    lines.append("library/00001,https://elsewhere.example.com/other.mp4,Other,")
+    lines.append("library/ftp-only,ftp://old-nas.example.com/a.mp4,FTP,")
+    lines.append("library/bad-duration,https://media.example.com/d.mp4,Dur,about a minute")
+    lines.append('"library/bad\u0007id",https://media.example.com/bell.mp4,Bell,')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ids
 
 
-def progress_line(elapsed: float, counts: Counter, rate: float, eta: float | None, throttled: int) -> str:
-    order = ["pending", "uploading", "failed", "processing", "ready", "rejected"]  # in the order assets move
-    parts = " ".join(f"{s} {counts.get(s, 0):>4}" for s in order)
-    eta_text = f"{eta:5.0f}s" if eta is not None else "    ?"
-    return f"[{elapsed:6.1f}s] {parts} | {rate:5.1f}/s | ETA {eta_text} | 429s {throttled}"
+def cli(run: LocalRun, *args: str) -> int:
+    """`migrator ARGS --outputs <this stack> --endpoint <this emulator>`, in this process."""
+    return migrator([*args, "--outputs", str(run.outputs_path), "--endpoint", run.endpoint])
 
 
-def watch(run: LocalRun, expected: int, done_states: set[str], timeout_s: float) -> tuple[Counter, float]:
+def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, float]:
+    """`migrator status`, compact, every few seconds until every asset is settled."""
+    target = resolve(None, str(run.outputs_path), run.endpoint, None)
     started = time.time()
-    window: deque[tuple[float, int]] = deque(maxlen=10)
-    tty = sys.stdout.isatty()
     last_print = 0.0
     counts: Counter = Counter()
     while time.time() - started < timeout_s:
-        counts = run.states()
-        settled = sum(counts.get(s, 0) for s in done_states)
+        view = gather(target, window_minutes=1)
+        counts = Counter({k: v for k, v in view.counts.items() if v})
+        settled = counts.get("ready", 0) + counts.get("rejected", 0)
+        unresolved = sum(counts.get(s, 0) for s in UNSETTLED) + view.queues.visible
         now = time.time()
-        window.append((now, settled))
-        rate = (window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0]) if len(window) > 1 else 0.0
-        eta = (expected - settled) / rate if rate > 0 else None
-        line = progress_line(now - started, counts, rate, eta, run.sim.stats()["throttled"])
-        if tty:
-            print("\r" + line, end="", flush=True)
-        elif now - last_print >= 5:
-            print(line, flush=True)
+        if now - last_print >= 5 or (settled >= expected and not unresolved):
+            order = ["pending", "uploading", "failed", "processing", "ready", "rejected"]
+            parts = " ".join(f"{s} {counts.get(s, 0):>4}" for s in order)
+            eta = "done" if not view.remaining else (f"{view.eta_s:4.0f}s" if view.eta_s is not None else "   ?")
+            rate = f"{view.throttle_rate:.0%}" if view.throttle_rate is not None else "-"
+            print(f"[{now - started:6.1f}s] {parts} | {view.rate_per_min:5.0f}/min | ETA {eta} | 429 rate {rate}")
             last_print = now
-        if settled >= expected and sum(counts.get(s, 0) for s in UNSETTLED) == 0:
+        if settled >= expected and not unresolved:
             break
         time.sleep(1)
-    if tty:
-        print()
     return counts, time.time() - started
 
 
@@ -97,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.assets < 10:
         parser.error("--assets must be at least 10")
 
-    bodies, ids = sample_inventory(args.assets)
     # The stack paces 10 % faster than the provider allows, so 429s really happen
     # and are absorbed: the point of the demo.
     sim_args = ["--rate", str(args.provider_rate), "--burst", "5", "--processing-delay-s", "2"]
@@ -110,21 +116,27 @@ def main(argv: list[str] | None = None) -> int:
     wall_start = time.time()
     try:
         run.start()
-        # Webhooks carry each asset from processing to ready (or rejected).
-        done_states = {"ready", "rejected"}
-        print(f"[demo] pushing {len(bodies)} messages ({len(bodies) - args.assets} malformed) to the queue")
-        sent_at = time.time()
-        calls = run.send(bodies)
-        print(f"[demo] sent in {time.time() - sent_at:.1f} s with {calls} SendMessageBatch calls; draining...")
-        counts, drain_s = watch(run, len(ids), done_states, args.timeout)
+        inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
+        ids = write_inventory(inventory, args.assets)
+        print(f"\n$ migrator load {inventory}")
+        cli(run, "load", str(inventory))
+        print("\n$ migrator status --watch   (compact)")
+        counts, drain_s = watch(run, len(ids), args.timeout)
+        print("\n$ migrator status")
+        time.sleep(3)  # the tally follows the ledger's stream within a few seconds
+        cli(run, "status", "--window", "5")
+        print("\n$ migrator reconcile")
+        with contextlib.redirect_stdout(io.StringIO()):  # its JSON summary; the line on stderr says it
+            cli(run, "reconcile")
+        report = Path(".local") / f"{run.stack_name}-report.csv"
+        print(f"\n$ migrator report -o {report}")
+        cli(run, "report", "-o", str(report))
         stats = run.sim.stats()
         rejected = run.items("rejected")
         reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
         unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
         print("\n=== summary ===")
-        print(
-            f"assets in inventory   {len(ids)} (+{len(bodies) - len(ids)} rows with no usable id, logged and deleted)"
-        )
+        print(f"assets in inventory   {len(ids)} (+5 bad or repeated rows, reported by load and not sent)")
         for state in ("ready", "processing", "rejected", "failed", "uploading", "pending"):
             if counts.get(state):
                 print(f"{state:<21} {counts[state]}")
@@ -135,11 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
         print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
         print(f"drain time            {drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
-        ok = (
-            unresolved == 0
-            and stats["duplicate_videos"] == 0
-            and sum(counts.get(s, 0) for s in done_states) >= len(ids)
-        )
+        settled = counts.get("ready", 0) + counts.get("rejected", 0)
+        ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids)
         print("result                " + ("OK: every asset resolved" if ok else f"NOT OK: {unresolved} unresolved"))
         return 0 if ok else 1
     except KeyboardInterrupt:

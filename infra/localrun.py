@@ -81,6 +81,7 @@ class LocalRun:
         self.emulator: Emulator | None = None
         self.sim: SimProcess | None = None
         self.outputs: dict = {}
+        self.outputs_path: Path | None = None
 
     def __enter__(self) -> LocalRun:
         try:
@@ -114,7 +115,7 @@ class LocalRun:
         self.params = {"ProviderTokenSecretName": token_name, "WebhookSecretName": webhook_name, **self.params}
         self.sim = SimProcess(self.sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", token=token)
         print(f"[run] provider simulator on {self.sim.url} ({' '.join(self.sim_args)})")
-        outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
+        self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
         command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
         command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
         for key, value in {"ProviderBaseUrl": self.sim.url, **self.params}.items():

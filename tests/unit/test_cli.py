@@ -66,3 +66,14 @@ def test_missing_credentials_get_one_clear_line(monkeypatch, tmp_path, capsys):
 
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("migrator status: no AWS credentials found")
+
+
+def test_the_sample_inventory_is_clean():
+    from pathlib import Path
+
+    from migrator.cli.inventory import Row, read_inventory
+
+    records = list(read_inventory(str(Path(__file__).parents[2] / "events" / "sample-inventory.csv")))
+    assert all(isinstance(r, Row) for r in records) and len(records) == 4
+    assert records[0].message.metadata == {"season": 1} and records[0].message.duration_s == 61.5
+    assert records[3].message.source_url.startswith("s3://")

@@ -67,3 +67,12 @@ def test_on_demand_overrides_are_validated():
         limits_for({"max_items": 0}, RunLimits())
     with pytest.raises(RunRequestError, match="restart"):
         limits_for({"restart": "yes"}, RunLimits())
+
+
+def test_the_sample_on_demand_event_is_accepted():
+    import json
+    from pathlib import Path
+
+    event = json.loads((Path(__file__).parents[2] / "events" / "reconcile-on-demand.json").read_text())
+    limits, restart = limits_for(event, RunLimits())
+    assert (limits.heal_after_s, limits.poll_after_s, limits.max_items, restart) == (3600, 1800, 2000, False)

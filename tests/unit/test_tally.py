@@ -67,3 +67,12 @@ def test_the_transaction_adds_to_one_counts_shard_and_each_minute():
     assert keys[0].startswith("counts#") and keys[1:] == [f"minute#{int((T + 120) // 60)}"]
     counts = entries[0]["Update"]
     assert sorted(counts["ExpressionAttributeNames"].values()) == ["processing", "ready", "uploading"]
+
+
+def test_the_sample_stream_event_is_one_asset_becoming_ready():
+    import json
+    from pathlib import Path
+
+    event = json.loads((Path(__file__).parents[2] / "events" / "ledger-stream.json").read_text())
+    deltas = deltas_of(event["Records"], T)
+    assert dict(deltas.counts) == {"processing": -1, "ready": 1}
