@@ -63,3 +63,9 @@ def test_report_rows_keep_numbers_and_blanks():
     assert list(row) == list(COLUMNS)
     assert row["duration_s"] == 10.5 and row["attempts"] == 1 and isinstance(row["attempts"], int)
     assert row["remote_id"] is None
+
+
+def test_a_migration_that_just_started_is_not_diluted_by_the_quiet_minutes_before_it():
+    view = summarize(stats({"ready": 30, "pending": 300}, {MINUTE: {"ready": 30}}), Queues(0, 0, 0, 0), None, NOW, 15)
+    assert view.window_s == 30  # from the start of its first minute
+    assert view.rate_per_min == 60.0 and view.eta_s == 300.0

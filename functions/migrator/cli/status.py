@@ -66,7 +66,10 @@ def summarize(stats: Stats, queues: Queues, oldest: Oldest | None, now: float, w
     """Throughput over the window (the current minute counts for its elapsed part), ETA, 429 rate."""
     first_minute = int(now // 60) - window_minutes
     events = stats.events_since(first_minute)
-    window_s = max(1.0, now - first_minute * 60)
+    # A migration that started inside the window is measured from its first minute, not
+    # diluted by the quiet minutes before it.
+    active = [m for m, counted in stats.minutes.items() if m >= first_minute and any(counted.values())]
+    window_s = max(1.0, now - max(first_minute, min(active, default=first_minute)) * 60)
     ready, rejected = events.get("ready", 0), events.get("rejected", 0)
     settled = ready + rejected
     created, throttled = events.get("created", 0), events.get("throttled", 0)
