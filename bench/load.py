@@ -16,6 +16,9 @@ Not a test: it prints figures. It starts its own emulator on a free port and sto
                 each in a subprocess: rows/s and the subprocess's peak RSS (its ru_maxrss).
                 Streaming means the two peaks are about the same: memory does not grow
                 with the file.
+  send memory   a real load (sending) of --send-rows rows and of a tenth as many, each in a
+                subprocess into a fresh queue: the sending path's peak RSS, which must not
+                grow with the file either (in-flight batches are bounded).
 """
 
 from __future__ import annotations
@@ -130,7 +133,32 @@ def bench_throughput(emulator: Emulator, path: Path, workers: int, rtt_ms: float
     return batch, single
 
 
-def dry_run_in_child(path: Path) -> dict:
+def send_in_child(path: Path, endpoint: str) -> dict:
+    """A real load of `path` into a fresh queue, in a subprocess: its figures and peak RSS."""
+    return dry_run_in_child(path, ["--send-child", str(path), "--endpoint", endpoint])
+
+
+def send_child(path: str, endpoint: str) -> int:
+    """Runs in the subprocess: load `path` into a new queue on `endpoint`, then its figures as JSON."""
+    from migrator.cli.load import load_inventory
+
+    sqs = client("sqs", endpoint)
+    queue = sqs.create_queue(QueueName=f"bench-load-send-{os.getpid()}-{free_port()}")["QueueUrl"]
+    summary = load_inventory(path, sqs=sqs, queue_url=queue, out=io.StringIO())
+    figures = {
+        "rows": summary.rows_read,
+        "sent": summary.sent,
+        "elapsed_s": summary.elapsed_s,
+        "rate": summary.rate,
+        "bad": summary.bad,
+        "repeats": summary.repeats,
+    }
+    sqs.delete_queue(QueueUrl=queue)
+    print(json.dumps(figures))
+    return 0
+
+
+def dry_run_in_child(path: Path, child_args: list[str] | None = None) -> dict:
     """A dry run of `path` in a fresh interpreter: its own figures, and its peak RSS as the kernel counted it.
 
     The peak is the child's own ru_maxrss from wait4(), not getrusage(RUSAGE_CHILDREN): that one
@@ -138,7 +166,7 @@ def dry_run_in_child(path: Path) -> dict:
     """
     with tempfile.TemporaryFile() as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.load", "--dry-run-child", str(path)],
+            [sys.executable, "-m", "bench.load", *(child_args or ["--dry-run-child", str(path)])],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -185,10 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rtt-ms", type=float, default=0, help="simulated network round trip added to every SQS call (default 0)"
     )
+    parser.add_argument(
+        "--send-rows", type=int, default=100_000, help="rows of the larger real load for memory (default 100000)"
+    )
     parser.add_argument("--dry-run-child", metavar="CSV", help=argparse.SUPPRESS)
+    parser.add_argument("--send-child", metavar="CSV", help=argparse.SUPPRESS)
+    parser.add_argument("--endpoint", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.dry_run_child:
         return dry_run_child(args.dry_run_child)
+    if args.send_child:
+        return send_child(args.send_child, args.endpoint)
 
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
@@ -205,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         emulator = Emulator(port=free_port(), log_path=ROOT / ".local" / "bench-load-ministack.log").start()
         try:
             batch, single = bench_throughput(emulator, rows_csv, args.workers, args.rtt_ms)
+            send_small_csv, send_big_csv = tmp_path / "send-small.csv", tmp_path / "send-big.csv"
+            write_inventory(send_small_csv, max(1, args.send_rows // 10))
+            write_inventory(send_big_csv, args.send_rows)
+            send_small = send_in_child(send_small_csv, emulator.endpoint)
+            send_big = send_in_child(send_big_csv, emulator.endpoint)
         finally:
             emulator.stop()
 
@@ -237,6 +277,18 @@ def main(argv: list[str] | None = None) -> int:
         f"memory: peak RSS {count_label(args.big_rows)} / {count_label(args.small_rows)} = "
         f"{big['maxrss_kib'] / small['maxrss_kib']:.2f}   (flat: about 1)"
     )
+    for name, figures in ((count_label(args.send_rows), send_big), (count_label(args.send_rows // 10), send_small)):
+        print(
+            f"real load {name}: {figures['sent']:,} sent at {figures['rate']:,.0f} msg/s, "
+            f"peak RSS {figures['maxrss_kib'] / 1024:.1f} MiB"
+        )
+    print(
+        f"memory while sending: peak RSS {count_label(args.send_rows)} / {count_label(args.send_rows // 10)} = "
+        f"{send_big['maxrss_kib'] / send_small['maxrss_kib']:.2f}   (flat: about 1)"
+    )
+    if send_big["sent"] != args.send_rows or send_small["sent"] != max(1, args.send_rows // 10):
+        print("FAIL: a real load did not send every row")
+        ok = False
     if batch["depth"] != args.rows or single["depth"] != args.rows:
         print("FAIL: a queue does not hold every row")
         ok = False
