@@ -39,6 +39,18 @@ def state_shard(state: State, asset_id: str) -> str:
     return f"{state.value}#{shard_of(asset_id)}"
 
 
+def message_of(item: Mapping[str, Any]) -> AssetMessage:
+    """The queue message that carries a ledger item's asset (retry, heal): the ledger's source wins."""
+    duration = item.get("duration_s")
+    return AssetMessage(
+        asset_id=item["asset_id"],
+        source_url=item["source_url"],
+        title=item.get("title"),
+        duration_s=float(duration) if duration is not None else None,
+        metadata=dict(item.get("metadata") or {}),
+    )
+
+
 @dataclass(frozen=True)
 class Claimed:
     token: str
@@ -70,6 +82,21 @@ class Ledger:
     def get(self, asset_id: str) -> dict | None:
         resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": asset_id}), ConsistentRead=True)
         return to_item(resp.get("Item"))
+
+    def _update(self, asset_id: str, **request: Any) -> WriteResult:
+        """One conditional UpdateItem: won with the item after (when asked for), or lost with the item as it stood."""
+        try:
+            resp = self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **request,
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return WriteResult(False, to_item(exc.response.get("Item")))
+            raise
+        return WriteResult(True, to_item(resp.get("Attributes")))
 
     # --- the claim -------------------------------------------------------------------
 
@@ -202,28 +229,21 @@ class Ledger:
             values[f":a{i}"] = delta
             sets.append(f"#a{i} = #a{i} + :a{i}")
         expression = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(("lease_token", "lease_until", *remove))
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": asset_id}),
-                UpdateExpression=expression,
-                ConditionExpression="lease_token = :token AND #state = :uploading",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=typed(values),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        result = self._update(
+            asset_id,
+            UpdateExpression=expression,
+            ConditionExpression="lease_token = :token AND #state = :uploading",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=typed(values),
+        )
+        if not result.won:
+            log.warning(
+                "lost the lease before writing %s: the asset is now %s",
+                state.value,
+                (result.current or {}).get("state", "gone"),
+                extra={"asset_id": asset_id, "wanted_state": state.value},
             )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                current = to_item(exc.response.get("Item"))
-                log.warning(
-                    "lost the lease before writing %s: the asset is now %s",
-                    state.value,
-                    (current or {}).get("state", "gone"),
-                    extra={"asset_id": asset_id, "wanted_state": state.value},
-                )
-                return WriteResult(False, current)
-            raise
-        return WriteResult(True)
+        return result
 
     # --- provider outcomes (webhooks, reconcile) -------------------------------------------
 
@@ -264,22 +284,14 @@ class Ledger:
         if error is not None:
             values[":err"] = error
             sets.append("last_error = :err")
-        try:
-            resp = self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": asset_id}),
-                UpdateExpression="SET " + ", ".join(sets) + " REMOVE lease_token, lease_until, retry_after",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=typed(values),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return WriteResult(False, to_item(exc.response.get("Item")))
-            raise
-        return WriteResult(True, to_item(resp.get("Attributes")))
+        return self._update(
+            asset_id,
+            UpdateExpression="SET " + ", ".join(sets) + " REMOVE lease_token, lease_until, retry_after",
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=typed(values),
+            ReturnValues="ALL_NEW",
+        )
 
     def flag_drift(self, asset_id: str, drift_s: float, now: float) -> None:
         """Mark a settled asset whose provider duration differs from its source's (the canary)."""
@@ -383,21 +395,13 @@ class Ledger:
         for i, (name, value) in enumerate(fields.items()):
             names[f"#f{i}"], values[f":f{i}"] = name, value
             sets.append(f"#f{i} = :f{i}")
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": asset_id}),
-                UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
-                ConditionExpression="#state = :pending AND attribute_not_exists(lease_token)",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=typed(values),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return WriteResult(False, to_item(exc.response.get("Item")))
-            raise
-        return WriteResult(True)
+        return self._update(
+            asset_id,
+            UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
+            ConditionExpression="#state = :pending AND attribute_not_exists(lease_token)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=typed(values),
+        )
 
     # --- the operator's retry and reconcile's heal ----------------------------------------------
 
@@ -425,22 +429,14 @@ class Ledger:
             ]
         else:
             remove = " REMOVE retry_after"
-        try:
-            resp = self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": asset_id}),
-                UpdateExpression="SET " + ", ".join(sets) + remove,
-                ConditionExpression="#state = :seen AND attribute_not_exists(lease_token)",
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=typed(values),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return WriteResult(False, to_item(exc.response.get("Item")))
-            raise
-        return WriteResult(True, to_item(resp.get("Attributes")))
+        return self._update(
+            asset_id,
+            UpdateExpression="SET " + ", ".join(sets) + remove,
+            ConditionExpression="#state = :seen AND attribute_not_exists(lease_token)",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=typed(values),
+            ReturnValues="ALL_NEW",
+        )
 
     def mark_healed(self, seen: Mapping[str, Any], now: float) -> WriteResult:
         """The marker a heal writes before it enqueues: the asset exactly as it was read.
@@ -457,25 +453,17 @@ class Ledger:
             condition += " AND lease_until < :now"
         else:
             condition += " AND attribute_not_exists(lease_token)"
-        try:
-            resp = self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": seen["asset_id"]}),
-                UpdateExpression=(
-                    "SET updated_at = :now, healed_at = :now, enqueued_at = :now,"
-                    " heals = if_not_exists(heals, :zero) + :one"
-                ),
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=typed({**values, ":zero": 0}),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return WriteResult(False, to_item(exc.response.get("Item")))
-            raise
-        return WriteResult(True, to_item(resp.get("Attributes")))
+        return self._update(
+            seen["asset_id"],
+            UpdateExpression=(
+                "SET updated_at = :now, healed_at = :now, enqueued_at = :now,"
+                " heals = if_not_exists(heals, :zero) + :one"
+            ),
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=typed({**values, ":zero": 0}),
+            ReturnValues="ALL_NEW",
+        )
 
     def note_polled(self, asset_id: str, now: float, note: str) -> None:
         """A processing asset the provider has not finished: remember when we asked (no state change)."""

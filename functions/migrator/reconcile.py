@@ -32,8 +32,8 @@ from .canary import drifted
 from .dynamo import to_item, typed
 from .fate import classify_video, remote_id_of
 from .heal import HEAL_STATES, POLL_STATES, RunLimits, RunRequestError, heal_reason, limits_for, poll_due
-from .ledger import SHARDS, Ledger
-from .messages import AssetMessage, encode_message
+from .ledger import SHARDS, Ledger, message_of
+from .messages import encode_message
 from .provider import ProviderClient, TransportError
 from .secrets import token_getter
 from .settings import env_number, env_required
@@ -158,14 +158,7 @@ class Reconciler:
             with lock:
                 summary.skip("moved since it was read")
             return
-        item = marked.current or {}
-        message = AssetMessage(
-            asset_id=item["asset_id"],
-            source_url=item["source_url"],
-            title=item.get("title"),
-            duration_s=float(item["duration_s"]) if item.get("duration_s") is not None else None,
-            metadata=item.get("metadata") or {},
-        )
+        message = message_of(marked.current or {})
         # If this send fails, the marker stays and the next quiet period heals it again.
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=encode_message(message))
         logger.info("healed: %s", reason, extra={"asset_id": message.asset_id})

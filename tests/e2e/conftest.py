@@ -81,6 +81,38 @@ def stack(endpoint, aws, e2e_sim, tmp_path_factory):
     delete_stack(endpoint, name)
 
 
+@pytest.fixture
+def outputs_file(stack, tmp_path):
+    """The stack's outputs as a file, the way `infra/local-stack up --outputs` writes them."""
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(stack))
+    return path
+
+
+@pytest.fixture
+def migrator(endpoint, outputs_file, capsys):
+    """Run the CLI in-process against the stack: returns (exit code, stdout, stderr)."""
+    from migrator.cli.main import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([*args, "--outputs", str(outputs_file), "--endpoint", endpoint])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def live_sim(e2e_sim):
+    """The package's simulator, reset: no rate limit, webhooks on, idempotency honoured."""
+    e2e_sim.reset()
+    e2e_sim.patch_config(
+        {"rate": 0, "fail_rate": 0.0, "webhooks_enabled": True, "honour_idempotency": True, "processing_delay_s": 0.3}
+    )
+    yield e2e_sim
+    e2e_sim.patch_config({"webhooks_enabled": True})
+
+
 def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float = 60) -> dict:
     """Poll the ledger until every id is in a `done` state; return {id: item}."""
     deadline = time.time() + timeout_s

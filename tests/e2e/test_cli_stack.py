@@ -20,34 +20,6 @@ from tests.e2e.test_uploader_stack import asset, send_all
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def outputs_file(stack, tmp_path):
-    path = tmp_path / "outputs.json"
-    path.write_text(json.dumps(stack))
-    return path
-
-
-@pytest.fixture
-def migrator(endpoint, outputs_file, capsys):
-    """Run the CLI in-process against the stack: returns (exit code, stdout, stderr)."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        code = main([*args, "--outputs", str(outputs_file), "--endpoint", endpoint])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
-
-
-@pytest.fixture
-def live_sim(e2e_sim):
-    e2e_sim.reset()
-    e2e_sim.patch_config(
-        {"rate": 0, "fail_rate": 0.0, "webhooks_enabled": True, "honour_idempotency": True, "processing_delay_s": 0.3}
-    )
-    return e2e_sim
-
-
 def scan_states(dynamodb, table: str) -> Counter:
     counts: Counter = Counter()
     kwargs = {"TableName": table}

@@ -7,24 +7,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..ledger import Ledger
+from ..ledger import Ledger, message_of
 from ..messages import AssetMessage, id_problem
 from ..states import State
 from .errors import CliError
 
 RETRYABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
-
-
-def message_of(item: dict) -> AssetMessage:
-    """The queue message that carries a ledger item's asset (the ledger's source wins)."""
-    duration = item.get("duration_s")
-    return AssetMessage(
-        asset_id=item["asset_id"],
-        source_url=item["source_url"],
-        title=item.get("title"),
-        duration_s=float(duration) if duration is not None else None,
-        metadata=dict(item.get("metadata") or {}),
-    )
 
 
 @dataclass
