@@ -24,6 +24,17 @@ from .states import State
 
 HEAL_STATES = (State.UPLOADING, State.PENDING, State.INVENTORIED, State.FAILED)
 POLL_STATES = (State.PROCESSING,)
+# What these rules read from an item of the by_state index: the index must project them.
+INDEX_FIELDS = (
+    "asset_id",
+    "state",
+    "updated_at",
+    "lease_until",
+    "retry_after",
+    "claimed_at",
+    "enqueued_at",
+    "remote_id",
+)
 
 
 def _time(value: object) -> float | None:

@@ -58,3 +58,28 @@ def test_concurrency_mapping_covers_every_allowed_value():
     mapping = template["Mappings"]["ConcurrencyValue"]
     assert set(allowed) == set(mapping)
     assert all(mapping[k]["Value"] == int(k) for k in allowed)
+
+
+def test_the_state_index_projects_what_reconcile_reads():
+    from migrator.heal import INDEX_FIELDS
+
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    table = template["Resources"]["LedgerTable"]["Properties"]
+    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "by_state"]
+    keys = {k["AttributeName"] for k in table["KeySchema"]} | {k["AttributeName"] for k in index["KeySchema"]}
+    assert set(INDEX_FIELDS) <= keys | set(index["Projection"]["NonKeyAttributes"])
+
+
+def test_heals_wait_longer_than_a_crashed_invocations_own_message():
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    params = template["Parameters"]
+    visibility = template["Mappings"]["TimeoutToVisibility"][str(params["UploaderTimeout"]["Default"])]["Visibility"]
+    assert params["HealAfterSeconds"]["Default"] > visibility
+
+
+def test_the_tally_counts_every_change_since_the_table_was_made():
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    resources = template["Resources"]
+    assert resources["LedgerTable"]["Properties"]["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
+    stream = resources["TallyFunction"]["Properties"]["Events"]["LedgerStream"]["Properties"]
+    assert stream["StartingPosition"] == "TRIM_HORIZON" and stream["MaximumRetryAttempts"] == -1

@@ -24,8 +24,14 @@ class RetrySummary:
     failed: list = field(default_factory=list)  # (id, reason)
 
 
-def retry_candidates(ledger: Ledger, state: State, ids: list[str] | None) -> Iterator[dict]:
-    """Items in `state`: the named ones (read one by one), or every one (through the index)."""
+def retry_candidates(
+    ledger: Ledger, state: State, ids: list[str] | None, listed_at: float, page_size: int = 100
+) -> Iterator[dict]:
+    """Items in `state`: the named ones (read one by one), or every one (through the index).
+
+    The index walk stops at `listed_at`: a re-armed item's `updated_at` moves past it, so the
+    walk never meets an item it has already re-armed (which would send it again, forever).
+    """
     if ids:
         for asset_id in ids:
             problem = id_problem(asset_id)
@@ -34,7 +40,7 @@ def retry_candidates(ledger: Ledger, state: State, ids: list[str] | None) -> Ite
             item = ledger.get(asset_id)
             yield item if item else {"asset_id": asset_id, "state": None}
     else:
-        yield from ledger.iter_state(state)
+        yield from ledger.iter_state(state, page_size=page_size, older_than=listed_at)
 
 
 def retry(
@@ -44,6 +50,7 @@ def retry(
     send: Callable[[Iterable[AssetMessage]], tuple[int, list]],
     dry_run: bool = False,
     clock: Callable[[], float] = time.time,
+    page_size: int = 100,
 ) -> RetrySummary:
     """Re-arm each matching asset (a conditional write), then enqueue it.
 
@@ -53,7 +60,7 @@ def retry(
     summary = RetrySummary()
 
     def rearmed() -> Iterator[AssetMessage]:
-        for item in retry_candidates(ledger, state, ids):
+        for item in retry_candidates(ledger, state, ids, clock(), page_size):
             summary.listed += 1
             if item.get("state") != state.value:
                 summary.moved_on.append((item["asset_id"], item.get("state") or "unknown to the ledger"))

@@ -1,0 +1,80 @@
+"""The operator's levers against the emulator: retry over a whole state, redrive."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from migrator.cli.ops import redrive, retry
+from migrator.ledger import Claimed, Ledger
+from migrator.messages import AssetMessage, parse_message
+from migrator.states import State
+
+from tests.conftest import unique
+
+pytestmark = pytest.mark.emulator
+
+
+def failed_for_good(ledger: Ledger, asset_id: str) -> None:
+    now = time.time()
+    claim = ledger.claim(AssetMessage(asset_id, f"https://media.example.com/{asset_id}.mp4"), now, now + 60, "t")
+    assert isinstance(claim, Claimed)
+    assert ledger.mark_failed(asset_id, "t", "HTTP 500", None, now).won
+
+
+def test_retry_of_a_whole_state_enqueues_each_asset_once(aws, table):
+    ledger = Ledger(table, aws("dynamodb"))
+    ids = [unique("f") for _ in range(40)]
+    for asset_id in ids:
+        failed_for_good(ledger, asset_id)
+    sent: list[str] = []
+
+    def send(messages):
+        for message in messages:
+            # A re-armed item moves to the end of its shard: the walk must not meet it again.
+            assert message.asset_id not in sent, f"{message.asset_id} enqueued twice"
+            sent.append(message.asset_id)
+        return len(sent), []
+
+    summary = retry(ledger, State.FAILED, None, send, page_size=2)  # pages end mid-shard
+
+    assert sorted(sent) == sorted(ids) and summary.rearmed == len(ids)
+    for asset_id in ids:
+        item = ledger.get(asset_id)
+        assert item["state"] == "failed" and item["retry_after"] <= time.time() and item["retry_base"] == 1
+
+
+def test_retry_skips_what_moved_and_a_dry_run_changes_nothing(aws, table):
+    ledger = Ledger(table, aws("dynamodb"))
+    moved, kept = unique("moved"), unique("kept")
+    failed_for_good(ledger, moved)
+    failed_for_good(ledger, kept)
+    ledger.rearm(moved, State.FAILED, time.time())
+    ledger.claim(AssetMessage(moved, "https://media.example.com/x.mp4"), time.time(), time.time() + 60, "t2")
+
+    dry = retry(ledger, State.FAILED, [moved, kept], lambda messages: (len(list(messages)), []), dry_run=True)
+    assert dry.listed == 2 and dry.moved_on == [(moved, "uploading")] and dry.rearmed == 0
+    assert "retry_base" not in ledger.get(kept)
+
+
+def test_redrive_moves_every_dead_letter_once(aws, queue):
+    sqs = aws("sqs")
+    dlq = sqs.create_queue(QueueName=unique("dlq"))["QueueUrl"]
+    bodies = [f'{{"id": "{unique("d")}", "source_url": "https://media.example.com/a.mp4"}}' for _ in range(23)]
+    for body in bodies:
+        sqs.send_message(QueueUrl=dlq, MessageBody=body)
+
+    moved, failed = redrive(sqs, dlq, queue)
+
+    assert (moved, failed) == (23, 0)
+    received = []
+    while True:
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+        if not messages:
+            break
+        for m in messages:
+            received.append(parse_message(m["Body"]).asset_id)
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
+    assert sorted(received) == sorted(parse_message(b).asset_id for b in bodies)
+    attrs = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+    assert attrs["ApproximateNumberOfMessages"] == "0"
