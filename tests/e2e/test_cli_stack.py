@@ -146,10 +146,13 @@ def test_pause_holds_the_queue_and_resume_drains_it(stack, aws, live_sim, migrat
         time.sleep(5)
         assert Ledger(stack["LedgerTableName"], aws("dynamodb")).get(waiting) is None
         assert queue_depth(aws("sqs"), stack["QueueUrl"]) >= 1
+        code, text, _ = migrator("status")
+        assert code == 0 and "uploader    DISABLED" in text
     finally:
         code, _, err = migrator("resume")
     assert code == 0 and "resumed" in err, err
     wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [waiting], {"ready"}, timeout_s=60)
+    assert "uploader    running" in migrator("status")[1]
 
 
 def test_operator_mistakes_get_one_clear_line(stack, endpoint, tmp_path, capsys):

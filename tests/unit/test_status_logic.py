@@ -3,7 +3,7 @@
 from decimal import Decimal
 
 from migrator.cli.report import COLUMNS, row_of
-from migrator.cli.status import Oldest, Queues, duration, render, summarize
+from migrator.cli.status import Oldest, Queues, Uploader, duration, render, summarize
 from migrator.tally import Stats
 
 NOW = 1_800_000_030.0  # 30 s into a minute
@@ -69,3 +69,13 @@ def test_a_migration_that_just_started_is_not_diluted_by_the_quiet_minutes_befor
     view = summarize(stats({"ready": 30, "pending": 300}, {MINUTE: {"ready": 30}}), Queues(0, 0, 0, 0), None, NOW, 15)
     assert view.window_s == 30  # from the start of its first minute
     assert view.rate_per_min == 60.0 and view.eta_s == 300.0
+
+
+def test_status_says_why_the_uploader_waits():
+    def line(uploader):
+        view = summarize(stats({"pending": 5}, {}), Queues(5, 0, 0, 0), None, NOW, 15, uploader)
+        return next(text for text in render(view, "s").splitlines() if text.startswith("uploader"))
+
+    assert "DISABLED" in line(Uploader("Disabled", None)) and "migrator resume" in line(Uploader("Disabled", None))
+    assert line(Uploader("Enabled", NOW + 42)).endswith("holding creates for 42 s after a 429 (Retry-After)")
+    assert line(Uploader("Enabled", NOW - 1)) == "uploader    running"

@@ -3,7 +3,8 @@
 Every refresh reads a bounded number of items whatever the size of the table: the 16
 count shards and one item per minute of the window from the stats table (kept by the
 tally Lambda from the ledger's stream), one item per in-flight shard of the by_state
-index (the oldest), and two queue attribute calls. `--exact` counts through the index
+index (the oldest), two queue attribute calls, the uploader's event source mapping
+(paused?) and the pacer item (holding after a 429?). `--exact` counts through the index
 instead, for an audit: that one reads every index entry.
 """
 
@@ -14,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from ..dynamo import typed
+from ..dynamo import to_item, typed
 from ..ledger import SHARDS, STATE_INDEX, Ledger
+from ..pacer import PACER_ID
 from ..states import State
 from ..tally import Stats, read_stats
 
@@ -39,6 +41,14 @@ class Oldest:
 
 
 @dataclass(frozen=True)
+class Uploader:
+    """Why the uploader may be waiting: paused by the operator, or holding after a 429."""
+
+    mapping_state: str  # the event source mapping's State: Enabled, Disabled, ...
+    hold_until: float | None  # the cluster-wide hold after a 429 (the pacer item)
+
+
+@dataclass(frozen=True)
 class View:
     """Everything status shows, computed from what was read (pure)."""
 
@@ -57,12 +67,20 @@ class View:
     eta_s: float | None
     queues: Queues
     oldest: Oldest | None
+    uploader: Uploader | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def summarize(stats: Stats, queues: Queues, oldest: Oldest | None, now: float, window_minutes: int) -> View:
+def summarize(
+    stats: Stats,
+    queues: Queues,
+    oldest: Oldest | None,
+    now: float,
+    window_minutes: int,
+    uploader: Uploader | None = None,
+) -> View:
     """Throughput over the window (the current minute counts for its elapsed part), ETA, 429 rate."""
     first_minute = int(now // 60) - window_minutes
     events = stats.events_since(first_minute)
@@ -95,6 +113,7 @@ def summarize(stats: Stats, queues: Queues, oldest: Oldest | None, now: float, w
         eta_s=eta,
         queues=queues,
         oldest=oldest,
+        uploader=uploader,
     )
 
 
@@ -122,6 +141,16 @@ def render(view: View, stack: str) -> str:
     for state in State:
         row.append(f"{state.value:<11} {c.get(state.value, 0):>9,}")
     lines += ["  " + "   ".join(row[i : i + 3]) for i in range(0, len(row), 3)]
+    if view.uploader:
+        u = view.uploader
+        if u.mapping_state != "Enabled":
+            lines.append(f"uploader    {u.mapping_state.upper()}: nothing is taken from the queue (migrator resume)")
+        elif u.hold_until and u.hold_until > view.at:
+            lines.append(
+                f"uploader    holding creates for {duration(u.hold_until - view.at)} after a 429 (Retry-After)"
+            )
+        else:
+            lines.append("uploader    running")
     q = view.queues
     lines.append(f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed; DLQ {q.dead:,}")
     window_min = view.window_s / 60
@@ -209,6 +238,14 @@ def exact_counts(ledger: Ledger) -> dict:
     return out
 
 
+def read_uploader(lambda_client, mapping_id: str, ledger: Ledger) -> Uploader:
+    """The mapping's state and the pacer's hold: two reads."""
+    state = lambda_client.get_event_source_mapping(UUID=mapping_id).get("State", "unknown")
+    pacer = ledger.client.get_item(TableName=ledger.table, Key=typed({"asset_id": PACER_ID}), ConsistentRead=True)
+    hold = (to_item(pacer.get("Item")) or {}).get("hold_until")
+    return Uploader(state, float(hold) if hold is not None else None)
+
+
 def gather(target, window_minutes: int, exact: bool = False, now: float | None = None) -> View:
     now = time.time() if now is None else now
     dynamodb = target.client("dynamodb")
@@ -217,4 +254,5 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     if exact:
         stats = Stats(exact_counts(ledger), stats.minutes)
     queues = read_queues(target.client("sqs"), target.output("QueueUrl"), target.output("DeadLetterQueueUrl"))
-    return summarize(stats, queues, read_oldest(ledger), now, window_minutes)
+    uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
+    return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader)
