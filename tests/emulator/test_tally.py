@@ -1,0 +1,38 @@
+"""The tally against the emulator: deltas land in the stats table, and a retried batch counts once."""
+
+from __future__ import annotations
+
+import pytest
+from migrator.dynamo import typed
+from migrator.tally import apply, read_stats
+
+from tests.emulator.conftest import create_table_like
+
+pytestmark = pytest.mark.emulator
+
+T = 1_800_000_000.0
+
+
+def record(asset_id, old_state, new_state, seq, throttles=(0, 0)):
+    body = {"Keys": typed({"asset_id": asset_id}), "SequenceNumber": seq}
+    if old_state:
+        body["OldImage"] = typed({"asset_id": asset_id, "state": old_state, "updated_at": T, "throttles": throttles[0]})
+    body["NewImage"] = typed({"asset_id": asset_id, "state": new_state, "updated_at": T, "throttles": throttles[1]})
+    return {"eventName": "MODIFY" if old_state else "INSERT", "eventSourceARN": "arn:s", "dynamodb": body}
+
+
+def test_a_retried_batch_is_counted_once_and_the_next_batch_adds(aws):
+    dynamodb = aws("dynamodb")
+    stats_table = create_table_like(dynamodb, "StatsTable")
+    first = [record("a", None, "uploading", "1"), record("b", None, "uploading", "2")]
+    second = [record("a", "uploading", "pending", "3", throttles=(0, 1)), record("b", "uploading", "processing", "4")]
+
+    apply(dynamodb, stats_table, first, T)
+    apply(dynamodb, stats_table, first, T)  # the stream delivered it again (the Lambda timed out after writing)
+    apply(dynamodb, stats_table, second, T)
+
+    stats = read_stats(dynamodb, stats_table, T + 30, window_minutes=5)
+    assert stats.counts["uploading"] == 0 and stats.counts["pending"] == 1 and stats.counts["processing"] == 1
+    assert stats.total() == 2
+    minute = stats.minutes[int(T // 60)]
+    assert minute["throttled"] == 1 and minute["created"] == 1
