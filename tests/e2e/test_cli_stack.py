@@ -9,6 +9,7 @@ import time
 from collections import Counter
 
 import pytest
+import requests
 from migrator.cli.main import main
 from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage
@@ -231,3 +232,28 @@ def test_stage_probe_then_enqueue_what_passed(stack, aws, live_sim, migrator, tm
     assert code == 0 and "re-enqueued 1 inventoried" in err, err
     ready = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [ids["video"]], {"ready"}, 60)[ids["video"]]
     assert float(ready["provider_duration_s"]) == 2.0 and "drift_s" not in ready
+
+
+def test_an_s3_listing_reaches_the_provider_as_presigned_urls(stack, aws, live_sim, migrator):
+    s3 = aws("s3")
+    bucket = unique("masters")
+    s3.create_bucket(Bucket=bucket)
+    for key in ("show/ep1.mp4", "show/ep2.MOV", "show/notes.txt"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"not really a video")
+
+    code, _, err = migrator("load", f"s3://{bucket}/show/")
+
+    assert code == 0, err
+    from migrator.cli.inventory import s3_asset_id
+
+    ids = [s3_asset_id(bucket, "show/ep1.mp4"), s3_asset_id(bucket, "show/ep2.MOV")]
+    items = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
+    assert items[ids[0]]["source_url"] == f"s3://{bucket}/show/ep1.mp4"
+    inputs = {
+        v["metadata"]["migration_ref"]: v["input"]
+        for v in requests.get(
+            f"{live_sim.url}/videos", headers={"Authorization": f"Bearer {live_sim.config.token}"}, timeout=10
+        ).json()["data"]
+    }
+    for asset_id in ids:  # the provider was handed a presigned GET URL, never the s3:// address
+        assert inputs[asset_id].startswith("http") and "Signature" in inputs[asset_id]
