@@ -2,8 +2,9 @@
 
 The emulator (ministack) is started once per session on a free 127.0.0.1 port, and
 stopped at the end with every Lambda worker it spawned. Tests that only need pure
-logic never start it. Set MIGRATOR_TEST_ENDPOINT to attach to an emulator that
-already runs (ministack, or LocalStack via pytest-localstack's RunningSession).
+logic never start it. The tests reach it through pytest-localstack's RunningSession,
+which waits for every service they use; set MIGRATOR_TEST_ENDPOINT to attach to an
+emulator that already runs (ministack, or LocalStack).
 """
 
 from __future__ import annotations
@@ -41,16 +42,34 @@ def endpoint():
         emulator.stop()
 
 
-@pytest.fixture(scope="session")
-def aws(endpoint):
-    """boto3 clients bound to the emulator: aws("dynamodb")."""
-    from infra.emulator import client
+# The services the tests call; pytest-localstack waits until each of them answers.
+SERVICES = ("dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda", "cloudformation", "logs")
 
+
+@pytest.fixture(scope="session")
+def localstack(endpoint):
+    """pytest-localstack's RunningSession on the emulator (ministack here, or the LocalStack
+    MIGRATOR_TEST_ENDPOINT names): it checks every service answers, then makes the clients."""
+    from urllib.parse import urlsplit
+
+    from pytest_localstack.session import RunningSession
+
+    from infra.emulator import REGION
+
+    parts = urlsplit(endpoint)
+    session = RunningSession(parts.hostname, services=dict.fromkeys(SERVICES, parts.port), region_name=REGION)
+    session.start(timeout=60)
+    return session
+
+
+@pytest.fixture(scope="session")
+def aws(localstack):
+    """boto3 clients bound to the emulator: aws("dynamodb")."""
     cache: dict = {}
 
     def get(service: str):
         if service not in cache:
-            cache[service] = client(service, endpoint)
+            cache[service] = localstack.boto3.client(service)
         return cache[service]
 
     return get
