@@ -26,14 +26,8 @@ HEAL_STATES = (State.UPLOADING, State.PENDING, State.INVENTORIED, State.FAILED)
 POLL_STATES = (State.PROCESSING,)
 # What these rules read from an item of the by_state index: the index must project them.
 INDEX_FIELDS = (
-    "asset_id",
-    "state",
-    "updated_at",
-    "lease_until",
-    "retry_after",
-    "claimed_at",
-    "enqueued_at",
-    "remote_id",
+    *("asset_id", "state_shard", "updated_at"),  # the keys: where an item stands in the index
+    *("state", "lease_until", "retry_after", "claimed_at", "enqueued_at", "remote_id"),
 )
 
 

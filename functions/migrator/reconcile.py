@@ -110,11 +110,18 @@ class Reconciler:
                 with lock:
                     summary.errors += 1
                 return
+            done = 0
             for item in items:
+                if remaining_s() < TIME_MARGIN_S:
+                    break  # out of time mid-page (slow provider polls): resume after the last one done
                 self._one(item, state, limits, polls, summary, lock)
+                done += 1
             with lock:
-                summary.examined += len(items)
-                if next_key:
+                summary.examined += done
+                if done < len(items):
+                    if done:
+                        cursors[name] = index_key(items[done - 1])
+                elif next_key:
                     cursors[name] = next_key
                 else:
                     cursors.pop(name, None)
@@ -248,6 +255,11 @@ class Reconciler:
             TableName=self.ledger.table,
             Item=typed({"asset_id": CHECKPOINT_ID, "cursors": json.dumps(cursors), "saved_at": self.clock()}),
         )
+
+
+def index_key(item: dict) -> dict:
+    """The by_state index position of `item`, as a query's ExclusiveStartKey."""
+    return typed({k: item[k] for k in ("asset_id", "state_shard", "updated_at")})
 
 
 class _Allowance:

@@ -180,3 +180,32 @@ def test_a_bounded_run_resumes_from_its_checkpoint(aws, table, queue, sim):
     assert final.lanes_finished == final.lanes == 80
     checkpoint = ledger.client.get_item(TableName=table, Key={"asset_id": {"S": "#reconcile"}})["Item"]
     assert json.loads(checkpoint["cursors"]["S"]) == {}
+
+
+def test_a_run_out_of_time_mid_page_resumes_after_the_last_asset_it_did(aws, table, queue, sim):
+    ledger = Ledger(table, aws("dynamodb"))
+    ids = [unique("slow") for _ in range(48)]  # about three per uploading shard
+    for asset_id in ids:
+        claim(ledger, asset_id, lease_s=1)
+    later = reconciler(aws, table, queue, sim, ahead_s=3600)
+    later.workers = 1  # lanes one after another, so "time left" runs out at a known point
+    calls = {"n": 0}
+
+    def remaining() -> float:  # plenty for the first 20 checks, then the invocation is nearly over
+        calls["n"] += 1
+        return 600.0 if calls["n"] <= 20 else 1.0
+
+    late_heals = []
+    mark = later.ledger.mark_healed
+
+    def mark_healed(seen, now):  # a heal started after the time ran out is one the Lambda would not finish
+        late_heals.append(calls["n"] > 20)
+        return mark(seen, now)
+
+    later.ledger.mark_healed = mark_healed
+    first = later.run(remaining_s=remaining)
+    assert 0 < first.healed < len(ids)
+    assert not any(late_heals)  # it stopped mid-page, not at the end of the page
+    rest = later.run()
+    assert first.healed + rest.healed == len(ids)
+    assert sorted(drain(aws("sqs"), queue)) == sorted(ids)  # each once: the cursor pointed past what was done
