@@ -143,7 +143,7 @@ class Reconciler:
                     with lock:
                         summary.skip("not due")
                 elif polls.take():
-                    self._poll(item, limits, summary, lock)
+                    self._poll(item, limits, polls, summary, lock)
                 else:
                     with lock:
                         summary.skip("poll budget spent")
@@ -173,7 +173,7 @@ class Reconciler:
         with lock:
             summary.healed += 1
 
-    def _poll(self, item: dict, limits: RunLimits, summary: Summary, lock) -> None:
+    def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
         asset_id, remote_id = item["asset_id"], item.get("remote_id")
         with lock:
             summary.polled += 1
@@ -187,6 +187,7 @@ class Reconciler:
                 summary.skip(f"provider {exc.kind}")
             return
         if answer.status == 429:
+            polls.stop()  # the provider's limit is the uploader's too: no more polls this run
             with lock:
                 summary.skip("provider throttled the poll")
             return
@@ -274,6 +275,10 @@ class _Allowance:
                 return False
             self.left -= 1
             return True
+
+    def stop(self) -> None:
+        with self._lock:
+            self.left = 0
 
 
 def load_limits(env=None) -> RunLimits:

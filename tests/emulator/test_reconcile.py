@@ -209,3 +209,30 @@ def test_a_run_out_of_time_mid_page_resumes_after_the_last_asset_it_did(aws, tab
     rest = later.run()
     assert first.healed + rest.healed == len(ids)
     assert sorted(drain(aws("sqs"), queue)) == sorted(ids)  # each once: the cursor pointed past what was done
+
+
+def test_a_throttled_poll_ends_the_runs_polling(aws, table, queue, sim):
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
+    provider = ProviderClient(sim.url, lambda: sim.config.token)
+    ledger = Ledger(table, aws("dynamodb"))
+    for _ in range(5):
+        asset_id = unique("thr")
+        c = claim(ledger, asset_id, lease_s=60)
+        ledger.mark_processing(
+            asset_id, c.token, provider.create(asset_id, "https://m.example/a.mp4").body["id"], time.time()
+        )
+    later = reconciler(aws, table, queue, sim, ahead_s=3600)
+    answers = []
+    get = later.provider.get
+
+    def throttled_get(remote_id):  # the provider is at its limit: every GET is a 429
+        answers.append(remote_id)
+        answer = get(remote_id)
+        return type(answer)(429, {"error": "slow down"}, "", {"Retry-After": "5"})
+
+    later.provider.get = throttled_get
+    later.workers = 1  # one lane at a time: polls already started in parallel lanes would also finish
+    summary = later.run()
+
+    assert len(answers) == 1 and summary.polled == 1
+    assert summary.skipped["provider throttled the poll"] == 1 and summary.skipped["poll budget spent"] == 4
