@@ -158,7 +158,7 @@ class Receiver:
         metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
         try:
             self.ledger.flag_drift(asset_id, drift, self.clock())
-        except Exception:  # the asset is settled; reconcile's drift pass flags it later
+        except Exception:  # the asset is settled either way; only its flag (and report --drift) miss it
             logger.exception("could not flag the drift")
 
     def _refuse(self, status: int, reason: str) -> dict:
