@@ -31,12 +31,21 @@ from aws_lambda_powertools.metrics import MetricUnit
 from .canary import drifted
 from .dynamo import to_item, typed
 from .fate import classify_video, remote_id_of
-from .heal import HEAL_STATES, POLL_STATES, RunLimits, RunRequestError, heal_reason, limits_for, poll_due
+from .heal import (
+    HEAL_STATES,
+    OVERRIDES,
+    POLL_STATES,
+    RunLimits,
+    RunRequestError,
+    heal_reason,
+    limits_for,
+    poll_due,
+)
 from .ledger import SHARDS, Ledger, message_of
 from .messages import encode_message
 from .provider import ProviderClient, TransportError
 from .secrets import token_getter
-from .settings import env_number, env_required
+from .settings import env_number, load
 from .states import State
 
 logger = Logger(service="reconcile")
@@ -281,30 +290,42 @@ class _Allowance:
             self.left = 0
 
 
+# The environment variable behind each bound an on-demand run may also override (heal.OVERRIDES).
+LIMIT_VARIABLES = {
+    "heal_after_s": "HEAL_AFTER_SECONDS",
+    "poll_after_s": "POLL_AFTER_SECONDS",
+    "max_items": "RECONCILE_MAX_ITEMS",
+    "max_polls": "RECONCILE_MAX_POLLS",
+}
+
+
 def load_limits(env=None) -> RunLimits:
+    """The stack's thresholds, in the same ranges an on-demand run is held to."""
     env = os.environ if env is None else env
-    return RunLimits(
-        heal_after_s=env_number(env, "HEAL_AFTER_SECONDS", 3600, 0, 30 * 86_400),
-        poll_after_s=env_number(env, "POLL_AFTER_SECONDS", 1800, 0, 30 * 86_400),
-        max_items=int(env_number(env, "RECONCILE_MAX_ITEMS", 2000, 1, 1_000_000)),
-        max_polls=int(env_number(env, "RECONCILE_MAX_POLLS", 200, 0, 100_000)),
-        drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
-    )
+    defaults = RunLimits()
+    limits = {}
+    for name, variable in LIMIT_VARIABLES.items():
+        low, high = OVERRIDES[name]
+        value = env_number(env, variable, getattr(defaults, name), low, high)
+        limits[name] = int(value) if isinstance(low, int) else value
+    drift = env_number(env, "DRIFT_TOLERANCE_SECONDS", defaults.drift_tolerance_s, 0, 3600)
+    return RunLimits(**limits, drift_tolerance_s=drift)
 
 
 def build(env=None) -> Reconciler:
+    """The provider and queue settings are the uploader's, read and checked by the same code."""
     env = os.environ if env is None else env
+    settings = load(env)
     dynamodb = boto3.client("dynamodb")
     return Reconciler(
-        ledger=Ledger(env_required(env, "LEDGER_TABLE"), dynamodb),
+        ledger=Ledger(settings.table_name, dynamodb),
         sqs=boto3.client("sqs"),
-        queue_url=env_required(env, "QUEUE_URL"),
+        queue_url=settings.queue_url,
         provider=ProviderClient(
-            env_required(env, "PROVIDER_BASE_URL"),
-            token_getter(
-                env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
-                env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
-            ),
+            settings.provider_base_url,
+            token_getter(settings.token_secret_name, settings.token_parameter_name),
+            connect_timeout_s=settings.connect_timeout_s,
+            read_timeout_s=settings.read_timeout_s,
         ),
         limits=load_limits(env),
     )

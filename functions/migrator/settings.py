@@ -45,7 +45,7 @@ def env_number(env: Mapping[str, str], name: str, default: float, low: float, hi
     return value
 
 
-def env_required(env: Mapping[str, str], name: str) -> str:
+def _required(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "").strip()
     if not value:
         raise SettingsError(f"{name} is not set")
@@ -54,7 +54,7 @@ def env_required(env: Mapping[str, str], name: str) -> str:
 
 def load(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
-    base = env_required(env, "PROVIDER_BASE_URL")
+    base = _required(env, "PROVIDER_BASE_URL")
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
@@ -64,8 +64,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
     return Settings(
-        table_name=env_required(env, "LEDGER_TABLE"),
-        queue_url=env_required(env, "QUEUE_URL"),
+        table_name=_required(env, "LEDGER_TABLE"),
+        queue_url=_required(env, "QUEUE_URL"),
         provider_base_url=base,
         token_secret_name=env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
         token_parameter_name=env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,

@@ -76,3 +76,26 @@ def test_the_sample_on_demand_event_is_accepted():
     event = json.loads((Path(__file__).parents[2] / "events" / "reconcile-on-demand.json").read_text())
     limits, restart = limits_for(event, RunLimits())
     assert (limits.heal_after_s, limits.poll_after_s, limits.max_items, restart) == (3600, 1800, 2000, False)
+
+
+def test_the_stacks_limits_are_read_in_the_on_demand_ranges():
+    from migrator.reconcile import load_limits
+    from migrator.settings import SettingsError
+
+    assert load_limits({}) == RunLimits()
+    limits = load_limits({"HEAL_AFTER_SECONDS": "7200", "RECONCILE_MAX_ITEMS": "80", "DRIFT_TOLERANCE_SECONDS": "1"})
+    assert (limits.heal_after_s, limits.max_items, limits.drift_tolerance_s) == (7200.0, 80, 1.0)
+    assert isinstance(limits.max_items, int)
+    with pytest.raises(SettingsError, match="RECONCILE_MAX_ITEMS must be between 1 and 1e"):
+        load_limits({"RECONCILE_MAX_ITEMS": "0"})
+
+
+def test_reconcile_checks_the_provider_url_as_the_uploader_does():
+    from migrator.reconcile import build
+    from migrator.settings import SettingsError
+
+    env = {"LEDGER_TABLE": "t", "QUEUE_URL": "https://q", "PROVIDER_BASE_URL": "https://user:pw@api.example"}
+    with pytest.raises(SettingsError, match="must not carry credentials"):
+        build(env)
+    reconciler = build({**env, "PROVIDER_BASE_URL": "https://api.example", "PROVIDER_READ_TIMEOUT": "4"})
+    assert reconciler.provider.base == "https://api.example" and reconciler.provider.timeout == (3.05, 4.0)
