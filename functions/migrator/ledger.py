@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 SHARDS = 16
 STATE_INDEX = "by_state"
+# States an operator's retry can re-arm (rejected only on the operator's explicit choice).
+REARMABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
 
 
 def shard_of(asset_id: str) -> int:
@@ -414,7 +416,7 @@ class Ledger:
         up at the provider before creating it again. pending/inventoried lose any retry
         time. Refused if the asset moved since it was listed.
         """
-        if state not in (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED):
+        if state not in REARMABLE:
             raise ValueError(f"retry re-enqueues failed, rejected, pending or inventoried assets, not {state}")
         values: dict = {":seen": state.value, ":now": now}
         sets = ["updated_at = :now", "enqueued_at = :now"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
-from ..ledger import Ledger
+from ..ledger import REARMABLE, Ledger
 from ..states import State
 from .errors import CliError
 
@@ -327,10 +327,10 @@ def cmd_report(args) -> int:
 
 
 def cmd_retry(args) -> int:
-    from .ops import RETRYABLE, retry
+    from .ops import retry
     from .sender import BatchSender
 
-    if args.state not in RETRYABLE:
+    if args.state not in REARMABLE:
         raise CliError(f"retry takes failed, rejected, pending or inventoried assets, not {args.state.value}")
     ids = list(args.ids or [])
     if args.ids_file:

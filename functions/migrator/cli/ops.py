@@ -12,8 +12,6 @@ from ..messages import AssetMessage, id_problem
 from ..states import State
 from .errors import CliError
 
-RETRYABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
-
 
 @dataclass
 class RetrySummary:
