@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -27,6 +26,7 @@ from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, Refused
 from .messages import AssetMessage, Poison, parse_message
 from .pacer import Go, Pacer
+from .presign import S3Presigner
 from .provider import ProviderClient, TransportError
 from .retry import deferral_floor, visibility_for
 from .secrets import token_getter
@@ -207,20 +207,6 @@ def _loose_source(body: object) -> object:
     return doc.get("source_url") if isinstance(doc, dict) else None
 
 
-def s3_presigner(s3_client, expiry_s: int) -> Callable[[str], str]:
-    """s3://bucket/key sources become presigned GET URLs; other URLs pass through."""
-
-    def presign(url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme != "s3":
-            return url
-        return s3_client.generate_presigned_url(
-            "get_object", Params={"Bucket": parts.netloc, "Key": parts.path.lstrip("/")}, ExpiresIn=expiry_s
-        )
-
-    return presign
-
-
 def count_calls(client, metric: str):
     """Emit one `metric` per AWS API call the client makes: requests per asset is a
     cost figure operators (and bench/drain.py) read from the metrics."""
@@ -244,7 +230,7 @@ def build(settings: Settings | None = None) -> Uploader:
             read_timeout_s=settings.read_timeout_s,
         ),
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
-        presign=s3_presigner(boto3.client("s3"), settings.presign_expiry_s),
+        presign=S3Presigner(settings.presign_expiry_s),
     )
 
 

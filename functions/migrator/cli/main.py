@@ -261,11 +261,7 @@ def cmd_probe(args) -> int:
 
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
-    s3 = target.client("s3")
-
-    def presign(url: str) -> str:
-        bucket, _, key = url[len("s3://") :].partition("/")
-        return s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=3600)
+    presign = target.presigner(3600)
 
     progress = Progress(sys.stderr, None, "probed")
     stop = threading.Event()

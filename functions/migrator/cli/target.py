@@ -62,10 +62,20 @@ class Target:
             self._clients[service] = make_client(service, self.endpoint, self.region, self._session)
         return self._clients[service]
 
+    def presigner(self, expiry_s: int):
+        """SigV4 presigned GET URLs for s3:// sources, in each bucket's own region."""
+        from ..presign import SIGV4, S3Presigner
 
-def make_client(service: str, endpoint: str | None, region: str | None, session=None):
+        return S3Presigner(
+            expiry_s,
+            client_for=lambda region: make_client("s3", self.endpoint, region or self.region, self._session, SIGV4),
+        )
+
+
+def make_client(service: str, endpoint: str | None, region: str | None, session=None, config: Config | None = None):
     session = session or boto3.session.Session()
-    kwargs: dict = {"config": Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=32)}
+    base = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=32)
+    kwargs: dict = {"config": base.merge(config) if config else base}
     if endpoint:
         kwargs["endpoint_url"] = endpoint
         if _is_loopback(endpoint) and session.get_credentials() is None:
