@@ -8,8 +8,9 @@ import signal
 import threading
 
 import pytest
+from migrator.cli.errors import CliError
 from migrator.cli.inventory import s3_asset_id
-from migrator.cli.load import load_inventory
+from migrator.cli.load import SourceBucket, load_inventory
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, parse_message
 
@@ -124,7 +125,14 @@ def test_s3_listing_sends_s3_sources_with_stable_ids(aws, queue):
     for key in keys:
         s3.put_object(Bucket=bucket, Key=key, Body=b"not really a video")
 
-    summary = load_inventory(f"s3://{bucket}/library/", sqs=sqs, queue_url=queue, s3=s3, out=io.StringIO())
+    summary = load_inventory(
+        f"s3://{bucket}/library/",
+        sqs=sqs,
+        queue_url=queue,
+        s3=s3,
+        out=io.StringIO(),
+        source_bucket=SourceBucket(bucket),
+    )
     assert (summary.rows_read, summary.good, summary.skipped, summary.sent) == (4, 2, 2, 2)
     assert summary.exit_code == 0
     arrived = {m.asset_id: m for m in drain(sqs, queue)}
@@ -143,10 +151,29 @@ def test_s3_listing_sends_s3_sources_with_stable_ids(aws, queue):
 
 
 def test_s3_listing_of_a_missing_bucket_is_a_clear_error(aws, queue):
-    from migrator.cli.errors import CliError
-
     with pytest.raises(CliError, match=r"cannot list s3://no-such-bucket-\w+/: NoSuchBucket"):
         load_inventory(f"s3://{unique('no-such-bucket')}/", sqs=aws("sqs"), queue_url=queue, s3=aws("s3"))
+
+
+def test_s3_sources_outside_the_stacks_source_bucket_are_never_sent(aws, queue, tmp_path):
+    # The uploader may read the stack's SourceBucketName only: elsewhere it would fail at hand-off.
+    sqs, s3 = aws("sqs"), aws("s3")
+    ours, theirs = unique("media"), unique("elsewhere")
+    for bucket in (ours, theirs):
+        s3.create_bucket(Bucket=bucket)
+        s3.put_object(Bucket=bucket, Key="show/ep1.mp4", Body=b"not really a video")
+    rows = [f"lib/ours,s3://{ours}/show/ep1.mp4,,,", f"lib/theirs,s3://{theirs}/show/ep1.mp4,,,", *good_rows(3)]
+    out = io.StringIO()
+    allowed = SourceBucket(ours)
+    summary = load_inventory(write_csv(tmp_path, rows), sqs=sqs, queue_url=queue, out=out, source_bucket=allowed)
+
+    assert (summary.good, summary.bad, summary.sent) == (4, 1, 4)
+    assert f"line 3: bucket {theirs!r} is not the stack's source bucket {ours!r}" in out.getvalue()
+    assert sorted(m.asset_id for m in drain(sqs, queue)) == ["lib/0000", "lib/0001", "lib/0002", "lib/ours"]
+
+    with pytest.raises(CliError, match=f"^s3://{theirs}/show/: bucket {theirs!r} is not the stack's source bucket"):
+        load_inventory(f"s3://{theirs}/show/", sqs=sqs, queue_url=queue, s3=s3, source_bucket=allowed)
+    assert queue_depth(sqs, queue) == 0
 
 
 def test_stage_creates_pending_items_once(aws, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 
@@ -21,6 +22,8 @@ from migrator.cli.inventory import (
     s3_asset_id,
     s3_record,
 )
+from migrator.cli.load import SourceBucket, load_inventory
+from migrator.cli.main import main
 from migrator.cli.sender import MAX_BATCH_BYTES, split_batches
 from migrator.messages import MAX_BODY_BYTES, AssetMessage, encode_message, id_problem, parse_message
 
@@ -105,6 +108,61 @@ def test_csv_bad_rows_say_why(tmp_path, cells, reason):
     assert [type(r) for r in rows] == [Row, BadRow, Row]
     assert rows[1].line == 3
     assert rows[1].reason == reason
+
+
+def test_csv_unclosed_quote_on_the_last_row_is_a_bad_row_not_a_good_one(tmp_path):
+    # Without strict parsing the csv module takes the row as complete, quote and all.
+    content = f'id,source_url\na,{URL}\nx,"https://a.example/v.mp4'
+    for ending in ("", "\n"):
+        rows = records(tmp_path, "inv.csv", content + ending)
+        assert rows[0] == Row(2, AssetMessage("a", URL))
+        assert [type(r) for r in rows] == [Row, BadRow]
+        assert rows[1].line == 3
+        assert rows[1].reason.startswith("CSV cannot be read here: unclosed quote")
+
+
+def test_csv_stray_quote_mid_file_is_reported_on_its_line_and_names_the_lines_it_swallowed(tmp_path):
+    content = (
+        "id,source_url,title\n"
+        f"a,{URL},A\n"  # line 2
+        f'b,{URL},"Bad title\n'  # line 3: the quote opens here...
+        f"c,{URL},C\n"  # line 4
+        f'd,{URL},"D" and more\n'  # line 5: ...and closes here, followed by text
+        f"e,{URL},E\n"  # line 6
+        f'f,{URL},"F" x\n'  # line 7: text after a closing quote on one line
+        f"g,{URL},G\n"  # line 8
+    )
+    rows = records(tmp_path, "inv.csv", content)
+    assert [(type(r).__name__, r.line) for r in rows] == [
+        ("Row", 2),
+        ("BadRow", 3),
+        ("Row", 6),
+        ("BadRow", 7),
+        ("Row", 8),
+    ]
+    assert rows[1].reason == (
+        "CSV cannot be read here: text after a closing quote (',' expected after '\"');"
+        " lines 3-5 were read as one row (a quote that opens on line 3 closes only on line 5), none of them loaded"
+    )
+    assert rows[3].reason == "CSV cannot be read here: text after a closing quote (',' expected after '\"')"
+
+
+def test_csv_unclosed_quote_mid_file_says_it_swallowed_the_rest(tmp_path):
+    content = f'id,source_url,title\na,{URL},A\nb,{URL},"B\nc,{URL},C\nd,{URL},D\n'
+    rows = records(tmp_path, "inv.csv", content)
+    assert rows == [
+        Row(2, AssetMessage("a", URL, "A")),
+        BadRow(
+            3,
+            "CSV cannot be read here: unclosed quote (the file ends inside a quoted cell);"
+            " lines 3-5 were read as one row, none of them loaded",
+        ),
+    ]
+
+
+def test_csv_header_that_is_not_csv_is_one_clear_error(tmp_path):
+    with pytest.raises(CliError, match=r"inv\.csv: the header is not CSV: unclosed quote"):
+        read_inventory(write(tmp_path, "inv.csv", 'id,"source_url\n'))
 
 
 def test_csv_row_too_big_for_a_message_is_bad(tmp_path):
@@ -358,3 +416,109 @@ def test_stdin_is_read_with_a_format_and_left_open(tmp_path, monkeypatch):
         monkeypatch.setattr("sys.stdin", stdin)
         assert list(read_inventory("-", fmt="jsonl")) == [Row(1, AssetMessage("a", URL))]
         assert not stdin.closed
+
+
+# --- the stack's source bucket -------------------------------------------------------------
+# The uploader may presign objects in SourceBucketName only (its IAM policy names no other
+# bucket), so an s3:// source elsewhere would be accepted here and fail at hand-off.
+
+
+def dry_load(tmp_path, content: str, source_bucket: SourceBucket | None, name: str = "inv.csv"):
+    out = io.StringIO()
+    summary = load_inventory(write(tmp_path, name, content), dry_run=True, source_bucket=source_bucket, out=out)
+    return summary, out.getvalue().splitlines()
+
+
+S3_ROWS = (
+    "id,source_url\n"
+    f"a,{URL}\n"  # line 2
+    "b,s3://media/library/b.mp4\n"  # line 3
+    "c,s3://other-bucket/c.mp4\n"  # line 4
+    "d,S3://Media/d.mp4\n"  # line 5: bucket names are lowercase; this is another bucket
+    "e,s3://media.backup/e.mp4\n"  # line 6
+)
+
+
+def test_load_refuses_s3_sources_outside_the_stacks_source_bucket(tmp_path):
+    summary, printed = dry_load(tmp_path, S3_ROWS, SourceBucket("media"))
+    assert (summary.good, summary.bad, summary.exit_code) == (2, 3, 1)
+    expected = "is not the stack's source bucket 'media' (stack parameter SourceBucketName)"
+    assert f"line 4: bucket 'other-bucket' {expected}: the uploader can read only that one" in printed
+    assert f"line 5: bucket 'Media' {expected}: the uploader can read only that one" in printed
+    assert any(line.startswith(f"line 6: bucket 'media.backup' {expected}") for line in printed)
+    assert not any(line.startswith(("line 2:", "line 3:")) for line in printed)
+
+
+def test_load_refuses_s3_sources_the_same_way_in_json_lines(tmp_path):
+    content = json.dumps({"id": "x", "source_url": "s3://other-bucket/x.mp4"}) + "\n"
+    summary, printed = dry_load(tmp_path, content, SourceBucket("media"), name="inv.jsonl")
+    assert summary.bad == 1 and printed[0].startswith("line 1: bucket 'other-bucket' is not the stack's source bucket")
+
+
+@pytest.mark.parametrize(
+    ("outputs", "why"),
+    [
+        ({"SourceBucketName": ""}, "the stack has no source bucket for s3:// sources"),
+        ({}, "the stack has no SourceBucketName output (deployed from an older template.yaml?)"),
+    ],
+)
+def test_load_without_a_source_bucket_refuses_every_s3_row_and_says_to_set_it(tmp_path, outputs, why):
+    summary, printed = dry_load(tmp_path, S3_ROWS, SourceBucket.of_outputs(outputs))
+    assert (summary.good, summary.bad) == (1, 4)
+    set_it = "set the stack parameter SourceBucketName to"
+    assert f"line 3: {why}: {set_it} 'media' and redeploy" in printed
+    assert f"line 4: {why}: {set_it} 'other-bucket' and redeploy" in printed
+
+
+def test_load_without_a_known_stack_does_not_check_buckets(tmp_path):
+    summary, _ = dry_load(tmp_path, S3_ROWS, None)
+    assert (summary.good, summary.bad) == (5, 0)
+
+
+class NoListing:
+    def get_paginator(self, name):
+        raise AssertionError("the bucket was listed")
+
+
+@pytest.mark.parametrize(
+    ("source_bucket", "message"),
+    [
+        (
+            SourceBucket("media"),
+            "s3://other-bucket/show/: bucket 'other-bucket' is not the stack's source bucket 'media'"
+            " (stack parameter SourceBucketName): the uploader can read only that one",
+        ),
+        (
+            SourceBucket(""),
+            "s3://other-bucket/show/: the stack has no source bucket for s3:// sources:"
+            " set the stack parameter SourceBucketName to 'other-bucket' and redeploy",
+        ),
+    ],
+)
+def test_load_of_a_listing_in_another_bucket_is_one_error_before_anything_is_listed(source_bucket, message):
+    with pytest.raises(CliError) as caught:
+        load_inventory("s3://other-bucket/show/", s3=NoListing(), dry_run=True, source_bucket=source_bucket)
+    assert str(caught.value) == message
+
+
+def test_load_command_reads_the_source_bucket_from_the_stack_outputs(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MIGRATOR_ENDPOINT", raising=False)
+    outputs = tmp_path / "outputs.json"
+    stack = ["--outputs", str(outputs), "--region", "us-east-1"]
+    outputs.write_text(json.dumps({"QueueUrl": "https://sqs.example/q", "SourceBucketName": "media"}))
+    inventory = write(tmp_path, "inv.csv", S3_ROWS)
+
+    assert main(["load", inventory, "--dry-run", *stack]) == 1
+    err = capsys.readouterr().err
+    assert "line 4: bucket 'other-bucket' is not the stack's source bucket 'media'" in err
+    assert "line 3:" not in err
+
+    assert main(["load", "s3://other-bucket/show/", "--dry-run", *stack]) == 2
+    assert capsys.readouterr().err == (
+        "migrator load: s3://other-bucket/show/: bucket 'other-bucket' is not the stack's source bucket 'media'"
+        " (stack parameter SourceBucketName): the uploader can read only that one\n"
+    )
+
+    outputs.write_text(json.dumps({"QueueUrl": "https://sqs.example/q"}))  # a stack deployed before the output
+    assert main(["load", inventory, "--dry-run", *stack]) == 1
+    assert "line 3: the stack has no SourceBucketName output" in capsys.readouterr().err

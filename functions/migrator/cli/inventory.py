@@ -182,11 +182,16 @@ def _read_csv(stream: IO[bytes], source: str) -> Iterator[Record]:
     # newline="" lets the csv module see quoted newlines; surrogateescape turns
     # undecodable bytes into markers that fail their row, not the whole file.
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    reader = csv.reader(text)
+    # strict: a quote left open at the end of the file, or text after a closing quote, is an
+    # error; left lenient, the csv module takes either as a good row, stray quote and all.
+    reader = csv.reader(text, strict=True)
     try:
         columns = _read_header(reader, source)
     except READ_ERRORS as exc:
         raise _unreadable(source, 1, exc) from None
+    except csv.Error as exc:
+        text.close()
+        raise CliError(f"{source}: the header is not CSV: {_csv_problem(exc)}") from None
     return _csv_rows(text, reader, source, columns)
 
 
@@ -223,8 +228,8 @@ def _csv_rows(text: IO[str], reader, source: str, columns: list[str]) -> Iterato
             except READ_ERRORS as exc:
                 raise _unreadable(source, previous + 1, exc) from None
             except csv.Error as exc:
-                # The reader resumes at the next line; a stray quote may have swallowed the lines between.
-                yield BadRow(previous + 1, f"CSV cannot be read here ({exc}); an unclosed quote?")
+                # The reader resumes at the next line, so the good rows after this one still load.
+                yield BadRow(previous + 1, _csv_error_reason(exc, previous + 1, reader.line_num))
                 previous = reader.line_num
                 continue
             line, previous = previous + 1, reader.line_num
@@ -234,6 +239,30 @@ def _csv_rows(text: IO[str], reader, source: str, columns: list[str]) -> Iterato
                 yield BadRow(line, f"row has {len(cells)} cells, the header has {width}")
                 continue
             yield _csv_row(line, dict(zip(columns, cells, strict=False)))
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """The csv module's complaint, in the operator's words."""
+    message = str(exc)
+    if message == "unexpected end of data":
+        return "unclosed quote (the file ends inside a quoted cell)"
+    if "expected after" in message:
+        return f"text after a closing quote ({message})"
+    return message
+
+
+def _csv_error_reason(exc: csv.Error, first: int, last: int) -> str:
+    """Why the row on lines first..last cannot be read, saying which lines it took with it."""
+    reason = f"CSV cannot be read here: {_csv_problem(exc)}"
+    if last <= first:
+        return reason
+    # A quote opened on `first` ran on over the following lines: they are part of this bad
+    # row, not rows of their own, and the operator must know they were not loaded.
+    if "expected after" in str(exc):
+        how = f" (a quote that opens on line {first} closes only on line {last})"
+    else:
+        how = ""
+    return f"{reason}; lines {first}-{last} were read as one row{how}, none of them loaded"
 
 
 def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:

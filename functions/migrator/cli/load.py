@@ -2,9 +2,11 @@
 
 Rows stream from the reader through validation and the repeat check straight into the
 sender, so memory stays flat however long the file. Bad rows are reported with their
-line numbers and do not stop the good ones. The front end (cli/main.py) parses the
-arguments, calls `load_inventory`, prints `LoadSummary.lines()` and exits with
-`LoadSummary.exit_code`; a CliError is its one-line error.
+line numbers and do not stop the good ones; s3:// sources outside the stack's source
+bucket (`SourceBucket`), which the uploader could not read, are bad rows too. The front
+end (cli/main.py) parses the arguments, calls `load_inventory`, prints
+`LoadSummary.lines()` and exits with `LoadSummary.exit_code`; a CliError is its one-line
+error.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..ledger import Ledger
 from ..messages import AssetMessage
+from ..presign import split_s3_url
 from .errors import CliError
-from .inventory import BadRow, Deduper, Skipped, read_inventory
+from .inventory import BadRow, Deduper, Record, Row, Skipped, parse_s3_source, read_inventory
 from .progress import Progress
 from .sender import BatchSender, describe, is_transient, run_bounded
 
@@ -111,6 +115,52 @@ class LoadSummary:
         return out
 
 
+@dataclass(frozen=True)
+class SourceBucket:
+    """The one bucket s3:// sources may name: the stack's SourceBucketName.
+
+    The uploader presigns s3:// sources with its own role, whose policy grants
+    s3:GetObject on that bucket only; a source elsewhere would load and then fail at
+    hand-off. `name` is "" when the stack has none; `declared` is False when the stack
+    has no such output at all (deployed from an older template.yaml, it cannot say).
+    """
+
+    name: str
+    declared: bool = True
+
+    @classmethod
+    def of_outputs(cls, outputs: Mapping[str, str]) -> SourceBucket:
+        return cls(outputs.get("SourceBucketName", ""), "SourceBucketName" in outputs)
+
+    def refusal(self, bucket: str) -> str | None:
+        """Why s3:// sources in `bucket` cannot be loaded, or None when they can."""
+        if not self.name:
+            why = (
+                "no source bucket for s3:// sources"
+                if self.declared
+                else "no SourceBucketName output (deployed from an older template.yaml?)"
+            )
+            return f"the stack has {why}: set the stack parameter SourceBucketName to {bucket!r} and redeploy"
+        if bucket != self.name:
+            return (
+                f"bucket {bucket!r} is not the stack's source bucket {self.name!r}"
+                " (stack parameter SourceBucketName): the uploader can read only that one"
+            )
+        return None
+
+
+def in_source_bucket(records: Iterable[Record], allowed: SourceBucket) -> Iterator[Record]:
+    """`records`, with each row whose s3:// source lies outside `allowed` turned into a bad row."""
+    for record in records:
+        if isinstance(record, Row) and urlsplit(record.message.source_url).scheme == "s3":
+            # Split as the uploader splits it before presigning, so both see the same bucket.
+            bucket, _ = split_s3_url(record.message.source_url)
+            problem = allowed.refusal(bucket)
+            if problem:
+                record = BadRow(record.line, problem, record.message.asset_id)
+        yield record
+
+
 class _Notes:
     """Prints the first MAX_SHOWN lines of a kind and counts the rest."""
 
@@ -147,11 +197,15 @@ def load_inventory(
     out: TextIO = sys.stderr,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
+    source_bucket: SourceBucket | None = None,
 ) -> LoadSummary:
     """Read, validate and de-duplicate `source`, then send each good row (or stage it, or only count it).
 
     Problems with the source as a whole raise CliError before anything is sent. Ctrl-C
     (or `stop`) ends the run after the batches in flight: the summary says what was sent.
+    With `source_bucket` (the stack's), s3:// sources elsewhere are bad rows, in every mode,
+    and a listing of another bucket is refused before it starts; without it (no stack
+    known) buckets are not checked.
     """
     mode = "dry-run" if dry_run else "stage" if stage else "send"
     if mode == "send" and (sqs is None or not queue_url):
@@ -164,7 +218,13 @@ def load_inventory(
         raise CliError("--workers must be at least 1")
     stop = stop or threading.Event()
     summary = LoadSummary(source=source, mode=mode, limit=limit)
+    if source_bucket is not None and source.startswith("s3://"):
+        problem = source_bucket.refusal(parse_s3_source(source)[0])
+        if problem:  # every object listed would be refused: say it once, list nothing
+            raise CliError(f"{source}: {problem}")
     records = read_inventory(source, fmt=fmt, s3=s3)  # a bad source fails here, before anything happens
+    if source_bucket is not None:
+        records = in_source_bucket(records, source_bucket)
 
     label = {"send": "sending", "stage": "staging", "dry-run": "validating"}[mode]
     progress = Progress(out, total=limit, label=label)

@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
             "CSV needs a header with id and source_url, and may have title, metadata (a JSON object) and "
             "duration_s; JSON Lines has one object per line with the same fields. s3://bucket/prefix lists "
             "the video objects under the prefix: the id is derived from bucket and key, and the uploader "
-            "hands the provider a presigned GET URL (stack parameter PresignExpirySeconds). Bad rows are "
+            "hands the provider a presigned GET URL (stack parameter PresignExpirySeconds). Every s3:// "
+            "source, listed or in a file, must be in the stack's bucket (stack parameter SourceBucketName), "
+            "the only one the uploader can read. Bad rows are "
             "reported with their line numbers and the good rows still go; an id repeated with the same URL "
             "is dropped with a warning, with a different URL it is an error. The file is streamed. Loading "
             "the same file twice creates nothing twice: the ledger's claim refuses duplicates."
@@ -233,7 +235,7 @@ def _target(args):
 
 
 def cmd_load(args) -> int:
-    from .load import load_inventory
+    from .load import SourceBucket, load_inventory
 
     target = _target(args)
     stop = threading.Event()
@@ -250,6 +252,7 @@ def cmd_load(args) -> int:
         workers=args.workers,
         out=sys.stderr,
         stop=stop,
+        source_bucket=SourceBucket.of_outputs(target.outputs),  # the one bucket the uploader can read
     )
     print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code

@@ -3,6 +3,9 @@
 An export reads every asset once, so it is a parallel segmented Scan (the one place
 the CLI scans), streamed straight to the output: memory stays flat however large the
 table. Filters (states, drift) run server-side.
+
+The CSV is for people, who open it in a spreadsheet, so its text cells are made safe
+for one (`csv_cell`); the JSON Lines are for machines and carry every value exactly.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import queue
+import re
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
@@ -31,6 +35,12 @@ COLUMNS = (
 )
 SEGMENTS = 4
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP's list,
+# tab and CR included); ids come from the inventory, remote ids and errors from the provider.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Line breaks, for the csv module and for anything that splits lines its own way (str.splitlines, editors).
+_LINE_BREAK = re.compile("[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+
 
 def row_of(item: dict) -> dict:
     """One report row from a ledger item: numbers as numbers, absent fields as None."""
@@ -42,6 +52,24 @@ def row_of(item: dict) -> dict:
 
     row = {column: number(item.get(column)) for column in COLUMNS if column != "id"}
     return {"id": item["asset_id"], **row}
+
+
+def csv_cell(value) -> str | int | float:
+    """`value` as a CSV cell a spreadsheet shows and never runs: one line, no formula.
+
+    Text that would start a formula (after leading blanks, too) gets a leading single
+    quote, which spreadsheets read as "this is text". Numbers are left as they are: a
+    negative drift_s must stay a number. Line breaks become spaces, so that every asset
+    stays one line of the file.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, int | float):
+        return value
+    text = str(value)
+    if text.startswith(FORMULA_START) or text.lstrip().startswith(FORMULA_START):
+        text = "'" + text
+    return _LINE_BREAK.sub(" ", text)
 
 
 def scan_ledger(dynamodb, table: str, states: list[State] | None = None, drift_only: bool = False) -> Iterator[dict]:
@@ -104,7 +132,7 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
         writer.writeheader()
         for item in items:
             row = row_of(item)
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+            writer.writerow({k: csv_cell(v) for k, v in row.items()})
             count += 1
     elif fmt == "jsonl":
         for item in items:
