@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, DecimalException
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 
 _ser = TypeSerializer()
+
+# What marshalling a value DynamoDB (or an HTTP header) cannot carry raises: a type it has
+# no form for, a number past 38 digits or 1e125, text that is not valid Unicode.
+MARSHALLING_ERRORS = (TypeError, OverflowError, DecimalException, UnicodeError, ParamValidationError)
 _de = TypeDeserializer()
 
 

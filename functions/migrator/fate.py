@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .messages import id_problem
+from .redact import redact_credentials
 from .retry import backoff_delay, retry_after_from_headers, throttle_delay
 from .states import AT_PROVIDER, State
 
@@ -88,6 +89,7 @@ def fate_of_refused_claim(item: Mapping, now: float, rng: random.Random) -> Fate
 class ClaimPlan:
     give_up: bool  # the attempt budget is spent (e.g. every try crashed the worker)
     lookup_first: bool  # an earlier try may have created the video: ask before creating
+    spent: int  # attempts counted against the current budget, this claim included
 
 
 def plan_after_claim(previous: Mapping | None, attempts: int, max_attempts: int) -> ClaimPlan:
@@ -95,11 +97,13 @@ def plan_after_claim(previous: Mapping | None, attempts: int, max_attempts: int)
 
     Any earlier real try (a crash while uploading, a timeout, a 5xx) may have reached
     the provider, so we look the asset up by migration_ref before creating again.
+    An operator's retry grants a fresh budget: attempts before it (`retry_base`) are
+    kept in the count (so the lookup still happens) but not charged to the budget.
     """
     earlier_tries = int(_number((previous or {}).get("attempts")) or 0)
-    # An operator's retry grants a fresh budget: attempts before it (retry_base) don't count.
     spent_before_retry = int(_number((previous or {}).get("retry_base")) or 0)
-    return ClaimPlan(give_up=attempts - spent_before_retry > max_attempts, lookup_first=earlier_tries > 0)
+    spent = max(1, attempts - spent_before_retry)
+    return ClaimPlan(give_up=spent > max_attempts, lookup_first=earlier_tries > 0, spent=spent)
 
 
 # --- what the provider said -------------------------------------------------------------
@@ -128,10 +132,11 @@ RETRYABLE_4XX = frozenset({401, 403, 408, 425})
 
 
 def excerpt(text: str | None, limit: int = ERROR_EXCERPT_CHARS) -> str:
-    """A short single-line excerpt of an untrusted body, safe to store and log."""
+    """A short single-line excerpt of an untrusted body, safe to store and log:
+    credentials in echoed URLs are redacted before it is cut, so no half-signature remains."""
     if not text:
         return ""
-    flat = " ".join(str(text).split())
+    flat = redact_credentials(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -201,7 +206,9 @@ def classify_lookup(status: int, body: object, text: str | None, headers: Mappin
             return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {status} without a data list")
         for entry in items:
             remote_id = remote_id_of(entry)
-            if remote_id:
+            # An errored video is the provider's "no": adopting it would only reject the asset
+            # again (the retry of a rejected asset must create a new one).
+            if remote_id and classify_video(entry).target is not State.REJECTED:
                 return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
         return Outcome(OutcomeKind.NOT_FOUND)
     if status == 404:
@@ -255,7 +262,8 @@ class Decision:
 def decide(outcome: Outcome, attempts: int, max_attempts: int, now: float, rng: random.Random) -> Decision:
     """Where the asset goes and what happens to its message after `outcome`.
 
-    `attempts` counts the claim that produced the outcome. CONFLICT and NOT_FOUND are
+    `attempts` counts the claims charged to the current budget (`ClaimPlan.spent`),
+    the one that produced the outcome included. CONFLICT and NOT_FOUND are
     not final answers: the uploader turns a 409 into a lookup, and a lookup that finds
     nothing into a create, before it calls this.
     """

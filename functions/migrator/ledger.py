@@ -283,12 +283,16 @@ class Ledger:
         if provider_duration_s is not None:
             values[":pdur"] = provider_duration_s
             sets.append("provider_duration_s = :pdur")
+        remove = ["lease_token", "lease_until", "retry_after"]
         if error is not None:
             values[":err"] = error
             sets.append("last_error = :err")
+        elif target is State.READY:
+            # A good asset carries no error: earlier holds and 429s live on in `throttles` and `attempts`.
+            remove.append("last_error")
         return self._update(
             asset_id,
-            UpdateExpression="SET " + ", ".join(sets) + " REMOVE lease_token, lease_until, retry_after",
+            UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
             ConditionExpression=condition,
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=typed(values),
@@ -413,8 +417,9 @@ class Ledger:
         failed (and rejected, by the operator's explicit choice) becomes failed with its
         retry time now and a fresh attempt budget (`retry_base`: attempts spent before
         this retry). Its attempt count is kept, so the next claim still looks the asset
-        up at the provider before creating it again. pending/inventoried lose any retry
-        time. Refused if the asset moved since it was listed.
+        up at the provider before creating it again. A rejected asset also moves to the
+        next `generation`, so its create carries a new Idempotency-Key. pending and
+        inventoried lose any retry time. Refused if the asset moved since it was listed.
         """
         if state not in REARMABLE:
             raise ValueError(f"retry re-enqueues failed, rejected, pending or inventoried assets, not {state}")
@@ -431,6 +436,10 @@ class Ledger:
             ]
         else:
             remove = " REMOVE retry_after"
+        if state is State.REJECTED:
+            # The provider's errored video answers the old Idempotency-Key: the retry needs a new one.
+            values[":one"] = 1
+            sets.append("generation = if_not_exists(generation, :zero) + :one")
         return self._update(
             asset_id,
             UpdateExpression="SET " + ", ".join(sets) + remove,

@@ -16,6 +16,13 @@ MAX_ID_LENGTH = 255
 MAX_URL_LENGTH = 4096
 MAX_TITLE_LENGTH = 512
 MAX_BODY_BYTES = 64 * 1024
+# A duration past this (about 115 days) is a typo or garbage, and a huge number cannot
+# be stored: DynamoDB numbers hold 38 digits and magnitudes up to 1e125.
+MAX_DURATION_S = 10_000_000
+# DynamoDB refuses nesting deeper than 32 levels; the item and `metadata` take two.
+MAX_METADATA_DEPTH = 30
+MAX_DYNAMO_DIGITS = 38
+MAX_DYNAMO_MAGNITUDE = 1e125
 ALLOWED_SCHEMES = ("https", "http", "s3")
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).
 RESERVED_PREFIX = "#"
@@ -24,6 +31,9 @@ FIELDS = frozenset({"id", "source_url", "title", "duration_s", "metadata"})
 # str.isspace(). One compiled search instead of a per-character loop: loads validate millions.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+# A lone surrogate (what "\\ud800" in JSON becomes) cannot be encoded as UTF-8, so no store
+# or HTTP header can carry it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,8 @@ def id_problem(value: object) -> str | None:
         return f"id is {len(value)} characters, over {MAX_ID_LENGTH}"
     if _CONTROL.search(value):
         return "id contains control characters"
+    if _SURROGATE.search(value):
+        return "id contains a lone surrogate (not valid Unicode text)"
     if value.startswith(RESERVED_PREFIX):
         return f"id may not start with {RESERVED_PREFIX!r} (reserved)"
     return None
@@ -68,6 +80,8 @@ def source_url_problem(value: object) -> str | None:
         return f"source_url is over {MAX_URL_LENGTH} characters"
     if _SPACE_OR_CONTROL.search(value):
         return "source_url contains whitespace or control characters"
+    if _SURROGATE.search(value):
+        return "source_url contains a lone surrogate (not valid Unicode text)"
     try:
         parts = urlsplit(value)
     except ValueError as exc:
@@ -83,6 +97,51 @@ def source_url_problem(value: object) -> str | None:
     return None
 
 
+def storable_problem(value: object, where: str, depth: int = 0) -> str | None:
+    """Why `value` (parsed JSON) cannot be stored in a DynamoDB item, or None when it can.
+
+    Checked up front because a value that passes validation and fails later, when the
+    ledger write marshals it, would be retried forever instead of refused once.
+    """
+    if depth > MAX_METADATA_DEPTH:
+        return f"{where} nests deeper than {MAX_METADATA_DEPTH} levels"
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return f"{where} contains a lone surrogate (not valid Unicode text)" if _SURROGATE.search(value) else None
+    if isinstance(value, int):
+        if len(str(abs(value))) > MAX_DYNAMO_DIGITS:
+            return f"{where} has an integer of more than {MAX_DYNAMO_DIGITS} digits"
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return f"{where} has a number that is not finite"
+        if abs(value) >= MAX_DYNAMO_MAGNITUDE:
+            return f"{where} has a number too large to store (at least 1e125)"
+        return None
+    if isinstance(value, list):
+        return next((p for v in value if (p := storable_problem(v, where, depth + 1))), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not key:
+                return f"{where} has an empty key"
+            if _SURROGATE.search(key):
+                return f"{where} has a key with a lone surrogate (not valid Unicode text)"
+            problem = storable_problem(item, where, depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"{where} holds a {type(value).__name__}, which JSON does not make"
+
+
+class _NotJson(ValueError):
+    """A token Python's json accepts and JSON does not."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotJson(name)
+
+
 def parse_message(body: str | bytes) -> AssetMessage | Poison:
     """Turn a raw SQS body into an AssetMessage, or say exactly why it is poison."""
     if isinstance(body, bytes):
@@ -93,7 +152,10 @@ def parse_message(body: str | bytes) -> AssetMessage | Poison:
     if len(body.encode("utf-8")) > MAX_BODY_BYTES:
         return Poison(f"body is over {MAX_BODY_BYTES} bytes")
     try:
-        doc = json.loads(body)
+        # parse_constant: Python's json takes NaN and Infinity, which JSON (RFC 8259) does not.
+        doc = json.loads(body, parse_constant=_refuse_constant)
+    except _NotJson as exc:
+        return Poison(f"body is not JSON: {exc} is not a JSON number")
     except (ValueError, RecursionError):
         return Poison("body is not JSON")
     if not isinstance(doc, dict):
@@ -119,15 +181,22 @@ def parse_message(body: str | bytes) -> AssetMessage | Poison:
     title = doc.get("title")
     if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE_LENGTH):
         return poison(f"title must be a string of at most {MAX_TITLE_LENGTH} characters")
+    problem = storable_problem(title, "title")
+    if problem:
+        return poison(problem)
     duration = doc.get("duration_s")
     if duration is not None:
         if isinstance(duration, bool) or not isinstance(duration, (int, float)):
             return poison("duration_s must be a number")
-        if not math.isfinite(duration) or duration < 0:
-            return poison("duration_s must be a finite number >= 0")
+        # Compared before any float(): a 400-digit integer would overflow there.
+        if not 0 <= duration <= MAX_DURATION_S:
+            return poison(f"duration_s must be between 0 and {MAX_DURATION_S:,} seconds")
     metadata = doc.get("metadata", {})
     if not isinstance(metadata, dict):
         return poison("metadata must be an object")
+    problem = storable_problem(metadata, "metadata")
+    if problem:
+        return poison(problem)
     return AssetMessage(
         asset_id=asset_id,
         source_url=doc["source_url"],

@@ -1,13 +1,15 @@
 """HTTP adapter for the video provider's API (the seed's contract).
 
-`POST {base}/videos` with `Idempotency-Key: <asset id>` creates a video from a URL;
-`GET {base}/videos?metadata[migration_ref]=<id>` finds the one we made. Answers come
-back as raw facts (status, parsed body, headers); deciding what they mean is
-`fate.classify_*`'s job. The bearer token is fetched lazily and never logged.
+`POST {base}/videos` with an `Idempotency-Key` creates a video from a URL, tagged with
+`metadata.migration_ref = <asset id>`; `GET {base}/videos?metadata[migration_ref]=<id>`
+finds the one we made. Answers come back as raw facts (status, parsed body, headers);
+deciding what they mean is `fate.classify_*`'s job. The bearer token is fetched lazily
+and never logged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +36,18 @@ class TransportError(Exception):
         self.kind = kind
 
 
+def idempotency_key(asset_id: str, generation: int = 0) -> str:
+    """The create's Idempotency-Key: stable for an asset, ASCII whatever its id holds.
+
+    A header carries Latin-1 at best, and an id may be any text (`library/日本語.mp4`,
+    a leading space), so the key is a hash of the exact id. `generation` moves on when
+    an operator re-arms a rejected asset: its retry must make a new video, not be
+    answered with the errored one the first key made.
+    """
+    digest = hashlib.sha256(f"{generation}\n{asset_id}".encode()).hexdigest()
+    return f"vm-{digest[:48]}"
+
+
 class ProviderClient:
     def __init__(
         self,
@@ -55,9 +69,10 @@ class ProviderClient:
             session.mount("http://", adapter)
         self.session = session
 
-    def create(self, asset_id: str, source_url: str) -> Answer:
+    def create(self, asset_id: str, source_url: str, generation: int = 0) -> Answer:
         payload = {"input": source_url, "metadata": {"migration_ref": asset_id}}
-        return self._call("POST", "/videos", json_body=payload, extra_headers={"Idempotency-Key": asset_id})
+        key = idempotency_key(asset_id, generation)
+        return self._call("POST", "/videos", json_body=payload, extra_headers={"Idempotency-Key": key})
 
     def lookup(self, asset_id: str) -> Answer:
         return self._call("GET", "/videos", params={"metadata[migration_ref]": asset_id})
@@ -80,6 +95,8 @@ class ProviderClient:
             raise TransportError("connection error") from None
         except requests.RequestException as exc:
             raise TransportError(f"request error: {type(exc).__name__}") from None
+        except (UnicodeError, ValueError) as exc:  # a header or URL http.client cannot encode
+            raise TransportError(f"request could not be encoded: {type(exc).__name__}") from None
         raw = resp.content[:MAX_BODY_BYTES]
         text = raw.decode("utf-8", errors="replace")
         try:

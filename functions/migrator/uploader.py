@@ -22,6 +22,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from . import fate as F
+from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, Refused
 from .messages import AssetMessage, Poison, parse_message
@@ -65,6 +66,9 @@ class Uploader:
             else:
                 try:
                     fate = self.process(record, self.clock() + remaining_s())
+                except MARSHALLING_ERRORS as exc:
+                    # Data no store or header can carry: retrying it would fail the same way for days.
+                    fate = self._unstorable(record, exc)
                 except Exception:  # one bad record never fails the rest of its batch
                     logger.exception("unexpected error; the record will be retried")
                     metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1)
@@ -110,6 +114,7 @@ class Uploader:
 
     def _upload(self, msg: AssetMessage, claim: Claimed) -> Fate:
         plan = F.plan_after_claim(claim.previous, claim.attempts, self.settings.max_attempts)
+        spent = plan.spent
         if plan.give_up:
             error = f"attempt budget of {self.settings.max_attempts} spent (earlier tries never finished)"
             self.ledger.mark_failed(msg.asset_id, claim.token, error, None, self.clock())
@@ -119,7 +124,7 @@ class Uploader:
         if plan.lookup_first:
             found = self._lookup(msg.asset_id)
             if found.kind is not OutcomeKind.NOT_FOUND:
-                return self._apply(msg, claim, found)
+                return self._apply(msg, claim, found, spent)
 
         slot = self.pacer.reserve(self.clock())
         if not isinstance(slot, Go):
@@ -136,13 +141,13 @@ class Uploader:
 
         try:
             source = self.presign(claim.source_url)
-            answer = self.provider.create(msg.asset_id, source)
+            answer = self.provider.create(msg.asset_id, source, _generation(claim))
             outcome = F.classify_create(answer.status, answer.body, answer.text, answer.headers, self.clock())
         except TransportError as exc:
             outcome = F.transport_failure(exc.kind)
         if outcome.kind is OutcomeKind.CONFLICT:
             outcome = self._lookup(msg.asset_id)
-        return self._apply(msg, claim, outcome)
+        return self._apply(msg, claim, outcome, spent)
 
     def _lookup(self, asset_id: str) -> Outcome:
         try:
@@ -151,9 +156,9 @@ class Uploader:
             return F.transport_failure("lookup " + exc.kind)
         return F.classify_lookup(answer.status, answer.body, answer.text, answer.headers, self.clock())
 
-    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome) -> Fate:
+    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome, spent: int) -> Fate:
         now = self.clock()
-        decision: Decision = F.decide(outcome, claim.attempts, self.settings.max_attempts, now, self.rng)
+        decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
         if decision.hold_until is not None:
             self.pacer.hold(decision.hold_until)
         asset_id, token = msg.asset_id, claim.token
@@ -189,8 +194,23 @@ class Uploader:
         )
         if poison.asset_id:
             source = _loose_source(record.get("body"))
-            self.ledger.record_poison(poison.asset_id, poison.reason, source, self.clock())
+            try:
+                self.ledger.record_poison(poison.asset_id, poison.reason, source, self.clock())
+            except MARSHALLING_ERRORS:
+                logger.warning("the poison could not be recorded either; the log line above is its record")
         return Fate.poison(poison.reason)
+
+    def _unstorable(self, record: dict, exc: BaseException) -> Fate:
+        reason = f"message cannot be stored or sent: {type(exc).__name__}"
+        logger.warning("poison message: %s", reason, extra={"message_id": record.get("messageId")})
+        metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)
+        return Fate.poison(reason)
+
+
+def _generation(claim: Claimed) -> int:
+    """The asset's create generation (moved on by a retry of a rejected asset)."""
+    value = (claim.previous or {}).get("generation")
+    return int(value) if value is not None else 0
 
 
 def _back_to(claim: Claimed) -> State:

@@ -161,3 +161,22 @@ def test_state_index_lists_a_state_by_shard(ledger, aws, table):
         )
         found += resp["Count"]
     assert found == 12
+
+
+def test_a_ready_asset_carries_no_error_from_an_earlier_hold(ledger):
+    """A fast provider's ready webhook lands while the asset is still uploading after a hold."""
+    first = ledger.claim(msg("fast"), NOW, NOW + 60, "tok-1")
+    ledger.release_throttled("fast", first.token, State.PENDING, NOW + 5, "held: provider asked us to wait", NOW)
+    assert ledger.get("fast")["last_error"].startswith("held")
+    ledger.claim(msg("fast"), NOW + 6, NOW + 60, "tok-2")
+    result = ledger.settle("fast", State.READY, "vid-1", NOW + 7, provider_duration_s=3.0)
+    item = ledger.get("fast")
+    assert result.won and item["state"] == "ready"
+    assert "last_error" not in item
+    assert int(item["throttles"]) == 1  # the history stays in the counters
+
+
+def test_a_rejected_asset_keeps_the_providers_reason(ledger):
+    ledger.claim(msg("bad"), NOW, NOW + 60, "tok")
+    ledger.settle("bad", State.REJECTED, "vid-2", NOW + 1, error="provider: cannot decode")
+    assert ledger.get("bad")["last_error"] == "provider: cannot decode"

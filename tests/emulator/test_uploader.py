@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import json
 import random
@@ -11,8 +12,9 @@ import time
 import pytest
 from migrator.ledger import Ledger
 from migrator.pacer import Go, Hold, Pacer
-from migrator.provider import ProviderClient
+from migrator.provider import ProviderClient, idempotency_key
 from migrator.settings import Settings
+from migrator.states import State
 from migrator.uploader import Uploader
 
 pytestmark = pytest.mark.emulator
@@ -231,3 +233,80 @@ def test_transient_failures_back_off_then_fail_for_good(aws, table, queue, sim):
     assert fate.kind.value == "finished"
     item = uploader.ledger.get("flaky")
     assert item["state"] == "failed" and "retry_after" not in item
+
+
+def test_after_an_operator_retry_one_5xx_does_not_fail_the_asset_for_good(aws, table, queue, sim):
+    sim.patch_config({"fail_rate": 1.0})
+    now = [time.time()]
+    uploader = make_uploader(aws, table, queue, sim, clock=lambda: now[0], max_attempts=2)
+    [record] = send_and_receive(aws("sqs"), queue, [body("budget")])
+    for _ in range(2):
+        uploader.process(record, deadline=now[0] + 60)
+        now[0] = float(uploader.ledger.get("budget").get("retry_after", now[0])) + 0.1
+    assert "retry_after" not in uploader.ledger.get("budget")  # failed for good after 2 tries
+    assert uploader.ledger.rearm("budget", State.FAILED, now[0]).won  # the operator's retry
+    fate = uploader.process(record, deadline=now[0] + 60)
+    item = uploader.ledger.get("budget")
+    assert fate.kind.value == "later", "one 5xx after a retry must not end the fresh budget"
+    assert item["state"] == "failed" and "retry_after" in item
+
+
+def test_ids_that_are_not_latin1_upload_with_the_exact_id_as_reference(aws, table, queue, sim):
+    ids = ["library/日本語.mp4", "café", " leading space"]
+    uploader = make_uploader(aws, table, queue, sim)
+    records = send_and_receive(aws("sqs"), queue, [body(i, "https://media.example.com/x.mp4") for i in ids])
+    assert uploader.handle_batch({"Records": records}, plenty) == {"batchItemFailures": []}
+    for asset_id in ids:
+        assert uploader.ledger.get(asset_id)["state"] == "processing", asset_id
+        [video] = ProviderClient(sim.url, lambda: None).lookup(asset_id).body["data"]
+        assert video["metadata"]["migration_ref"] == asset_id
+    keys = {r["key"] for r in sim.requests_log()}
+    assert keys == {idempotency_key(i) for i in ids}
+
+
+def test_a_retried_rejected_asset_gets_a_new_video_not_the_errored_one(aws, table, queue, sim):
+    now = [time.time()]
+    uploader = make_uploader(aws, table, queue, sim, clock=lambda: now[0])
+    url = "https://media.example.com/corrupt-once.mp4"  # the simulator errors sources named "corrupt"
+    [record] = send_and_receive(aws("sqs"), queue, [body("rej", url)])
+    uploader.process(record, deadline=now[0] + 60)
+    first = uploader.ledger.get("rej")["remote_id"]
+    deadline = time.time() + 5
+    while ProviderClient(sim.url, lambda: None).get(first).body["status"] != "errored" and time.time() < deadline:
+        time.sleep(0.05)
+    assert uploader.ledger.settle("rej", State.REJECTED, first, now[0], error="provider: errored").won
+    assert uploader.ledger.rearm("rej", State.REJECTED, now[0]).won  # retry --state rejected
+    fate = uploader.process(record, deadline=now[0] + 60)
+    item = uploader.ledger.get("rej")
+    assert fate.kind.value == "finished" and item["state"] == "processing"
+    assert item["remote_id"] != first, "the errored video was adopted again"
+    assert sim.stats()["lookups"] == 1  # it still looked first, and passed over the errored video
+    keys = [r["key"] for r in sim.requests_log()]
+    assert len(keys) == 2 and keys[0] != keys[1]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"id": "m-1", "source_url": "https://h/a.mp4", "metadata": {"n": 1e300}}',
+        '{"id": "m-2", "source_url": "https://h/a.mp4", "duration_s": NaN}',
+        '{"id": "m-3\\ud800", "source_url": "https://h/a.mp4"}',
+    ],
+)
+def test_unstorable_messages_are_poison_at_once_not_deferred_for_days(aws, table, queue, sim, raw):
+    uploader = make_uploader(aws, table, queue, sim)
+    [record] = send_and_receive(aws("sqs"), queue, [raw])
+    assert uploader.handle_batch({"Records": [record]}, plenty) == {"batchItemFailures": []}
+    assert sim.stats()["create_requests"] == 0
+
+
+def test_a_marshalling_error_on_the_uploader_path_is_poison(aws, table, queue, sim):
+    """Whatever slips past validation and cannot be marshalled is finished with, never deferred."""
+    uploader = make_uploader(aws, table, queue, sim)
+    [record] = send_and_receive(aws("sqs"), queue, [body("m-4")])
+
+    def unstorable(*args, **kwargs):
+        raise decimal.Overflow("above Emax")
+
+    uploader.ledger.claim = unstorable
+    assert uploader.handle_batch({"Records": [record]}, plenty) == {"batchItemFailures": []}

@@ -156,6 +156,17 @@ def test_an_operator_retry_grants_a_fresh_budget_but_still_looks_up_first():
     assert plan_after_claim(spent, 2 * MAX + 1, MAX).give_up is True
 
 
+def test_after_an_operator_retry_the_asset_gets_max_attempts_real_tries():
+    """The budget decide() charges is the one since the retry, not the lifetime count."""
+    retried = {"state": "failed", "attempts": MAX, "retry_base": MAX}
+    fates = []
+    for attempts in range(MAX + 1, 2 * MAX + 1):  # the claims after the retry
+        plan = plan_after_claim(retried, attempts, MAX)
+        decision = decide(OUTCOMES["transient"], plan.spent, MAX, NOW, random.Random(1))
+        fates.append(decision.fate.kind)
+    assert fates == [FateKind.LATER] * (MAX - 1) + [FateKind.FINISHED]
+
+
 H = {}
 
 
@@ -204,6 +215,9 @@ def test_rejection_keeps_a_short_excerpt():
         (200, {"data": [{"id": "vid_9"}]}, OutcomeKind.CREATED, "vid_9"),
         (200, {"data": []}, OutcomeKind.NOT_FOUND, None),
         (200, {"data": [{"nope": 1}]}, OutcomeKind.NOT_FOUND, None),
+        # An errored video is never adopted: a retry of a rejected asset must create anew.
+        (200, {"data": [{"id": "vid_e", "status": "errored"}]}, OutcomeKind.NOT_FOUND, None),
+        (200, {"data": [{"id": "vid_e", "status": "errored"}, {"id": "vid_2"}]}, OutcomeKind.CREATED, "vid_2"),
         (200, {"items": []}, OutcomeKind.TRANSIENT, None),
         (200, None, OutcomeKind.TRANSIENT, None),
         (404, None, OutcomeKind.NOT_FOUND, None),

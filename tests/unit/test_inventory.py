@@ -94,8 +94,9 @@ def test_csv_duration_accepts_integers_and_decimals(tmp_path):
         ("a,", "source_url is empty"),
         ("a,s3://bucket", "s3 source_url has no object key"),
         (f"a,{URL},,abc", "duration_s 'abc' is not a number"),
-        (f"a,{URL},,-1", "duration_s must be a finite number >= 0"),
-        (f"a,{URL},,nan", "duration_s must be a finite number >= 0"),
+        (f"a,{URL},,-1", "duration_s must be between 0 and 10,000,000 seconds"),
+        (f"a,{URL},,nan", "duration_s 'nan' is not a number"),
+        (f"a,{URL},,inf", "duration_s 'inf' is not a number"),
         (f"a,{URL},,,{{oops", "metadata '{oops' is not valid JSON"),
         (f'a,{URL},,,"[1, 2]"', "metadata must be an object"),
         (f"a,{URL},{'t' * 513}", "title must be a string of at most 512 characters"),
@@ -276,7 +277,7 @@ def test_jsonl_line_with_bytes_that_are_not_utf8(tmp_path):
 
 def test_jsonl_lone_surrogate_escape_is_refused_not_a_crash(tmp_path):
     rows = records(tmp_path, "inv.jsonl", '{"id": "a\\ud800", "source_url": "https://x.example/a"}\n')
-    assert rows == [BadRow(1, "row contains a character SQS does not accept (U+D800)", None)]
+    assert rows == [BadRow(1, "id contains a lone surrogate (not valid Unicode text)", None)]
 
 
 def test_jsonl_long_line_of_escapes_that_fits_once_compacted_is_good(tmp_path):

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import posixpath
 import re
@@ -278,6 +279,8 @@ def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:
         try:
             doc["duration_s"] = float(cells["duration_s"])
         except ValueError:
+            doc["duration_s"] = math.nan
+        if not math.isfinite(doc["duration_s"]):  # float() also reads "nan" and "inf"
             return BadRow(line, f"duration_s {_excerpt(cells['duration_s'])} is not a number", asset_id)
     if cells.get("metadata"):
         try:
