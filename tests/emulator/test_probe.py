@@ -69,7 +69,13 @@ def states(ledger, ids):
 
 def test_probe_moves_each_pending_asset_to_its_fate(ledger, staged, server, caplog):
     summary = run_probe(
-        staged, ledger=ledger, presign=presign_with(server), concurrency=3, timeout_s=20, clock=lambda: NOW + 5
+        staged,
+        ledger=ledger,
+        presign=presign_with(server),
+        concurrency=3,
+        timeout_s=20,
+        clock=lambda: NOW + 5,
+        allow_private=True,  # the media server is on 127.0.0.1
     )
 
     items = states(ledger, [c["asset_id"] for c in staged])
@@ -108,13 +114,17 @@ def test_probe_moves_each_pending_asset_to_its_fate(ledger, staged, server, capl
     assert "5ec4e7" not in everything and "AKIAEXAMPLE" not in everything
 
     # A second pass finds nothing left to do among the pending ones.
-    again = run_probe(ledger.iter_state(State.PENDING), ledger=ledger, presign=presign_with(server), timeout_s=20)
+    again = run_probe(
+        ledger.iter_state(State.PENDING), ledger=ledger, presign=presign_with(server), timeout_s=20, allow_private=True
+    )
     assert (again.inventoried, again.rejected, again.skipped) == (0, 0, 1)
 
 
 def test_dry_run_probes_but_writes_nothing(ledger, staged, server):
     before = states(ledger, [c["asset_id"] for c in staged])
-    summary = run_probe(staged, ledger=ledger, presign=presign_with(server), timeout_s=20, dry_run=True)
+    summary = run_probe(
+        staged, ledger=ledger, presign=presign_with(server), timeout_s=20, dry_run=True, allow_private=True
+    )
     assert states(ledger, before) == before
     # The stale candidate would have been probed; only the real write could tell it had moved on.
     assert (summary.inventoried, summary.rejected, summary.skipped, summary.errors) == (3, 3, 1, 0)

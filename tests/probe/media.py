@@ -2,8 +2,9 @@
 
 Plain helpers, so that both the probe tests and the emulator test can build fixtures on
 them: `make_media(dir)` writes the files (well under a second each), `MediaServer`
-serves a directory on 127.0.0.1 (plain or TLS) with two misbehaving paths besides:
-`/stall` (answers nothing) and `/drip` (sends a byte every 0.1 s, forever).
+serves a directory on 127.0.0.1 (plain or TLS) with misbehaving paths besides:
+`/stall` (answers nothing), `/drip` (sends a byte every 0.1 s, forever),
+`/redirect?to=URL` (a 302 to URL) and `/hops/N/path` (N 302s before `/path`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import ssl
 import subprocess
 import threading
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 VIDEO_S = 2.0
 
@@ -26,7 +28,8 @@ def _ffmpeg(*args: str) -> None:
 
 
 def make_media(directory: Path) -> dict[str, Path]:
-    """video.mp4 (2 s, video+audio), audio.m4a (no video), cover.mp3 (audio + cover art), truncated.mp4."""
+    """video.mp4 (2 s, video+audio), audio.m4a (no video), cover.mp3 (audio + cover art), truncated.mp4,
+    and playlist.m3u8, an HLS playlist of its segments (playlist0.ts, ...)."""
     directory.mkdir(parents=True, exist_ok=True)
     video = directory / "video.mp4"
     _ffmpeg(
@@ -49,7 +52,9 @@ def make_media(directory: Path) -> dict[str, Path]:
     assert data.find(b"moov") > len(data) * 0.3, "expected the moov atom at the end of the mp4"
     truncated = directory / "truncated.mp4"
     truncated.write_bytes(data[: int(len(data) * 0.3)])
-    return {"video": video, "audio": audio, "cover": cover, "truncated": truncated}
+    playlist = directory / "playlist.m3u8"
+    _ffmpeg("-i", str(video), "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0", str(playlist))
+    return {"video": video, "audio": audio, "cover": cover, "truncated": truncated, "playlist": playlist}
 
 
 def make_certificate(directory: Path) -> tuple[Path, Path]:
@@ -73,8 +78,10 @@ def make_certificate(directory: Path) -> tuple[Path, Path]:
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     stop: threading.Event  # set on the class made per server
+    paths: list[str]  # every request's path, in order (per server too)
 
     def do_GET(self):
+        self.paths.append(self.path)
         if self.path.startswith("/stall"):
             self.stop.wait(30)  # read the request, answer nothing
             return
@@ -90,7 +97,19 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             except OSError:
                 pass
             return
+        parts = urlsplit(self.path)
+        if parts.path == "/redirect":
+            return self._redirect(parse_qs(parts.query)["to"][0])
+        if parts.path.startswith("/hops/"):
+            hops, _, rest = parts.path.removeprefix("/hops/").partition("/")
+            return self._redirect(f"/hops/{int(hops) - 1}/{rest}" if int(hops) > 1 else f"/{rest}")
         super().do_GET()
+
+    def _redirect(self, location: str) -> None:
+        self.send_response(302)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def log_message(self, format, *args):  # keep the test output quiet
         pass
@@ -101,7 +120,8 @@ class MediaServer:
 
     def __init__(self, directory: Path, tls: tuple[Path, Path] | None = None):
         self.stop_event = threading.Event()
-        handler = type("Handler", (_Handler,), {"stop": self.stop_event})
+        self.paths: list[str] = []
+        handler = type("Handler", (_Handler,), {"stop": self.stop_event, "paths": self.paths})
         self.server = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
         )

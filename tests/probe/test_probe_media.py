@@ -12,53 +12,55 @@ from tests.probe.media import VIDEO_S
 
 
 def test_video_is_ok_with_its_duration(server):
-    result = probe_url(server.url("video.mp4"), timeout_s=20)
+    result = probe_url(server.url("video.mp4"), timeout_s=20, allow_private=True)
     assert result.ok, result.reason
     assert result.duration_s == pytest.approx(VIDEO_S, abs=0.2)
     assert result.reason is None
 
 
 def test_audio_only_has_no_video_stream(server):
-    result = probe_url(server.url("audio.m4a"), timeout_s=20)
+    result = probe_url(server.url("audio.m4a"), timeout_s=20, allow_private=True)
     assert not result.ok and not result.retryable
     assert result.reason == "probe: no video stream (found: audio)"
 
 
 def test_cover_art_is_not_a_video_stream(server):
     # ffprobe lists an mp3's album art as a video stream; only its disposition tells.
-    result = probe_url(server.url("cover.mp3"), timeout_s=20)
+    result = probe_url(server.url("cover.mp3"), timeout_s=20, allow_private=True)
     assert not result.ok and not result.retryable
     assert result.reason == "probe: no video stream (found: audio, cover image)"
 
 
 def test_truncated_mp4_is_unreadable(server):
-    result = probe_url(server.url("truncated.mp4"), timeout_s=20)
+    result = probe_url(server.url("truncated.mp4"), timeout_s=20, allow_private=True)
     assert not result.ok and not result.retryable
     assert result.reason.startswith("probe: ffprobe could not read the source: ")
     assert "moov atom not found" in result.reason
 
 
 def test_404_is_not_ok_and_the_presigned_query_stays_out_of_the_reason(server):
-    result = probe_url(server.url("missing.mp4?X-Amz-Credential=AKIA%2Fx&X-Amz-Signature=s3cr3t"), timeout_s=20)
+    result = probe_url(
+        server.url("missing.mp4?X-Amz-Credential=AKIA%2Fx&X-Amz-Signature=s3cr3t"), timeout_s=20, allow_private=True
+    )
     assert not result.ok and not result.retryable
     assert result.reason == "probe: ffprobe could not read the source: Server returned 404 Not Found"
     assert "s3cr3t" not in result.reason and "AKIA" not in result.reason
 
 
 def test_upper_case_scheme_is_probed_like_lower_case(server):
-    assert probe_url(server.url("video.mp4").replace("http://", "HTTP://"), timeout_s=20).ok
+    assert probe_url(server.url("video.mp4").replace("http://", "HTTP://"), timeout_s=20, allow_private=True).ok
 
 
 def test_https_with_a_trusted_certificate(tls_server):
     # The whitelist's https needs tls and tcp beneath it (and nothing like crypto or hls).
-    result = probe_url(tls_server.url("video.mp4"), timeout_s=20, ca_file=str(tls_server.cert))
+    result = probe_url(tls_server.url("video.mp4"), timeout_s=20, ca_file=str(tls_server.cert), allow_private=True)
     assert result.ok, result.reason
     assert result.duration_s == pytest.approx(VIDEO_S, abs=0.2)
 
 
 def test_https_with_an_untrusted_certificate_is_left_for_later(tls_server):
     # Certificates are verified; a failure says nothing about the source, so it is retryable.
-    result = probe_url(tls_server.url("video.mp4?sig=s3cr3t"), timeout_s=20)
+    result = probe_url(tls_server.url("video.mp4?sig=s3cr3t"), timeout_s=20, allow_private=True)
     assert not result.ok and result.retryable
     assert "certificate" in result.reason and "s3cr3t" not in result.reason
 
@@ -66,14 +68,14 @@ def test_https_with_an_untrusted_certificate_is_left_for_later(tls_server):
 def test_a_refused_connection_is_retryable():
     from infra.emulator import free_port
 
-    result = probe_url(f"http://127.0.0.1:{free_port()}/video.mp4", timeout_s=10)
+    result = probe_url(f"http://127.0.0.1:{free_port()}/video.mp4", timeout_s=10, allow_private=True)
     assert not result.ok and result.retryable
     assert "Connection refused" in result.reason
 
 
 def test_a_silent_server_ends_in_ffprobes_own_read_timeout(server):
     started = time.monotonic()
-    result = probe_url(server.url("stall"), timeout_s=2)  # -rw_timeout is half of it
+    result = probe_url(server.url("stall"), timeout_s=2, allow_private=True)  # -rw_timeout is half of it
     assert time.monotonic() - started < 2
     assert not result.ok and result.retryable
     assert result.reason == "probe: ffprobe could not read the source: Connection timed out"
@@ -81,7 +83,7 @@ def test_a_silent_server_ends_in_ffprobes_own_read_timeout(server):
 
 def test_a_slow_drip_hits_the_deadline_and_ffprobe_is_killed(server):
     started = time.monotonic()
-    result = probe_url(server.url("drip"), timeout_s=1.5)
+    result = probe_url(server.url("drip"), timeout_s=1.5, allow_private=True)
     assert 1.5 <= time.monotonic() - started < 5
     assert result == type(result)(False, reason="probe: timed out after 1.5 s", retryable=True)
 
@@ -93,4 +95,4 @@ def test_file_urls_never_reach_ffprobe(media_dir):
 
 def test_missing_ffprobe_says_how_to_install_it(server):
     with pytest.raises(CliError, match=r"apt-get install ffmpeg"):
-        probe_url(server.url("video.mp4"), ffprobe="/nonexistent/ffprobe")
+        probe_url(server.url("video.mp4"), ffprobe="/nonexistent/ffprobe", allow_private=True)

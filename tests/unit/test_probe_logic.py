@@ -6,11 +6,16 @@ import json
 import signal
 
 import pytest
+from migrator.cli.guard import GuardEvent
 from migrator.cli.probe import (
+    FORMAT_WHITELIST,
+    MAX_REDIRECTS,
     PROTOCOL_WHITELIST,
     ProbeResult,
     classify_probe,
     ffprobe_argv,
+    ffprobe_env,
+    guarded,
     probeable,
     redact_url,
 )
@@ -136,15 +141,31 @@ def test_nonzero_exit_without_a_message():
         ("[tcp @ 0x1] Connection to tcp://h:80 failed: Connection refused", True),
         ("http://h/a.mp4: Connection timed out", True),
         ("[tcp @ 0x1] Failed to resolve hostname h: Name or service not known", True),
+        # What Debian's ffprobe (GnuTLS) prints for a certificate from an unknown CA, a wrong
+        # name, and a handshake cut short.
         ("[tls @ 0x1] Peer certificate failed verification", True),
+        ("[tls @ 0x1] The certificate's owner does not match hostname h", True),
+        ("[tls @ 0x1] Error in the pull function.", True),
+        ("[tls @ 0x1] A TLS fatal alert has been received.", True),
+        ("[tls @ 0x1] The TLS connection was non-properly terminated.", True),
         # Words in the URL itself are not about the transport.
         ("https://h/tls/certificate-timeout.mp4: Invalid data found when processing input", False),
+        # "tls" in a list of protocols is not a TLS failure: this source will never be read.
+        ("[http @ 0x55d0c1a2b3c0] Protocol 'file' not on whitelist 'http,https,tcp,tls,httpproxy'!", False),
+        ("[tls @ 0x1] Unsupported certificate type", False),
     ],
 )
 def test_which_failures_are_the_paths_fault(stderr, retryable):
     result = classify_probe(1, "", stderr + "\n")
     assert not result.ok
     assert result.retryable is retryable
+
+
+def test_a_format_not_on_the_whitelist_is_rejected_with_a_clear_reason():
+    stderr = f"[hls @ 0x562dbc77d300] Format not on whitelist '{FORMAT_WHITELIST}'\nhttp://h/a.m3u8: Invalid argument\n"
+    assert classify_probe(1, "", stderr) == ProbeResult(
+        False, reason="probe: format hls is not probed (only video files: no playlists or formats that open other URLs)"
+    )
 
 
 def test_timeout_says_how_long():
@@ -157,6 +178,64 @@ def test_killed_from_outside_is_retryable_but_a_crash_is_the_files():
     assert classify_probe(-signal.SIGKILL, "", "").retryable
     crash = classify_probe(-signal.SIGSEGV, "", "")
     assert crash == ProbeResult(False, reason=f"probe: ffprobe was killed by signal {int(signal.SIGSEGV)}")
+
+
+# --- guarded: what the guard saw ----------------------------------------------------------------
+
+READ = ProbeResult(True, duration_s=2.0)
+FAILED = ProbeResult(
+    False, reason="probe: ffprobe could not read the source: Server returned 403 Forbidden", retryable=True
+)
+
+
+@pytest.mark.parametrize(
+    ("event", "shown"),
+    [
+        (GuardEvent("refused", "169.254.169.254", 80, addresses=("169.254.169.254",)), "169.254.169.254"),
+        (GuardEvent("refused", "0x7f000001", 80, addresses=("127.0.0.1",)), "0x7f000001 = 127.0.0.1"),
+        (
+            GuardEvent("refused", "cdn.example.com", 443, addresses=("10.0.0.5", "fd00::5")),
+            "cdn.example.com = 10.0.0.5, fd00::5",
+        ),
+        (GuardEvent("refused", "::1", 443, addresses=("::1",)), "::1"),
+    ],
+)
+def test_a_refused_target_rejects_the_source_and_names_what_was_refused(event, shown):
+    expected = ProbeResult(False, reason=f"probe: source resolves to a private or local address ({shown}); refused")
+    # Whatever ffprobe made of it: a 403 from the guard, or a source read before a refused hop.
+    assert guarded(FAILED, event, None) == expected
+    assert guarded(READ, event, GuardEvent("unreachable", "h", 80, detail="Connection refused")) == expected
+
+
+def test_a_refused_hosts_name_is_one_bounded_line():
+    # The name comes from the source's URL or a redirect: anything may be in it.
+    event = GuardEvent("refused", "a\x1b[31m" + "b" * 300, 80, addresses=("10.0.0.1",))
+    reason = guarded(FAILED, event, None).reason
+    assert reason.startswith("probe: source resolves to a private or local address (a [31mbbb")
+    assert reason.endswith("…); refused") and "\x1b" not in reason and len(reason) < 200
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [
+        (
+            GuardEvent("unresolved", "cdn.example.com", 443, detail="Name or service not known"),
+            "probe: could not resolve cdn.example.com: Name or service not known",
+        ),
+        (
+            GuardEvent("unreachable", "203.0.113.9", 8080, detail="Connection refused"),
+            "probe: could not connect to 203.0.113.9:8080: Connection refused",
+        ),
+        (
+            GuardEvent("unreachable", "2001:db8::1", 443, detail="Network is unreachable"),
+            "probe: could not connect to [2001:db8::1]:443: Network is unreachable",
+        ),
+    ],
+)
+def test_a_target_the_guard_could_not_resolve_or_reach_leaves_the_source_pending(event, reason):
+    assert guarded(FAILED, None, event) == ProbeResult(False, reason=reason, retryable=True)
+    assert guarded(READ, None, event) == READ  # a failed side connection did not stop the read
+    assert guarded(FAILED, None, None) == FAILED  # and with nothing seen, ffprobe's words stand
 
 
 # --- probeable --------------------------------------------------------------------------------
@@ -218,3 +297,29 @@ def test_argv_is_a_list_with_the_safety_options_and_the_url_last():
     assert option("-print_format") == "json"
     assert "-ca_file" not in argv
     assert ffprobe_argv("https://h/a", ca_file="/tmp/ca.pem")[-8:-6] == ["-ca_file", "/tmp/ca.pem"]
+
+
+def test_argv_caps_redirects_and_allows_only_demuxers_that_open_no_other_urls():
+    argv = ffprobe_argv("https://h/a.mp4")
+    assert argv[argv.index("-max_redirects") + 1] == str(MAX_REDIRECTS) and 1 <= MAX_REDIRECTS <= 5
+    formats = set(argv[argv.index("-format_whitelist") + 1].split(","))
+    assert {"mov", "matroska", "avi", "mpegts", "mpeg", "flv", "asf", "mxf", "ogg"} <= formats
+    opens_urls = {"hls", "dash", "concat", "imf", "image2", "webm_dash_manifest", "sdp", "rtsp", "ffmetadata", "tee"}
+    assert not formats & opens_urls
+
+
+def test_ffprobe_env_routes_every_scheme_through_the_guard_and_nothing_around_it():
+    environ = {
+        "PATH": "/usr/bin",
+        "http_proxy": "http://corp:3128",
+        "HTTPS_PROXY": "http://corp:3128",
+        "ALL_PROXY": "socks5://corp:1080",
+        "no_proxy": "*",
+        "NO_PROXY": "169.254.169.254",
+    }
+    assert ffprobe_env("http://127.0.0.1:5000", environ) == {
+        "PATH": "/usr/bin",
+        "http_proxy": "http://127.0.0.1:5000",
+        "https_proxy": "http://127.0.0.1:5000",
+    }
+    assert environ["no_proxy"] == "*"  # the caller's dict is left alone

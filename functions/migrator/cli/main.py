@@ -122,13 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
             "and checks it has a video stream. A source with no video stream, or one ffprobe cannot read, "
             "becomes rejected with the reason; the others become inventoried with duration_s (the drift "
             "canary compares it with the provider's later). Only http(s) sources are probed (s3:// ones "
-            "through a presigned URL); an asset the uploader claims meanwhile is left to it."
+            "through a presigned URL); an asset the uploader claims meanwhile is left to it. ffprobe reaches "
+            "public addresses only, redirects included: a source that leads to a private, loopback or "
+            "link-local address (cloud metadata, localhost, the internal network) is rejected."
         ),
     )
     p.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="probes at once (default 8)")
     p.add_argument("--timeout", type=seconds, default=60.0, metavar="S", help="per source (default 60)")
     p.add_argument("--dry-run", action="store_true", help="probe and report, change nothing")
     p.add_argument("--ffprobe", default="ffprobe", metavar="PATH", help="the ffprobe binary (default: on PATH)")
+    p.add_argument(
+        "--allow-private-addresses",
+        action="store_true",
+        help="let ffprobe reach private and local addresses too: for local test servers only, never a real library",
+    )
     _stack_options(p)
 
     p = sub.add_parser(
@@ -281,6 +288,7 @@ def cmd_probe(args) -> int:
             ),
             stop=stop,
             dry_run=args.dry_run,
+            allow_private=args.allow_private_addresses,
         )
     finally:
         progress.close()

@@ -6,17 +6,24 @@ with the reason. Only http(s) URLs ever reach ffprobe (s3:// sources are presign
 https first); any other scheme is skipped and its item left as it is.
 
 Sources are untrusted, and so is everything a server or a media file makes ffprobe say:
-ffprobe runs without a shell, limited to the network protocols http(s) needs, with a
+ffprobe runs without a shell, limited to the network protocols http(s) needs and to
+demuxers of video files (no playlist or other format that opens further URLs), with a
 deadline and a cap on what it may print, and a presigned URL's query string (its
 credentials) never appears in a reason or a log line.
+
+Nor may a source reach inside the operator's network: every connection ffprobe makes,
+redirects included, goes through a guard proxy (guard.py) that connects to globally
+routable addresses only. A source that leads to a private or local address is rejected;
+`allow_private` (`--allow-private-addresses`) lifts that for local test servers.
 
 A failure that says more about the path to the source than about the source (a timeout,
 a refused connection, DNS, TLS, a 5xx, a 401/403 from a presigned URL) leaves the asset
 pending: a rejection is terminal, and a network blip on the operator's side must not
 reject a library wholesale. The next `probe` run tries those again.
 
-`classify_probe` and `probeable` are pure; `probe_url` runs one ffprobe; `run_probe`
-streams the candidates through a bounded thread pool and moves the ledger.
+`classify_probe`, `guarded` and `probeable` are pure; `probe_url` runs one ffprobe behind
+its guard; `run_probe` streams the candidates through a bounded thread pool and moves the
+ledger.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import signal
@@ -40,6 +48,7 @@ from urllib.parse import urlsplit
 
 from ..states import State
 from .errors import CliError
+from .guard import Guard, GuardEvent, IPAddress
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +57,13 @@ log = logging.getLogger(__name__)
 # encrypted HLS, and every other protocol (file, concat, data, subfile, pipe...) stays off,
 # also for URLs a redirect or a playlist inside the source points to.
 PROTOCOL_WHITELIST = "http,https,tcp,tls,httpproxy"
+# Demuxers of video files (and of audio files, which then fail as "no video stream", the
+# clearer reason). Not hls, dash, concat, imf, image2 or anything else that opens further
+# URLs: those would fetch whatever a playlist names. ffmpeg matches any one of a demuxer's
+# names, so "mov" covers mp4, m4a and 3gp, and "matroska" covers webm.
+FORMAT_WHITELIST = "mov,matroska,webm,avi,mpegts,mpeg,flv,asf,mxf,ogg,dv,nut,rm,gxf,ivf,wtv,mp3,aac,wav,flac"
+# A CDN or a presigned URL redirects once or twice; a chain longer than this is not a source.
+MAX_REDIRECTS = 4
 # Only what the decision needs: no tags, so no attacker-written strings in the output.
 SHOW_ENTRIES = "format=duration:stream=codec_type,duration:stream_disposition=attached_pic"
 STDOUT_CAP = 1024 * 1024
@@ -57,13 +73,21 @@ MAX_URL_CHARS = 16384
 PROBED_SCHEMES = ("http", "https")
 FFPROBE_MISSING = "ffprobe not found: install Debian's ffmpeg (apt-get install ffmpeg)"
 
-# ffprobe's words for failures of the path to the source rather than of the source.
+# ffprobe's words for failures of the path to the source rather than of the source: whole
+# phrases, never a bare word like "tls", which is also in "Protocol 'file' not on whitelist
+# 'http,https,tcp,tls,httpproxy'!" (a source that will never be read). The TLS ones are
+# Debian's (GnuTLS) wording, plus OpenSSL's "certificate verify failed".
 _TRANSIENT = re.compile(
     r"connection timed out|connection refused|connection reset|network is unreachable|no route to host"
-    r"|failed to resolve hostname|temporary failure in name resolution|certificate|tls|pull function"
+    r"|failed to resolve hostname|temporary failure in name resolution"
+    r"|peer certificate failed verification|unable to verify peer certificate|certificate verify failed"
+    r"|certificate's owner does not match hostname|tls fatal alert has been received"
+    r"|unexpected tls packet was received|tls connection was non-properly terminated"
+    r"|error in the pull function|error in the push function"
     r"|server returned 5|server returned 401|server returned 403|server returned 4xx",
     re.IGNORECASE,
 )
+_FORMAT_REFUSED = re.compile(r"^\[([^\]@]+?)(?: @ 0x[0-9A-Fa-f]+)?\] Format not on whitelist", re.MULTILINE)
 # A process killed from outside (OOM killer, an operator) has told us nothing about the source.
 _EXTERNAL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
@@ -180,6 +204,12 @@ def classify_probe(
         signum = -returncode
         external = signum in _EXTERNAL_SIGNALS
         return ProbeResult(False, reason=f"probe: ffprobe was killed by signal {signum}", retryable=external)
+    if returncode != 0 and (refused := _FORMAT_REFUSED.search(stderr)):
+        return ProbeResult(
+            False,
+            reason=f"probe: format {_one_line(refused.group(1), 40)} is not probed "
+            "(only video files: no playlists or formats that open other URLs)",
+        )
     if returncode != 0:
         detail = _failure_detail(stderr) or f"exit status {returncode}, no message"
         return ProbeResult(
@@ -217,6 +247,31 @@ def classify_probe(
     if duration is None:
         return ProbeResult(False, reason="probe: duration unknown")
     return ProbeResult(True, duration_s=duration)
+
+
+def guarded(result: ProbeResult, refused: GuardEvent | None, failed: GuardEvent | None) -> ProbeResult:
+    """`result` in the light of what the guard saw: the first target it `refused`, the first it `failed` to reach.
+
+    A refusal rejects the source, whatever ffprobe made of it: the source (or where it sent
+    ffprobe) points inside a network it has no business in. A target that did not resolve or
+    answer is the path's failure, as it would be without the guard: left pending. Reasons
+    name a host, never a URL, so no credentials.
+    """
+    if refused is not None:
+        shown = ", ".join(refused.addresses) or "no address"
+        if refused.addresses != (refused.host,):
+            shown = f"{refused.host} = {shown}"
+        return ProbeResult(
+            False, reason=f"probe: source resolves to a private or local address ({_one_line(shown, 120)}); refused"
+        )
+    if failed is not None and not result.ok:
+        host = _one_line(failed.host, 80)
+        if failed.kind == "unresolved":
+            what = f"resolve {host}"
+        else:
+            what = f"connect to {f'[{host}]' if ':' in host else host}:{failed.port}"
+        return ProbeResult(False, reason=f"probe: could not {what}: {_one_line(failed.detail, 80)}", retryable=True)
+    return result
 
 
 def probeable(url: object) -> str | None:
@@ -267,6 +322,10 @@ def ffprobe_argv(url: str, *, ffprobe: str = "ffprobe", timeout_s: float = 60, c
         str(rw_timeout_us),
         "-tls_verify",
         "1",
+        "-max_redirects",
+        str(MAX_REDIRECTS),
+        "-format_whitelist",
+        FORMAT_WHITELIST,
     ]
     if ca_file:
         argv += ["-ca_file", ca_file]
@@ -301,9 +360,28 @@ class _CappedReader(threading.Thread):
         return b"".join(self.chunks).decode("utf-8", errors="replace")
 
 
-def probe_url(url: str, *, ffprobe: str = "ffprobe", timeout_s: float = 60, ca_file: str | None = None) -> ProbeResult:
-    """Run ffprobe on one http(s) URL and classify what it says.
+def ffprobe_env(proxy_url: str, environ: dict[str, str]) -> dict[str, str]:
+    """`environ` with every proxy setting replaced by the guard: ffprobe goes nowhere around it."""
+    env = {k: v for k, v in environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+    # ffprobe 5.1 reads http_proxy for http and https alike (https as a CONNECT tunnel) and
+    # ignores https_proxy; that is set too in case a later ffmpeg reads it.
+    env["http_proxy"] = env["https_proxy"] = proxy_url
+    return env
 
+
+def probe_url(
+    url: str,
+    *,
+    ffprobe: str = "ffprobe",
+    timeout_s: float = 60,
+    ca_file: str | None = None,
+    allow_private: bool = False,
+    allowed: Callable[[IPAddress], bool] | None = None,
+) -> ProbeResult:
+    """Run ffprobe on one http(s) URL, behind its guard, and classify what it says.
+
+    The guard lets ffprobe reach globally routable addresses only; `allow_private` lets it
+    reach any (local test servers), and `allowed` replaces the policy outright (tests).
     Raises ValueError for a URL `probeable` refuses (the caller checks first), and
     CliError when ffprobe is not installed.
     """
@@ -314,6 +392,18 @@ def probe_url(url: str, *, ffprobe: str = "ffprobe", timeout_s: float = 60, ca_f
     scheme = url.split(":", 1)[0]
     url = scheme.lower() + url[len(scheme) :]
     argv = ffprobe_argv(url, ffprobe=ffprobe, timeout_s=timeout_s, ca_file=ca_file)
+    if allowed is None and allow_private:
+        allowed = _anywhere
+    with Guard(allowed=allowed, timeout_s=timeout_s) as guard:
+        result = _run_ffprobe(argv, ffprobe_env(guard.url, dict(os.environ)), timeout_s)
+    return guarded(result, guard.first("refused"), guard.first("unresolved") or guard.first("unreachable"))
+
+
+def _anywhere(ip: IPAddress) -> bool:
+    return True
+
+
+def _run_ffprobe(argv: list[str], env: dict[str, str], timeout_s: float) -> ProbeResult:
     try:
         # Its own session: the operator's Ctrl-C stops the run, not the probes in flight,
         # which would otherwise die mid-read and be taken for unreadable sources.
@@ -322,6 +412,7 @@ def probe_url(url: str, *, ffprobe: str = "ffprobe", timeout_s: float = 60, ca_f
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=env,
             start_new_session=True,
         )
     except FileNotFoundError:
@@ -368,6 +459,7 @@ def _probe_one(
     ffprobe: str,
     clock: Callable[[], float],
     dry_run: bool,
+    allow_private: bool,
 ) -> _Outcome:
     if not isinstance(candidate, dict):
         return _Outcome("skipped", "not a ledger item")
@@ -389,7 +481,7 @@ def _probe_one(
     if why:
         return _Outcome("skipped", why)
 
-    result = probe_url(url, ffprobe=ffprobe, timeout_s=timeout_s)
+    result = probe_url(url, ffprobe=ffprobe, timeout_s=timeout_s, allow_private=allow_private)
     if result.retryable:
         log.info("probe of %s left pending: %s", asset_id, result.reason, extra={"asset_id": asset_id})
         return _Outcome("skipped", f"left pending: {result.reason}")
@@ -418,13 +510,15 @@ def run_probe(
     progress: Callable[[ProbeCounts], None] | None = None,
     stop: threading.Event | None = None,
     dry_run: bool = False,
+    allow_private: bool = False,
 ) -> ProbeSummary:
     """Probe every candidate (pending ledger items) and move each to inventoried or rejected.
 
     `candidates` is consumed lazily, at most 2 x `concurrency` items ahead of the finished
     ones, so it may be a walk over millions of items. Setting `stop` ends the pass early:
     nothing new starts, probes already running finish and are written. With `dry_run`
-    the sources are probed and nothing is written.
+    the sources are probed and nothing is written. `allow_private` lets the probes reach
+    private and local addresses (local test servers only).
     """
     if concurrency < 1:
         raise CliError("concurrency must be at least 1")
@@ -494,6 +588,7 @@ def run_probe(
                 ffprobe=ffprobe,
                 clock=clock,
                 dry_run=dry_run,
+                allow_private=allow_private,
             )
             inflight[future] = candidate.get("asset_id") if isinstance(candidate, dict) else None
             reap(block=False)
