@@ -154,6 +154,10 @@ def remote_id_of(body: object) -> str | None:
     return None
 
 
+# The statuses the seed contract uses for a video the provider is still working on.
+WORKING_STATUSES = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
+
+
 @dataclass(frozen=True)
 class VideoStatus:
     """What a provider's video object (a webhook's data, or GET /videos/{id}) says of the asset."""
@@ -163,12 +167,13 @@ class VideoStatus:
     duration_s: float | None = None
     error: str | None = None
     status: str = ""
+    known: bool = True  # False: a status we cannot read, which says nothing about progress
 
 
 def classify_video(video: object) -> VideoStatus:
     """Read a provider video object (untrusted): ready with its duration, errored with its reason, or neither."""
     if not isinstance(video, dict):
-        return VideoStatus(None, None, status="not an object")
+        return VideoStatus(None, None, status="not an object", known=False)
     remote_id = remote_id_of(video)
     status = video.get("status")
     status = status if isinstance(status, str) else ""
@@ -181,7 +186,7 @@ def classify_video(video: object) -> VideoStatus:
         message = error.get("message") if isinstance(error, dict) else error
         reason = excerpt(str(message)) if message else "the provider could not ingest the source"
         return VideoStatus(State.REJECTED, remote_id, error=f"provider: {reason}", status=status)
-    return VideoStatus(None, remote_id, status=excerpt(status, 40))
+    return VideoStatus(None, remote_id, status=excerpt(status, 40), known=status in WORKING_STATUSES)
 
 
 def classify_create(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 
+from .fate import VideoStatus
 from .states import State
 
 HEAL_STATES = (State.UPLOADING, State.PENDING, State.INVENTORIED, State.FAILED)
@@ -69,6 +71,29 @@ def poll_due(item: dict, now: float, poll_after_s: float) -> bool:
     """A processing asset the provider has had for longer than `poll_after_s`: its webhook may be lost."""
     updated_at = _time(item.get("updated_at"))
     return item.get("state") == State.PROCESSING.value and updated_at is not None and now - updated_at > poll_after_s
+
+
+# Answers that say nothing about a processing asset (the provider has no such video, or a
+# status we cannot read) before reconcile stops polling it: failed, for the operator's retry.
+MAX_POLL_MISSES = 3
+
+
+class PollVerdict(StrEnum):
+    SETTLE = "settle"  # the provider finished: ready or rejected
+    WORKING = "working"  # the provider is still at it: poll again later
+    MISS = "miss"  # no such video, or an answer we cannot read: counts toward MAX_POLL_MISSES
+    LATER = "later"  # our side or the path failed (throttled, 5xx): ask again, nothing learned
+
+
+def poll_verdict(http_status: int, video: VideoStatus | None) -> PollVerdict:
+    """What one poll's answer means for a processing asset (pure)."""
+    if http_status == 404:
+        return PollVerdict.MISS
+    if not 200 <= http_status < 300:
+        return PollVerdict.LATER
+    if video is None or not video.known:
+        return PollVerdict.MISS
+    return PollVerdict.SETTLE if video.target is not None else PollVerdict.WORKING
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import logging
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -64,6 +65,18 @@ class Claimed:
 @dataclass(frozen=True)
 class Refused:
     item: dict  # the item as it stood when the condition failed
+
+
+class EventOutcome(StrEnum):
+    APPLIED = "applied"  # the ledger moved and the event is recorded as acted on
+    DUPLICATE = "duplicate"  # the event was acted on before: nothing written
+    NOT_APPLIED = "not_applied"  # the ledger refused the move (terminal, another video, unknown)
+
+
+@dataclass(frozen=True)
+class EventResult:
+    outcome: EventOutcome
+    current: dict | None = None  # APPLIED: the item after; NOT_APPLIED: the item as it stood (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -265,39 +278,58 @@ class Ledger:
         later fenced write loses. An event for another video than the one the ledger
         records is refused, so a stray duplicate cannot decide the asset's fate.
         """
-        if target not in (State.READY, State.REJECTED):
-            raise ValueError(f"settle moves to ready or rejected, not {target}")
-        values: dict = {
-            ":state": target.value,
-            ":shard": state_shard(target, asset_id),
-            ":now": now,
-            ":ready": State.READY.value,
-            ":rejected": State.REJECTED.value,
-        }
-        sets = ["#state = :state", "state_shard = :shard", "updated_at = :now", "settled_at = :now"]
-        condition = "attribute_exists(asset_id) AND NOT #state IN (:ready, :rejected)"
-        if remote_id:
-            values[":rid"] = remote_id
-            sets.append("remote_id = :rid")
-            condition += " AND (attribute_not_exists(remote_id) OR remote_id = :rid)"
-        if provider_duration_s is not None:
-            values[":pdur"] = provider_duration_s
-            sets.append("provider_duration_s = :pdur")
-        remove = ["lease_token", "lease_until", "retry_after"]
-        if error is not None:
-            values[":err"] = error
-            sets.append("last_error = :err")
-        elif target is State.READY:
-            # A good asset carries no error: earlier holds and 429s live on in `throttles` and `attempts`.
-            remove.append("last_error")
-        return self._update(
-            asset_id,
-            UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
-            ConditionExpression=condition,
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues=typed(values),
-            ReturnValues="ALL_NEW",
-        )
+        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error)
+        return self._update(asset_id, **request, ReturnValues="ALL_NEW")
+
+    def settle_event(
+        self,
+        events_table: str,
+        event: Mapping[str, Any],
+        asset_id: str,
+        target: State,
+        remote_id: str | None,
+        now: float,
+        provider_duration_s: float | None = None,
+        error: str | None = None,
+    ) -> EventResult:
+        """`settle`, and the record that the webhook event was acted on, in one transaction.
+
+        Either both land or neither does: a crash between them can neither lose the
+        event (recorded as seen, never applied) nor apply it twice. `event` is the
+        events-table item; its `event_id` must be new.
+        """
+        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error)
+        try:
+            self.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": events_table,
+                            "Item": typed(event),
+                            "ConditionExpression": "attribute_not_exists(event_id)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self.table,
+                            "Key": typed({"asset_id": asset_id}),
+                            **request,
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            reasons = exc.response.get("CancellationReasons") or [{}, {}]
+            codes = [reason.get("Code") for reason in reasons]
+            if codes[0] == "ConditionalCheckFailed":
+                return EventResult(EventOutcome.DUPLICATE)
+            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                return EventResult(EventOutcome.NOT_APPLIED, to_item(reasons[1].get("Item")))
+            raise  # a conflict with another transaction: the caller answers 5xx and the sender retries
+        return EventResult(EventOutcome.APPLIED, self.get(asset_id))
 
     def flag_drift(self, asset_id: str, drift_s: float, now: float) -> None:
         """Mark a settled asset whose provider duration differs from its source's (the canary)."""
@@ -481,9 +513,48 @@ class Ledger:
         self.client.update_item(
             TableName=self.table,
             Key=typed({"asset_id": asset_id}),
-            UpdateExpression="SET polled_at = :now, poll_note = :note, polls = if_not_exists(polls, :zero) + :one",
+            UpdateExpression=(
+                "SET polled_at = :now, poll_note = :note, polls = if_not_exists(polls, :zero) + :one REMOVE poll_misses"
+            ),
             ConditionExpression="attribute_exists(asset_id)",
             ExpressionAttributeValues=typed({":now": now, ":note": note, ":zero": 0, ":one": 1}),
+        )
+
+    def note_poll_miss(self, asset_id: str, now: float, note: str, max_misses: int) -> WriteResult:
+        """A poll that told us nothing (no such video, an unreadable status): counted, and on the
+        `max_misses`-th the asset leaves `processing` as failed for good with the reason, so it
+        stops taking the poll budget and waits for the operator's retry (which looks it up first)."""
+        values = {":now": now, ":note": note, ":zero": 0, ":one": 1, ":processing": State.PROCESSING.value}
+        counted = self._update(
+            asset_id,
+            UpdateExpression=(
+                "SET polled_at = :now, poll_note = :note, polls = if_not_exists(polls, :zero) + :one,"
+                " poll_misses = if_not_exists(poll_misses, :zero) + :one"
+            ),
+            ConditionExpression="#state = :processing",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=typed(values),
+            ReturnValues="ALL_NEW",
+        )
+        misses = int((counted.current or {}).get("poll_misses", 0))
+        if not counted.won or misses < max_misses:
+            return counted
+        values = {
+            ":processing": State.PROCESSING.value,
+            ":failed": State.FAILED.value,
+            ":shard": state_shard(State.FAILED, asset_id),
+            ":now": now,
+            ":error": f"provider: {note} on {misses} polls in a row; use migrator retry to create it again",
+            ":max": max_misses,
+        }
+        return self._update(
+            asset_id,
+            UpdateExpression="SET #state = :failed, state_shard = :shard, updated_at = :now, last_error = :error"
+            " REMOVE retry_after",
+            ConditionExpression="#state = :processing AND poll_misses >= :max",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=typed(values),
+            ReturnValues="ALL_NEW",
         )
 
     # --- poison ----------------------------------------------------------------------------
@@ -523,3 +594,45 @@ class Ledger:
             ExpressionAttributeValues=typed({":reason": reason, ":now": now}),
         )
         return False
+
+
+def _settle_request(
+    asset_id: str,
+    target: State,
+    remote_id: str | None,
+    now: float,
+    provider_duration_s: float | None,
+    error: str | None,
+) -> dict:
+    """The conditional update that settles an asset (see Ledger.settle), as request fields."""
+    if target not in (State.READY, State.REJECTED):
+        raise ValueError(f"settle moves to ready or rejected, not {target}")
+    values: dict = {
+        ":state": target.value,
+        ":shard": state_shard(target, asset_id),
+        ":now": now,
+        ":ready": State.READY.value,
+        ":rejected": State.REJECTED.value,
+    }
+    sets = ["#state = :state", "state_shard = :shard", "updated_at = :now", "settled_at = :now"]
+    condition = "attribute_exists(asset_id) AND NOT #state IN (:ready, :rejected)"
+    if remote_id:
+        values[":rid"] = remote_id
+        sets.append("remote_id = :rid")
+        condition += " AND (attribute_not_exists(remote_id) OR remote_id = :rid)"
+    if provider_duration_s is not None:
+        values[":pdur"] = provider_duration_s
+        sets.append("provider_duration_s = :pdur")
+    remove = ["lease_token", "lease_until", "retry_after"]
+    if error is not None:
+        values[":err"] = error
+        sets.append("last_error = :err")
+    elif target is State.READY:
+        # A good asset carries no error: earlier holds and 429s live on in `throttles` and `attempts`.
+        remove.append("last_error")
+    return {
+        "UpdateExpression": "SET " + ", ".join(sets) + " REMOVE " + ", ".join(remove),
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": {"#state": "state"},
+        "ExpressionAttributeValues": typed(values),
+    }

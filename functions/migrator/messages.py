@@ -149,6 +149,8 @@ def parse_message(body: str | bytes) -> AssetMessage | Poison:
             body = body.decode("utf-8")
         except UnicodeDecodeError:
             return Poison("body is not UTF-8")
+    if _SURROGATE.search(body):
+        return Poison("body is not valid Unicode text (a lone surrogate)")
     if len(body.encode("utf-8")) > MAX_BODY_BYTES:
         return Poison(f"body is over {MAX_BODY_BYTES} bytes")
     try:

@@ -33,13 +33,16 @@ from .dynamo import to_item, typed
 from .fate import classify_video, remote_id_of
 from .heal import (
     HEAL_STATES,
+    MAX_POLL_MISSES,
     OVERRIDES,
     POLL_STATES,
+    PollVerdict,
     RunLimits,
     RunRequestError,
     heal_reason,
     limits_for,
     poll_due,
+    poll_verdict,
 )
 from .ledger import SHARDS, Ledger, message_of
 from .messages import encode_message
@@ -68,6 +71,7 @@ class Summary:
     settled_rejected: int = 0
     still_processing: int = 0
     drifted: int = 0
+    failed_unfound: int = 0  # processing assets the provider kept saying nothing about: now failed
     skipped: dict = field(default_factory=dict)  # reason -> count
     lanes: int = 0
     lanes_finished: int = 0  # lanes read to their end (next run starts them over)
@@ -200,29 +204,44 @@ class Reconciler:
             with lock:
                 summary.skip("provider throttled the poll")
             return
-        if answer.status != 200:
-            video = None
-        elif remote_id:
-            video = answer.body
-        else:  # a lookup's list: the first entry that names a video
-            entries = answer.body.get("data") if isinstance(answer.body, dict) else None
-            video = next((e for e in entries or [] if remote_id_of(e)), None) if isinstance(entries, list) else None
+        video = None
+        if 200 <= answer.status < 300:
+            if remote_id:
+                video = answer.body
+            else:  # a lookup's list: the first entry that names a video
+                entries = answer.body.get("data") if isinstance(answer.body, dict) else None
+                video = next((e for e in entries or [] if remote_id_of(e)), None) if isinstance(entries, list) else None
         status = classify_video(video) if video is not None else None
+        verdict = poll_verdict(answer.status, status)
         now = self.clock()
-        if status is None or status.target is None:
-            note = (
-                f"provider says {status.status or 'nothing'}" if status else f"provider answered HTTP {answer.status}"
-            )
-            self.ledger.note_polled(asset_id, now, note)
+        if verdict is PollVerdict.WORKING:
+            self.ledger.note_polled(asset_id, now, f"provider says {status.status}")
             with lock:
                 summary.still_processing += 1
-                if answer.status == 404:
-                    summary.skip("provider has no such video")
             return
+        if verdict is PollVerdict.LATER:
+            with lock:
+                summary.skip(f"provider answered HTTP {answer.status}")
+            return
+        if verdict is PollVerdict.MISS:
+            note = "no such video (HTTP 404)" if answer.status == 404 else _unreadable(status, answer.status)
+            result = self.ledger.note_poll_miss(asset_id, now, note, MAX_POLL_MISSES)
+            failed = result.won and (result.current or {}).get("state") == State.FAILED.value
+            if failed:
+                logger.warning("stopped polling: %s", note, extra={"asset_id": asset_id})
+                metrics.add_metric(name="PollGaveUp", unit=MetricUnit.Count, value=1)
+            with lock:
+                summary.skip("provider has no such video" if answer.status == 404 else "unreadable status")
+                summary.failed_unfound += int(failed)
+            return
+        self._settle_polled(item, status, limits, summary, lock)
+
+    def _settle_polled(self, item: dict, status, limits: RunLimits, summary: Summary, lock) -> None:
+        asset_id, now = item["asset_id"], self.clock()
         result = self.ledger.settle(
             asset_id,
             status.target,
-            status.remote_id or remote_id,
+            status.remote_id or item.get("remote_id"),
             now,
             provider_duration_s=status.duration_s,
             error=status.error,
@@ -265,6 +284,12 @@ class Reconciler:
             TableName=self.ledger.table,
             Item=typed({"asset_id": CHECKPOINT_ID, "cursors": json.dumps(cursors), "saved_at": self.clock()}),
         )
+
+
+def _unreadable(status, http_status: int) -> str:
+    if status is None:
+        return f"HTTP {http_status} without a video"
+    return f"status {status.status or 'missing'!r} we cannot read"
 
 
 def index_key(item: dict) -> dict:

@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,6 +26,8 @@ SIGNATURE_VERSION = "v1"
 
 # HTTP optional whitespace around a field value is not part of the value (RFC 9110 §5.5).
 _OWS = " \t"
+# A secret read from JSON may hold "\ud800", which no encoding can turn into key bytes.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Scheme(StrEnum):
@@ -47,6 +50,10 @@ class SignatureError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class SecretError(SignatureError):
+    """The configured secrets cannot be used: our misconfiguration, not the sender's fault."""
 
 
 def decode_body(body: str | None, is_base64: bool) -> bytes:
@@ -173,7 +180,7 @@ def _keys(scheme: Scheme, secrets: Sequence[str]) -> list[bytes]:
     # Empty keys are skipped: an HMAC under an empty key is forgeable by anyone.
     keys = [key for key in (_key(scheme, secret) for secret in secrets) if key]
     if not keys:
-        raise SignatureError("no secret configured")
+        raise SecretError("no secret configured")
     return keys
 
 
@@ -186,6 +193,8 @@ def _key(scheme: Scheme, secret: str) -> bytes:
     plain-text secret that happens to be valid base64 (e.g. "abcd") is decoded too: add
     the prefix, or pick a secret that is not base64, to remove the ambiguity.
     """
+    if not isinstance(secret, str) or _LONE_SURROGATE.search(secret):
+        raise SecretError("secret is not valid text")
     if scheme is Scheme.SEED:
         return secret.encode("utf-8")
     if secret.startswith(SECRET_PREFIX):
@@ -193,7 +202,7 @@ def _key(scheme: Scheme, secret: str) -> bytes:
             return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
         except (binascii.Error, ValueError):
             # Misconfiguration is loud rather than silently skipping the secret.
-            raise SignatureError("secret is not valid base64") from None
+            raise SecretError("secret is not valid base64") from None
     try:
         return base64.b64decode(secret, validate=True)
     except (binascii.Error, ValueError):

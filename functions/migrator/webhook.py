@@ -1,11 +1,13 @@
 """The webhook Lambda: the provider's signed callbacks, through API Gateway, into the ledger.
 
 The URL is public, so every request is untrusted until its signature checks out over
-the exact bytes received. Order of checks: size (413), signature (401), JSON (400),
-then the event. A verified event is acted on at most once (a conditional put of its
-id, with a TTL), and the ledger only ever moves forward. Answers are fast (no provider
-calls here); a 5xx means only that the ledger could not be written, so the provider
-retries.
+the exact bytes received. Order of checks: size (413), our own configuration (503: no
+secret, so the provider keeps the event and retries), signature (401), JSON and shape
+(400), then the event. A verified event is acted on exactly once: the record of its id
+(with a TTL) and the ledger's move are one transaction, so a crash between them cannot
+lose it and a replay cannot repeat it; the ledger only ever moves forward. Answers are
+fast (no provider calls here); a 5xx means only that nothing was written, so the
+provider's retry acts.
 """
 
 from __future__ import annotations
@@ -20,15 +22,13 @@ from hashlib import sha256
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from botocore.exceptions import ClientError
 
 from .canary import DEFAULT_TOLERANCE_S, drifted
-from .dynamo import is_condition_failure, typed
 from .fate import classify_video, excerpt
-from .ledger import Ledger
+from .ledger import EventOutcome, Ledger
 from .messages import id_problem
 from .secrets import read_secret
-from .signatures import Scheme, SignatureError, decode_body, verify
+from .signatures import Scheme, SecretError, SignatureError, decode_body, verify
 from .states import State
 
 logger = Logger(service="webhook")
@@ -55,6 +55,8 @@ def interpret(event: object) -> Action:
     if not isinstance(event, dict):
         return Action(None, None, note="event is not an object")
     kind = event.get("type")
+    if not isinstance(kind, str):
+        return Action(None, None, note="event type is not a string")
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     asset_id = metadata.get("migration_ref")
@@ -93,7 +95,9 @@ class Receiver:
     clock: Callable[[], float] = time.time
 
     def handle(self, request: Mapping) -> dict:
-        headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+        # Headers as received: the verifier refuses a name sent twice in different case
+        # rather than guessing which of the two the sender meant.
+        headers = request.get("headers") or {}
         raw = request.get("body") or ""
         if len(raw) > MAX_BODY_BYTES * 4 // 3 + 4:  # cheap check before decoding
             return self._refuse(413, "body too large")
@@ -103,14 +107,21 @@ class Receiver:
             return self._refuse(400, exc.reason)
         if len(body) > MAX_BODY_BYTES:
             return self._refuse(413, "body too large")
+        secrets = self.secrets()
+        if not secrets:
+            return self._misconfigured("no secret configured")
         try:
-            verified = verify(self.scheme, body, headers, self.secrets(), self.clock(), self.tolerance_s)
+            verified = verify(self.scheme, body, headers, secrets, self.clock(), self.tolerance_s)
+        except SecretError as exc:
+            return self._misconfigured(exc.reason)
         except SignatureError as exc:
             return self._refuse(401, exc.reason)
         try:
             event = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return self._refuse(400, "body is not valid JSON")
+        if isinstance(event, dict) and "type" in event and not isinstance(event["type"], str):
+            return self._refuse(400, "event type is not a string")
 
         event_id = event_id_of(verified.event_id, event, body)
         action = interpret(event)
@@ -121,24 +132,27 @@ class Receiver:
             logger.info("event acknowledged, nothing to do: %s", action.note)
             metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
             return response(200, result="ignored", reason=action.note)
-        if not self._first_sight(event_id):
-            logger.info("duplicate or replayed event; acknowledged, not acted on")
-            metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
-            return response(200, result="duplicate")
+        now = self.clock()
         try:
-            result = self.ledger.settle(
+            result = self.ledger.settle_event(
+                self.events_table,
+                {"event_id": event_id, "seen_at": now, "expires_at": int(now + DEDUPE_TTL_S)},
                 action.asset_id,
                 action.target,
                 action.remote_id,
-                self.clock(),
+                now,
                 provider_duration_s=action.provider_duration_s,
                 error=action.error,
             )
         except Exception:
-            self._forget(event_id)  # let the provider's retry act on it
+            # Nothing was written (one transaction): the provider's retry acts on the event.
             logger.exception("ledger write failed; asking the provider to retry")
             return response(500, error="ledger unavailable, retry later")
-        if result.won:
+        if result.outcome is EventOutcome.DUPLICATE:
+            logger.info("duplicate or replayed event; acknowledged, not acted on")
+            metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
+            return response(200, result="duplicate")
+        if result.outcome is EventOutcome.APPLIED:
             logger.info("asset %s", action.target.value, extra={"remote_id": action.remote_id})
             metrics.add_metric(name=f"Webhook{action.target.value.title()}", unit=MetricUnit.Count, value=1)
             self._canary(action.asset_id, result.current or {})
@@ -161,30 +175,17 @@ class Receiver:
         except Exception:  # the asset is settled either way; only its flag (and report --drift) miss it
             logger.exception("could not flag the drift")
 
+    def _misconfigured(self, reason: str) -> dict:
+        """Our misconfiguration, not the sender's fault: a 401 would make the provider drop the
+        event for good, a 503 makes it retry once the secret is fixed. Loud in the log."""
+        logger.error("webhook signing secret unusable (%s): every event is refused until it is fixed", reason)
+        metrics.add_metric(name="WebhookMisconfigured", unit=MetricUnit.Count, value=1)
+        return response(503, error="receiver not configured, retry later")
+
     def _refuse(self, status: int, reason: str) -> dict:
         logger.warning("webhook refused: %s", reason, extra={"status": status})
         metrics.add_metric(name="WebhookRefused", unit=MetricUnit.Count, value=1)
         return response(status, error=reason)
-
-    def _first_sight(self, event_id: str) -> bool:
-        now = self.clock()
-        try:
-            self.dynamodb.put_item(
-                TableName=self.events_table,
-                Item=typed({"event_id": event_id, "seen_at": now, "expires_at": int(now + DEDUPE_TTL_S)}),
-                ConditionExpression="attribute_not_exists(event_id)",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return False
-            raise
-        return True
-
-    def _forget(self, event_id: str) -> None:
-        try:
-            self.dynamodb.delete_item(TableName=self.events_table, Key=typed({"event_id": event_id}))
-        except Exception:
-            logger.warning("could not forget event %s", event_id)
 
 
 def secret_getter(secret_name: str | None, parameter_name: str | None) -> Callable[[], list[str]]:

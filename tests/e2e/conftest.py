@@ -18,6 +18,7 @@ from tests.conftest import ROOT, unique
 
 TOKEN = "e2e-provider-token"
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"e2e-webhook-signing-key!").decode()
+SOURCE_BUCKET = "e2e-source-masters"  # the stack's SourceBucketName: s3:// sources must live here
 
 
 @pytest.fixture(scope="package")
@@ -48,6 +49,7 @@ def deploy_stack(endpoint, aws, sim, outputs_path, scheme: str, secret: str):
         "MaxAttempts": "3",
         "WebhookScheme": scheme,
         "WebhookSecretName": webhook_secret_name,
+        "SourceBucketName": SOURCE_BUCKET,
     }
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
     command += ["--outputs", str(outputs_path)]

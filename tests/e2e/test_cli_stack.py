@@ -15,7 +15,7 @@ from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage
 
 from tests.conftest import unique
-from tests.e2e.conftest import queue_depth, wait_for_states
+from tests.e2e.conftest import SOURCE_BUCKET, queue_depth, wait_for_states
 from tests.e2e.test_uploader_stack import asset, send_all
 
 pytestmark = pytest.mark.e2e
@@ -207,7 +207,7 @@ def test_stage_probe_then_enqueue_what_passed(stack, aws, live_sim, migrator, tm
         ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
         assert {ledger.get(i)["state"] for i in ids.values()} == {"pending"}
 
-        code, _, err = migrator("probe", "--concurrency", "2", "--timeout", "20")
+        code, _, err = migrator("probe", "--concurrency", "2", "--timeout", "20", "--allow-private-addresses")
         assert code == 0, err
 
     video, audio, truncated = (ledger.get(ids[n]) for n in ("video", "audio", "truncated"))
@@ -223,24 +223,30 @@ def test_stage_probe_then_enqueue_what_passed(stack, aws, live_sim, migrator, tm
 
 def test_an_s3_listing_reaches_the_provider_as_presigned_urls(stack, aws, live_sim, migrator):
     s3 = aws("s3")
-    bucket = unique("masters")
-    s3.create_bucket(Bucket=bucket)
-    for key in ("show/ep1.mp4", "show/ep2.MOV", "show/notes.txt"):
+    bucket, show = SOURCE_BUCKET, unique("show")
+    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+        s3.create_bucket(Bucket=bucket)
+    for key in (f"{show}/ep1.mp4", f"{show}/ep2.MOV", f"{show}/notes.txt"):
         s3.put_object(Bucket=bucket, Key=key, Body=b"not really a video")
+    elsewhere = unique("other-bucket")
+    s3.create_bucket(Bucket=elsewhere)
+    code, _, err = migrator("load", f"s3://{elsewhere}/")
+    assert code == 2 and SOURCE_BUCKET in err  # the uploader could never presign another bucket's objects
 
-    code, _, err = migrator("load", f"s3://{bucket}/show/")
+    code, _, err = migrator("load", f"s3://{bucket}/{show}/")
 
     assert code == 0, err
     from migrator.cli.inventory import s3_asset_id
 
-    ids = [s3_asset_id(bucket, "show/ep1.mp4"), s3_asset_id(bucket, "show/ep2.MOV")]
+    ids = [s3_asset_id(bucket, f"{show}/ep1.mp4"), s3_asset_id(bucket, f"{show}/ep2.MOV")]
     items = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
-    assert items[ids[0]]["source_url"] == f"s3://{bucket}/show/ep1.mp4"
+    assert items[ids[0]]["source_url"] == f"s3://{bucket}/{show}/ep1.mp4"
     inputs = {
         v["metadata"]["migration_ref"]: v["input"]
         for v in requests.get(
             f"{live_sim.url}/videos", headers={"Authorization": f"Bearer {live_sim.config.token}"}, timeout=10
         ).json()["data"]
     }
-    for asset_id in ids:  # the provider was handed a presigned GET URL, never the s3:// address
-        assert inputs[asset_id].startswith("http") and "Signature" in inputs[asset_id]
+    for asset_id in ids:  # the provider was handed a SigV4 presigned GET URL, never the s3:// address
+        assert inputs[asset_id].startswith("http") and "X-Amz-Algorithm=AWS4-HMAC-SHA256" in inputs[asset_id]
+        assert "AWSAccessKeyId" not in inputs[asset_id]

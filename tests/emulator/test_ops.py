@@ -78,3 +78,62 @@ def test_redrive_moves_every_dead_letter_once(aws, queue):
     assert sorted(received) == sorted(parse_message(b).asset_id for b in bodies)
     attrs = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
     assert attrs["ApproximateNumberOfMessages"] == "0"
+
+
+class _DroppingLambda:
+    """A Lambda endpoint on loopback that takes every Invoke and drops the connection unanswered,
+    the way a read timeout or a broken connection ends a long synchronous invoke."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.invokes = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                if b"/invocations" in data:
+                    self.invokes += 1
+
+    def close(self):
+        self.sock.close()
+
+
+def test_reconcile_is_invoked_once_never_retried_by_the_sdk():
+    from migrator.cli.errors import CliError
+    from migrator.cli.ops import invoke_once_config, run_reconcile
+    from migrator.cli.target import Target
+
+    endpoint = _DroppingLambda()
+    try:
+        target = Target({}, "t", endpoint=endpoint.url, region="us-east-1")
+        with pytest.raises(CliError):  # the SDK's defaults: the same invoke, sent again and again
+            run_reconcile(target.client("lambda"), "reconcile", {})
+        assert endpoint.invokes > 1
+        endpoint.invokes = 0
+        with pytest.raises(CliError, match="may still be going"):
+            run_reconcile(target.client("lambda", invoke_once_config(300)), "reconcile", {})
+        assert endpoint.invokes == 1
+    finally:
+        endpoint.close()
+
+
+def test_the_invoke_waits_past_the_functions_own_timeout():
+    from migrator.cli.ops import invoke_once_config
+
+    config = invoke_once_config(300)
+    assert config.read_timeout > 300 and config.retries == {"total_max_attempts": 1}

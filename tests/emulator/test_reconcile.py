@@ -236,3 +236,32 @@ def test_a_throttled_poll_ends_the_runs_polling(aws, table, queue, sim):
 
     assert len(answers) == 1 and summary.polled == 1
     assert summary.skipped["provider throttled the poll"] == 1 and summary.skipped["poll budget spent"] == 4
+
+
+def test_a_processing_asset_the_provider_does_not_know_stops_taking_the_poll_budget(aws, table, queue, sim):
+    """A 404 (or a status we cannot read) on every poll: after MAX_POLL_MISSES the asset is failed for good."""
+    from migrator.heal import MAX_POLL_MISSES
+
+    ledger = Ledger(table, aws("dynamodb"))
+    gone, slow = unique("gone"), unique("slow")
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
+    for asset_id in (gone, slow):
+        c = claim(ledger, asset_id, lease_s=60)
+        remote = (
+            "vid_never_made"
+            if asset_id == gone
+            else ProviderClient(sim.url, lambda: None).create(asset_id, "https://media.example/slow.mp4").body["id"]
+        )
+        ledger.mark_processing(asset_id, c.token, remote, time.time())
+
+    for run in range(1, MAX_POLL_MISSES + 1):
+        summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(restart=True)
+        assert summary.polled == 2
+        expected = "failed" if run == MAX_POLL_MISSES else "processing"
+        assert ledger.get(gone)["state"] == expected, f"run {run}"
+    item = ledger.get(gone)
+    assert "no such video" in item["last_error"] and "retry_after" not in item
+    assert summary.failed_unfound == 1
+    assert ledger.get(slow)["state"] == "processing"  # still working: polled, never given up on
+    summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(restart=True)
+    assert summary.polled == 1  # the budget now goes to assets that can still move

@@ -147,16 +147,73 @@ def test_rotation_accepts_the_previous_secret(aws, table, events_table, processi
 
 
 def test_ledger_outage_is_a_5xx_and_the_retry_is_not_swallowed(receiver, processing):
-    real = receiver.ledger.settle
+    real = receiver.ledger.settle_event
 
     def down(*args, **kwargs):
         raise RuntimeError("ledger unavailable")
 
-    receiver.ledger.settle = down
+    receiver.ledger.settle_event = down
     assert receiver.handle(request(ready(), event_id="retry-me"))["statusCode"] == 500
-    receiver.ledger.settle = real
+    receiver.ledger.settle_event = real
     assert receiver.handle(request(ready(), event_id="retry-me"))["statusCode"] == 200  # redelivery acts
     assert processing.get("a/1")["state"] == "ready"
+
+
+class _Crash(BaseException):
+    """The invocation dies (timeout, out of memory) in the middle of handling the event."""
+
+
+class _DiesOnLedgerWrite:
+    """A DynamoDB client whose process dies at the ledger's write; every other call goes through."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def __getattr__(self, name):
+        if name in ("update_item", "transact_write_items"):
+
+            def die(**kwargs):
+                raise _Crash()
+
+            return die
+        return getattr(self._real, name)
+
+
+def test_a_crash_between_recording_the_event_and_settling_cannot_lose_it(receiver, processing):
+    real = receiver.ledger.client
+    receiver.ledger.client = _DiesOnLedgerWrite(real)
+    with pytest.raises(_Crash):
+        receiver.handle(request(ready(), event_id="crash-me"))
+    receiver.ledger.client = real
+    answer = receiver.handle(request(ready(), event_id="crash-me"))  # the provider redelivers
+    assert json.loads(answer["body"])["result"] == "ready"
+    assert processing.get("a/1")["state"] == "ready"
+
+
+@pytest.mark.parametrize("secrets", [(), ("whsec_not!base64",), ("\ud800",)], ids=["none", "bad-base64", "not-text"])
+def test_no_usable_secret_is_a_5xx_so_the_provider_keeps_the_event(aws, table, events_table, processing, secrets):
+    unconfigured = make_receiver(aws, table, events_table, secrets=secrets)
+    answer = unconfigured.handle(request(ready()))
+    assert answer["statusCode"] == 503, "a 401 tells the provider to drop the event for good"
+    assert processing.get("a/1")["state"] == "processing"
+    configured = make_receiver(aws, table, events_table)
+    assert configured.handle(request(ready()))["statusCode"] == 200  # the retry, once the secret is set
+
+
+@pytest.mark.parametrize("kind", [["video.ready"], {"video.ready": 1}, 7, None])
+def test_a_signed_event_whose_type_is_not_a_string_is_400_not_500(receiver, processing, kind):
+    answer = receiver.handle(request({**ready(), "type": kind}))
+    assert answer["statusCode"] == 400
+    assert processing.get("a/1")["state"] == "processing"
+
+
+def test_the_same_signature_header_twice_in_different_case_is_refused(aws, table, events_table, processing):
+    seed = make_receiver(aws, table, events_table, scheme=Scheme.SEED, secrets=("seed-secret",))
+    good = request(ready(), secret="seed-secret", scheme=Scheme.SEED)
+    forged = {**good, "headers": {**good["headers"], "X-Signature": "0" * 64}}
+    assert seed.handle(forged)["statusCode"] == 401
+    assert processing.get("a/1")["state"] == "processing"
+    assert seed.handle(good)["statusCode"] == 200
 
 
 header_names = st.sampled_from(["webhook-id", "webhook-timestamp", "webhook-signature", "x-signature", "content-type"])

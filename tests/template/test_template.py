@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -82,4 +83,73 @@ def test_the_tally_counts_every_change_since_the_table_was_made():
     resources = template["Resources"]
     assert resources["LedgerTable"]["Properties"]["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     stream = resources["TallyFunction"]["Properties"]["Events"]["LedgerStream"]["Properties"]
-    assert stream["StartingPosition"] == "TRIM_HORIZON" and stream["MaximumRetryAttempts"] == -1
+    assert stream["StartingPosition"] == "TRIM_HORIZON"
+
+
+def test_one_bad_stream_batch_cannot_freeze_the_counts():
+    """A failing batch is split to find the bad record, retried a bounded number of times, and
+    what still fails is parked where `status` reports it, instead of blocking the shard forever."""
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    resources = template["Resources"]
+    stream = resources["TallyFunction"]["Properties"]["Events"]["LedgerStream"]["Properties"]
+    assert stream["BisectBatchOnFunctionError"] is True
+    assert 0 <= stream["MaximumRetryAttempts"] <= 100
+    assert stream["DestinationConfig"]["OnFailure"]["Type"] == "SQS"
+    assert resources["TallyFailureQueue"]["Type"] == "AWS::SQS::Queue"
+    assert "TallyFailureQueueUrl" in template["Outputs"]
+
+
+def test_the_rate_limit_stays_within_what_one_pacer_item_sustains():
+    """Every create writes the one #pacer item; a DynamoDB item takes about 1,000 writes/s."""
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    assert template["Parameters"]["ProviderRateLimit"]["MaxValue"] <= 500
+
+
+@pytest.fixture(scope="module")
+def translated(sam_python) -> dict:
+    """template.yaml after the SAM transform: what CloudFormation (and IAM) will actually see."""
+    code = "import json; from infra.lint_template import translate; from pathlib import Path; "
+    code += "print(json.dumps(translate(Path('template.yaml'))))"
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
+    result = subprocess.run([sam_python, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _statements(role: dict) -> list[dict]:
+    return [st for policy in role["Properties"].get("Policies", []) for st in policy["PolicyDocument"]["Statement"]]
+
+
+def test_every_function_has_its_own_role_naming_its_own_resources(translated):
+    resources = translated["Resources"]
+    functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
+    assert len(functions) == 4
+    for name, function in functions.items():
+        role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
+        role = resources[role_name]
+        # No AWS managed policy: SAM's event-source policies read every queue or stream (Resource "*").
+        assert "ManagedPolicyArns" not in role["Properties"], name
+        for statement in _statements(role):
+            if "Fn::If" in statement:
+                continue  # conditional statements are checked in their branches below
+            assert statement["Resource"] != "*", (name, statement)
+        log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
+    assert len(roles) == 4  # and SAM made no others
+
+
+def test_reconcile_may_write_whole_items_only_for_its_checkpoint(translated):
+    role = translated["Resources"]["ReconcileRole"]
+    puts = [st for st in _statements(role) if "dynamodb:PutItem" in st.get("Action", [])]
+    assert len(puts) == 1
+    assert puts[0]["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["#reconcile"]}}
+    from migrator.reconcile import CHECKPOINT_ID
+
+    assert CHECKPOINT_ID == "#reconcile"
+
+
+def test_the_tally_reads_only_the_ledgers_stream(translated):
+    role = translated["Resources"]["TallyRole"]
+    (stream,) = [st for st in _statements(role) if "dynamodb:GetRecords" in st["Action"]]
+    assert stream["Resource"] == {"Fn::Sub": "${LedgerTable.Arn}/stream/*"}

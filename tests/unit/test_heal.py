@@ -1,7 +1,8 @@
 """Reconcile's pure decisions: which assets have no live work, which are due a poll, run limits."""
 
 import pytest
-from migrator.heal import RunLimits, RunRequestError, heal_reason, limits_for, poll_due
+from migrator.fate import classify_video
+from migrator.heal import PollVerdict, RunLimits, RunRequestError, heal_reason, limits_for, poll_due, poll_verdict
 
 NOW = 1_000_000.0
 QUIET = 600.0
@@ -99,3 +100,22 @@ def test_reconcile_checks_the_provider_url_as_the_uploader_does():
         build(env)
     reconciler = build({**env, "PROVIDER_BASE_URL": "https://api.example", "PROVIDER_READ_TIMEOUT": "4"})
     assert reconciler.provider.base == "https://api.example" and reconciler.provider.timeout == (3.05, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("http_status", "video", "verdict"),
+    [
+        (200, {"id": "v", "status": "ready", "duration": 3}, PollVerdict.SETTLE),
+        (200, {"id": "v", "status": "errored"}, PollVerdict.SETTLE),
+        (200, {"id": "v", "status": "preparing"}, PollVerdict.WORKING),
+        (200, {"id": "v", "status": "transmogrifying"}, PollVerdict.MISS),  # a status we cannot read
+        (200, {"id": "v"}, PollVerdict.MISS),
+        (200, None, PollVerdict.MISS),  # a lookup that found nothing
+        (404, None, PollVerdict.MISS),
+        (500, None, PollVerdict.LATER),
+        (401, None, PollVerdict.LATER),  # our token: says nothing about the video
+    ],
+)
+def test_what_a_poll_answer_means(http_status, video, verdict):
+    status = classify_video(video) if video is not None else None
+    assert poll_verdict(http_status, status) is verdict

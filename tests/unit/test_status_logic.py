@@ -79,3 +79,11 @@ def test_status_says_why_the_uploader_waits():
     assert "DISABLED" in line(Uploader("Disabled", None)) and "migrator resume" in line(Uploader("Disabled", None))
     assert line(Uploader("Enabled", NOW + 42)).endswith("holding creates for 42 s after a 429 (Retry-After)")
     assert line(Uploader("Enabled", NOW - 1)) == "uploader    running"
+
+
+def test_status_says_when_the_counts_are_short_of_batches_the_tally_gave_up_on():
+    healthy = summarize(stats({"ready": 5}, {}), Queues(0, 0, 0, 0), None, NOW, 15)
+    assert "SHORT" not in render(healthy, "s")
+    short = summarize(stats({"ready": 5}, {}), Queues(0, 0, 0, 0, tally_failed=3), None, NOW, 15)
+    text = render(short, "s")
+    assert "SHORT: the tally could not count 3 stream batches" in text and "--exact" in text

@@ -402,7 +402,11 @@ def cmd_reconcile(args) -> int:
             request[key] = getattr(args, option)
     if args.restart:
         request["restart"] = True
-    summary = run_reconcile(target.client("lambda"), target.output("ReconcileFunctionName"), request)
+    from .ops import invoke_once_config
+
+    function = target.output("ReconcileFunctionName")
+    timeout = target.client("lambda").get_function_configuration(FunctionName=function).get("Timeout", 900)
+    summary = run_reconcile(target.client("lambda", invoke_once_config(float(timeout))), function, request)
     print(
         f"reconcile: healed {summary.get('healed', 0)}, polled {summary.get('polled', 0)} "
         f"(ready {summary.get('settled_ready', 0)}, rejected {summary.get('settled_rejected', 0)}, "

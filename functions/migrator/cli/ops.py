@@ -136,11 +136,35 @@ def set_paused(lambda_client, mapping_id: str, paused: bool, wait_s: float = 30.
 # --- reconcile now -----------------------------------------------------------------------------
 
 
+# How long past the function's own timeout the CLI waits for its answer.
+INVOKE_MARGIN_S = 30
+
+
+def invoke_once_config(function_timeout_s: float):
+    """A client configuration for one synchronous invoke of a long function.
+
+    botocore's defaults (a 60 s read timeout, then retries) would start a 300-second
+    reconcile up to five times over: the read timeout sits above the function's own
+    timeout, and nothing is retried.
+    """
+    from botocore.config import Config
+
+    return Config(read_timeout=function_timeout_s + INVOKE_MARGIN_S, retries={"total_max_attempts": 1})
+
+
 def run_reconcile(lambda_client, function_name: str, request: dict) -> dict:
-    """Invoke the reconcile Lambda and wait for its summary."""
-    resp = lambda_client.invoke(
-        FunctionName=function_name, InvocationType="RequestResponse", Payload=json.dumps(request).encode()
-    )
+    """Invoke the reconcile Lambda once and wait for its summary (see `invoke_once_config`)."""
+    from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
+
+    try:
+        resp = lambda_client.invoke(
+            FunctionName=function_name, InvocationType="RequestResponse", Payload=json.dumps(request).encode()
+        )
+    except (ReadTimeoutError, ConnectionClosedError):
+        raise CliError(
+            "reconcile's answer was lost on the way back; the run may still be going: "
+            "see its log group before starting another"
+        ) from None
     raw = resp["Payload"].read()
     try:
         result = json.loads(raw or b"null")

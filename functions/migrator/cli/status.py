@@ -31,6 +31,7 @@ class Queues:
     in_flight: int
     delayed: int
     dead: int
+    tally_failed: int = 0  # stream batches the tally gave up on: the counts are short by them
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,11 @@ def render(view: View, stack: str) -> str:
             lines.append("uploader    running")
     q = view.queues
     lines.append(f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed; DLQ {q.dead:,}")
+    if q.tally_failed:
+        lines.append(
+            f"counts      SHORT: the tally could not count {q.tally_failed:,} stream batches"
+            " (see its logs); `migrator status --exact` counts through the index"
+        )
     window_min = view.window_s / 60
     lines.append(
         f"throughput  {view.rate_per_min:,.1f} assets/min over the last {window_min:.0f} min"
@@ -180,7 +186,7 @@ def render(view: View, stack: str) -> str:
 # --- reads -----------------------------------------------------------------------------------
 
 
-def read_queues(sqs, queue_url: str, dlq_url: str) -> Queues:
+def read_queues(sqs, queue_url: str, dlq_url: str, tally_failure_url: str | None = None) -> Queues:
     names = [
         "ApproximateNumberOfMessages",
         "ApproximateNumberOfMessagesNotVisible",
@@ -188,11 +194,15 @@ def read_queues(sqs, queue_url: str, dlq_url: str) -> Queues:
     ]
     main = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
     dead = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=names[:2])["Attributes"]
+    tally = {}
+    if tally_failure_url:  # a stack deployed before the tally had a failure queue has none
+        tally = sqs.get_queue_attributes(QueueUrl=tally_failure_url, AttributeNames=names[:2])["Attributes"]
     return Queues(
         visible=int(main.get(names[0], 0)),
         in_flight=int(main.get(names[1], 0)),
         delayed=int(main.get(names[2], 0)),
         dead=int(dead.get(names[0], 0)) + int(dead.get(names[1], 0)),
+        tally_failed=int(tally.get(names[0], 0)) + int(tally.get(names[1], 0)),
     )
 
 
@@ -253,6 +263,11 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
     if exact:
         stats = Stats(exact_counts(ledger), stats.minutes)
-    queues = read_queues(target.client("sqs"), target.output("QueueUrl"), target.output("DeadLetterQueueUrl"))
+    queues = read_queues(
+        target.client("sqs"),
+        target.output("QueueUrl"),
+        target.output("DeadLetterQueueUrl"),
+        target.outputs.get("TallyFailureQueueUrl"),
+    )
     uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
     return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader)

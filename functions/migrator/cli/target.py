@@ -57,7 +57,10 @@ class Target:
             raise CliError(f"stack {self.name} has no output {key}: redeploy it from the current template.yaml")
         return str(value)
 
-    def client(self, service: str):
+    def client(self, service: str, config: Config | None = None):
+        """The boto3 client for `service` (shared), or a new one with `config` merged in."""
+        if config is not None:
+            return make_client(service, self.endpoint, self.region, self._session, config)
         if service not in self._clients:
             self._clients[service] = make_client(service, self.endpoint, self.region, self._session)
         return self._clients[service]
