@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .messages import id_problem
 from .redact import redact_credentials
-from .retry import backoff_delay, retry_after_from_headers, throttle_delay
+from .retry import backoff_delay, throttle_delay
 from .states import AT_PROVIDER, State
 
 ERROR_EXCERPT_CHARS = 300
@@ -140,103 +139,17 @@ def excerpt(text: str | None, limit: int = ERROR_EXCERPT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def remote_id_of(body: object) -> str | None:
-    """The provider's video id from a create or get body ({id} or {data: {id}})."""
-    if not isinstance(body, dict):
-        return None
-    candidate = body.get("id")
-    if candidate is None and isinstance(body.get("data"), dict):
-        candidate = body["data"].get("id")
-    if isinstance(candidate, int) and not isinstance(candidate, bool):
-        candidate = str(candidate)
-    if isinstance(candidate, str) and id_problem(candidate) is None:
-        return candidate
-    return None
-
-
-# The statuses the seed contract uses for a video the provider is still working on.
-WORKING_STATUSES = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
-
-
-@dataclass(frozen=True)
-class VideoStatus:
-    """What a provider's video object (a webhook's data, or GET /videos/{id}) says of the asset."""
-
-    target: State | None  # READY or REJECTED when the provider has finished; None while it works
-    remote_id: str | None
-    duration_s: float | None = None
-    error: str | None = None
-    status: str = ""
-    known: bool = True  # False: a status we cannot read, which says nothing about progress
-
-
-def classify_video(video: object) -> VideoStatus:
-    """Read a provider video object (untrusted): ready with its duration, errored with its reason, or neither."""
-    if not isinstance(video, dict):
-        return VideoStatus(None, None, status="not an object", known=False)
-    remote_id = remote_id_of(video)
-    status = video.get("status")
-    status = status if isinstance(status, str) else ""
-    if status == "ready":
-        duration = video.get("duration")
-        valid = isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 10**7
-        return VideoStatus(State.READY, remote_id, float(duration) if valid else None, status=status)
-    if status == "errored":
-        error = video.get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        reason = excerpt(str(message)) if message else "the provider could not ingest the source"
-        return VideoStatus(State.REJECTED, remote_id, error=f"provider: {reason}", status=status)
-    return VideoStatus(None, remote_id, status=excerpt(status, 40), known=status in WORKING_STATUSES)
-
-
-def classify_create(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
-    """Classify the answer to POST /videos. `body` is the parsed JSON or None."""
-    if 200 <= status < 300:
-        if body is None:
-            return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {status} with a body that is not JSON")
-        remote_id = remote_id_of(body)
-        if remote_id is None:
-            return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {status} without a usable video id")
-        return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
-    if status == 409:
-        return Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
-    return _classify_failure(status, text, headers, now)
-
-
-def classify_lookup(status: int, body: object, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
-    """Classify the answer to GET /videos?metadata[migration_ref]=id."""
-    if 200 <= status < 300:
-        items = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(items, list):
-            return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {status} without a data list")
-        for entry in items:
-            remote_id = remote_id_of(entry)
-            # An errored video is the provider's "no": adopting it would only reject the asset
-            # again (the retry of a rejected asset must create a new one).
-            if remote_id and classify_video(entry).target is not State.REJECTED:
-                return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
-        return Outcome(OutcomeKind.NOT_FOUND)
-    if status == 404:
-        return Outcome(OutcomeKind.NOT_FOUND)
-    failure = _classify_failure(status, text, headers, now)
-    if failure.kind is OutcomeKind.REJECTED:
-        # A lookup the provider refuses says nothing about the source itself.
-        return Outcome(OutcomeKind.TRANSIENT, error="lookup " + (failure.error or ""))
-    return failure
-
-
 def transport_failure(kind: str) -> Outcome:
     """A timeout or connection error: the create may or may not have happened."""
     return Outcome(OutcomeKind.TRANSIENT, error=kind)
 
 
-def _classify_failure(status: int, text: str | None, headers: Mapping[str, str], now: float) -> Outcome:
+def classify_failure(status: int, text: str | None, retry_after: float | None) -> Outcome:
+    """A non-2xx answer: the provider pacing us (429, 503), a refusal of the asset itself
+    (another 4xx), or a failure that may pass (5xx, and the 4xx that are ours to fix).
+    `retry_after` is the provider's hint, read from its headers in its own dialect."""
     if status in (429, 503):
-        return Outcome(
-            OutcomeKind.THROTTLED,
-            retry_after=retry_after_from_headers(headers, now),
-            error=f"HTTP {status}",
-        )
+        return Outcome(OutcomeKind.THROTTLED, retry_after=retry_after, error=f"HTTP {status}")
     if 400 <= status < 500 and status not in RETRYABLE_4XX:
         detail = excerpt(text)
         return Outcome(OutcomeKind.REJECTED, error=f"HTTP {status}: {detail}" if detail else f"HTTP {status}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from .fate import VideoStatus
+from .providers.facts import Video
 from .states import State
 
 HEAL_STATES = (State.UPLOADING, State.PENDING, State.INVENTORIED, State.FAILED)
@@ -85,7 +85,7 @@ class PollVerdict(StrEnum):
     LATER = "later"  # our side or the path failed (throttled, 5xx): ask again, nothing learned
 
 
-def poll_verdict(http_status: int, video: VideoStatus | None) -> PollVerdict:
+def poll_verdict(http_status: int, video: Video | None) -> PollVerdict:
     """What one poll's answer means for a processing asset (pure)."""
     if http_status == 404:
         return PollVerdict.MISS

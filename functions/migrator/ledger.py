@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 SHARDS = 16
 STATE_INDEX = "by_state"
+# remote_id -> asset_id (keys only): for webhooks that name only the provider's video.
+REMOTE_INDEX = "by_remote"
 # States an operator's retry can re-arm (rejected only on the operator's explicit choice).
 REARMABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
 
@@ -97,6 +99,20 @@ class Ledger:
     def get(self, asset_id: str) -> dict | None:
         resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": asset_id}), ConsistentRead=True)
         return to_item(resp.get("Item"))
+
+    def asset_for_remote(self, remote_id: str) -> str | None:
+        """The asset whose recorded provider video is `remote_id` (the by_remote index, eventually
+        consistent: a video recorded a moment ago may not be found yet; reconcile's poll is the
+        backstop). Two assets never share a video, so the first match is the one."""
+        resp = self.client.query(
+            TableName=self.table,
+            IndexName=REMOTE_INDEX,
+            KeyConditionExpression="remote_id = :rid",
+            ExpressionAttributeValues=typed({":rid": remote_id}),
+            Limit=1,
+        )
+        items = resp.get("Items") or []
+        return to_item(items[0])["asset_id"] if items else None
 
     def _update(self, asset_id: str, **request: Any) -> WriteResult:
         """One conditional UpdateItem: won with the item after (when asked for), or lost with the item as it stood."""

@@ -30,7 +30,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from .canary import drifted
 from .dynamo import to_item, typed
-from .fate import classify_video, remote_id_of
 from .heal import (
     HEAL_STATES,
     MAX_POLL_MISSES,
@@ -46,8 +45,7 @@ from .heal import (
 )
 from .ledger import SHARDS, Ledger, message_of
 from .messages import encode_message
-from .provider import ProviderClient, TransportError
-from .secrets import token_getter
+from .providers import Provider, from_settings
 from .settings import env_number, load
 from .states import State
 
@@ -90,7 +88,7 @@ class Reconciler:
     ledger: Ledger
     sqs: object
     queue_url: str
-    provider: ProviderClient
+    provider: Provider
     limits: RunLimits
     clock: Callable[[], float] = time.time
     workers: int = 4
@@ -187,32 +185,18 @@ class Reconciler:
             summary.healed += 1
 
     def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
-        asset_id, remote_id = item["asset_id"], item.get("remote_id")
+        asset_id = item["asset_id"]
         with lock:
             summary.polled += 1
-        try:
-            if remote_id:
-                answer = self.provider.get(remote_id)
-            else:  # no id recorded: find the video by our reference
-                answer = self.provider.lookup(asset_id)
-        except TransportError as exc:
-            with lock:
-                summary.skip(f"provider {exc.kind}")
-            return
-        if answer.status == 429:
+        # By the recorded id, or (none recorded) found by our reference.
+        answer = self.provider.poll(asset_id, item.get("remote_id"))
+        if answer.http_status == 429:
             polls.stop()  # the provider's limit is the uploader's too: no more polls this run
             with lock:
                 summary.skip("provider throttled the poll")
             return
-        video = None
-        if 200 <= answer.status < 300:
-            if remote_id:
-                video = answer.body
-            else:  # a lookup's list: the first entry that names a video
-                entries = answer.body.get("data") if isinstance(answer.body, dict) else None
-                video = next((e for e in entries or [] if remote_id_of(e)), None) if isinstance(entries, list) else None
-        status = classify_video(video) if video is not None else None
-        verdict = poll_verdict(answer.status, status)
+        status = answer.video
+        verdict = poll_verdict(answer.http_status, status)
         now = self.clock()
         if verdict is PollVerdict.WORKING:
             self.ledger.note_polled(asset_id, now, f"provider says {status.status}")
@@ -221,17 +205,19 @@ class Reconciler:
             return
         if verdict is PollVerdict.LATER:
             with lock:
-                summary.skip(f"provider answered HTTP {answer.status}")
+                summary.skip(
+                    f"provider answered HTTP {answer.http_status}" if answer.http_status else "provider unreachable"
+                )
             return
         if verdict is PollVerdict.MISS:
-            note = "no such video (HTTP 404)" if answer.status == 404 else _unreadable(status, answer.status)
+            note = "no such video (HTTP 404)" if answer.http_status == 404 else _unreadable(status, answer.http_status)
             result = self.ledger.note_poll_miss(asset_id, now, note, MAX_POLL_MISSES)
             failed = result.won and (result.current or {}).get("state") == State.FAILED.value
             if failed:
                 logger.warning("stopped polling: %s", note, extra={"asset_id": asset_id})
                 metrics.add_metric(name="PollGaveUp", unit=MetricUnit.Count, value=1)
             with lock:
-                summary.skip("provider has no such video" if answer.status == 404 else "unreadable status")
+                summary.skip("provider has no such video" if answer.http_status == 404 else "unreadable status")
                 summary.failed_unfound += int(failed)
             return
         self._settle_polled(item, status, limits, summary, lock)
@@ -346,12 +332,7 @@ def build(env=None) -> Reconciler:
         ledger=Ledger(settings.table_name, dynamodb),
         sqs=boto3.client("sqs"),
         queue_url=settings.queue_url,
-        provider=ProviderClient(
-            settings.provider_base_url,
-            token_getter(settings.token_secret_name, settings.token_parameter_name),
-            connect_timeout_s=settings.connect_timeout_s,
-            read_timeout_s=settings.read_timeout_s,
-        ),
+        provider=from_settings(settings),
         limits=load_limits(env),
     )
 

@@ -1,13 +1,12 @@
-"""Secrets from Secrets Manager or an SSM SecureString: the provider's bearer token.
+"""Secrets from Secrets Manager or an SSM SecureString: the provider's credentials, the webhook's secret.
 
 Powertools' parameters utility caches the value for `max_age` seconds across warm
-invocations, so a rotated token is picked up within that time without a redeploy.
-The value may be the token itself or a JSON object with a "token" field.
+invocations, so a rotated secret is picked up within that time without a redeploy.
+Each provider reads its own credentials format from the text (providers/); the webhook
+reads its signing secrets (webhook.parse_secrets).
 """
 
 from __future__ import annotations
-
-import json
 
 from aws_lambda_powertools.utilities import parameters
 
@@ -24,25 +23,3 @@ def read_secret(secret_name: str | None, parameter_name: str | None) -> str | No
     else:
         return None
     return raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
-
-
-def token_getter(secret_name: str | None, parameter_name: str | None):
-    """A zero-argument callable returning the token (None when none is configured)."""
-
-    def get() -> str | None:
-        raw = read_secret(secret_name, parameter_name)
-        return None if raw is None else _unwrap(raw)
-
-    return get
-
-
-def _unwrap(raw: str) -> str:
-    text = raw.strip()
-    if text.startswith("{"):
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(doc, dict) and isinstance(doc.get("token"), str):
-            return doc["token"]
-    return text

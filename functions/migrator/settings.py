@@ -1,4 +1,4 @@
-"""Uploader settings from the environment, validated strictly: a typo is refused, not ignored."""
+"""The functions' settings from the environment, validated strictly: a typo is refused, not ignored."""
 
 from __future__ import annotations
 
@@ -12,11 +12,17 @@ class SettingsError(ValueError):
     """A setting is missing or malformed. The message names it and never shows a secret."""
 
 
+PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo")
+WEBHOOK_SCHEMES = ("seed", "standard")
+
+
 @dataclass(frozen=True)
 class Settings:
     table_name: str
     queue_url: str
-    provider_base_url: str
+    provider_base_url: str | None  # None: the provider's own API address
+    provider: str = "generic"
+    webhook_scheme: str = "seed"  # the generic provider's signature scheme
     token_secret_name: str | None = None
     token_parameter_name: str | None = None
     max_attempts: int = 5
@@ -52,21 +58,35 @@ def _required(env: Mapping[str, str], name: str) -> str:
     return value
 
 
-def load(env: Mapping[str, str] | None = None) -> Settings:
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = env.get(name, "").strip() or default
+    if value not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Settings:
+    """The settings in `env`; the webhook, which sends nothing to the queue, needs no QUEUE_URL."""
     env = os.environ if env is None else env
-    base = _required(env, "PROVIDER_BASE_URL")
-    parts = urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
-    if parts.username or parts.password:
-        raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
+    provider = _choice(env, "PROVIDER", PROVIDER_NAMES, "generic")
+    base = env.get("PROVIDER_BASE_URL", "").strip() or None
+    if base is None and provider == "generic":
+        raise SettingsError("PROVIDER_BASE_URL is not set (the generic provider has no address of its own)")
+    if base is not None:
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
+        if parts.username or parts.password:
+            raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
     attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
     return Settings(
         table_name=_required(env, "LEDGER_TABLE"),
-        queue_url=_required(env, "QUEUE_URL"),
+        queue_url=_required(env, "QUEUE_URL") if require_queue else env.get("QUEUE_URL", ""),
         provider_base_url=base,
+        provider=provider,
+        webhook_scheme=_choice(env, "WEBHOOK_SCHEME", WEBHOOK_SCHEMES, "seed"),
         token_secret_name=env.get("PROVIDER_TOKEN_SECRET", "").strip() or None,
         token_parameter_name=env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
         max_attempts=int(attempts),

@@ -31,8 +31,20 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Scheme(StrEnum):
-    SEED = "seed"
-    STANDARD = "standard"
+    SEED = "seed"  # x-signature: hex HMAC-SHA256 of the body (the seed contract)
+    STANDARD = "standard"  # Standard Webhooks 1.0
+    MUX = "mux"  # Mux-Signature: t=<unix>,v1=<hex HMAC of "<t>.<body>">
+    CLOUDFLARE = "cloudflare"  # Webhook-Signature: time=<unix>,sig1=<hex HMAC of "<time>.<body>">
+    APIVIDEO = "apivideo"  # X-Api-Video-Signature: hex HMAC of the body (no timestamp)
+
+
+# The timestamped hex schemes: (header, timestamp key, signature key).
+_TIMESTAMPED = {
+    Scheme.MUX: ("mux-signature", "t", "v1"),
+    Scheme.CLOUDFLARE: ("webhook-signature", "time", "sig1"),
+}
+# The body-only hex schemes: the header that carries the signature.
+_BODY_ONLY = {Scheme.SEED: SEED_SIGNATURE_HEADER, Scheme.APIVIDEO: "x-api-video-signature"}
 
 
 @dataclass(frozen=True)
@@ -85,8 +97,10 @@ def verify(
     scheme = Scheme(scheme)
     keys = _keys(scheme, secrets)
     lowered = _Headers(headers)
-    if scheme is Scheme.SEED:
-        return _verify_seed(body, lowered, keys)
+    if scheme in _BODY_ONLY:
+        return _verify_body_hex(body, lowered, keys, _BODY_ONLY[scheme])
+    if scheme in _TIMESTAMPED:
+        return _verify_timestamped_hex(body, lowered, keys, now, tolerance_s, *_TIMESTAMPED[scheme])
     return _verify_standard(body, lowered, keys, now, tolerance_s)
 
 
@@ -96,8 +110,12 @@ def sign(scheme: Scheme, body: bytes, secret: str, now: float, event_id: str | N
     key = _key(scheme, secret)
     if not key:
         raise ValueError("secret is empty")
-    if scheme is Scheme.SEED:
-        return {SEED_SIGNATURE_HEADER: hmac.new(key, body, hashlib.sha256).hexdigest()}
+    if scheme in _BODY_ONLY:
+        return {_BODY_ONLY[scheme]: hmac.new(key, body, hashlib.sha256).hexdigest()}
+    if scheme in _TIMESTAMPED:
+        header, ts_key, sig_key = _TIMESTAMPED[scheme]
+        timestamp = str(int(now))
+        return {header: f"{ts_key}={timestamp},{sig_key}={_timestamped_digest(key, timestamp, body)}"}
     if not event_id:
         raise ValueError("event_id is required for the standard scheme")
     timestamp = str(int(now))
@@ -109,8 +127,8 @@ def sign(scheme: Scheme, body: bytes, secret: str, now: float, event_id: str | N
     }
 
 
-def _verify_seed(body: bytes, headers: _Headers, keys: list[bytes]) -> Verified:
-    provided = headers.get(SEED_SIGNATURE_HEADER)
+def _verify_body_hex(body: bytes, headers: _Headers, keys: list[bytes], header: str) -> Verified:
+    provided = headers.get(header)
     if provided is None:
         raise SignatureError("missing signature header")
     # Bytes, not str: compare_digest raises TypeError on non-ASCII str, and the value is untrusted.
@@ -120,6 +138,61 @@ def _verify_seed(body: bytes, headers: _Headers, keys: list[bytes]) -> Verified:
         if hmac.compare_digest(candidate, expected):
             return Verified(event_id=None, timestamp=None)
     raise SignatureError("no valid signature")
+
+
+def _verify_timestamped_hex(
+    body: bytes,
+    headers: _Headers,
+    keys: list[bytes],
+    now: float,
+    tolerance_s: int,
+    header: str,
+    ts_key: str,
+    sig_key: str,
+) -> Verified:
+    """Mux and Cloudflare: `<ts_key>=<unix>,<sig_key>=<hex>[,<sig_key>=<hex>...]` over "<unix>.<body>"."""
+    value = headers.get(header)
+    if value is None:
+        raise SignatureError("missing signature header")
+    timestamps, candidates = [], []
+    for part in value.split(",")[: MAX_SIGNATURE_ENTRIES + 1]:
+        name, equals, item = part.strip(_OWS).partition("=")
+        if not equals:
+            continue
+        if name == ts_key:
+            timestamps.append(item)
+        elif name == sig_key:
+            candidates.append(item.lower().encode("utf-8"))
+    if len(timestamps) != 1:
+        raise SignatureError("missing timestamp" if not timestamps else "more than one timestamp")
+    raw_timestamp = timestamps[0]
+    timestamp = _checked_timestamp(raw_timestamp, now, tolerance_s)
+    expected = [_timestamped_digest(key, raw_timestamp, body).encode("ascii") for key in keys]
+    for candidate in candidates:
+        for digest in expected:
+            if hmac.compare_digest(candidate, digest):
+                return Verified(event_id=None, timestamp=timestamp)
+    raise SignatureError("no valid signature")
+
+
+def _timestamped_digest(key: bytes, timestamp: str, body: bytes) -> str:
+    return hmac.new(key, timestamp.encode("ascii") + b"." + body, hashlib.sha256).hexdigest()
+
+
+def _checked_timestamp(raw_timestamp: str, now: float, tolerance_s: int) -> int:
+    """The signed timestamp, refused when malformed or outside the tolerance in either direction.
+
+    A stale or replayed request is refused before an HMAC is spent on it. isascii() too,
+    because str.isdigit() accepts e.g. superscripts that int() rejects. Written as "not
+    inside" so a NaN clock refuses; int/float comparison is exact, so a 2000-digit
+    timestamp cannot overflow here.
+    """
+    if not (raw_timestamp.isascii() and raw_timestamp.isdigit()):
+        raise SignatureError("malformed timestamp")
+    timestamp = int(raw_timestamp)
+    if not (now - tolerance_s <= timestamp <= now + tolerance_s):
+        raise SignatureError("timestamp outside tolerance")
+    return timestamp
 
 
 def _verify_standard(body: bytes, headers: _Headers, keys: list[bytes], now: float, tolerance_s: int) -> Verified:
@@ -133,15 +206,7 @@ def _verify_standard(body: bytes, headers: _Headers, keys: list[bytes], now: flo
     if signatures is None:
         raise SignatureError("missing signature header")
 
-    # Timestamp first: a stale or replayed request is refused without spending an HMAC on it.
-    # isascii() too, because str.isdigit() accepts e.g. superscripts that int() rejects.
-    if not (raw_timestamp.isascii() and raw_timestamp.isdigit()):
-        raise SignatureError("malformed timestamp")
-    timestamp = int(raw_timestamp)
-    # Written as "not inside" so a NaN clock refuses; int/float comparison is exact, so a
-    # 2000-digit timestamp cannot overflow here.
-    if not (now - tolerance_s <= timestamp <= now + tolerance_s):
-        raise SignatureError("timestamp outside tolerance")
+    timestamp = _checked_timestamp(raw_timestamp, now, tolerance_s)
 
     candidates = _v1_signatures(signatures)
     # The signed content uses the header strings as received, so leading zeros etc. must match.
@@ -195,8 +260,8 @@ def _key(scheme: Scheme, secret: str) -> bytes:
     """
     if not isinstance(secret, str) or _LONE_SURROGATE.search(secret):
         raise SecretError("secret is not valid text")
-    if scheme is Scheme.SEED:
-        return secret.encode("utf-8")
+    if scheme is not Scheme.STANDARD:
+        return secret.encode("utf-8")  # Mux, Cloudflare and api.video key the HMAC with the secret's text
     if secret.startswith(SECRET_PREFIX):
         try:
             return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)

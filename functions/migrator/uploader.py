@@ -28,9 +28,8 @@ from .ledger import Claimed, Ledger, Refused
 from .messages import AssetMessage, Poison, parse_message
 from .pacer import Go, Pacer
 from .presign import S3Presigner
-from .provider import ProviderClient, TransportError
+from .providers import AssetRef, CredentialsError, Provider, from_settings
 from .retry import deferral_floor, visibility_for
-from .secrets import token_getter
 from .settings import Settings, load
 from .states import State
 
@@ -46,7 +45,7 @@ class Uploader:
     settings: Settings
     ledger: Ledger
     pacer: Pacer
-    provider: ProviderClient
+    provider: Provider
     sqs: object
     presign: Callable[[str], str]
     clock: Callable[[], float] = time.time
@@ -121,8 +120,20 @@ class Uploader:
             metrics.add_metric(name="Failed", unit=MetricUnit.Count, value=1)
             return Fate.finished(error)
 
-        if plan.lookup_first:
-            found = self._lookup(msg.asset_id)
+        try:
+            return self._find_or_create(msg, claim, plan.lookup_first, spent)
+        except CredentialsError as exc:
+            # Our configuration, not the asset's fault: hold it without spending its budget.
+            now = self.clock()
+            error = f"provider credentials unusable: {exc}"
+            logger.error(error)
+            metrics.add_metric(name="ProviderMisconfigured", unit=MetricUnit.Count, value=1)
+            self.ledger.release_throttled(msg.asset_id, claim.token, _back_to(claim), now + 60, error, now, count=False)
+            return Fate.later(60 + self.rng.uniform(0, 15), error)
+
+    def _find_or_create(self, msg: AssetMessage, claim: Claimed, lookup_first: bool, spent: int) -> Fate:
+        if lookup_first:
+            found = self._find(msg.asset_id, claim)
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self._apply(msg, claim, found, spent)
 
@@ -139,22 +150,16 @@ class Uploader:
         if wait > 0:
             self.sleep(wait)
 
-        try:
-            source = self.presign(claim.source_url)
-            answer = self.provider.create(msg.asset_id, source, _generation(claim))
-            outcome = F.classify_create(answer.status, answer.body, answer.text, answer.headers, self.clock())
-        except TransportError as exc:
-            outcome = F.transport_failure(exc.kind)
+        source = self.presign(claim.source_url)
+        outcome = self.provider.create(_asset_ref(msg, claim), source)
         if outcome.kind is OutcomeKind.CONFLICT:
-            outcome = self._lookup(msg.asset_id)
+            outcome = self._find(msg.asset_id, claim)
         return self._apply(msg, claim, outcome, spent)
 
-    def _lookup(self, asset_id: str) -> Outcome:
-        try:
-            answer = self.provider.lookup(asset_id)
-        except TransportError as exc:
-            return F.transport_failure("lookup " + exc.kind)
-        return F.classify_lookup(answer.status, answer.body, answer.text, answer.headers, self.clock())
+    def _find(self, asset_id: str, claim: Claimed) -> Outcome:
+        """What an earlier try may have created, looked for among videos made since that try's claim."""
+        earlier = (claim.previous or {}).get("claimed_at")
+        return self.provider.find(asset_id, float(earlier) if earlier is not None else None)
 
     def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome, spent: int) -> Fate:
         now = self.clock()
@@ -207,10 +212,12 @@ class Uploader:
         return Fate.poison(reason)
 
 
-def _generation(claim: Claimed) -> int:
-    """The asset's create generation (moved on by a retry of a rejected asset)."""
-    value = (claim.previous or {}).get("generation")
-    return int(value) if value is not None else 0
+def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
+    """What the create needs: the id, a title, and the create generation (moved on by a
+    retry of a rejected asset, so its key differs from the errored try's)."""
+    previous = claim.previous or {}
+    generation = previous.get("generation")
+    return AssetRef(msg.asset_id, msg.title or previous.get("title"), int(generation) if generation is not None else 0)
 
 
 def _back_to(claim: Claimed) -> State:
@@ -243,12 +250,7 @@ def build(settings: Settings | None = None) -> Uploader:
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
         pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s),
-        provider=ProviderClient(
-            settings.provider_base_url,
-            token_getter(settings.token_secret_name, settings.token_parameter_name),
-            connect_timeout_s=settings.connect_timeout_s,
-            read_timeout_s=settings.read_timeout_s,
-        ),
+        provider=from_settings(settings),
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=S3Presigner(settings.presign_expiry_s),
     )

@@ -1,13 +1,16 @@
 """The webhook Lambda: the provider's signed callbacks, through API Gateway, into the ledger.
 
 The URL is public, so every request is untrusted until its signature checks out over
-the exact bytes received. Order of checks: size (413), our own configuration (503: no
-secret, so the provider keeps the event and retries), signature (401), JSON and shape
-(400), then the event. A verified event is acted on exactly once: the record of its id
-(with a TTL) and the ledger's move are one transaction, so a crash between them cannot
-lose it and a replay cannot repeat it; the ledger only ever moves forward. Answers are
-fast (no provider calls here); a 5xx means only that nothing was written, so the
-provider's retry acts.
+the exact bytes received, in the stack's provider's scheme (`Provider.read_webhook`).
+Order of checks: size (413), our own configuration (503: no usable secret, so the
+provider keeps the event and retries), signature (401), JSON and shape (400), then the
+event. A verified event is acted on exactly once: the record of its id (with a TTL) and
+the ledger's move are one transaction, so a crash between them cannot lose it and a
+replay cannot repeat it; the ledger only ever moves forward. An event that names only
+the provider's video is matched to our asset through the ledger's `by_remote` index;
+one that only says "something changed" (api.video) is confirmed by reading the video's
+status, the one provider call this path makes. A 5xx means only that nothing was
+written, so the provider's retry acts.
 """
 
 from __future__ import annotations
@@ -17,66 +20,23 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from hashlib import sha256
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .canary import DEFAULT_TOLERANCE_S, drifted
-from .fate import classify_video, excerpt
 from .ledger import EventOutcome, Ledger
-from .messages import id_problem
+from .providers import EventError, Provider, WebhookEvent, from_settings
 from .secrets import read_secret
-from .signatures import Scheme, SecretError, SignatureError, decode_body, verify
-from .states import State
+from .settings import load
+from .signatures import SecretError, SignatureError, decode_body
 
 logger = Logger(service="webhook")
 metrics = Metrics(namespace="VideoMigration", service="webhook")
 
 MAX_BODY_BYTES = 256 * 1024
 DEDUPE_TTL_S = 14 * 86_400  # longer than any provider's redelivery schedule
-
-
-@dataclass(frozen=True)
-class Action:
-    """What a verified event asks of the ledger. `target` None: nothing to do."""
-
-    asset_id: str | None
-    target: State | None
-    remote_id: str | None = None
-    provider_duration_s: float | None = None
-    error: str | None = None
-    note: str = ""
-
-
-def interpret(event: object) -> Action:
-    """Turn a verified event body into a ledger action (pure)."""
-    if not isinstance(event, dict):
-        return Action(None, None, note="event is not an object")
-    kind = event.get("type")
-    if not isinstance(kind, str):
-        return Action(None, None, note="event type is not a string")
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    asset_id = metadata.get("migration_ref")
-    if not isinstance(asset_id, str) or id_problem(asset_id):
-        return Action(None, None, note="event names no usable migration_ref")
-    # The event's type says what happened; the video object carries the details.
-    status = {"video.ready": "ready", "video.errored": "errored"}.get(kind)
-    video = classify_video({**data, "status": status})
-    if status is not None and video.target is not None:
-        return Action(asset_id, video.target, video.remote_id, video.duration_s, video.error, note=status)
-    return Action(asset_id, None, video.remote_id, note=f"not an outcome: {excerpt(str(kind), 60)}")
-
-
-def event_id_of(verified_id: str | None, event: object, body: bytes) -> str:
-    """The id a redelivery shares: the scheme's id, else the event's own, else the body's hash."""
-    if verified_id:
-        return verified_id[:255]
-    if isinstance(event, dict) and isinstance(event.get("id"), str) and event["id"]:
-        return event["id"][:255]
-    return "sha256:" + sha256(body).hexdigest()
 
 
 def response(status: int, **body) -> dict:
@@ -86,9 +46,8 @@ def response(status: int, **body) -> dict:
 @dataclass
 class Receiver:
     ledger: Ledger
-    dynamodb: object
     events_table: str
-    scheme: Scheme
+    provider: Provider
     secrets: Callable[[], list[str]]
     tolerance_s: int = 300
     drift_tolerance_s: float = DEFAULT_TOLERANCE_S
@@ -111,58 +70,76 @@ class Receiver:
         if not secrets:
             return self._misconfigured("no secret configured")
         try:
-            verified = verify(self.scheme, body, headers, secrets, self.clock(), self.tolerance_s)
+            event = self.provider.read_webhook(body, headers, secrets, self.clock(), self.tolerance_s)
         except SecretError as exc:
             return self._misconfigured(exc.reason)
         except SignatureError as exc:
             return self._refuse(401, exc.reason)
-        try:
-            event = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return self._refuse(400, "body is not valid JSON")
-        if isinstance(event, dict) and "type" in event and not isinstance(event["type"], str):
-            return self._refuse(400, "event type is not a string")
+        except EventError as exc:
+            return self._refuse(400, exc.reason)
 
-        event_id = event_id_of(verified.event_id, event, body)
-        action = interpret(event)
-        logger.append_keys(event_id=event_id)
-        if action.asset_id:
-            logger.set_correlation_id(action.asset_id)
-        if action.target is None:
-            logger.info("event acknowledged, nothing to do: %s", action.note)
+        logger.append_keys(event_id=event.event_id)
+        video = event.video
+        if event.confirm and event.remote_id:
+            video = self._confirm(event)
+        if video is None or video.target is None:
+            logger.info("event acknowledged, nothing to do: %s", event.note)
             metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
-            return response(200, result="ignored", reason=action.note)
+            return response(200, result="ignored", reason=event.note)
+        asset_id = event.asset_id or self._asset_of(event.remote_id)
+        if not asset_id:  # the event named neither our asset nor a video the ledger records
+            logger.warning("event for a video the ledger does not know", extra={"remote_id": event.remote_id})
+            return response(200, result="unknown asset")
+        logger.set_correlation_id(asset_id)
         now = self.clock()
         try:
             result = self.ledger.settle_event(
                 self.events_table,
-                {"event_id": event_id, "seen_at": now, "expires_at": int(now + DEDUPE_TTL_S)},
-                action.asset_id,
-                action.target,
-                action.remote_id,
+                {"event_id": event.event_id, "seen_at": now, "expires_at": int(now + DEDUPE_TTL_S)},
+                asset_id,
+                video.target,
+                video.remote_id or event.remote_id,
                 now,
-                provider_duration_s=action.provider_duration_s,
-                error=action.error,
+                provider_duration_s=video.duration_s,
+                error=video.error,
             )
         except Exception:
             # Nothing was written (one transaction): the provider's retry acts on the event.
             logger.exception("ledger write failed; asking the provider to retry")
             return response(500, error="ledger unavailable, retry later")
+        target = video.target.value
         if result.outcome is EventOutcome.DUPLICATE:
             logger.info("duplicate or replayed event; acknowledged, not acted on")
             metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
             return response(200, result="duplicate")
         if result.outcome is EventOutcome.APPLIED:
-            logger.info("asset %s", action.target.value, extra={"remote_id": action.remote_id})
-            metrics.add_metric(name=f"Webhook{action.target.value.title()}", unit=MetricUnit.Count, value=1)
-            self._canary(action.asset_id, result.current or {})
-            return response(200, result=action.target.value)
+            logger.info("asset %s", target, extra={"remote_id": video.remote_id or event.remote_id})
+            metrics.add_metric(name=f"Webhook{target.title()}", unit=MetricUnit.Count, value=1)
+            self._canary(asset_id, result.current or {})
+            return response(200, result=target)
         current = result.current or {}
         if not current:
             logger.warning("event for an asset the ledger does not have")
             return response(200, result="unknown asset")
         logger.info("event not applied: asset is %s (remote_id %s)", current.get("state"), current.get("remote_id"))
         return response(200, result="not applied", state=current.get("state"))
+
+    def _confirm(self, event: WebhookEvent):
+        """The video's state, asked of the provider: the event only said that something changed.
+        A failed read is left to reconcile's poll (the asset stays processing until then)."""
+        try:
+            answer = self.provider.poll(event.asset_id or "", event.remote_id)
+        except Exception:
+            logger.exception("could not read the video's status; reconcile's poll will")
+            return None
+        if answer.http_status != 200 or answer.video is None:
+            logger.info("video status unavailable (HTTP %s); reconcile's poll will settle it", answer.http_status)
+            return None
+        return answer.video
+
+    def _asset_of(self, remote_id: str | None) -> str | None:
+        """Our asset for a provider's video id, when the event named only the video."""
+        return self.ledger.asset_for_remote(remote_id) if remote_id else None
 
     def _canary(self, asset_id: str, settled: dict) -> None:
         drift = drifted(settled, self.drift_tolerance_s)
@@ -213,24 +190,21 @@ def parse_secrets(raw: str) -> list[str]:
 _receiver: Receiver | None = None
 
 
-def build() -> Receiver:
-    scheme_name = os.environ.get("WEBHOOK_SCHEME", "seed")
-    try:
-        scheme = Scheme(scheme_name)
-    except ValueError:
-        raise ValueError(f"WEBHOOK_SCHEME must be one of {[s.value for s in Scheme]}, got {scheme_name!r}") from None
+def build(env=None) -> Receiver:
+    """The provider is the stack's (PROVIDER and its settings, as the uploader reads them)."""
+    env = os.environ if env is None else env
+    settings = load(env, require_queue=False)
     dynamodb = boto3.client("dynamodb")
     return Receiver(
-        ledger=Ledger(os.environ["LEDGER_TABLE"], dynamodb),
-        dynamodb=dynamodb,
-        events_table=os.environ["WEBHOOK_EVENTS_TABLE"],
-        scheme=scheme,
+        ledger=Ledger(settings.table_name, dynamodb),
+        events_table=env["WEBHOOK_EVENTS_TABLE"],
+        provider=from_settings(settings),
         secrets=secret_getter(
-            os.environ.get("WEBHOOK_SECRET_NAME", "").strip() or None,
-            os.environ.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None,
+            env.get("WEBHOOK_SECRET_NAME", "").strip() or None,
+            env.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None,
         ),
-        tolerance_s=int(os.environ.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
-        drift_tolerance_s=float(os.environ.get("DRIFT_TOLERANCE_SECONDS", str(DEFAULT_TOLERANCE_S))),
+        tolerance_s=int(env.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
+        drift_tolerance_s=float(env.get("DRIFT_TOLERANCE_SECONDS", str(DEFAULT_TOLERANCE_S))),
     )
 
 

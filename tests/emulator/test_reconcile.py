@@ -14,7 +14,7 @@ import pytest
 from migrator.heal import RunLimits
 from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage, parse_message
-from migrator.provider import ProviderClient
+from migrator.providers import AssetRef, Poll, build
 from migrator.reconcile import Reconciler
 from migrator.states import State
 
@@ -30,7 +30,7 @@ def reconciler(aws, table, queue, sim, ahead_s: float = 0.0) -> Reconciler:
         ledger=Ledger(table, aws("dynamodb")),
         sqs=aws("sqs"),
         queue_url=queue,
-        provider=ProviderClient(sim.url, lambda: sim.config.token),
+        provider=build("generic", sim.url, lambda: sim.config.token),
         limits=LIMITS,
         clock=lambda: time.time() + ahead_s,
     )
@@ -120,7 +120,7 @@ def test_staged_and_failed_for_good_assets_wait_for_the_operator(aws, table, que
 
 def test_polling_settles_lost_webhooks_and_flags_drift(aws, table, queue, sim):
     sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 0.0})
-    provider = ProviderClient(sim.url, lambda: sim.config.token)
+    provider = build("generic", sim.url, lambda: sim.config.token)
     ledger = Ledger(table, aws("dynamodb"))
     cases = {
         unique("drift2"): ("https://media.example/a.mp4?duration=10&drift=2", 10.0),
@@ -129,9 +129,9 @@ def test_polling_settles_lost_webhooks_and_flags_drift(aws, table, queue, sim):
     }
     for asset_id, (url, duration) in cases.items():
         c = ledger.claim(AssetMessage(asset_id, url, duration_s=duration), time.time(), time.time() + 60, "t")
-        created = provider.create(asset_id, url)
-        assert created.status == 201
-        ledger.mark_processing(asset_id, c.token, created.body["id"], time.time())
+        created = provider.create(AssetRef(asset_id), url)
+        assert created.remote_id
+        ledger.mark_processing(asset_id, c.token, created.remote_id, time.time())
     time.sleep(0.3)  # the simulator finishes processing, and tells nobody
 
     summary = reconciler(aws, table, queue, sim, ahead_s=3600).run()
@@ -146,12 +146,12 @@ def test_polling_settles_lost_webhooks_and_flags_drift(aws, table, queue, sim):
 
 def test_assets_the_provider_is_still_working_on_stay_and_are_counted(aws, table, queue, sim):
     sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
-    provider = ProviderClient(sim.url, lambda: sim.config.token)
+    provider = build("generic", sim.url, lambda: sim.config.token)
     ledger = Ledger(table, aws("dynamodb"))
     asset_id = unique("slow")
     c = claim(ledger, asset_id, lease_s=60)
-    created = provider.create(asset_id, "https://media.example/slow.mp4")
-    ledger.mark_processing(asset_id, c.token, created.body["id"], time.time())
+    created = provider.create(AssetRef(asset_id), "https://media.example/slow.mp4")
+    ledger.mark_processing(asset_id, c.token, created.remote_id, time.time())
 
     summary = reconciler(aws, table, queue, sim, ahead_s=3600).run()
 
@@ -213,24 +213,23 @@ def test_a_run_out_of_time_mid_page_resumes_after_the_last_asset_it_did(aws, tab
 
 def test_a_throttled_poll_ends_the_runs_polling(aws, table, queue, sim):
     sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
-    provider = ProviderClient(sim.url, lambda: sim.config.token)
+    provider = build("generic", sim.url, lambda: sim.config.token)
     ledger = Ledger(table, aws("dynamodb"))
     for _ in range(5):
         asset_id = unique("thr")
         c = claim(ledger, asset_id, lease_s=60)
-        ledger.mark_processing(
-            asset_id, c.token, provider.create(asset_id, "https://m.example/a.mp4").body["id"], time.time()
-        )
+        created = provider.create(AssetRef(asset_id), "https://m.example/a.mp4")
+        ledger.mark_processing(asset_id, c.token, created.remote_id, time.time())
     later = reconciler(aws, table, queue, sim, ahead_s=3600)
     answers = []
-    get = later.provider.get
+    poll = later.provider.poll
 
-    def throttled_get(remote_id):  # the provider is at its limit: every GET is a 429
+    def throttled_poll(asset_id, remote_id):  # the provider is at its limit: every GET is a 429
         answers.append(remote_id)
-        answer = get(remote_id)
-        return type(answer)(429, {"error": "slow down"}, "", {"Retry-After": "5"})
+        poll(asset_id, remote_id)
+        return Poll(429, retry_after=5.0)
 
-    later.provider.get = throttled_get
+    later.provider.poll = throttled_poll
     later.workers = 1  # one lane at a time: polls already started in parallel lanes would also finish
     summary = later.run()
 
@@ -250,7 +249,7 @@ def test_a_processing_asset_the_provider_does_not_know_stops_taking_the_poll_bud
         remote = (
             "vid_never_made"
             if asset_id == gone
-            else ProviderClient(sim.url, lambda: None).create(asset_id, "https://media.example/slow.mp4").body["id"]
+            else build("generic", sim.url, lambda: None).create(AssetRef(asset_id), "https://m.example/s.mp4").remote_id
         )
         ledger.mark_processing(asset_id, c.token, remote, time.time())
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 from aws_lambda_powertools.utilities import parameters
-from migrator.secrets import token_getter
+from migrator.providers import build
+from migrator.secrets import read_secret
 from migrator.webhook import secret_getter
 
 from tests.conftest import unique
@@ -28,17 +29,26 @@ def env_endpoint(endpoint, monkeypatch):
 def test_token_from_a_json_secret(aws, env_endpoint):
     name = unique("token")
     aws("secretsmanager").create_secret(Name=name, SecretString=json.dumps({"token": "t-123"}))
-    assert token_getter(name, None)() == "t-123"
+    provider = build("generic", "https://p.example", lambda: read_secret(name, None))
+    assert provider.auth_headers() == {"Authorization": "Bearer t-123"}
 
 
 def test_token_from_an_ssm_securestring(aws, env_endpoint):
     name = "/" + unique("token")
     aws("ssm").put_parameter(Name=name, Value="t-456", Type="SecureString")
-    assert token_getter(None, name)() == "t-456"
+    provider = build("generic", "https://p.example", lambda: read_secret(None, name))
+    assert provider.auth_headers() == {"Authorization": "Bearer t-456"}
+
+
+def test_mux_credentials_from_a_json_secret(aws, env_endpoint):
+    name = unique("mux")
+    aws("secretsmanager").create_secret(Name=name, SecretString=json.dumps({"token_id": "i", "token_secret": "s"}))
+    assert build("mux", None, lambda: read_secret(name, None)).auth_headers() == {"Authorization": "Basic aTpz"}
 
 
 def test_no_token_configured_means_no_header():
-    assert token_getter(None, None)() is None
+    assert read_secret(None, None) is None
+    assert build("generic", "https://p.example", lambda: read_secret(None, None)).auth_headers() == {}
 
 
 def test_webhook_secrets_during_rotation(aws, env_endpoint):

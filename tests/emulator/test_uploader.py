@@ -10,9 +10,11 @@ import threading
 import time
 
 import pytest
+import requests
 from migrator.ledger import Ledger
 from migrator.pacer import Go, Hold, Pacer
-from migrator.provider import ProviderClient, idempotency_key
+from migrator.providers import AssetRef, build
+from migrator.providers.keys import idempotency_key
 from migrator.settings import Settings
 from migrator.states import State
 from migrator.uploader import Uploader
@@ -34,12 +36,18 @@ def make_uploader(aws, table, queue, sim, rate=0.0, clock=time.time, max_attempt
         settings=settings,
         ledger=Ledger(table, dynamodb),
         pacer=Pacer(table, dynamodb, rate),
-        provider=ProviderClient(sim.url, lambda: sim.config.token, read_timeout_s=read_timeout),
+        provider=build("generic", sim.url, lambda: sim.config.token, read_timeout_s=read_timeout),
         sqs=aws("sqs"),
         presign=lambda url: url,
         clock=clock,
         rng=random.Random(3),
     )
+
+
+def videos_of(sim, asset_id: str) -> list[dict]:
+    """The simulator's videos for an asset, asked as any client would."""
+    answer = requests.get(f"{sim.url}/videos", params={"metadata[migration_ref]": asset_id}, timeout=5)
+    return answer.json()["data"]
 
 
 def send_and_receive(sqs, queue, bodies: list[str]) -> list[dict]:
@@ -125,16 +133,17 @@ def test_a_crash_between_create_and_ledger_write_costs_no_second_video(aws, tabl
     stats = sim.stats()
     assert stats["videos"] == 1 and stats["duplicate_videos"] == 0
     assert stats["lookups"] == 1  # the survivor asked before creating
-    made = ProviderClient(sim.url, lambda: None).lookup("crash-1").body["data"]
-    assert [v["id"] for v in made] == [item["remote_id"]]  # the ledger points at the one video made
+    assert [v["id"] for v in videos_of(sim, "crash-1")] == [
+        item["remote_id"]
+    ]  # the ledger points at the one video made
 
 
 def test_without_the_lookup_the_crash_would_duplicate(aws, table, queue, sim):
     """The guard above is real: a blind re-create makes a second video."""
     sim.patch_config({"honour_idempotency": False})
-    client = ProviderClient(sim.url, lambda: None)
-    client.create("x-1", "https://media.example.com/x.mp4")
-    client.create("x-1", "https://media.example.com/x.mp4")
+    provider = build("generic", sim.url, lambda: None)
+    provider.create(AssetRef("x-1"), "https://media.example.com/x.mp4")
+    provider.create(AssetRef("x-1"), "https://media.example.com/x.mp4")
     assert sim.stats()["duplicate_videos"] == 1
 
 
@@ -258,7 +267,7 @@ def test_ids_that_are_not_latin1_upload_with_the_exact_id_as_reference(aws, tabl
     assert uploader.handle_batch({"Records": records}, plenty) == {"batchItemFailures": []}
     for asset_id in ids:
         assert uploader.ledger.get(asset_id)["state"] == "processing", asset_id
-        [video] = ProviderClient(sim.url, lambda: None).lookup(asset_id).body["data"]
+        [video] = videos_of(sim, asset_id)
         assert video["metadata"]["migration_ref"] == asset_id
     keys = {r["key"] for r in sim.requests_log()}
     assert keys == {idempotency_key(i) for i in ids}
@@ -272,7 +281,7 @@ def test_a_retried_rejected_asset_gets_a_new_video_not_the_errored_one(aws, tabl
     uploader.process(record, deadline=now[0] + 60)
     first = uploader.ledger.get("rej")["remote_id"]
     deadline = time.time() + 5
-    while ProviderClient(sim.url, lambda: None).get(first).body["status"] != "errored" and time.time() < deadline:
+    while requests.get(f"{sim.url}/videos/{first}", timeout=5).json()["status"] != "errored" and time.time() < deadline:
         time.sleep(0.05)
     assert uploader.ledger.settle("rej", State.REJECTED, first, now[0], error="provider: errored").won
     assert uploader.ledger.rearm("rej", State.REJECTED, now[0]).won  # retry --state rejected

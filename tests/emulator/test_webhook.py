@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage
+from migrator.providers import build
 from migrator.signatures import Scheme, sign
 from migrator.webhook import MAX_BODY_BYTES, Receiver
 
@@ -22,9 +23,8 @@ OLD_SECRET = "whsec_" + base64.b64encode(b"o" * 24).decode()
 def make_receiver(aws, table, events_table, scheme=Scheme.STANDARD, secrets=(SECRET,)):
     return Receiver(
         ledger=Ledger(table, aws("dynamodb")),
-        dynamodb=aws("dynamodb"),
         events_table=events_table,
-        scheme=scheme,
+        provider=build("generic", "https://provider.invalid", lambda: None, webhook_scheme=scheme.value),
         secrets=lambda: list(secrets),
     )
 

@@ -1,10 +1,10 @@
-"""The duration-drift canary and the provider video classification it reads from."""
+"""The duration-drift canary, and the provider durations it compares."""
 
 from decimal import Decimal
 
 import pytest
 from migrator.canary import drifted, duration_drift
-from migrator.fate import classify_video
+from migrator.providers.generic import read_video
 from migrator.states import State
 
 
@@ -25,12 +25,13 @@ def test_only_drift_over_the_tolerance_is_flagged(source, provider, flagged):
     assert (drifted(item, 0.5) is not None) is flagged
 
 
-def test_classify_video():
-    ready = classify_video({"id": "vid_1", "status": "ready", "duration": 61.5})
+def test_the_canary_reads_the_duration_a_provider_reports():
+    ready = read_video({"id": "vid_1", "status": "ready", "duration": 61.5})
     assert (ready.target, ready.remote_id, ready.duration_s) == (State.READY, "vid_1", 61.5)
-    errored = classify_video({"id": "vid_1", "status": "errored", "error": {"message": "bad\nsource"}})
+    errored = read_video({"id": "vid_1", "status": "errored", "error": {"message": "bad\nsource"}})
     assert errored.target is State.REJECTED and errored.error == "provider: bad source"
-    working = classify_video({"id": "vid_1", "status": "preparing"})
+    working = read_video({"id": "vid_1", "status": "preparing"})
     assert working.target is None and working.status == "preparing"
-    assert classify_video("nope").target is None
-    assert classify_video({"status": "ready", "duration": True}).duration_s is None
+    assert read_video("nope").target is None
+    for duration in ("61", -1, True, float("inf"), None, 10**8):
+        assert read_video({"status": "ready", "duration": duration}).duration_s is None

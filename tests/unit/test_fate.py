@@ -13,13 +13,11 @@ from migrator.fate import (
     Outcome,
     OutcomeKind,
     claim_eligible,
-    classify_create,
-    classify_lookup,
+    classify_failure,
     decide,
     excerpt,
     fate_of_refused_claim,
     plan_after_claim,
-    remote_id_of,
     transport_failure,
 )
 
@@ -167,73 +165,35 @@ def test_after_an_operator_retry_the_asset_gets_max_attempts_real_tries():
     assert fates == [FateKind.LATER] * (MAX - 1) + [FateKind.FINISHED]
 
 
-H = {}
-
-
 @pytest.mark.parametrize(
-    ("status", "body", "text", "headers", "kind"),
+    ("status", "text", "retry_after", "kind"),
     [
-        (201, {"id": "vid_1"}, "", H, OutcomeKind.CREATED),
-        (200, {"data": {"id": "vid_2"}}, "", H, OutcomeKind.CREATED),
-        (202, {"id": 17}, "", H, OutcomeKind.CREATED),
-        (201, None, "<html>oops</html>", H, OutcomeKind.TRANSIENT),  # 2xx, not JSON
-        (201, {"status": "ok"}, "", H, OutcomeKind.TRANSIENT),  # 2xx without an id
-        (201, {"id": ""}, "", H, OutcomeKind.TRANSIENT),
-        (201, {"id": "bad\nid"}, "", H, OutcomeKind.TRANSIENT),
-        (201, [1, 2], "", H, OutcomeKind.TRANSIENT),
-        (409, {"error": "exists"}, "", H, OutcomeKind.CONFLICT),
-        (429, None, "", {"Retry-After": "3"}, OutcomeKind.THROTTLED),
-        (503, None, "", H, OutcomeKind.THROTTLED),
-        (500, None, "", H, OutcomeKind.TRANSIENT),
-        (502, None, "", H, OutcomeKind.TRANSIENT),
-        (401, None, "", H, OutcomeKind.TRANSIENT),  # our token, not the asset's fault
-        (403, None, "", H, OutcomeKind.TRANSIENT),
-        (408, None, "", H, OutcomeKind.TRANSIENT),
-        (400, {"error": "bad input"}, '{"error": "bad input"}', H, OutcomeKind.REJECTED),
-        (422, None, "unprocessable", H, OutcomeKind.REJECTED),
-        (404, None, "", H, OutcomeKind.REJECTED),
-        (302, None, "", H, OutcomeKind.TRANSIENT),
+        (429, "", 3.0, OutcomeKind.THROTTLED),
+        (503, "", None, OutcomeKind.THROTTLED),
+        (500, "", None, OutcomeKind.TRANSIENT),
+        (502, "", None, OutcomeKind.TRANSIENT),
+        (401, "", None, OutcomeKind.TRANSIENT),  # our token, not the asset's fault
+        (403, "", None, OutcomeKind.TRANSIENT),
+        (408, "", None, OutcomeKind.TRANSIENT),
+        (400, '{"error": "bad input"}', None, OutcomeKind.REJECTED),
+        (422, "unprocessable", None, OutcomeKind.REJECTED),
+        (404, "", None, OutcomeKind.REJECTED),
+        (302, "", None, OutcomeKind.TRANSIENT),
     ],
 )
-def test_classify_create(status, body, text, headers, kind):
-    outcome = classify_create(status, body, text, headers, NOW)
+def test_classify_failure(status, text, retry_after, kind):
+    outcome = classify_failure(status, text, retry_after)
     assert outcome.kind is kind
-    if kind is OutcomeKind.THROTTLED and "Retry-After" in headers:
-        assert outcome.retry_after == 3
+    assert outcome.retry_after == (retry_after if kind is OutcomeKind.THROTTLED else None)
 
 
 def test_rejection_keeps_a_short_excerpt():
-    outcome = classify_create(400, None, "x" * 5000 + "\n\nsecret-ish tail", {}, NOW)
+    outcome = classify_failure(400, "x" * 5000 + "\n\nsecret-ish tail", None)
     assert outcome.kind is OutcomeKind.REJECTED
     assert len(outcome.error) < 320
     assert "\n" not in outcome.error
 
 
-@pytest.mark.parametrize(
-    ("status", "body", "kind", "remote_id"),
-    [
-        (200, {"data": [{"id": "vid_9"}]}, OutcomeKind.CREATED, "vid_9"),
-        (200, {"data": []}, OutcomeKind.NOT_FOUND, None),
-        (200, {"data": [{"nope": 1}]}, OutcomeKind.NOT_FOUND, None),
-        # An errored video is never adopted: a retry of a rejected asset must create anew.
-        (200, {"data": [{"id": "vid_e", "status": "errored"}]}, OutcomeKind.NOT_FOUND, None),
-        (200, {"data": [{"id": "vid_e", "status": "errored"}, {"id": "vid_2"}]}, OutcomeKind.CREATED, "vid_2"),
-        (200, {"items": []}, OutcomeKind.TRANSIENT, None),
-        (200, None, OutcomeKind.TRANSIENT, None),
-        (404, None, OutcomeKind.NOT_FOUND, None),
-        (429, None, OutcomeKind.THROTTLED, None),
-        (400, None, OutcomeKind.TRANSIENT, None),  # a refused lookup is not a refused source
-        (500, None, OutcomeKind.TRANSIENT, None),
-    ],
-)
-def test_classify_lookup(status, body, kind, remote_id):
-    outcome = classify_lookup(status, body, "", {}, NOW)
-    assert outcome.kind is kind
-    assert outcome.remote_id == remote_id
-
-
-def test_remote_id_and_excerpt_helpers():
-    assert remote_id_of({"id": True}) is None
-    assert remote_id_of("vid") is None
+def test_excerpt():
     assert excerpt(None) == ""
     assert excerpt("a\n b\t c") == "a b c"

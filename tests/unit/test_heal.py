@@ -1,7 +1,7 @@
 """Reconcile's pure decisions: which assets have no live work, which are due a poll, run limits."""
 
 import pytest
-from migrator.fate import classify_video
+from migrator.providers.generic import read_video
 from migrator.heal import PollVerdict, RunLimits, RunRequestError, heal_reason, limits_for, poll_due, poll_verdict
 
 NOW = 1_000_000.0
@@ -99,7 +99,11 @@ def test_reconcile_checks_the_provider_url_as_the_uploader_does():
     with pytest.raises(SettingsError, match="must not carry credentials"):
         build(env)
     reconciler = build({**env, "PROVIDER_BASE_URL": "https://api.example", "PROVIDER_READ_TIMEOUT": "4"})
-    assert reconciler.provider.base == "https://api.example" and reconciler.provider.timeout == (3.05, 4.0)
+    assert reconciler.provider.http.base == "https://api.example" and reconciler.provider.http.timeout == (3.05, 4.0)
+    mux = build({**env, "PROVIDER": "mux", "PROVIDER_BASE_URL": ""})  # a real provider has its own address
+    assert mux.provider.name == "mux" and mux.provider.http.base == "https://api.mux.com"
+    with pytest.raises(SettingsError, match="PROVIDER must be one of"):
+        build({**env, "PROVIDER": "muxx"})  # a typo is refused, not ignored
 
 
 @pytest.mark.parametrize(
@@ -117,5 +121,5 @@ def test_reconcile_checks_the_provider_url_as_the_uploader_does():
     ],
 )
 def test_what_a_poll_answer_means(http_status, video, verdict):
-    status = classify_video(video) if video is not None else None
+    status = read_video(video) if video is not None else None
     assert poll_verdict(http_status, status) is verdict

@@ -1,10 +1,15 @@
-"""The HTTP adapter's requests: what goes on the wire for any asset id, whatever text it holds."""
+"""What goes on the wire for any asset id, whatever text it holds, and the transport's failures."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import requests
-from migrator.provider import ProviderClient, TransportError, idempotency_key
+from migrator.fate import OutcomeKind
+from migrator.providers import AssetRef, build
+from migrator.providers.http import HttpTransport, TransportError
+from migrator.providers.keys import idempotency_key
 
 AWKWARD_IDS = ["library/日本語.mp4", "café", " leading space", "tab-free but ünïcödé", "emoji 🎬", "a" * 255]
 
@@ -38,11 +43,9 @@ class _Recorder(requests.Session):
 
 @pytest.mark.parametrize("asset_id", AWKWARD_IDS)
 def test_create_sends_the_exact_id_in_the_body_and_the_hash_in_the_header(asset_id):
-    import json
-
     session = _Recorder()
-    answer = ProviderClient("https://p.example", lambda: "t", session=session).create(asset_id, "https://h/a.mp4")
-    assert answer.status == 201
+    generic = build("generic", "https://p.example", lambda: "t", session=session)
+    assert generic.create(AssetRef(asset_id), "https://h/a.mp4").kind is OutcomeKind.CREATED
     (request,) = session.sent
     assert json.loads(request.body)["metadata"]["migration_ref"] == asset_id
     assert request.headers["Idempotency-Key"] == idempotency_key(asset_id)
@@ -53,6 +56,16 @@ def test_a_request_that_cannot_be_encoded_is_a_transport_error_not_a_crash():
         def send(self, request, **kwargs):
             raise UnicodeEncodeError("latin-1", "日", 0, 1, "ordinal not in range(256)")
 
-    client = ProviderClient("https://p.example", lambda: "t", session=Refusing())
+    transport = HttpTransport("https://p.example", lambda: {}, session=Refusing())
     with pytest.raises(TransportError, match="could not be encoded"):
-        client.get("vid_1")
+        transport.send("GET", "/videos/vid_1")
+
+
+def test_no_answer_is_a_transient_outcome_the_create_may_have_happened():
+    class Down(requests.Session):
+        def send(self, request, **kwargs):
+            raise requests.ConnectTimeout("no route")
+
+    generic = build("generic", "https://p.example", lambda: "t", session=Down())
+    outcome = generic.create(AssetRef("a"), "https://h/a.mp4")
+    assert (outcome.kind, outcome.error) == (OutcomeKind.TRANSIENT, "timeout")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from migrator.fate import classify_create, classify_video, excerpt
+from migrator.fate import classify_failure, excerpt
+from migrator.providers.generic import read_video
 from migrator.redact import redact_credentials
 
 SIGV4 = (
@@ -52,10 +53,10 @@ def test_other_url_credentials_are_redacted(text, expected):
 
 def test_provider_errors_are_stored_redacted():
     body = f'{{"error": "cannot download {SIGV4}"}}'
-    outcome = classify_create(400, None, body, {}, 0.0)
+    outcome = classify_failure(400, body, None)
     assert outcome.error.startswith("HTTP 400: ")
     assert not any(secret in outcome.error for secret in SECRETS)
-    video = classify_video({"id": "v1", "status": "errored", "error": {"message": f"fetch failed: {SIGV2}"}})
+    video = read_video({"id": "v1", "status": "errored", "error": {"message": f"fetch failed: {SIGV2}"}})
     assert not any(secret in video.error for secret in SECRETS)
 
 

@@ -215,6 +215,21 @@ def build_parser() -> argparse.ArgumentParser:
         _stack_options(p)
 
     p = sub.add_parser(
+        "audit",
+        help="prove it on the provider: duplicate videos, missing videos, state drift against the ledger",
+        description=(
+            "Page through the provider's whole library and the ledger, and list every asset of ours that "
+            "holds more than one live provider video, every ledger asset whose recorded video the provider "
+            "does not have, and every video the provider sees in another state than the ledger. Run it on "
+            "the real account after a migration. The credentials are the stack's (read with your AWS "
+            "credentials); 429s are waited out. Exit 0 when there is nothing to report, 1 otherwise."
+        ),
+    )
+    p.add_argument("--json", action="store_true", help="print the summary and every finding as JSON")
+    p.add_argument("--provider-url", metavar="URL", help="the provider's API address, if not the stack's")
+    _stack_options(p)
+
+    p = sub.add_parser(
         "reconcile",
         help="run reconcile now: heal lost work, poll for lost webhooks, flag drift",
         description=(
@@ -392,6 +407,33 @@ def cmd_pause(args, paused: bool = True) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    from ..providers import CredentialsError, ListingError
+    from .audit import audit, paced
+    from .progress import Progress
+    from .report import scan_ledger
+
+    target = _target(args)
+    provider = paced(target.provider(args.provider_url))
+    progress = Progress(sys.stderr, None, "audited")
+    try:
+        report = audit(
+            provider,
+            scan_ledger(target.client("dynamodb"), target.output("LedgerTableName")),
+            progress=lambda what, n: progress.update(n, what),
+        )
+    except (CredentialsError, ListingError) as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        progress.close()
+    if args.json:
+        doc = {**report.as_dict(), "findings": [finding.__dict__ for finding in report.findings]}
+        print(json.dumps(doc, ensure_ascii=False))
+    else:
+        print("\n".join(report.lines()))
+    return 0 if report.ok else 1
+
+
 def cmd_reconcile(args) -> int:
     from .ops import run_reconcile
 
@@ -429,6 +471,7 @@ COMMANDS = {
     "pause": lambda args: cmd_pause(args, True),
     "resume": lambda args: cmd_pause(args, False),
     "reconcile": cmd_reconcile,
+    "audit": cmd_audit,
 }
 
 

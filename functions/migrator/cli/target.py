@@ -65,6 +65,34 @@ class Target:
             self._clients[service] = make_client(service, self.endpoint, self.region, self._session)
         return self._clients[service]
 
+    def provider(self, base_url: str | None = None):
+        """The stack's provider, its credentials read with the operator's AWS credentials."""
+        from ..providers import CredentialsError, build
+
+        name = self.outputs.get("Provider") or "generic"
+        base = base_url or self.outputs.get("ProviderBaseUrl") or None
+        secret_name = self.outputs.get("ProviderTokenSecretName") or None
+        parameter_name = self.outputs.get("ProviderTokenParameterName") or None
+        cache: dict = {}
+
+        def secret() -> str | None:
+            if "value" not in cache:
+                if secret_name:
+                    value = self.client("secretsmanager").get_secret_value(SecretId=secret_name)["SecretString"]
+                elif parameter_name:
+                    value = self.client("ssm").get_parameter(Name=parameter_name, WithDecryption=True)["Parameter"][
+                        "Value"
+                    ]
+                else:
+                    value = None
+                cache["value"] = value
+            return cache["value"]
+
+        try:
+            return build(name, base, secret)
+        except CredentialsError as exc:
+            raise CliError(f"provider {name}: {exc}") from None
+
     def presigner(self, expiry_s: int):
         """SigV4 presigned GET URLs for s3:// sources, in each bucket's own region."""
         from ..presign import SIGV4, S3Presigner

@@ -1,0 +1,81 @@
+"""The video providers a migration can target, each behind the one `Provider` interface.
+
+`build(name, ...)` makes the provider the stack's `Provider` parameter names. The
+uploader, the webhook, reconcile and the CLI's audit call only the interface
+(`providers.base.Provider`); every wire detail (paths, credentials, bodies, statuses,
+signatures, rate-limit headers) lives in the provider's own module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .apivideo import ApiVideoProvider
+from .base import ListingError, Provider
+from .cloudflare import CloudflareProvider
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    EventError,
+    Poll,
+    RateSignal,
+    Video,
+    WebhookEvent,
+)
+from .generic import GenericProvider
+from .mux import MuxProvider
+
+PROVIDERS: dict[str, type[Provider]] = {
+    "generic": GenericProvider,
+    "mux": MuxProvider,
+    "cloudflare": CloudflareProvider,
+    "apivideo": ApiVideoProvider,
+}
+
+
+def build(name: str, base_url: str | None, secret: Callable[[], str | None], **options) -> Provider:
+    """The provider called `name` (see PROVIDERS). `options`: clock, session, timeouts,
+    and for the generic provider its `webhook_scheme`."""
+    try:
+        cls = PROVIDERS[name]
+    except KeyError:
+        raise CredentialsError(f"unknown provider {name!r}; one of {', '.join(PROVIDERS)}") from None
+    if cls is not GenericProvider:
+        options.pop("webhook_scheme", None)  # the real providers sign in their own scheme
+    return cls(base_url, secret, **options)
+
+
+__all__ = [
+    "PROVIDERS",
+    "ApiVideoProvider",
+    "AssetRef",
+    "CloudflareProvider",
+    "CredentialsError",
+    "EventError",
+    "GenericProvider",
+    "ListingError",
+    "MuxProvider",
+    "Poll",
+    "Provider",
+    "RateSignal",
+    "Video",
+    "WebhookEvent",
+    "build",
+    "from_settings",
+]
+
+
+def from_settings(settings, clock: Callable[[], float] | None = None) -> Provider:
+    """The stack's provider, its credentials read from Secrets Manager or SSM (cached, never logged)."""
+    from ..secrets import read_secret
+
+    options = {"connect_timeout_s": settings.connect_timeout_s, "read_timeout_s": settings.read_timeout_s}
+    if clock is not None:
+        options["clock"] = clock
+    return build(
+        settings.provider,
+        settings.provider_base_url,
+        lambda: read_secret(settings.token_secret_name, settings.token_parameter_name),
+        webhook_scheme=settings.webhook_scheme,
+        **options,
+    )

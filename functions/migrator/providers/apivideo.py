@@ -1,0 +1,200 @@
+"""api.video (its OpenAPI file oas_apivideo.yaml, and https://docs.api.video).
+
+- credentials: the API key, as HTTP Basic's user name with an empty password; the secret
+  holds the key, or JSON `{"api_key": "..."}`;
+- create: `POST /videos` with `title` (required), `source` (the URL) and `metadata`
+  key/value pairs: our exact id as `migration_ref` and the attempt's key; 201 (or 202)
+  with the video, its id `videoId`; the video object has no status;
+- no idempotency key: an earlier create is found with the list's metadata filter
+  (`metadata[migration_ref]=<id>`), newest first, and its `/status` is read so an
+  encoding that failed is never adopted;
+- poll: `GET /videos/{id}/status`: ready when `encoding.playable` (duration in
+  `encoding.metadata.duration`); there is no error state or reason, so a video whose
+  every quality `failed` is taken as rejected;
+- webhooks: `X-Api-Video-Signature`, a hex HMAC of the body alone (no timestamp: the
+  body's `emittedAt` bounds replays); `video.encoding.quality.completed` names only the
+  video and a quality, so it is a prompt to read the video's status, not an outcome; no
+  event exists for a failure (reconcile's poll finds those);
+- rate limits: per minute (uploads 100, writes 200, reads 500 in production), with
+  `X-RateLimit-Limit`, `-Remaining` and `-Retry-After` on every answer.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Mapping, Sequence
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..signatures import Scheme, SignatureError
+from ..states import State
+from .base import Provider, created, listed, lookup_failure, secret_text, verified_event
+from .facts import (
+    AssetRef,
+    Poll,
+    RateSignal,
+    Video,
+    WebhookEvent,
+    body_event_id,
+    duration_of,
+    epoch_of,
+    mapping,
+    our_ref,
+    rejected_video,
+    video_id,
+)
+from .http import quote
+from .keys import idempotency_key
+from .ratelimit import read_rate_headers
+
+PAGE_SIZE = 100  # the list's maximum
+TITLE_MAX = 255
+INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
+QUALITY_EVENT = "video.encoding.quality.completed"
+
+
+def basic_auth(raw: str | None) -> dict[str, str]:
+    """HTTP Basic with the API key as user name and no password."""
+    key = secret_text(raw, "api_key", "api.video")
+    return {"Authorization": "Basic " + base64.b64encode(f"{key}:".encode()).decode("ascii")} if key else {}
+
+
+def metadata_value(video: object, key: str) -> object:
+    entries = mapping(video).get("metadata")
+    if not isinstance(entries, list):
+        return None
+    return next((e.get("value") for e in entries if isinstance(e, dict) and e.get("key") == key), None)
+
+
+def read_status(remote_id: str | None, status: object, ref: str | None = None) -> Video:
+    """`GET /videos/{id}/status`: playable means ready; every quality failed means rejected."""
+    if not isinstance(status, dict):
+        return Video(remote_id, ref, status="not an object", known=False)
+    encoding, ingest = mapping(status.get("encoding")), mapping(status.get("ingest"))
+    qualities = [q for q in encoding.get("qualities") or [] if isinstance(q, dict)]
+    word = ingest.get("status") if isinstance(ingest.get("status"), str) else ""
+    if encoding.get("playable") is True:
+        duration = duration_of(mapping(encoding.get("metadata")).get("duration"))
+        return Video(remote_id, ref, State.READY, "playable", duration_s=duration)
+    if qualities and all(q.get("status") == "failed" for q in qualities):
+        return rejected_video(remote_id, ref, "failed", "encoding failed for every quality")
+    known = word in INGESTING or any(q.get("status") in ("waiting", "encoding", "encoded") for q in qualities)
+    return Video(remote_id, ref, None, excerpt(word or "encoding", 40), known=known)
+
+
+def read_listed(video: object) -> Video:
+    """A video object (create answer, list entry): identity only; its status lives elsewhere."""
+    return Video(
+        video_id(mapping(video).get("videoId")),
+        our_ref(metadata_value(video, "migration_ref")),
+        status="listed",
+        created_at=epoch_of(mapping(video).get("createdAt")),
+    )
+
+
+class ApiVideoProvider(Provider):
+    name = "apivideo"
+    default_base_url = "https://ws.api.video"
+    duplicate_window = (
+        "none found: before any second create the uploader asks for the asset's videos with the list's "
+        "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"
+    )
+
+    def auth_headers(self) -> dict[str, str]:
+        return basic_auth(self.secret())
+
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        body = {
+            "title": (asset.title or asset.asset_id)[:TITLE_MAX],
+            "source": source_url,
+            "metadata": [
+                {"key": "migration_ref", "value": asset.asset_id},
+                {"key": "migration_key", "value": idempotency_key(asset.asset_id, asset.generation)},
+            ],
+        }
+        answer = self._send("POST", "/videos", json_body=body)
+        if isinstance(answer, Outcome):
+            return answer
+        if 200 <= answer.status < 300:
+            return created(answer, read_listed(answer.body).remote_id)
+        return self._failure(answer)
+
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        listed = self._listed(asset_id)
+        if isinstance(listed, Outcome):
+            return listed
+        for video in listed:
+            status = self._status(video.remote_id)
+            if isinstance(status, Outcome):
+                return status
+            if status.target is not State.REJECTED:
+                return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
+        return Outcome(OutcomeKind.NOT_FOUND)
+
+    def _listed(self, asset_id: str) -> list[Video] | Outcome:
+        """The asset's videos, newest first (the list's metadata filter)."""
+        params = {"metadata[migration_ref]": asset_id, "sortBy": "createdAt", "sortOrder": "desc"}
+        items = self._listing("/videos", {**params, "pageSize": str(PAGE_SIZE)}, "data")
+        if isinstance(items, Outcome):
+            return items
+        return [v for v in map(read_listed, items) if v.remote_id and v.ref == asset_id]
+
+    def _status(self, remote_id: str) -> Video | Outcome:
+        answer = self._send("GET", f"/videos/{quote(remote_id)}/status")
+        if isinstance(answer, Outcome):
+            return Outcome(answer.kind, error=f"lookup {answer.error}")
+        if not 200 <= answer.status < 300:
+            return lookup_failure(self._failure(answer))
+        return read_status(remote_id, answer.body)
+
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        return self._get_video(
+            f"/videos/{quote(remote_id)}/status", lambda body: read_status(remote_id, body, asset_id)
+        )
+
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        event, kind, _ = verified_event(Scheme.APIVIDEO, body, headers, secrets, now, tolerance_s)
+        # The signature binds no time: the body's own emittedAt bounds how long a copy can be replayed.
+        emitted = epoch_of(event.get("emittedAt"))
+        if emitted is not None and not (now - tolerance_s <= emitted <= now + tolerance_s):
+            raise SignatureError("timestamp outside tolerance")
+        remote_id = video_id(event.get("videoId"))
+        if kind != QUALITY_EVENT or remote_id is None:
+            return WebhookEvent(body_event_id(body), None, remote_id, note=f"not an outcome: {excerpt(kind, 60)}")
+        return WebhookEvent(body_event_id(body), None, remote_id, confirm=True, note=f"{kind} (asking for its status)")
+
+    def videos(self) -> Iterator[Video]:
+        page = 1
+        while True:
+            params = {"sortBy": "createdAt", "sortOrder": "asc", "pageSize": str(PAGE_SIZE), "currentPage": str(page)}
+            body = mapping(listed(self.http.send("GET", "/videos", params=params)).body)
+            for item in body.get("data") or []:
+                yield read_listed(item)
+            pagination = mapping(body.get("pagination"))
+            total = pagination.get("pagesTotal")
+            if not isinstance(total, int) or page >= total:
+                return
+            page += 1
+
+    def settled(self, video: Video) -> Video:
+        """A listed video's status: api.video lists identities only."""
+        if not video.remote_id:
+            return video
+        status = self._status(video.remote_id)
+        if isinstance(status, Outcome):
+            return Video(video.remote_id, video.ref, status=f"status unknown ({status.error})", known=False)
+        return Video(
+            video.remote_id,
+            video.ref,
+            status.target,
+            status.status,
+            status.known,
+            status.duration_s,
+            status.error,
+            video.created_at,
+        )
+
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        # X-RateLimit-Limit counts per minute here.
+        return read_rate_headers(headers, self.clock(), window_s=60.0)

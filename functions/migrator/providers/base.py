@@ -1,0 +1,228 @@
+"""The one interface every video provider is reached through.
+
+The uploader, the webhook and reconcile speak only to `Provider`: create a video from a
+URL tagged with our asset id, find what an earlier try created, poll a video, read a
+signed webhook, list the library (for the audit), and read the provider's rate-limit
+signals. Each provider module turns its own wire format into the facts of `facts.py`;
+nothing outside the package asks which provider it is talking to. The decisions taken
+on those facts stay pure functions elsewhere (`fate`, `heal`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
+from ..signatures import Scheme, verify
+from .facts import AssetRef, CredentialsError, EventError, Poll, RateSignal, Video, WebhookEvent
+from .http import Answer, HttpTransport, TransportError
+
+# How many pages `find` reads at most when the provider has no filter for our reference.
+FIND_MAX_PAGES = 5
+# A create is looked for among videos made since the claim, less this margin for clocks.
+FIND_MARGIN_S = 300.0
+
+
+class Provider(ABC):
+    """A video provider: its wire format behind the operations the migration needs.
+
+    `secret` returns the credentials' raw text (Secrets Manager or SSM, cached); each
+    provider reads its own format from it, per request, so a rotation is picked up.
+    """
+
+    name: str = ""
+    default_base_url: str = ""
+    # In which window a duplicate video is still possible, for the README and the audit.
+    duplicate_window: str = ""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        secret: Callable[[], str | None],
+        clock: Callable[[], float] = time.time,
+        session=None,
+        connect_timeout_s: float = 3.05,
+        read_timeout_s: float = 10.0,
+    ):
+        base = base_url or self.default_base_url
+        if not base:
+            raise CredentialsError(f"the {self.name} provider needs a base URL (ProviderBaseUrl)")
+        self.secret = secret
+        self.clock = clock
+        self.http = HttpTransport(base, self.auth_headers, session, connect_timeout_s, read_timeout_s)
+
+    @abstractmethod
+    def auth_headers(self) -> dict[str, str]:
+        """The request's credentials, read from the secret (CredentialsError when malformed)."""
+
+    # --- the uploader -----------------------------------------------------------------
+
+    @abstractmethod
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        """Ask for a video made from `source_url`, tagged with the asset; the answer classified."""
+
+    @abstractmethod
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        """A video an earlier try made for this asset: CREATED with its id, or NOT_FOUND.
+        An errored video never counts. `created_after` bounds a search by time where the
+        provider has no filter for our reference."""
+
+    # --- reconcile and the webhook ------------------------------------------------------
+
+    def poll(self, asset_id: str, remote_id: str | None) -> Poll:
+        """The video's state now: by its id, or found by our reference when no id was recorded."""
+        if not remote_id:
+            found = self.find(asset_id, None)
+            answer = poll_of(found)
+            if answer is not None:
+                return answer
+            remote_id = found.remote_id
+        return self._poll_video(asset_id, remote_id)
+
+    @abstractmethod
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        """One read of the video `remote_id` (see `_get_video`)."""
+
+    @abstractmethod
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        """Verify a callback over its exact bytes (SignatureError, SecretError) and read it (EventError)."""
+
+    # --- the audit ------------------------------------------------------------------------
+
+    @abstractmethod
+    def videos(self) -> Iterator[Video]:
+        """Every video in the library, page by page (for `migrator audit`)."""
+
+    def settled(self, video: Video) -> Video:
+        """A listed video with its status filled in, where the listing leaves it out (one more read)."""
+        return video
+
+    # --- pacing -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        """The provider's rate-limit headers, read in its own dialect."""
+
+    # --- shared plumbing for the subclasses ------------------------------------------------
+
+    def _send(self, method: str, path: str, **kwargs) -> Answer | Outcome:
+        """The answer, or a TRANSIENT outcome when no answer came (the create may have happened)."""
+        try:
+            return self.http.send(method, path, **kwargs)
+        except TransportError as exc:
+            return transport_failure(exc.kind)
+
+    def _get_video(self, path: str, reader: Callable[[object], Video]) -> Poll:
+        """One GET of a video: its answer read with `reader` (0 when no answer came)."""
+        answer = self._send("GET", path)
+        if isinstance(answer, Outcome):
+            return Poll(0)
+        video = reader(answer.body) if answer.status == 200 else None
+        return Poll(answer.status, video, self.rate_signal(answer.headers).retry_after)
+
+    def _listing(self, path: str, params: Mapping[str, str], key: str, absent_is_empty: bool = False) -> list | Outcome:
+        """One page of a list (its `key` entry), or the lookup's failure as an outcome.
+        `absent_is_empty`: a 404 means "nothing matches" (the seed contract's lookup)."""
+        answer = self._send("GET", path, params=params)
+        if isinstance(answer, Outcome):
+            return Outcome(answer.kind, error=f"lookup {answer.error}")
+        if answer.status == 404 and absent_is_empty:
+            return []
+        if not 200 <= answer.status < 300:
+            return lookup_failure(self._failure(answer))
+        items = answer.body.get(key) if isinstance(answer.body, dict) else None
+        if not isinstance(items, list):
+            return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a {key} list")
+        return items
+
+    def _failure(self, answer: Answer, what: str = "") -> Outcome:
+        """A non-2xx answer classified: throttled, rejected (a 4xx about the asset) or transient."""
+        signal = self.rate_signal(answer.headers)
+        outcome = classify_failure(answer.status, answer.text, signal.retry_after)
+        if what and outcome.error:
+            return Outcome(outcome.kind, retry_after=outcome.retry_after, error=f"{what} {outcome.error}")
+        return outcome
+
+
+# --- plumbing shared by the provider modules -----------------------------------------------------
+
+
+def verified_event(
+    scheme: Scheme, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+) -> tuple[dict, str, str | None]:
+    """A callback checked in `scheme` and read as a JSON object with a string `type`; also the
+    event id the signature scheme itself carries (Standard Webhooks), if any."""
+    verified = verify(scheme, body, headers, secrets, now, tolerance_s)
+    event = json_event(body)
+    kind = event.get("type")
+    if not isinstance(kind, str):
+        raise EventError("event type is not a string")
+    return event, kind, verified.event_id
+
+
+def json_event(body: bytes) -> dict:
+    """A verified body as a JSON object, or the EventError that answers 400."""
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise EventError("body is not valid JSON") from None
+    if not isinstance(event, dict):
+        raise EventError("event is not a JSON object")
+    return event
+
+
+def created(answer: Answer, remote_id: str | None) -> Outcome:
+    """A 2xx create answer: CREATED with the id, or TRANSIENT when it names no usable video."""
+    if answer.body is None:
+        return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {answer.status} with a body that is not JSON")
+    if remote_id is None:
+        return Outcome(OutcomeKind.TRANSIENT, error=f"HTTP {answer.status} without a usable video id")
+    return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
+
+
+def lookup_failure(outcome: Outcome) -> Outcome:
+    """A failed lookup says nothing about the source: never a rejection."""
+    kind = OutcomeKind.TRANSIENT if outcome.kind is OutcomeKind.REJECTED else outcome.kind
+    return Outcome(kind, retry_after=outcome.retry_after, error="lookup " + (outcome.error or ""))
+
+
+def poll_of(found: Outcome) -> Poll | None:
+    """A poll's answer when a lookup (no id recorded) did not name a video: None when it did."""
+    if found.kind is OutcomeKind.CREATED:
+        return None
+    if found.kind is OutcomeKind.THROTTLED:
+        return Poll(429, retry_after=found.retry_after)
+    return Poll(200 if found.kind is OutcomeKind.NOT_FOUND else 0)
+
+
+class ListingError(RuntimeError):
+    """The library could not be listed (the audit stops and says why)."""
+
+
+def listed(answer: Answer) -> Answer:
+    """A page of the library, or the ListingError that stops the audit."""
+    if answer.status != 200:
+        raise ListingError(f"listing the provider's videos failed: HTTP {answer.status}: {excerpt(answer.text, 200)}")
+    return answer
+
+
+def secret_text(raw: str | None, field: str, what: str) -> str | None:
+    """A single credential: the secret's text itself, or JSON `{field: ...}`; None when none is set."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text.startswith("{"):
+        return text or None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise CredentialsError(f"the {what} secret is not valid JSON") from None
+    value = doc.get(field) if isinstance(doc, dict) else None
+    if not isinstance(value, str) or not value:
+        raise CredentialsError(f'the {what} secret has no "{field}" field')
+    return value

@@ -1,0 +1,156 @@
+"""The facts a provider hands back, in our terms, and the small readers that make them (pure).
+
+Everything a provider says is untrusted; these types are what is left once its answer has
+been read and checked: ids checked like our own, durations in range, times as epoch
+seconds, errors short and redacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import id_problem
+from ..states import State
+
+# A duration outside this is garbage, not a video's length (seconds).
+MAX_DURATION_S = 10_000_000
+
+
+class CredentialsError(ValueError):
+    """The provider's credentials are missing or malformed. The message names the field,
+    never its value, so it is safe to log."""
+
+
+class EventError(ValueError):
+    """A verified webhook whose body cannot be read (400). `.reason` is safe to return."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Video:
+    """What a provider says about one of its videos, in our terms."""
+
+    remote_id: str | None
+    ref: str | None = None  # our asset id as the provider keeps it; None when absent or not readable
+    target: State | None = None  # READY or REJECTED once the provider has finished; None while it works
+    status: str = ""  # the provider's own word, for notes and reports
+    known: bool = True  # False: a status we cannot read, which says nothing about progress
+    duration_s: float | None = None
+    error: str | None = None  # why the provider gave up (REJECTED), redacted and short
+    created_at: float | None = None  # epoch seconds, when the provider says
+
+
+@dataclass(frozen=True)
+class Poll:
+    """One poll's answer: the HTTP status, and the video when the answer named one."""
+
+    http_status: int
+    video: Video | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    """A verified callback. It names our asset or only the provider's video; it carries the
+    video's outcome, or (`confirm`) says only that something changed and the video must be asked."""
+
+    event_id: str
+    asset_id: str | None = None
+    remote_id: str | None = None
+    video: Video | None = None
+    confirm: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RateSignal:
+    """What the provider's headers say about its limit; every field None when it said nothing."""
+
+    retry_after: float | None = None  # seconds to wait before the next request
+    limit_per_s: float | None = None  # the limit, converted to requests per second
+    remaining: float | None = None  # requests left in the current window
+    reset_after: float | None = None  # seconds until the window resets
+    source: str = ""  # which header said it
+
+
+@dataclass(frozen=True)
+class AssetRef:
+    """What a create needs to know about the asset besides its source."""
+
+    asset_id: str
+    title: str | None = None
+    generation: int = 0
+
+
+# --- small readers shared by the provider modules ---------------------------------------------
+
+
+def video_id(value: object) -> str | None:
+    """A provider's video id, checked like our own ids (untrusted text)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    return value if isinstance(value, str) and id_problem(value) is None else None
+
+
+def our_ref(value: object) -> str | None:
+    """Our asset id as a provider echoes it back, or None when it is not one."""
+    return value if isinstance(value, str) and id_problem(value) is None else None
+
+
+def duration_of(value: object) -> float | None:
+    """A duration in seconds, or None when it is missing, negative (-1: unknown) or absurd."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number < MAX_DURATION_S else None
+
+
+def epoch_of(value: object) -> float | None:
+    """Epoch seconds from a number, a string of digits (Mux) or an RFC 3339 / ISO 8601 text."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str) or not value or len(value) > 40:
+        return None
+    try:
+        number = float(value)  # Mux: Unix seconds as a string
+    except ValueError:
+        number = None
+    if number is not None:
+        return number if math.isfinite(number) else None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.timestamp() if parsed.tzinfo else None
+
+
+def body_event_id(body: bytes) -> str:
+    """An event id for providers that send none: a redelivery repeats the same bytes."""
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def found_among(videos: Sequence[Video], asset_id: str) -> Outcome | None:
+    """CREATED for the first of our asset's videos that is not errored, else None."""
+    for video in videos:
+        if video.ref == asset_id and video.remote_id and video.target is not State.REJECTED:
+            return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
+    return None
+
+
+def rejected_video(remote_id: str | None, ref: str | None, status: str, reason: str | None, **fields) -> Video:
+    text = excerpt(reason) if reason else "the provider could not ingest the source"
+    return Video(remote_id, ref, State.REJECTED, status, error=f"provider: {text}", **fields)
+
+
+def mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}

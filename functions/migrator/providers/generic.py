@@ -1,0 +1,133 @@
+"""The seed's provider contract ("generic"): the one the project began with, kept as it was.
+
+- create: `POST {base}/videos` `{"input": url, "metadata": {"migration_ref": id}}` with an
+  `Idempotency-Key` (a hash of the id and its generation, see `idempotency_key`);
+- find: `GET {base}/videos?metadata[migration_ref]=<id>`;
+- poll: `GET {base}/videos/{id}`; statuses preparing | ready | errored;
+- webhooks: the seed's `x-signature` or Standard Webhooks, chosen by `WebhookScheme`;
+  events `video.ready` / `video.errored` carrying the video;
+- credentials: a bearer token (the secret's text, or JSON `{"token": ...}`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..signatures import Scheme
+from ..states import State
+from .base import Provider, created, listed, secret_text, verified_event
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    Poll,
+    RateSignal,
+    Video,
+    WebhookEvent,
+    body_event_id,
+    duration_of,
+    epoch_of,
+    found_among,
+    mapping,
+    our_ref,
+    rejected_video,
+    video_id,
+)
+from .http import quote
+from .keys import idempotency_key
+from .ratelimit import read_rate_headers
+
+# The statuses the seed contract uses for a video the provider is still working on.
+WORKING = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
+
+
+def bearer_token(raw: str | None) -> dict[str, str]:
+    """The Authorization header from the secret: the token itself, or JSON {"token": ...}."""
+    token = secret_text(raw, "token", "provider")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def read_video(video: object) -> Video:
+    """A video object of the seed contract (a create's answer, a GET, a webhook's data)."""
+    if not isinstance(video, dict):
+        return Video(None, status="not an object", known=False)
+    remote_id = video_id(video.get("id"))
+    ref = our_ref(mapping(video.get("metadata")).get("migration_ref"))
+    status = video.get("status") if isinstance(video.get("status"), str) else ""
+    created = epoch_of(video.get("created_at"))
+    if status == "ready":
+        return Video(
+            remote_id, ref, State.READY, status, duration_s=duration_of(video.get("duration")), created_at=created
+        )
+    if status == "errored":
+        error = video.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        return rejected_video(remote_id, ref, status, str(message) if message else None, created_at=created)
+    return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created)
+
+
+class GenericProvider(Provider):
+    name = "generic"
+    duplicate_window = (
+        "none while the provider honours the Idempotency-Key; otherwise as with a metadata filter: "
+        "a create whose answer was lost is found by `metadata[migration_ref]` before any second create"
+    )
+
+    def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scheme = Scheme(webhook_scheme)
+        if self.scheme not in (Scheme.SEED, Scheme.STANDARD):
+            raise CredentialsError("the generic provider signs webhooks with 'seed' or 'standard'")
+
+    def auth_headers(self) -> dict[str, str]:
+        return bearer_token(self.secret())
+
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        answer = self._send(
+            "POST",
+            "/videos",
+            json_body={"input": source_url, "metadata": {"migration_ref": asset.asset_id}},
+            headers={"Idempotency-Key": idempotency_key(asset.asset_id, asset.generation)},
+        )
+        if isinstance(answer, Outcome):
+            return answer
+        if 200 <= answer.status < 300:
+            return created(answer, read_video(answer.body).remote_id)
+        if answer.status == 409:
+            return Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
+        return self._failure(answer)
+
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        items = self._listing("/videos", {"metadata[migration_ref]": asset_id}, "data", absent_is_empty=True)
+        if isinstance(items, Outcome):
+            return items
+        # The filter already named the asset; an entry without the reference echoed is still ours.
+        videos = [v if v.ref else Video(v.remote_id, asset_id, v.target) for v in map(read_video, items)]
+        return found_among(videos, asset_id) or Outcome(OutcomeKind.NOT_FOUND)
+
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        return self._get_video(f"/videos/{quote(remote_id)}", read_video)
+
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        event, kind, signed_id = verified_event(self.scheme, body, headers, secrets, now, tolerance_s)
+        if signed_id:  # Standard Webhooks: the id the signature covers
+            event_id = signed_id[:255]
+        elif isinstance(event.get("id"), str) and event["id"]:
+            event_id = event["id"][:255]
+        else:
+            event_id = body_event_id(body)
+        data = mapping(event.get("data"))
+        status = {"video.ready": "ready", "video.errored": "errored"}.get(kind)
+        video = read_video({**data, "status": status}) if status else read_video(data)
+        note = status or f"not an outcome: {excerpt(kind, 60)}"
+        return WebhookEvent(event_id, video.ref, video.remote_id, video if status else None, note=note)
+
+    def videos(self) -> Iterator[Video]:
+        answer = listed(self.http.send("GET", "/videos"))
+        for item in mapping(answer.body).get("data") or []:
+            yield read_video(item)
+
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        return read_rate_headers(headers, self.clock())

@@ -1,0 +1,194 @@
+"""Mux Video (https://docs.mux.com; OpenAPI in muxinc's SDKs).
+
+- credentials: an access token id and secret, HTTP Basic; the secret holds JSON
+  `{"token_id": "...", "token_secret": "..."}`;
+- create: `POST /video/v1/assets` with `inputs: [{url}]`, `playback_policies: ["public"]`,
+  our id in `passthrough` (255 characters at most; a longer id travels as its hash) and
+  the attempt's key in `meta.external_id`; 201 `{"data": asset}`;
+- no idempotency key and no filter by passthrough: an earlier create is found by paging
+  the asset list (newest first, 100 a page) back to the claim's time, at most 5 pages;
+- poll: `GET /video/v1/assets/{id}`; status preparing | ready | errored, `duration` in
+  seconds, `errors: {type, messages}`;
+- webhooks: `Mux-Signature: t=<unix>,v1=<hex>` over `<t>.<body>`, any `v1` may match
+  (rotation), events `video.asset.ready` / `video.asset.errored` with the asset as `data`
+  and the event's own `id`;
+- rate limits: 1 create a second sustained (bursts allowed), 5 other requests a second;
+  a 429 may carry no hint at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Mapping, Sequence
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..signatures import Scheme
+from ..states import State
+from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, created, listed, lookup_failure, verified_event
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    EventError,
+    Poll,
+    RateSignal,
+    Video,
+    WebhookEvent,
+    duration_of,
+    epoch_of,
+    mapping,
+    our_ref,
+    rejected_video,
+    video_id,
+)
+from .http import quote
+from .keys import idempotency_key, passthrough_for
+from .ratelimit import read_rate_headers
+
+ASSETS = "/video/v1/assets"
+PAGE_SIZE = 100  # the list's maximum
+WORKING = frozenset({"preparing"})
+READY_EVENT, ERRORED_EVENT = "video.asset.ready", "video.asset.errored"
+
+
+def basic_auth(raw: str | None) -> dict[str, str]:
+    """HTTP Basic from `{"token_id": ..., "token_secret": ...}`."""
+    if raw is None:
+        return {}
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise CredentialsError('the Mux secret must be JSON {"token_id": ..., "token_secret": ...}') from None
+    token_id = doc.get("token_id") if isinstance(doc, dict) else None
+    secret = doc.get("token_secret") if isinstance(doc, dict) else None
+    if not isinstance(token_id, str) or not token_id or not isinstance(secret, str) or not secret:
+        raise CredentialsError('the Mux secret needs "token_id" and "token_secret"')
+    return {"Authorization": "Basic " + base64.b64encode(f"{token_id}:{secret}".encode()).decode("ascii")}
+
+
+def read_asset(asset: object) -> Video:
+    """A Mux asset (a create's `data`, a GET's `data`, a webhook's `data`)."""
+    if not isinstance(asset, dict):
+        return Video(None, status="not an object", known=False)
+    remote_id = video_id(asset.get("id"))
+    passthrough = asset.get("passthrough")
+    # A hashed passthrough stands for an id too long to carry: it names no asset by itself.
+    ref = our_ref(passthrough) if isinstance(passthrough, str) and not passthrough.startswith("sha256:") else None
+    status = asset.get("status") if isinstance(asset.get("status"), str) else ""
+    created_at = epoch_of(asset.get("created_at"))
+    if status == "ready":
+        return Video(
+            remote_id, ref, State.READY, status, duration_s=duration_of(asset.get("duration")), created_at=created_at
+        )
+    if status == "errored":
+        errors = mapping(asset.get("errors"))
+        messages = errors.get("messages")
+        reason = "; ".join(m for m in messages if isinstance(m, str)) if isinstance(messages, list) else None
+        reason = reason or (errors.get("type") if isinstance(errors.get("type"), str) else None)
+        return rejected_video(remote_id, ref, status, reason, created_at=created_at)
+    return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created_at)
+
+
+class MuxProvider(Provider):
+    name = "mux"
+    default_base_url = "https://api.mux.com"
+    duplicate_window = (
+        "Mux has no idempotency key and no filter by passthrough: after a lost answer the uploader pages "
+        "the asset list, newest first, back to the claim's time (at most 5 pages of 100). A duplicate is "
+        "possible when more than 500 assets were created in the account between the lost create and its "
+        "lookup, or if Mux ever lists out of creation order; `migrator audit` finds any."
+    )
+
+    def auth_headers(self) -> dict[str, str]:
+        return basic_auth(self.secret())
+
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        meta = {"external_id": idempotency_key(asset.asset_id, asset.generation)}
+        if asset.title:
+            meta["title"] = asset.title[:512]
+        body = {
+            "inputs": [{"url": source_url}],
+            "playback_policies": ["public"],
+            "passthrough": passthrough_for(asset.asset_id),
+            "meta": meta,
+        }
+        answer = self._send("POST", ASSETS, json_body=body)
+        if isinstance(answer, Outcome):
+            return answer
+        if 200 <= answer.status < 300:
+            return created(answer, read_asset(mapping(answer.body).get("data")).remote_id)
+        return self._failure(answer)
+
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        wanted = passthrough_for(asset_id)
+        cursor: str | None = None
+        for _ in range(FIND_MAX_PAGES):
+            page = self._page(cursor)
+            if isinstance(page, Outcome):
+                return page
+            items, cursor = page
+            for item in items:
+                video = read_asset(item)
+                ours = mapping(item).get("passthrough") == wanted
+                if ours and video.remote_id and video.target is not State.REJECTED:
+                    return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
+            # Listed newest first: once a page reaches back before the claim, older pages cannot hold it.
+            oldest = min((v for v in (epoch_of(mapping(i).get("created_at")) for i in items) if v), default=None)
+            past_the_claim = created_after is not None and oldest is not None and oldest < created_after - FIND_MARGIN_S
+            if not cursor or past_the_claim:
+                break
+        return Outcome(OutcomeKind.NOT_FOUND)
+
+    def _page(self, cursor: str | None) -> tuple[list, str | None] | Outcome:
+        """One page of the asset list and the cursor of the next (the API's only paging)."""
+        answer = self._send("GET", ASSETS, params=_page_params(cursor))
+        if isinstance(answer, Outcome):
+            return Outcome(answer.kind, error=f"lookup {answer.error}")
+        if not 200 <= answer.status < 300:
+            return lookup_failure(self._failure(answer))
+        body = mapping(answer.body)
+        items = body.get("data")
+        if not isinstance(items, list):
+            return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a data list")
+        return items, _cursor(body)
+
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        return self._get_video(f"{ASSETS}/{quote(remote_id)}", lambda body: read_asset(mapping(body).get("data")))
+
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        event, kind, _ = verified_event(Scheme.MUX, body, headers, secrets, now, tolerance_s)
+        event_id = event.get("id")
+        if not isinstance(event_id, str) or not event_id:
+            raise EventError("event has no id")
+        data = mapping(event.get("data"))
+        # The event's type says what happened; the asset it carries has the details.
+        status = {READY_EVENT: "ready", ERRORED_EVENT: "errored"}.get(kind)
+        video = read_asset({**data, "status": status} if status else data)
+        remote_id = video.remote_id or video_id(mapping(event.get("object")).get("id"))
+        if status is None:
+            return WebhookEvent(event_id[:255], video.ref, remote_id, note=f"not an outcome: {excerpt(kind, 60)}")
+        return WebhookEvent(event_id[:255], video.ref, remote_id, video, note=status)
+
+    def videos(self) -> Iterator[Video]:
+        cursor: str | None = None
+        while True:
+            body = mapping(listed(self.http.send("GET", ASSETS, params=_page_params(cursor))).body)
+            for item in body.get("data") or []:
+                yield read_asset(item)
+            cursor = _cursor(body)
+            if not cursor:
+                return
+
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        return read_rate_headers(headers, self.clock())
+
+
+def _page_params(cursor: str | None) -> dict[str, str]:
+    return {"limit": str(PAGE_SIZE), **({"cursor": cursor} if cursor else {})}
+
+
+def _cursor(body: dict) -> str | None:
+    cursor = body.get("next_cursor")
+    return cursor if isinstance(cursor, str) and cursor else None

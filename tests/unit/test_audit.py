@@ -1,0 +1,85 @@
+"""The audit's comparison of the provider's library with the ledger (no network: a listed library)."""
+
+from __future__ import annotations
+
+from migrator.cli.audit import audit, paced
+from migrator.providers import Video, build
+from migrator.providers.http import Answer
+from migrator.states import State
+
+
+class Library:
+    """A provider whose library is a list, with the one extra read api.video needs for statuses."""
+
+    def __init__(self, videos, statuses=None):
+        self._videos, self.statuses, self.settled_calls = videos, statuses or {}, 0
+
+    def videos(self):
+        yield from self._videos
+
+    def settled(self, video):
+        self.settled_calls += 1
+        return self.statuses.get(video.remote_id, video)
+
+
+def v(remote_id, ref, target=None, status="preparing"):
+    return Video(remote_id, ref, target, status)
+
+
+def test_one_live_video_per_asset_is_ok_and_an_errored_leftover_is_not_a_duplicate():
+    library = Library(
+        [
+            v("v1", "a", State.READY, "ready"),
+            v("v2", "b", State.REJECTED, "errored"),  # the first try of a retried rejected asset
+            v("v3", "b", State.READY, "ready"),
+            v("v9", None, State.READY, "ready"),  # not ours: another team's video
+        ]
+    )
+    ledger = [
+        {"asset_id": "a", "state": "ready", "remote_id": "v1"},
+        {"asset_id": "b", "state": "ready", "remote_id": "v3"},
+    ]
+    report = audit(library, ledger)
+    assert report.ok, report.lines()
+    assert (report.provider_videos, report.our_videos, report.errored_leftovers, report.ledger_assets) == (4, 3, 1, 2)
+
+
+def test_duplicates_missing_videos_and_state_drift_are_each_listed():
+    library = Library(
+        [
+            v("v1", "dup", State.READY, "ready"),
+            v("v2", "dup", None, "preparing"),
+            v("v5", "late", State.READY, "ready"),
+            v("v6", "bad", State.REJECTED, "errored"),
+        ]
+    )
+    ledger = [
+        {"asset_id": "dup", "state": "ready", "remote_id": "v1"},
+        {"asset_id": "gone", "state": "ready", "remote_id": "v4"},
+        {"asset_id": "late", "state": "processing", "remote_id": "v5"},
+        {"asset_id": "bad", "state": "ready", "remote_id": "v6"},
+        {"asset_id": "never", "state": "pending"},
+    ]
+    report = audit(library, ledger)
+    kinds = {(f.kind, f.asset_id) for f in report.findings}
+    assert kinds == {("duplicate", "dup"), ("missing", "gone"), ("state", "late"), ("state", "bad")}
+    assert not report.ok and report.as_dict()["duplicates"] == 1
+    assert "FINDINGS" in report.lines()[-1]
+
+
+def test_statuses_are_read_only_for_our_videos():
+    library = Library(
+        [v("v1", "a", None, "listed"), v("v2", None, None, "listed")],
+        statuses={"v1": v("v1", "a", State.READY, "playable")},
+    )
+    report = audit(library, [{"asset_id": "a", "state": "ready", "remote_id": "v1"}])
+    assert report.ok and library.settled_calls == 1
+
+
+def test_the_audit_waits_out_429s_with_the_providers_hint():
+    provider = build("generic", "https://p.example", lambda: None)
+    answers = iter([Answer(429, None, "", {"Retry-After": "7"}), Answer(200, {"data": []}, "", {})])
+    provider.http.send = lambda *a, **k: next(answers)
+    slept: list[float] = []
+    paced(provider, sleep=slept.append)
+    assert provider.http.send("GET", "/videos").status == 200 and slept == [7.0]
