@@ -1,0 +1,307 @@
+"""The "apivideo" profile: api.video's video API as the project's adapter speaks it (notes/wire-spec.md).
+
+HTTP Basic with the API key as user name and an empty password; POST /videos {"title"
+(required), "source", "metadata": [{"key", "value"}]} -> 201 video (no status on it);
+GET /videos with metadata[...] filters, sortBy/sortOrder, currentPage/pageSize (<= 100)
+and pagination links; GET /videos/{id}; GET /videos/{id}/status with ingest and
+per-quality encoding statuses; problem-style errors {"type", "title", "status"};
+X-RateLimit-Limit (per minute) / -Remaining / -Retry-After; webhooks
+video.encoding.quality.completed once per quality, signed X-Api-Video-Signature (hex HMAC
+of the body), and no event at all for a failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+import urllib.parse
+
+from .bucket import RateState
+from .config import SimConfig, is_http_url
+from .profile import (
+    KIND_STATUS,
+    Call,
+    Draft,
+    Event,
+    ParamError,
+    Profile,
+    Reply,
+    Store,
+    alnum_id,
+    basic_matches,
+    derived_id,
+    int_param,
+    iso_offset,
+    x_ratelimit,
+)
+from .signing import sign_seed
+from .video import ERRORED, IDLE, READY, Video
+
+DOCS = "https://docs.api.video/reference/"
+# (type, title) per kind, from the OpenAPI file's examples; "about:blank" (RFC 9457: the
+# title is the status phrase) where it documents no body.
+_PROBLEMS = {
+    "invalid": (DOCS + "invalid-attribute", "An attribute is invalid."),
+    "unsupported": (DOCS + "invalid-attribute", "An attribute is invalid."),
+    "unauthorized": (DOCS + "authentication-invalid-user-credentials", "The user credentials were incorrect."),
+    "forbidden": ("about:blank", "Forbidden"),
+    "not_found": (DOCS + "resource-not-found", "The requested resource was not found."),
+    "no_route": (DOCS + "unrecognized-request-url", "Unrecognized request URL."),
+    "method": ("about:blank", "Method Not Allowed"),
+    "throttled": (DOCS + "too-many-requests", "Too many requests."),
+    "failed": ("about:blank", "Internal Server Error"),
+    "unavailable": ("about:blank", "Service Unavailable"),
+}
+REQUIRED = (DOCS + "attribute-required", "This attribute is required.")
+# The encodings a 1080p source gets: each HLS rendition, and one MP4 when mp4Support is on.
+HLS_QUALITIES = ("360p", "480p", "720p", "1080p")
+MP4_QUALITY = "1080p"
+QUALITY_EVENT = "video.encoding.quality.completed"
+SORT_FIELDS = ("title", "createdAt", "publishedAt", "updatedAt")
+_INGESTED_AT = 1 / 3  # fraction of the processing time spent fetching the source
+# What every encoded source reports in encoding.metadata (a 1080p H.264 file), besides its duration.
+_MEDIA = {
+    "width": 1920,
+    "height": 1080,
+    "bitrate": 4000.0,
+    "duration": None,
+    "framerate": 30,
+    "samplerate": 48000,
+    "videoCodec": "h264",
+    "audioCodec": "aac",
+    "aspectRatio": "16/9",
+}
+_TYPES = {"title": str, "description": str, "source": str, "public": bool, "panoramic": bool, "mp4Support": bool}
+_TYPE_NAMES = {str: "a string", bool: "a boolean"}
+
+
+def _invalid(name: str, detail: str, required: bool = False) -> Reply:
+    kind, title = REQUIRED if required else _PROBLEMS["invalid"]
+    problem = {"type": kind, "title": title, "name": name}
+    return Reply(400, {**problem, "status": 400, "detail": detail, "problems": [problem]})
+
+
+def _bad_query(name: str) -> dict:
+    return {"type": DOCS + "request-invalid-query-parameter", "title": "A query parameter is invalid.", "name": name}
+
+
+def _validate(body: dict) -> Reply | None:
+    if "title" not in body:
+        return _invalid("title", "This attribute is required.", required=True)
+    for name, kind in _TYPES.items():
+        if name in body and not isinstance(body[name], kind):
+            return _invalid(name, f"This attribute must be {_TYPE_NAMES[kind]}.")
+    if "source" in body and not is_http_url(body["source"]):
+        return _invalid("source", "This attribute must be the URL of a video.")
+    tags = body.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return _invalid("tags", "This attribute must be an array.")
+    metadata = body.get("metadata", [])
+    if not isinstance(metadata, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("key"), str) and isinstance(m.get("value"), str) for m in metadata
+    ):
+        return _invalid("metadata", "This attribute must be an array of {key, value} strings.")
+    return None
+
+
+def _metadata(video: Video) -> list:
+    return video.request.get("metadata", [])
+
+
+def _has_pairs(video: Video, pairs: dict[str, str]) -> bool:
+    own = {(m["key"], m["value"]) for m in _metadata(video)}
+    return all((k, v) in own for k, v in pairs.items())
+
+
+class ApiVideo(Profile):
+    name = "apivideo"
+    routes = (
+        ("/videos", {"POST": "create", "GET": "list"}),
+        ("/videos/{id}", {"GET": "get"}),
+        ("/videos/{id}/status", {"GET": "status"}),
+    )
+    # "api.video retries sending the webhook notification 3 times, with 3 second intervals".
+    webhook_backoff_s = (3.0, 3.0, 3.0)
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.api_key is None or basic_matches(call.headers.get("Authorization"), cfg.api_key, ""):
+            return None
+        return self.error("unauthorized")
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        kind_url, title = _PROBLEMS[kind]
+        body = {"type": kind_url, "title": title, "status": KIND_STATUS[kind]}
+        if kind == "not_found":
+            body["name"] = "videoId"
+        elif kind == "unsupported":
+            body.update(name="source", detail="The source is not a video file that can be encoded.")
+        elif kind == "invalid" and message:
+            body["detail"] = message
+        return Reply(KIND_STATUS[kind], {**body, **detail})
+
+    def new_id(self) -> str:
+        return alnum_id(22, prefix="vi")
+
+    def ref_of(self, body: object) -> str | None:
+        metadata = body.get("metadata") if isinstance(body, dict) else None
+        for item in metadata if isinstance(metadata, list) else []:
+            if isinstance(item, dict) and item.get("key") == "migration_ref" and isinstance(item.get("value"), str):
+                return item["value"]
+        return None
+
+    def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
+        if parse_error or not isinstance(body, dict):
+            return Reply(400, {"type": "about:blank", "title": "Bad Request", "status": 400, "detail": parse_error})
+        refusal = _validate(body)
+        if refusal:
+            return refusal
+        # Without a source the video is an empty container waiting for an upload: it never encodes.
+        return Draft(source=body.get("source"), ref=self.ref_of(body), request=body)
+
+    def render(self, video: Video, now: float) -> dict:
+        request = video.request
+        at = iso_offset(video.created)
+        return {
+            "videoId": video.id,
+            "createdAt": at,
+            "title": request["title"],
+            "description": request.get("description", ""),
+            "publishedAt": at,
+            "updatedAt": at,
+            "discarded": False,
+            "discardedAt": None,
+            "deletesAt": None,
+            "tags": copy.deepcopy(request.get("tags", [])),
+            "metadata": copy.deepcopy(_metadata(video)),
+            "source": {"uri": video.source or f"/videos/{video.id}/source"},
+            "public": request.get("public", True),
+            "panoramic": request.get("panoramic", False),
+            "mp4Support": request.get("mp4Support", True),
+        }
+
+    def _qualities(self, video: Video) -> list[tuple[str, str]]:
+        mp4 = [("mp4", MP4_QUALITY)] if video.request.get("mp4Support", True) else []
+        return [("hls", q) for q in HLS_QUALITIES] + mp4
+
+    def render_status(self, video: Video, now: float) -> dict:
+        """The /status resource: ingest, then per-quality encoding; playable once encoded."""
+        encoding = {"playable": video.state == READY, "qualities": [], "metadata": dict.fromkeys(_MEDIA)}
+        if video.state == IDLE:
+            return {"encoding": encoding}  # Waiting for an upload: nothing ingested or encoding.
+        # A corrupt source never finishes ingesting; at its end every quality is "failed".
+        ingested = not video.corrupt and video.progress(now) >= _INGESTED_AT
+        if video.state == READY:
+            quality_status = "encoded"
+        elif video.state == ERRORED:
+            quality_status = "failed"
+        else:
+            quality_status = "encoding" if ingested else "waiting"
+        encoding["qualities"] = [{"type": t, "quality": q, "status": quality_status} for t, q in self._qualities(video)]
+        if ingested:
+            encoding["metadata"] = {**_MEDIA, "duration": round(video.duration)}  # whole seconds
+        ingest = {
+            "status": "ingested" if ingested else "ingesting",
+            "filesize": int(video.duration * 500_000) if ingested else None,
+            "receivedBytes": [],
+        }
+        return {"ingest": ingest, "encoding": encoding}
+
+    def created(self, video: Video, now: float, replay: bool) -> Reply:
+        return Reply(201, self.render(video, now))
+
+    def list_ref(self, call: Call) -> str | None:
+        return urllib.parse.parse_qs(call.query).get("metadata[migration_ref]", [None])[0]
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        pairs = urllib.parse.parse_qsl(call.query, keep_blank_values=True)
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        try:
+            page = int_param(query, "currentPage", 1, 1, None)
+            size = int_param(query, "pageSize", 25, 1, 100)
+        except ParamError as exc:
+            rng = {"min": exc.low} if exc.high is None else {"min": exc.low, "max": exc.high}
+            title = "This parameter is out of the allowed range of values."
+            return Reply(400, {"title": title, "name": exc.name, "status": 400, "range": rng})
+        sort_by = query.get("sortBy", ["createdAt"])[0]  # The default order is undocumented: oldest first.
+        order = query.get("sortOrder", ["asc"])[0]
+        for name, value, allowed in (("sortBy", sort_by, SORT_FIELDS), ("sortOrder", order, ("asc", "desc"))):
+            if value not in allowed:
+                return self.error("invalid", f"This value must be one of {', '.join(allowed)}.", **_bad_query(name))
+        wanted = {k[len("metadata[") : -1]: v for k, v in pairs if k.startswith("metadata[") and k.endswith("]")}
+        tags = query.get("tags[]", [])
+        title = query.get("title", [None])[0]
+        description = query.get("description", [None])[0]
+        ref = wanted.get("migration_ref")
+        candidates = store.with_ref(ref) if ref is not None else store.newest_first()  # the index narrows only
+        matched = [
+            v
+            for v in candidates
+            if _has_pairs(v, wanted)
+            and all(t in v.request.get("tags", []) for t in tags)
+            and (title is None or title in v.request["title"])
+            and (description is None or description in v.request.get("description", ""))
+        ]
+        key = (lambda v: (v.request["title"], v.seq)) if sort_by == "title" else (lambda v: (v.created, v.seq))
+        matched.sort(key=key, reverse=order == "desc")
+        total_pages = max(1, math.ceil(len(matched) / size))
+        data = [self.render(v, now) for v in matched[(page - 1) * size : page * size]]
+        kept = [(k, v) for k, v in pairs if k not in ("currentPage", "pageSize")]
+
+        def link(rel: str, n: int) -> dict:
+            query_text = urllib.parse.urlencode([*kept, ("currentPage", n), ("pageSize", size)])
+            return {"rel": rel, "uri": f"{call.base_url}/videos?{query_text}"}
+
+        links = [link("self", page), link("first", 1)]
+        if page > 1:
+            links.append(link("previous", page - 1))
+        if page < total_pages:
+            links.append(link("next", page + 1))
+        links.append(link("last", total_pages))
+        pagination = {
+            "currentPage": page,
+            "pageSize": size,
+            "pagesTotal": total_pages,
+            "itemsTotal": len(matched),
+            "currentPageItems": len(data),
+            "links": links,
+        }
+        return Reply(200, {"data": data, "pagination": pagination})
+
+    def get(self, video: Video | None, now: float) -> Reply:
+        return self.error("not_found") if video is None else Reply(200, self.render(video, now))
+
+    def status(self, video: Video | None, now: float) -> Reply:
+        return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))
+
+    def rate_headers(self, state: RateState) -> dict:
+        # Per minute, as api.video counts. Retry-After is the wait for the next request (0 while
+        # some remain): for a token bucket that is when "the current window resets".
+        return {**x_ratelimit(state, 60), "X-RateLimit-Retry-After": str(math.ceil(state.next_in_s))}
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        told = max(1, math.ceil(wait_s))
+        return {"X-RateLimit-Retry-After": str(told)}, float(told)
+
+    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+        if moment != "finished" or video.state != READY:
+            return []  # api.video has no event for a failed encoding.
+        events = []
+        for kind, quality in self._qualities(video):
+            event = {
+                "type": QUALITY_EVENT,
+                "emittedAt": iso_offset(time.time()),
+                "videoId": video.id,
+                "encoding": kind,
+                "quality": quality,
+            }
+            events.append(Event(f"{video.id}/{kind}/{quality}", json.dumps(event, separators=(",", ":")).encode()))
+        return events
+
+    def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
+        # The subscription's id, stable for a webhook URL as a real subscription's is.
+        headers = {"X-Api-Video-WebhookID": "webhook_" + derived_id(cfg.webhook_url or "", 15)}
+        if secret:
+            headers["X-Api-Video-Signature"] = sign_seed(secret, event.body)
+        return headers

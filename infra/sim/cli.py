@@ -1,0 +1,135 @@
+"""The simulator's command line: one flag per SimConfig field, then serve until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from .config import PROFILES, RETRY_AFTER_MODES, WEBHOOK_SCHEMES, ConfigError, SimConfig
+from .core import ProviderSim
+
+_DESCRIPTION = """\
+Fake video provider on loopback for the migration tool's tests, benchmark and demo.
+--profile picks the wire format: generic (the seed contract), mux (Mux Video),
+cloudflare (Cloudflare Stream) or apivideo (api.video). Every setting can also be
+changed at run time with POST /_sim/config (JSON, field names as below with _);
+GET /_sim/stats, GET /_sim/requests[?op=all], POST /_sim/reset work in every profile.
+Sources whose URL contains "unsupported" are refused, "corrupt" ones fail processing,
+and ?duration=S&drift=D in a source URL set its duration."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = SimConfig()
+    p = argparse.ArgumentParser(
+        prog="provider_sim.py", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+    def knob(group: argparse._ArgumentGroup, field: str, help: str, **kw: object) -> None:
+        """A flag named after its SimConfig field, typed and defaulted from it (booleans switch on)."""
+        default = getattr(d, field)
+        if isinstance(default, bool):
+            kw.setdefault("action", "store_true")
+        else:
+            kw.setdefault("type", type(default) if default is not None else str)
+            kw.setdefault("default", default)
+        group.add_argument("--" + field.replace("_", "-"), help=help, **kw)
+
+    env = os.environ.get
+    knob(p, "host", "loopback address to bind; anything else is refused (default %(default)s)")
+    knob(p, "port", "port to listen on; 0 picks a free one (default %(default)s)")
+    knob(p, "profile", "provider wire format (default %(default)s)", choices=PROFILES)
+
+    creds = p.add_argument_group("credentials (unset = no check)")
+    for field, env_name, text in (
+        ("token", "SIM_TOKEN", "generic and cloudflare: 'Authorization: Bearer TOKEN'"),
+        ("token_id", "SIM_TOKEN_ID", "mux: HTTP Basic user name, the access token id"),
+        ("token_secret", "SIM_TOKEN_SECRET", "mux: HTTP Basic password, the access token secret"),
+        ("account_id", "SIM_ACCOUNT_ID", "cloudflare: the account id every path must carry, else 403"),
+        ("api_key", "SIM_API_KEY", "apivideo: HTTP Basic user name, with an empty password"),
+    ):
+        knob(creds, field, f"{text} (env {env_name})", default=env(env_name))
+
+    limits = p.add_argument_group("rate limiting")
+    knob(limits, "rate", "creates per second allowed, 0 = unlimited (default %(default)s)")
+    knob(limits, "burst", "token bucket capacity for creates (default %(default)s)")
+    knob(
+        limits,
+        "retry_after_mode",
+        "generic: how a 429 says when to retry: Retry-After seconds or HTTP-date, X-RateLimit-Retry-After, or "
+        "nothing. Other profiles use their own (cloudflare retry-after, apivideo X-RateLimit-Retry-After, mux none)",
+        choices=RETRY_AFTER_MODES,
+    )
+    knob(
+        limits,
+        "rate_headers",
+        "send the profile's rate-limit headers on every API answer, true to the bucket: generic "
+        "X-RateLimit-Limit/Remaining/Reset + RateLimit-Policy/RateLimit; mux X-RateLimit-*; cloudflare "
+        "Ratelimit/Ratelimit-Policy; apivideo X-RateLimit-Limit (per minute)/Remaining/Retry-After",
+    )
+
+    faults = p.add_argument_group("faults (rates are probabilities 0..1)")
+    knob(faults, "latency_ms", "delay added to every create")
+    knob(faults, "latency_jitter_ms", "extra uniform 0..N ms random delay")
+    knob(faults, "fail_rate", "creates answered 500, in the profile's error shape")
+    knob(faults, "unavailable_rate", "API requests (create, list, get, status) answered 503")
+    knob(
+        faults, "unavailable_retry_after_fraction", "share of those 503s carrying Retry-After: 1 (default %(default)s)"
+    )
+    knob(faults, "lose_rate", "creates performed (the video exists) whose answer is lost: the connection just closes")
+    knob(faults, "seed", "seed the fault draws, for repeatable runs", type=int)
+    faults.add_argument(
+        "--ignore-idempotency",
+        dest="honour_idempotency",
+        action="store_false",
+        help="generic: ignore Idempotency-Key, so a retried create makes a duplicate video (others never honour it)",
+    )
+    knob(faults, "conflict_on_duplicate", "generic: answer 409 if a video with the reference exists")
+
+    hooks = p.add_argument_group("processing and webhooks")
+    knob(hooks, "processing_delay_s", "seconds from create to ready/errored (default %(default)s)")
+    knob(hooks, "webhook_url", "where to POST the profile's webhook events")
+    knob(
+        hooks,
+        "webhook_scheme",
+        "generic: 'seed': x-signature hex HMAC of the body; 'standard': Standard Webhooks 1.0 "
+        "(other profiles sign in their own scheme)",
+        choices=WEBHOOK_SCHEMES,
+    )
+    secret_help = "signing secret, whsec_<base64> for standard (env SIM_WEBHOOK_SECRET)"
+    knob(hooks, "webhook_secret", secret_help, default=env("SIM_WEBHOOK_SECRET"))
+    hooks.add_argument(
+        "--no-webhooks", dest="webhooks_enabled", action="store_false", help="never send webhooks; clients must poll"
+    )
+    knob(hooks, "webhook_duplicate_rate", "deliveries sent twice (after the first was accepted)")
+    knob(hooks, "webhook_forged_rate", "deliveries preceded by a copy signed with a wrong secret, to be refused")
+    knob(hooks, "webhook_early", "processing completes at once; its webhook arrives before the create's answer")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the simulator from the command line until SIGTERM or SIGINT."""
+    parser = build_parser()
+    args = vars(parser.parse_args(argv))
+    verbose = args.pop("verbose")
+    try:
+        config = SimConfig(**args)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    sim = ProviderSim(config, verbose=verbose)
+    try:
+        sim.start()
+    except OSError as exc:
+        print(f"provider-sim: cannot listen on {config.host}:{config.port}: {exc}", file=sys.stderr)
+        return 1
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    print(f"provider-sim listening on {sim.url}", flush=True)
+    while not stopping.wait(0.5):  # A timed wait keeps the main thread responsive to signals.
+        pass
+    sim.stop()
+    return 0

@@ -1,0 +1,229 @@
+"""The "cloudflare" profile: Cloudflare Stream as the project's adapter speaks it (notes/wire-spec.md).
+
+Bearer API token and an account id in every path; POST /accounts/{a}/stream/copy {"url",
+"creator", "meta"} -> 200 envelope {"success", "errors", "messages", "result": video};
+GET /accounts/{a}/stream with creator/after/before/asc/limit (<= 1000) and total/range;
+GET /accounts/{a}/stream/{uid}; status.state downloading -> queued -> inprogress ->
+ready|error, readyToStream, duration -1 until known; webhooks are the video itself signed
+`Webhook-Signature: time=<unix>,sig1=<hex>`; a 429 carries `retry-after`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import urllib.parse
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from .bucket import RateState
+from .config import SimConfig, is_http_url
+from .profile import (
+    KIND_STATUS,
+    Call,
+    Draft,
+    Event,
+    ParamError,
+    Profile,
+    Reply,
+    Store,
+    ietf_ratelimit,
+    int_param,
+    iso_z,
+    same,
+)
+from .signing import sign_timestamped
+from .video import ERRORED, READY, Video
+
+# Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
+# 10010 (invalid URL) and 10004 (undecodable request) come from a third-party list of
+# Stream codes, 10059 (non-video content) from Stream's changelog; 7000/7001 and the
+# 5xx codes are our choice where nothing is documented.
+_ERRORS = {
+    "invalid": (10004, "Decoding Error: cannot decode request"),
+    "unsupported": (10059, "The file was not recognized as a valid video file."),
+    "unauthorized": (10000, "Authentication error"),
+    "forbidden": (10000, "Authentication error"),
+    "not_found": (10005, "Video not found"),
+    "no_route": (7000, "No route for that URI"),
+    "method": (7001, "Method not allowed"),
+    "throttled": (971, "Please wait and consider throttling your request speed"),
+    "failed": (10002, "Internal server error"),
+    "unavailable": (10003, "Service unavailable"),
+}
+INVALID_URL = 10010
+CREATOR_MAX = 64
+# Processing stages as fractions of the processing time; readyToStream turns true once
+# "at least one quality level is encoded", halfway through encoding.
+_QUEUED_AT, _ENCODING_AT, _STREAMABLE_AT = 1 / 3, 2 / 3, 5 / 6
+_ERROR_REASON = ("ERR_MALFORMED_VIDEO", "The video is a valid file but contains corrupt data that cannot be recovered.")
+
+
+def _envelope(result: object, **extra: object) -> dict:
+    return {"result": result, "success": True, "errors": [], "messages": [], **extra}
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(when: datetime) -> int:
+    return (when - _EPOCH) // timedelta(microseconds=1)  # exact integer arithmetic, no float rounding
+
+
+def _created_micros(video: Video) -> int:
+    # Times compare at the microsecond the API shows (the same datetime iso_z prints), so a
+    # `before`/`after` copied from a listed video excludes exactly that video.
+    return _micros(datetime.fromtimestamp(video.created, UTC))
+
+
+def _time_param(query: dict, *names: str) -> int | None:
+    """A created-time bound in microseconds; `after`/`start` and `before`/`end` are aliases."""
+    for name in names:
+        if name in query:
+            try:
+                when = datetime.fromisoformat(query[name][0])
+            except ValueError:
+                raise ParamError(name, f"{name} must be an RFC 3339 date-time") from None
+            return _micros(when if when.tzinfo else when.replace(tzinfo=UTC))
+    return None
+
+
+class Cloudflare(Profile):
+    name = "cloudflare"
+    routes = (
+        ("/accounts/{account}/stream/copy", {"POST": "create"}),
+        ("/accounts/{account}/stream", {"GET": "list"}),
+        ("/accounts/{account}/stream/{id}", {"GET": "get"}),
+    )
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.token is not None and not same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
+            return self.error("unauthorized")
+        if cfg.account_id is not None and not same(call.params.get("account"), cfg.account_id):
+            return self.error("forbidden")  # A good token used on another account's path.
+        return None
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        code, text = _ERRORS[kind]
+        body = {
+            "result": None,
+            "success": False,
+            "errors": [{"code": detail.get("code", code), "message": message if kind == "invalid" else text}],
+            "messages": [],
+        }
+        return Reply(KIND_STATUS[kind], body)
+
+    def new_id(self) -> str:
+        return uuid.uuid4().hex
+
+    def ref_of(self, body: object) -> str | None:
+        meta = body.get("meta") if isinstance(body, dict) else None
+        ref = meta.get("migration_ref") if isinstance(meta, dict) else None
+        return ref if isinstance(ref, str) else None
+
+    def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
+        if parse_error or not isinstance(body, dict):
+            return self.error("invalid", parse_error or "request body must be a JSON object")
+        if not is_http_url(body.get("url")):
+            return self.error("invalid", "Invalid URL: url must be an http(s) URL", code=INVALID_URL)
+        creator = body.get("creator", call.headers.get("Upload-Creator"))  # the header is the documented alternative
+        if creator is not None and (not isinstance(creator, str) or len(creator) > CREATOR_MAX):
+            return self.error("invalid", f"creator must be a string of at most {CREATOR_MAX} characters")
+        if not isinstance(body.get("meta", {}), dict):
+            return self.error("invalid", "meta must be an object")
+        return Draft(source=body["url"], ref=self.ref_of(body), request={**body, "creator": creator})
+
+    def render(self, video: Video, now: float) -> dict:
+        p = video.progress(now)
+        corrupt = video.corrupt
+        if video.state == READY:
+            state, pct, since = "ready", 100.0, video.finished
+        elif video.state == ERRORED:
+            state, pct, since = "error", 0.0, video.finished
+        elif p < _QUEUED_AT:
+            state, pct, since = "downloading", 0.0, video.at(0)
+        elif p < _ENCODING_AT:
+            state, pct, since = "queued", 0.0, video.at(_QUEUED_AT)
+        else:
+            state, pct, since = "inprogress", (p - _ENCODING_AT) / (1 - _ENCODING_AT) * 100, video.at(_ENCODING_AT)
+        streamable = not corrupt and (state == "ready" or (state == "inprogress" and p >= _STREAMABLE_AT))
+        if streamable and state == "inprogress":
+            since = video.at(_STREAMABLE_AT)
+        # The duration and size are known once the source is downloaded and probed; never for a corrupt one.
+        known = not corrupt and (state == "ready" or p >= _ENCODING_AT)
+        code, text = _ERROR_REASON if state == "error" else ("", "")
+        return {
+            "uid": video.id,
+            "creator": video.request.get("creator"),
+            "thumbnailTimestampPct": 0,
+            "readyToStream": streamable,
+            "readyToStreamAt": iso_z(video.at(_STREAMABLE_AT)) if streamable else None,
+            "status": {"state": state, "pctComplete": f"{pct:.6f}", "errorReasonCode": code, "errorReasonText": text},
+            # Cloudflare records where it fetched the video from in meta.
+            "meta": {"downloaded-from": video.source, **copy.deepcopy(video.request.get("meta") or {})},
+            "created": iso_z(video.created),
+            "modified": iso_z(since),
+            "uploaded": iso_z(video.created),
+            "allowedOrigins": [],
+            "requireSignedURLs": False,
+            "scheduledDeletion": None,
+            "duration": video.duration if known else -1,
+            "input": {"width": 1920, "height": 1080} if known else {"width": -1, "height": -1},
+            "watermark": None,
+        }
+
+    def created(self, video: Video, now: float, replay: bool) -> Reply:
+        return Reply(200, _envelope(self.render(video, now)))
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        try:
+            limit = int_param(query, "limit", 1000, 1, 1000)
+            after = _time_param(query, "after", "start")
+            before = _time_param(query, "before", "end")
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        ascending = query.get("asc", ["false"])[0].lower() == "true"
+        creator = query.get("creator", [None])[0]
+        name = query.get("video_name", [None])[0]
+        status = query.get("status", [None])[0]
+        matched = []
+        for video in store.newest_first():
+            created = _created_micros(video)
+            if (after is not None and created <= after) or (before is not None and created >= before):
+                continue
+            if creator is not None and video.request.get("creator") != creator:
+                continue
+            rendered = self.render(video, now)
+            if name is not None and rendered["meta"].get("name") != name:
+                continue
+            if status is not None and rendered["status"]["state"] != status:
+                continue
+            matched.append(rendered)
+        if ascending:
+            matched.reverse()
+        page = matched[:limit]
+        # total: every match; range: how many this answer carries (as in the docs' example).
+        return Reply(200, _envelope(page, total=len(matched), range=len(page)))
+
+    def get(self, video: Video | None, now: float) -> Reply:
+        return self.error("not_found") if video is None else Reply(200, _envelope(self.render(video, now)))
+
+    def rate_headers(self, state: RateState) -> dict:
+        return ietf_ratelimit(state, "Ratelimit-Policy", "Ratelimit")
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        told = max(1, math.ceil(wait_s))  # "The number of seconds, rounded up, until more capacity is available"
+        return {"retry-after": str(told)}, float(told)
+
+    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+        if moment != "finished":
+            return []  # Stream sends one webhook, when processing is over.
+        body = json.dumps(self.render(video, now), separators=(",", ":")).encode()
+        return [Event(uuid.uuid4().hex, body)]
+
+    def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
+        if not secret:
+            return {}
+        return {"Webhook-Signature": f"time={timestamp},sig1={sign_timestamped(secret, timestamp, event.body)}"}

@@ -1,0 +1,467 @@
+"""ProviderSim: the simulator's state, its request pipeline with fault injection, processing and webhook delivery.
+
+Everything here is shared by the profiles. A request goes through the same steps in every
+profile (route, auth, injected 503, latency, injected 500, token bucket, validation,
+create or read, lost response, rate-limit headers, request log); the active profile
+(config.profile) only supplies the wire format of each step. Processing completes on the
+shared scheduler, and every webhook, whatever its scheme, goes through one delivery path
+with the same retries, duplicates, forgeries and early delivery.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from .apivideo import ApiVideo
+from .bucket import TokenBucket
+from .cloudflare import Cloudflare
+from .config import PROFILES as PROFILE_NAMES
+from .config import SimConfig
+from .generic import Generic
+from .mux import Mux
+from .profile import Call, Event, Profile, Reply
+from .scheduler import Scheduler
+from .video import ERRORED, IDLE, PROCESSING, READY, Video, is_unsupported
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo())}
+assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"
+
+WEBHOOK_TIMEOUT_S = 5.0
+REQUEST_LOG_MAX = 200_000
+UNAVAILABLE_RETRY_AFTER_S = 1  # the Retry-After an injected 503 carries, when it carries one
+OPS = ("create", "list", "get", "status")
+# Computed from the videos at read time; every other key is a counter.
+_DERIVED = ("videos", "duplicate_videos", "errored_videos")
+STAT_KEYS = (
+    "creates", "create_requests", "duplicate_creates_prevented", "throttled", "failed_injected", "rejected",
+    "webhooks_delivered", "webhooks_failed", "videos", "duplicate_videos", "lookups",
+    # added with the profiles and the new fault knobs
+    "gets", "errored_videos", "unavailable_injected", "lost_responses", "webhooks_duplicated",
+    "webhooks_forged_sent", "webhooks_forged_refused", "webhooks_forged_accepted",
+)  # fmt: skip
+
+
+@dataclass
+class ApiRequest:
+    """An API request as the HTTP layer hands it over."""
+
+    method: str
+    path: str
+    query: str
+    headers: Mapping
+    body: bytes
+    base_url: str
+
+
+@dataclass
+class _Delivery:
+    """One webhook event on its way, with the faults drawn for it."""
+
+    cfg: SimConfig
+    profile: Profile
+    event: Event
+    generation: int
+    forged: bool  # precede the first attempt by a copy signed with a wrong secret
+    duplicate: bool  # send it once more after it was accepted
+
+
+class _Store:
+    """The videos and their indexes; only touched under ProviderSim's lock."""
+
+    def __init__(self) -> None:
+        self.videos: dict[str, Video] = {}  # in creation order
+        self.by_ref: dict[str, list[str]] = {}
+        self.by_key: dict[str, str] = {}
+
+    def add(self, video: Video) -> None:
+        self.videos[video.id] = video
+        if video.ref is not None:
+            self.by_ref.setdefault(video.ref, []).append(video.id)
+        if video.key is not None:
+            self.by_key[video.key] = video.id
+
+    def newest_first(self) -> Sequence[Video]:
+        return list(reversed(self.videos.values()))
+
+    def with_ref(self, ref: str) -> Sequence[Video]:
+        return [self.videos[i] for i in self.by_ref.get(ref, [])]
+
+
+def parse_json(raw: bytes) -> tuple[object, str | None]:
+    if not raw:
+        return None, "request body must be a JSON object"
+    try:
+        return json.loads(raw), None
+    except (ValueError, UnicodeDecodeError):
+        return None, "request body is not valid JSON"
+
+
+class ProviderSim:
+    """The simulator's state and behaviour, plus the HTTP server and threads that expose it."""
+
+    def __init__(self, config: SimConfig | None = None, verbose: bool = False) -> None:
+        self.config = config or SimConfig()
+        self.verbose = verbose
+        self._lock = threading.Lock()
+        # Separate streams for request faults and webhook faults, so a seeded run draws the
+        # same request faults whatever the webhook threads do meanwhile.
+        self._rng = random.Random()
+        self._hook_rng = random.Random()
+        self._server = None
+        self._server_thread: threading.Thread | None = None
+        self._scheduler: Scheduler | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        # Webhooks need an opener that ignores *_proxy variables: receivers are on loopback.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._generation = 0
+        self._reset_state()
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> ProviderSim:
+        """Bind the socket and serve in daemon threads; returns self for chaining."""
+        from .server import Server  # The HTTP layer depends on this module, not the reverse.
+
+        if self._server is not None:
+            raise RuntimeError("already started")
+        self._server = Server(self)
+        self._scheduler = Scheduler()
+        self._scheduler.start()
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="provider-sim-webhook")
+        self._server_thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="provider-sim-server", daemon=True
+        )
+        self._server_thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close open connections and stop the scheduler and delivery pool."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.close_connections()  # Otherwise idle keep-alive handler threads outlive the server.
+        server.server_close()
+        if self._server_thread is not None:
+            self._server_thread.join(timeout=5)
+        self._scheduler.stop()
+        # In-flight deliveries finish (bounded by the urllib timeout); queued ones are dropped.
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ProviderSim:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL of the running server, with the real port when port 0 was asked for."""
+        if self._server is None:
+            raise RuntimeError("not started")
+        host, port = self._server.server_address[:2]
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    # ----- state -----------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self._store = _Store()
+        self._seq = itertools.count()
+        self._requests: deque[dict] = deque(maxlen=REQUEST_LOG_MAX)
+        self._counters = dict.fromkeys((k for k in STAT_KEYS if k not in _DERIVED), 0)
+        self._bucket = TokenBucket(self.config.rate, self.config.burst, time.monotonic())
+        # Bumped on reset so completions and deliveries scheduled before it become no-ops.
+        self._generation += 1
+        self._seed_rngs()
+
+    def _seed_rngs(self) -> None:
+        seed = self.config.seed
+        self._rng.seed(seed)
+        self._hook_rng.seed(None if seed is None else seed + 1)
+
+    def reset(self) -> None:
+        """Forget videos, counters and logs, refill the bucket and drop pending work."""
+        with self._lock:
+            self._reset_state()
+        if self._scheduler is not None:
+            self._scheduler.clear()
+
+    def stats(self) -> dict:
+        with self._lock:
+            out = dict(self._counters)
+            videos = self._store.videos
+            out["videos"] = len(videos)
+            out["errored_videos"] = sum(1 for v in videos.values() if v.state == ERRORED)
+            # A duplicate is a second video for one reference that is not errored: an errored
+            # video is expected to be replaced by a retry.
+            out["duplicate_videos"] = sum(
+                1 for ids in self._store.by_ref.values() if sum(1 for i in ids if videos[i].state != ERRORED) > 1
+            )
+            return {k: out[k] for k in STAT_KEYS}
+
+    def requests_log(self, ops: Sequence[str] | None = ("create",)) -> list[dict]:
+        """The request log: creates only by default, as it always was; `ops=None` for every op."""
+        with self._lock:
+            return [r for r in self._requests if ops is None or r["op"] in ops]
+
+    def config_dict(self) -> dict:
+        with self._lock:
+            return self.config.to_dict()
+
+    def patch_config(self, changes: dict) -> dict:
+        """Apply a validated patch under the state lock and return the new config."""
+        # host and port are accepted but only take effect on the next start().
+        with self._lock:
+            self.config.patch(changes)
+            # Rate and burst act on the bucket at once, not from its next refill.
+            self._bucket.configure(self.config.rate, self.config.burst, time.monotonic())
+            if "seed" in changes:
+                self._seed_rngs()
+            return self.config.to_dict()
+
+    # ----- the request pipeline ----------------------------------------------------------
+
+    def handle(self, request: ApiRequest) -> Reply:
+        """Answer one API request in the active profile's wire format."""
+        with self._lock:
+            cfg = copy.copy(self.config)
+        profile = PROFILES[cfg.profile]
+        routed = profile.route(request.method, request.path)
+        if isinstance(routed, Reply):
+            return routed  # Unknown path or method: not an API operation, not logged.
+        op, params = routed
+        call = Call(request.query, params, request.headers, request.base_url)
+        entry = {
+            "t": time.time(),
+            "method": request.method,
+            "op": op,
+            "key": request.headers.get("Idempotency-Key"),
+            "ref": None,
+        }
+        if op == "create":
+            reply = self._create(cfg, profile, call, request.body, entry)
+        else:
+            reply = self._read(cfg, profile, call, op, entry)
+        if cfg.rate_headers:
+            with self._lock:
+                state = self._bucket.state(time.monotonic())
+            if state is not None:
+                # A 429's own hint headers win over the general ones.
+                reply.headers = {**profile.rate_headers(state), **reply.headers}
+        entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)
+        with self._lock:
+            self._requests.append(entry)
+            if op == "create" and reply.status == 400:
+                self._counters["rejected"] += 1
+        return reply
+
+    def _gate(self, cfg: SimConfig, profile: Profile, call: Call) -> Reply | None:
+        """Auth, then the injected 503: None if the request may go on."""
+        denied = profile.authorize(cfg, call)
+        if denied is not None:
+            return denied
+        if cfg.unavailable_rate <= 0:
+            return None
+        with self._lock:
+            if self._rng.random() >= cfg.unavailable_rate:
+                return None
+            self._counters["unavailable_injected"] += 1
+            hinted = self._rng.random() < cfg.unavailable_retry_after_fraction
+        reply = profile.error("unavailable")
+        if hinted:
+            reply.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_S)
+            reply.told = float(UNAVAILABLE_RETRY_AFTER_S)
+        return reply
+
+    def _create(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes, entry: dict) -> Reply:
+        body, parse_error = parse_json(raw)
+        entry["ref"] = profile.ref_of(body)
+        with self._lock:
+            self._counters["create_requests"] += 1
+        refused = self._gate(cfg, profile, call)
+        if refused is not None:
+            return refused
+
+        delay_ms = cfg.latency_ms + (self._rng.uniform(0, cfg.latency_jitter_ms) if cfg.latency_jitter_ms else 0)
+        if delay_ms > 0:
+            time.sleep(delay_ms / 1000.0)  # Outside the lock: slow requests must not serialise others.
+
+        injected, wait, state = False, None, None
+        with self._lock:
+            if cfg.fail_rate > 0 and self._rng.random() < cfg.fail_rate:
+                self._counters["failed_injected"] += 1
+                injected = True
+            else:
+                now = time.monotonic()
+                wait = self._bucket.take(now)
+                if wait is not None:
+                    self._counters["throttled"] += 1
+                    state = self._bucket.state(now)
+        if injected:
+            return profile.error("failed")
+        if wait is not None:
+            hint, told = profile.throttle_hint(cfg, wait, state)
+            reply = profile.error("throttled")
+            reply.headers.update(hint)
+            reply.told = told
+            return reply
+
+        draft = profile.parse_create(body, parse_error, call)
+        if isinstance(draft, Reply):
+            return draft
+        if draft.source is not None and is_unsupported(draft.source):
+            return profile.error("unsupported")
+
+        key = entry["key"] if profile.honours_idempotency_key else None
+        with self._lock:
+            now = time.monotonic()
+            replay = self._store.by_key.get(key) if cfg.honour_idempotency and key is not None else None
+            if replay is not None:
+                self._counters["duplicate_creates_prevented"] += 1
+                return profile.created(self._store.videos[replay], now, replay=True)
+            if profile.honours_idempotency_key and cfg.conflict_on_duplicate and self._store.by_ref.get(draft.ref):
+                self._counters["duplicate_creates_prevented"] += 1
+                return profile.error("conflict")
+            video = Video(
+                id=profile.new_id(),
+                seq=next(self._seq),
+                ref=draft.ref,
+                key=key,
+                source=draft.source,
+                request=copy.deepcopy(draft.request),
+                created=time.time(),
+                started=now,
+                # Early webhooks mean processing completes at once.
+                delay_s=0.0 if cfg.webhook_early else cfg.processing_delay_s,
+                state=PROCESSING if draft.source is not None else IDLE,
+            )
+            self._store.add(video)
+            self._counters["creates"] += 1
+            generation = self._generation
+            # The answer is made now, as the provider makes it; early webhooks overtake it on the wire.
+            reply = profile.created(video, now, replay=False)
+            created_events = profile.events(video, "created", now) if self._hooks_on(cfg) else []
+            if cfg.lose_rate > 0 and self._rng.random() < cfg.lose_rate:
+                self._counters["lost_responses"] += 1
+                reply.lost = True
+
+        self._send_events(cfg, profile, created_events, generation, inline=cfg.webhook_early)
+        if video.state == PROCESSING:
+            if cfg.webhook_early:
+                self._finish(video.id, generation, inline=True)
+            elif self._scheduler is not None:
+                vid = video.id
+                self._scheduler.call_later(video.delay_s, lambda: self._finish(vid, generation))
+        return reply
+
+    def _read(self, cfg: SimConfig, profile: Profile, call: Call, op: str, entry: dict) -> Reply:
+        with self._lock:
+            video = self._store.videos.get(call.params.get("id", ""))
+        entry["ref"] = profile.list_ref(call) if op == "list" else (video.ref if video else None)
+        refused = self._gate(cfg, profile, call)
+        if refused is not None:
+            return refused
+        with self._lock:
+            now = time.monotonic()
+            if op == "list":
+                self._counters["lookups"] += 1
+                return profile.list(self._store, call, now)
+            self._counters["gets"] += 1
+            video = self._store.videos.get(call.params["id"])
+            return profile.get(video, now) if op == "get" else profile.status(video, now)
+
+    # ----- processing and webhooks -----------------------------------------------------
+
+    def _finish(self, vid: str, generation: int, inline: bool = False) -> None:
+        """Finish processing one video (scheduler thread, or the request's with early webhooks)."""
+        with self._lock:
+            video = self._store.videos.get(vid)
+            if generation != self._generation or video is None or video.state != PROCESSING:
+                return
+            video.state = ERRORED if video.corrupt else READY
+            video.finished = time.time()
+            cfg = copy.copy(self.config)
+            profile = PROFILES[cfg.profile]
+            events = profile.events(video, "finished", time.monotonic()) if self._hooks_on(cfg) else []
+        self._send_events(cfg, profile, events, generation, inline)
+
+    @staticmethod
+    def _hooks_on(cfg: SimConfig) -> bool:
+        return cfg.webhooks_enabled and bool(cfg.webhook_url)
+
+    def _send_events(self, cfg: SimConfig, profile: Profile, events: list[Event], generation: int, inline: bool):
+        """Draw each event's webhook faults, then deliver it now (inline) or on the pool."""
+        if not self._hooks_on(cfg):
+            return
+        for event in events:
+            with self._lock:
+                forged = cfg.webhook_forged_rate > 0 and self._hook_rng.random() < cfg.webhook_forged_rate
+                duplicate = cfg.webhook_duplicate_rate > 0 and self._hook_rng.random() < cfg.webhook_duplicate_rate
+            job = _Delivery(cfg, profile, event, generation, forged, duplicate)
+            if inline:
+                self._deliver(job, 0)
+            else:
+                self._submit(job, 0)
+
+    def _submit(self, job: _Delivery, attempt: int) -> None:
+        try:
+            self._pool.submit(self._deliver, job, attempt)
+        except (RuntimeError, AttributeError):
+            pass  # The pool is shut down (or never started): the simulator is stopping.
+
+    def _post(self, job: _Delivery, secret: str | None) -> int | None:
+        """POST the event once; the receiver's status, or None if it did not answer."""
+        cfg = job.cfg
+        headers = {"Content-Type": "application/json", "User-Agent": "provider-sim"}
+        headers.update(job.profile.signature_headers(cfg, job.event, secret, int(time.time())))
+        request = urllib.request.Request(cfg.webhook_url, data=job.event.body, headers=headers, method="POST")
+        try:
+            with self._opener.open(request, timeout=WEBHOOK_TIMEOUT_S) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            return exc.code
+        except (OSError, ValueError):  # URLError, refused, timeout, malformed URL.
+            return None
+
+    def _deliver(self, job: _Delivery, attempt: int) -> None:
+        """Make one delivery attempt; on failure schedule the next or give up."""
+        if job.generation != self._generation:
+            return
+        if attempt == 0 and job.forged:
+            # Same body, signed with a secret the receiver does not have: it must refuse it.
+            answer = self._post(job, (job.cfg.webhook_secret or "") + "-forged")
+            with self._lock:
+                self._counters["webhooks_forged_sent"] += 1
+                accepted = answer is not None and 200 <= answer < 300
+                self._counters["webhooks_forged_accepted" if accepted else "webhooks_forged_refused"] += 1
+        answer = self._post(job, job.cfg.webhook_secret)
+        ok = answer is not None and 200 <= answer < 300
+        with self._lock:
+            if job.generation != self._generation:
+                return
+            if ok:
+                self._counters["webhooks_delivered"] += 1
+            elif attempt >= len(job.profile.webhook_backoff_s):
+                self._counters["webhooks_failed"] += 1
+                return
+        if ok:
+            if job.duplicate:
+                self._post(job, job.cfg.webhook_secret)  # The same delivery again, as providers may.
+                with self._lock:
+                    self._counters["webhooks_duplicated"] += 1
+            return
+        scheduler = self._scheduler
+        if scheduler is not None:
+            scheduler.call_later(job.profile.webhook_backoff_s[attempt], lambda: self._submit(job, attempt + 1))

@@ -1,0 +1,221 @@
+"""The "mux" profile: Mux Video's asset API as the project's adapter speaks it (notes/wire-spec.md).
+
+HTTP Basic token id/secret; POST /video/v1/assets {"inputs": [{"url"}], "passthrough", "meta"}
+-> 201 {"data": asset}, no idempotency key; GET /video/v1/assets newest first with
+limit (<= 100) and an opaque cursor, no filter by passthrough; GET /video/v1/assets/{id};
+status preparing -> ready|errored; errors {"error": {"type", "messages"}}; webhooks
+video.asset.created/ready/errored signed `Mux-Signature: t=<unix>,v1=<hex>`; a 429 carries
+no hint unless the rate_headers knob adds X-RateLimit-*.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import time
+import urllib.parse
+import uuid
+
+from .bucket import RateState
+from .config import SimConfig, is_http_url
+from .profile import (
+    KIND_STATUS,
+    Call,
+    Draft,
+    Event,
+    ParamError,
+    Profile,
+    Reply,
+    Store,
+    alnum_id,
+    basic_matches,
+    derived_id,
+    int_param,
+    iso_z,
+    reset_epoch,
+    x_ratelimit,
+)
+from .signing import sign_timestamped
+from .video import ERRORED, READY, Video
+
+_STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
+# Error "type" per kind: invalid_parameters, unauthorized, not_found and too_many_requests
+# are Mux's; the rest are our choice where Mux documents none.
+_TYPES = {
+    "invalid": "invalid_parameters",
+    "unsupported": "invalid_parameters",
+    "unauthorized": "unauthorized",
+    "forbidden": "forbidden",
+    "not_found": "not_found",
+    "no_route": "not_found",
+    "method": "not_found",
+    "throttled": "too_many_requests",
+    "failed": "internal_server_error",
+    "unavailable": "service_unavailable",
+}
+_MESSAGES = {
+    "unsupported": "The input URL is not a supported media source",
+    "unauthorized": "Unauthorized request",
+    "not_found": "The requested asset does not exist",
+    "throttled": "Too many requests, retry later.",
+    "failed": "Internal server error",
+    "unavailable": "Service unavailable",
+}
+_POLICIES = ("public", "signed", "drm")
+_META_LIMITS = {"title": 512, "creator_id": 128, "external_id": 128}  # code points
+PASSTHROUGH_MAX = 255  # characters, counted in UTF-16 units as a JavaScript string length
+
+
+def _validate(body: dict) -> str | None:
+    inputs = body.get("inputs", body.get("input"))  # `input` is the deprecated spelling, same meaning
+    if isinstance(inputs, str):
+        inputs = [{"url": inputs}]  # "As a shortcut, input can also be a string URL"
+    if not isinstance(inputs, list) or not inputs or not all(isinstance(i, dict) for i in inputs):
+        return "inputs must be a non-empty array of input objects"
+    if not is_http_url(inputs[0].get("url")):
+        return "inputs[0].url must be an http(s) URL"
+    passthrough = body.get("passthrough")
+    if passthrough is not None and (
+        not isinstance(passthrough, str) or len(passthrough.encode("utf-16-le")) // 2 > PASSTHROUGH_MAX
+    ):
+        return f"passthrough must be a string of at most {PASSTHROUGH_MAX} characters"
+    meta = body.get("meta")
+    if meta is not None:
+        if not isinstance(meta, dict):
+            return "meta must be an object"
+        for key, limit in _META_LIMITS.items():
+            if key in meta and (not isinstance(meta[key], str) or len(meta[key]) > limit):
+                return f"meta.{key} must be a string of at most {limit} characters"
+    policies = _policies(body)
+    if policies is None or any(p not in _POLICIES for p in policies):
+        return f"playback_policies must be a list of {', '.join(_POLICIES)}"
+    return None
+
+
+def _policies(body: dict) -> list | None:
+    policies = body.get("playback_policies", body.get("playback_policy", []))  # the singular is deprecated
+    if isinstance(policies, str):
+        policies = [policies]
+    return policies if isinstance(policies, list) else None
+
+
+def _source(body: dict) -> str:
+    inputs = body.get("inputs", body.get("input"))
+    return inputs if isinstance(inputs, str) else inputs[0]["url"]
+
+
+def _encode_cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"before": seq}).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["before"]
+    except (binascii.Error, ValueError, TypeError, KeyError):
+        raise ParamError("cursor", "cursor is not valid") from None
+    if not isinstance(value, int):
+        raise ParamError("cursor", "cursor is not valid")
+    return value
+
+
+class Mux(Profile):
+    name = "mux"
+    routes = (
+        ("/video/v1/assets", {"POST": "create", "GET": "list"}),
+        ("/video/v1/assets/{id}", {"GET": "get"}),
+    )
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.token_id is None or basic_matches(
+            call.headers.get("Authorization"), cfg.token_id, cfg.token_secret or ""
+        ):
+            return None
+        return self.error("unauthorized")
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        text = _MESSAGES.get(kind, message) or kind
+        return Reply(KIND_STATUS[kind], {"error": {"type": _TYPES[kind], "messages": [text]}})
+
+    def new_id(self) -> str:
+        return alnum_id(32)
+
+    def ref_of(self, body: object) -> str | None:
+        ref = body.get("passthrough") if isinstance(body, dict) else None
+        return ref if isinstance(ref, str) else None
+
+    def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
+        reason = parse_error or (_validate(body) if isinstance(body, dict) else "request body must be a JSON object")
+        if reason:
+            return self.error("invalid", reason)
+        return Draft(source=_source(body), ref=self.ref_of(body), request=body)
+
+    def render(self, video: Video, now: float) -> dict:
+        request = video.request
+        out = {"id": video.id, "status": _STATUS.get(video.state, "preparing"), "created_at": str(int(video.created))}
+        policies = _policies(request) or []
+        if policies:
+            # Stable per asset and policy, so every read shows the same playback ids.
+            out["playback_ids"] = [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in policies]
+        out["mp4_support"] = "none"
+        out["master_access"] = "none"
+        for key in ("passthrough", "meta", "video_quality"):
+            if key in request:
+                out[key] = copy.deepcopy(request[key])
+        if video.state == READY:
+            out["duration"] = video.duration
+        elif video.state == ERRORED:
+            out["errors"] = {"type": "invalid_input", "messages": ["The input file could not be processed"]}
+        return out
+
+    def created(self, video: Video, now: float, replay: bool) -> Reply:
+        return Reply(201, {"data": self.render(video, now)})
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        try:
+            limit = int_param(query, "limit", 25, 1, 100)
+            page = int_param(query, "page", 1, 1, None)
+            videos = list(store.newest_first())
+            if "cursor" in query:
+                before = _decode_cursor(query["cursor"][0])
+                videos = [v for v in videos if v.seq < before]
+            else:
+                videos = videos[(page - 1) * limit :]
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        if "live_stream_id" in query or "upload_id" in query:
+            videos = []  # The only filters Mux has; assets created from a URL have neither.
+        data = videos[:limit]
+        next_cursor = _encode_cursor(data[-1].seq) if len(videos) > limit else None
+        return Reply(200, {"data": [self.render(v, now) for v in data], "next_cursor": next_cursor})
+
+    def get(self, video: Video | None, now: float) -> Reply:
+        return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})
+
+    def rate_headers(self, state: RateState) -> dict:
+        return {**x_ratelimit(state, 1), "X-RateLimit-Reset": reset_epoch(state)}
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        # Mux documents no hint on a 429; with rate_headers on, X-RateLimit-Reset is the one there is.
+        return {}, (float(state.reset_in_s()) if cfg.rate_headers else None)
+
+    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+        kind = "created" if moment == "created" else _STATUS[video.state]
+        event_id = str(uuid.uuid4())
+        event = {
+            "type": f"video.asset.{kind}",
+            "id": event_id,
+            "created_at": iso_z(time.time()),
+            "object": {"type": "asset", "id": video.id},
+            "environment": {"id": "env", "name": "Production"},
+            "data": self.render(video, now),
+            "attempts": [],
+        }
+        return [Event(event_id, json.dumps(event, separators=(",", ":")).encode())]
+
+    def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
+        if not secret:
+            return {}
+        return {"Mux-Signature": f"t={timestamp},v1={sign_timestamped(secret, timestamp, event.body)}"}

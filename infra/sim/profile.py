@@ -1,0 +1,293 @@
+"""What a provider profile is: the wire format of one provider, and nothing else.
+
+A profile turns the simulator's neutral state into one provider's HTTP contract: its
+paths, credentials, request validation, bodies and status names, error shapes,
+rate-limit headers, webhook events and signature headers. It holds no state and makes
+no decisions about faults, timing or delivery: ProviderSim (core.py) does those once for
+every profile.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import time
+import urllib.parse
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from .bucket import RateState
+from .video import Video
+
+if TYPE_CHECKING:
+    from .config import SimConfig
+
+# Delay before attempt 2, 3, ... of a webhook; len + 1 is the maximum number of tries.
+WEBHOOK_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+# Error kinds the core asks profiles to express, with their HTTP status (the same everywhere).
+KIND_STATUS = {
+    "invalid": 400,
+    "unsupported": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "no_route": 404,
+    "method": 405,
+    "conflict": 409,
+    "throttled": 429,
+    "failed": 500,
+    "unavailable": 503,
+}
+
+
+@dataclass
+class Reply:
+    """One API answer. `told` is the retry hint it carries in seconds, for the request log;
+    `lost` means the request was performed but the connection closes without an answer."""
+
+    status: int
+    body: object = None
+    headers: dict = field(default_factory=dict)
+    told: float | None = None
+    lost: bool = False
+
+
+@dataclass
+class Draft:
+    """A create the profile accepted: the source URL (None: nothing to process), our reference, the body."""
+
+    source: str | None
+    ref: str | None
+    request: dict
+
+
+@dataclass
+class Event:
+    """One webhook delivery's content. `id` names it in logs and where the scheme carries an id."""
+
+    id: str
+    body: bytes
+
+
+@dataclass
+class Call:
+    """What a profile may read of the request it answers."""
+
+    query: str
+    params: dict  # path parameters, e.g. {"id": ...}
+    headers: Mapping  # case-insensitive (http.client.HTTPMessage)
+    base_url: str  # scheme://host:port as the client addressed us
+
+
+class Store(Protocol):
+    """The video listing the core lends a profile while it holds the state lock."""
+
+    def newest_first(self) -> Sequence[Video]: ...
+
+    def with_ref(self, ref: str) -> Sequence[Video]: ...
+
+
+class ParamError(ValueError):
+    """A query or body parameter out of its documented range; profiles word it their way."""
+
+    def __init__(self, name: str, message: str, low: int | None = None, high: int | None = None) -> None:
+        super().__init__(message)
+        self.name, self.low, self.high = name, low, high
+
+
+# ----- helpers shared by the profiles ---------------------------------------------------------
+
+
+def same(given: str | None, expected: str) -> bool:
+    """Constant-time string equality (credentials)."""
+    return hmac.compare_digest((given or "").encode(), expected.encode())
+
+
+def basic_credentials(header: str | None) -> tuple[str, str] | None:
+    """(user, password) of an `Authorization: Basic` header, or None."""
+    scheme, _, encoded = (header or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return (user, password) if sep else None
+
+
+def basic_matches(header: str | None, user: str, password: str) -> bool:
+    creds = basic_credentials(header)
+    # Both halves are always compared, so timing does not tell which one was wrong.
+    ok_user = same(creds[0] if creds else "", user)
+    ok_password = same(creds[1] if creds else "", password)
+    return creds is not None and ok_user and ok_password
+
+
+def iso_z(epoch: float) -> str:
+    """RFC 3339 UTC with microseconds and a Z, as Cloudflare and Mux events write times."""
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def iso_offset(epoch: float) -> str:
+    """ISO 8601 to the second with +00:00 ("ATOM"), as api.video writes times."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+
+
+def number(value: float) -> str:
+    """A header number: integral values without a decimal point, others to 3 places."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0")
+
+
+def int_param(query: Mapping[str, list[str]], name: str, default: int, low: int, high: int | None) -> int:
+    """An integer query parameter within [low, high]; raises ParamError otherwise."""
+    if name not in query:
+        return default
+    try:
+        value = int(query[name][0])
+    except ValueError:
+        raise ParamError(name, f"{name} must be an integer", low, high) from None
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ParamError(name, f"{name} must be {bound}", low, high)
+    return value
+
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _base62(n: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        n, i = divmod(n, len(_BASE62))
+        chars.append(_BASE62[i])
+    return "".join(chars)
+
+
+def alnum_id(length: int, prefix: str = "") -> str:
+    """A random id of letters and digits (Mux asset ids, api.video video ids)."""
+    return prefix + _base62(uuid.uuid4().int << 64 | uuid.uuid4().int, length)
+
+
+def derived_id(seed: str, length: int) -> str:
+    """A stable id derived from another (Mux playback ids), so nothing extra is stored."""
+    return _base62(int.from_bytes(hashlib.sha256(seed.encode()).digest(), "big"), length)
+
+
+def x_ratelimit(state: RateState, window_s: float) -> dict:
+    """X-RateLimit-Limit (requests per `window_s` seconds, the profile's unit) and -Remaining."""
+    return {"X-RateLimit-Limit": number(state.rate * window_s), "X-RateLimit-Remaining": str(state.remaining)}
+
+
+def ietf_ratelimit(state: RateState, policy_header: str, current_header: str) -> dict:
+    """IETF structured fields: `"default";q=<quota>;w=<window>` and `"default";r=<left>;t=<reset s>`."""
+    quota, window = state.policy()
+    return {
+        policy_header: f'"default";q={quota};w={window}',
+        current_header: f'"default";r={state.remaining};t={state.reset_in_s()}',
+    }
+
+
+def reset_epoch(state: RateState) -> str:
+    """X-RateLimit-Reset as epoch seconds: when the bucket is full again."""
+    return str(int(time.time()) + state.reset_in_s())
+
+
+class Profile:
+    """Base of the four profiles; subclasses fill in the wire format."""
+
+    name: ClassVar[str]
+    # (path template, {method: op}); "{x}" matches one segment. First match wins.
+    routes: ClassVar[tuple[tuple[str, dict[str, str]], ...]]
+    honours_idempotency_key: ClassVar[bool] = False  # Idempotency-Key and 409s: the generic contract only
+    webhook_backoff_s: ClassVar[tuple[float, ...]] = WEBHOOK_BACKOFF_S
+
+    # ----- routing and auth
+
+    def route(self, method: str, path: str) -> tuple[str, dict] | Reply:
+        """(op, path params) for an API path, or the 404/405 reply in this profile's shape."""
+        segments = (path.rstrip("/") or "/").split("/")
+        for template, methods in self.routes:
+            parts = template.split("/")
+            if len(parts) != len(segments):
+                continue
+            params = {}
+            for part, segment in zip(parts, segments, strict=True):
+                if part.startswith("{") and segment:
+                    params[part[1:-1]] = urllib.parse.unquote(segment)
+                elif part != segment:
+                    break
+            else:
+                if method not in methods:
+                    reply = self.error("method", "method not allowed")
+                    reply.headers["Allow"] = ", ".join(sorted(methods))
+                    return reply
+                return methods[method], params
+        return self.error("no_route", "not found")
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        """None if the request may proceed, else the 401/403 reply."""
+        raise NotImplementedError
+
+    # ----- bodies
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        """The reply for an error kind (see KIND_STATUS) in this profile's error shape."""
+        raise NotImplementedError
+
+    def new_id(self) -> str:
+        raise NotImplementedError
+
+    def ref_of(self, body: object) -> str | None:
+        """Our reference in a create body, leniently (for the request log, even of refused creates)."""
+        raise NotImplementedError
+
+    def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
+        """Validate a create body as the provider would: a Draft, or the 4xx refusal."""
+        raise NotImplementedError
+
+    def render(self, video: Video, now: float) -> dict:
+        """The provider's video object at monotonic time `now`."""
+        raise NotImplementedError
+
+    def created(self, video: Video, now: float, replay: bool) -> Reply:
+        raise NotImplementedError
+
+    def list_ref(self, call: Call) -> str | None:
+        """The reference a list request filters on, if the provider can filter by it (request log)."""
+        return None
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        raise NotImplementedError
+
+    def get(self, video: Video | None, now: float) -> Reply:
+        raise NotImplementedError
+
+    def status(self, video: Video | None, now: float) -> Reply:
+        """A separate status resource (api.video only; others route no "status" op)."""
+        raise NotImplementedError
+
+    # ----- rate limits
+
+    def rate_headers(self, state: RateState) -> dict:
+        """The headers every API answer carries when `rate_headers` is on."""
+        raise NotImplementedError
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        """Headers a 429 always carries, and the retry hint (seconds) a client can read from the 429."""
+        raise NotImplementedError
+
+    # ----- webhooks
+
+    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+        """Webhook events when a video is "created" or "finished" (ready or errored)."""
+        raise NotImplementedError
+
+    def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
+        """Headers that authenticate one delivery attempt (none without a secret)."""
+        raise NotImplementedError

@@ -1,0 +1,85 @@
+"""The provider-neutral video record, and the conventions a source URL uses to steer the simulator.
+
+Every profile stores the same record and renders it in its own wire format, so processing,
+stats and the request log never depend on the profile. Source URL conventions (the same
+in every profile): a URL containing "unsupported" is refused at create, one containing
+"corrupt" is accepted and then fails processing, and `?duration=` / `?drift=` set the true
+duration and the provider's reported one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import urllib.parse
+from dataclasses import dataclass, field
+
+# Processing states of the record; profiles map them onto their own status names.
+PROCESSING, READY, ERRORED, IDLE = "processing", "ready", "errored", "idle"
+
+
+def source_duration(url: str) -> tuple[float, float]:
+    """Return (true duration, provider-reported duration) for a source URL, deterministically."""
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+
+    def number(key: str) -> float | None:
+        try:
+            value = float(query[key][0])
+        except (KeyError, IndexError, ValueError):
+            return None
+        return value if math.isfinite(value) else None
+
+    duration = number("duration")
+    if duration is None:
+        # A stable hash, not hash(), so every run and process agrees on the value.
+        n = int.from_bytes(hashlib.sha256(url.encode()).digest()[:8], "big")
+        duration = 5.0 + (n % 595_000) / 1000.0
+    drift = number("drift") or 0.0
+    return duration, round(duration + drift, 3)
+
+
+def is_unsupported(url: str) -> bool:
+    return "unsupported" in url
+
+
+@dataclass
+class Video:
+    """One video as the simulator keeps it, whatever the profile."""
+
+    id: str
+    seq: int  # creation order, the tie-breaker of every listing
+    ref: str | None  # our migration reference, as the profile carries it
+    key: str | None  # the create's Idempotency-Key header, if any
+    source: str | None  # None: an api.video container created without a source (never processed)
+    request: dict  # the create body as accepted; profiles echo their fields from it
+    created: float  # epoch seconds
+    started: float  # monotonic seconds at create
+    delay_s: float  # processing time chosen at create
+    state: str = PROCESSING
+    finished: float | None = None  # epoch seconds at ready/errored
+    extra: dict = field(default_factory=dict)  # profile-made values that must not change (playback ids)
+
+    @property
+    def corrupt(self) -> bool:
+        return self.source is not None and "corrupt" in self.source
+
+    @property
+    def duration(self) -> float:
+        """The duration the provider reports once it knows it."""
+        return source_duration(self.source)[1] if self.source else 0.0
+
+    def progress(self, now: float) -> float:
+        """Fraction of processing done at monotonic time `now`: 1 once finished, below 1 until then.
+
+        Profiles with intermediate states (Cloudflare, api.video) derive them from this, so
+        only the completion itself needs a scheduled task.
+        """
+        if self.state in (READY, ERRORED):
+            return 1.0
+        if self.state == IDLE or self.delay_s <= 0:
+            return 0.0
+        return min(0.999, max(0.0, (now - self.started) / self.delay_s))
+
+    def at(self, fraction: float) -> float:
+        """Epoch time at which processing reached `fraction` (for "modified"-style fields)."""
+        return self.created + self.delay_s * fraction
