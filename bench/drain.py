@@ -1,6 +1,6 @@
 """Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
 
-    bench/drain [--assets 1000] [--rate 20] [--concurrency 5]
+    bench/drain [--provider generic|mux|cloudflare|apivideo] [--assets 1000] [--rate 20] [--concurrency 5]
 
 Not a test: it prints figures. The ideal drain time is N / R (the provider's limit is
 the bottleneck by design), so the headline is the ratio of the measured drain time to
@@ -9,7 +9,7 @@ it. The stack paces itself at exactly R; the simulator's bucket holds R tokens.
 Figures:
   drain ratio            (last create - first send) / (N / R)
   429s per 100 creates   throttled answers per 100 videos created
-  provider calls/asset   creates + lookups, per asset
+  provider calls/asset   creates + lookups + reads, per asset (the uploader's and the webhook's)
   DynamoDB calls/asset   counted by the uploader itself (a botocore hook -> metrics)
   SQS calls/asset        loader batches + uploader ChangeMessageVisibility, plus the
                          event source mapping's receive and delete (2 per invocation;
@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="bench/drain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument(
+        "--provider", choices=["generic", "mux", "cloudflare", "apivideo"], default="generic", help="default generic"
+    )
     parser.add_argument("--assets", type=int, default=1000, help="N, assets to drain (default 1000)")
     parser.add_argument("--rate", type=float, default=20, help="R, provider creates per second (default 20)")
     parser.add_argument("--concurrency", default="5", help="uploader MaximumConcurrency (default 5)")
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     bodies = [
         json.dumps({"id": f"bench/{i:07d}", "source_url": f"https://media.example.com/b/{i}.mp4"}) for i in range(n)
     ]
-    with LocalRun(sim_args, params, label="bench") as run:
+    with LocalRun(sim_args, params, label="bench", provider=args.provider) as run:
         # Warm the uploader first so cold starts are not billed to the drain.
         run.send([json.dumps({"id": "bench/warm", "source_url": "https://media.example.com/warm.mp4"})])
         while run.sim.stats()["videos"] < 1:
@@ -62,15 +65,16 @@ def main(argv: list[str] | None = None) -> int:
         metrics, invocations = run.uploader_metrics()
         created = stats["videos"] - baseline["videos"]
         throttled = stats["throttled"] - baseline["throttled"]
-        provider_calls = (stats["create_requests"] - baseline["create_requests"]) + (
-            stats["lookups"] - baseline["lookups"]
-        )
+        provider_calls = sum(stats.get(k, 0) - baseline.get(k, 0) for k in ("create_requests", "lookups", "gets"))
         ddb = metrics["DynamoDBCalls"] - metrics_before["DynamoDBCalls"]
         sqs_uploader = metrics["SQSCalls"] - metrics_before["SQSCalls"]
         runs = invocations - invocations_before
         ideal = n / rate
         drain = finished - started
-        print(f"\n=== bench/drain: N={n} assets, R={rate:g} creates/s, MaximumConcurrency={args.concurrency} ===")
+        print(
+            f"\n=== bench/drain: provider={args.provider}, N={n} assets, R={rate:g} creates/s,"
+            f" MaximumConcurrency={args.concurrency} ==="
+        )
         print(f"load (SendMessageBatch)    {sent - started:.1f} s, {batches} calls")
         print(f"drain time                 {drain:.1f} s (ideal N/R = {ideal:.1f} s)")
         print(f"drain ratio                {drain / ideal:.3f}   (target <= 1.15)")

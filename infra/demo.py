@@ -1,8 +1,10 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
-    infra/demo [--assets 500] [--provider-rate 20] [--keep]
+    infra/demo [--provider generic|mux|cloudflare|apivideo] [--assets 500] [--provider-rate 20] [--keep]
 
-It starts the emulator and a rate-limited provider simulator and deploys template.yaml.
+It starts the emulator and a rate-limited provider simulator speaking the chosen
+provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
+template.yaml with that provider.
 Then it does what an operator would: writes a sample inventory CSV (with a few bad
 rows, a repeated id and sources the provider refuses), `migrator load`s it, shows
 `migrator status` while the queue drains, runs `migrator reconcile` once, exports the
@@ -64,11 +66,16 @@ def cli(run: LocalRun, *args: str) -> int:
 
 
 def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, float]:
-    """`migrator status`, compact, every few seconds until every asset is settled."""
+    """`migrator status`, compact, every few seconds until every asset is settled.
+
+    When only processing assets are left and nothing has moved for a while, it runs
+    `migrator reconcile` as an operator would: a provider that sends no webhook for a
+    failure (api.video) or a webhook that was lost leaves them to reconcile's poll."""
     target = resolve(None, str(run.outputs_path), run.endpoint, None)
     started = time.time()
     last_print = 0.0
     counts: Counter = Counter()
+    moved_at, last_counts = started, Counter()
     while time.time() - started < timeout_s:
         view = gather(target, window_minutes=1)
         counts = Counter({k: v for k, v in view.counts.items() if v})
@@ -84,6 +91,15 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
             last_print = now
         if settled >= expected and not unresolved:
             break
+        if counts != last_counts:
+            moved_at, last_counts = now, counts
+        elif now - moved_at > 10 and unresolved and unresolved == counts.get("processing", 0):
+            print(
+                f"[{now - started:6.1f}s] only processing assets left, none moving: migrator reconcile --poll-after 5"
+            )
+            with contextlib.redirect_stdout(io.StringIO()):
+                cli(run, "reconcile", "--poll-after", "5")
+            moved_at = time.time()
         time.sleep(1)
     return counts, time.time() - started
 
@@ -91,6 +107,12 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="infra/demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--provider",
+        choices=["generic", "mux", "cloudflare", "apivideo"],
+        default="generic",
+        help="the provider to migrate to; the simulator speaks its API (default generic)",
     )
     parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")
     parser.add_argument(
@@ -112,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         "MaximumConcurrency": "5",
         "WebhookScheme": "standard",
     }
-    run = LocalRun(sim_args, params, label="demo")
+    run = LocalRun(sim_args, params, label="demo", provider=args.provider)
     wall_start = time.time()
     try:
         run.start()

@@ -7,10 +7,8 @@ simulator, and on exit stops everything it started.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import requests
 
+from .accounts import account
 from .emulator import Emulator, client, free_port, healthy, port_is_free
 from .toolchain import ROOT, tool
 
@@ -29,7 +28,7 @@ from .toolchain import ROOT, tool
 class SimProcess:
     """The provider simulator as a child process (its own interpreter, its own GIL)."""
 
-    def __init__(self, args: list[str], log_path: Path, token: str | None = None):
+    def __init__(self, args: list[str], log_path: Path, config: dict | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -38,7 +37,7 @@ class SimProcess:
             [sys.executable, str(ROOT / "infra" / "provider_sim.py"), "--port", str(self.port), *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **({"SIM_TOKEN": token} if token else {})},
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         deadline = time.time() + 15
         while time.time() < deadline:
@@ -46,9 +45,12 @@ class SimProcess:
                 raise RuntimeError(f"the provider simulator exited; see {log_path}")
             try:
                 requests.get(f"{self.url}/_sim/stats", timeout=0.5)
-                return
             except requests.RequestException:
                 time.sleep(0.1)
+                continue
+            if config:
+                self.configure(**config)  # credentials, before anything else calls it
+            return
         raise RuntimeError("the provider simulator did not start")
 
     def stats(self) -> dict:
@@ -73,9 +75,17 @@ class SimProcess:
 class LocalRun:
     """Emulator + simulator + stack. Use as a context manager."""
 
-    def __init__(self, sim_args: list[str], params: dict[str, str], label: str = "run", port: int = 4566):
+    def __init__(
+        self,
+        sim_args: list[str],
+        params: dict[str, str],
+        label: str = "run",
+        port: int = 4566,
+        provider: str = "generic",
+    ):
         self.sim_args = sim_args
         self.params = params
+        self.provider = provider
         self.stack_name = f"{label}-{uuid.uuid4().hex[:6]}"
         self.port = port
         self.emulator: Emulator | None = None
@@ -106,15 +116,22 @@ class LocalRun:
                 self.port = free_port()
             print(f"[run] starting the emulator on {self.endpoint}")
             self.emulator = Emulator(self.port).start()
-        # Real secrets in the emulator's Secrets Manager, read by the Lambdas as on AWS.
-        token, webhook_secret = secrets.token_urlsafe(24), "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+        # Real secrets in the emulator's Secrets Manager, read by the Lambdas as on AWS, in the
+        # provider's own format; the simulator is told the same credentials.
+        acct = account(self.provider, self.params.get("WebhookScheme", "seed"))
         manager = self.aws("secretsmanager")
         token_name, webhook_name = f"{self.stack_name}/provider-token", f"{self.stack_name}/webhook-secret"
-        manager.create_secret(Name=token_name, SecretString=json.dumps({"token": token}))
-        manager.create_secret(Name=webhook_name, SecretString=json.dumps({"current": webhook_secret}))
-        self.params = {"ProviderTokenSecretName": token_name, "WebhookSecretName": webhook_name, **self.params}
-        self.sim = SimProcess(self.sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", token=token)
-        print(f"[run] provider simulator on {self.sim.url} ({' '.join(self.sim_args)})")
+        manager.create_secret(Name=token_name, SecretString=acct.credentials)
+        manager.create_secret(Name=webhook_name, SecretString=acct.webhook_secret_json)
+        self.params = {
+            "Provider": self.provider,
+            "ProviderTokenSecretName": token_name,
+            "WebhookSecretName": webhook_name,
+            **self.params,
+        }
+        sim_args = ["--profile", self.provider, *self.sim_args]
+        self.sim = SimProcess(sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", acct.sim)
+        print(f"[run] {self.provider} provider simulator on {self.sim.url} ({' '.join(sim_args)})")
         self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
         command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
         command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
@@ -125,8 +142,8 @@ class LocalRun:
         self.outputs = json.loads(outputs_path.read_text())
         self.sim.configure(
             webhook_url=self.outputs["WebhookUrl"],
-            webhook_secret=webhook_secret,
-            webhook_scheme=self.params.get("WebhookScheme", "seed"),
+            webhook_secret=acct.webhook_secret,
+            webhook_scheme=acct.webhook_scheme,
         )
 
     def stop(self) -> None:

@@ -28,7 +28,6 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from .canary import drifted
 from .dynamo import to_item, typed
 from .heal import (
     HEAL_STATES,
@@ -47,6 +46,7 @@ from .ledger import SHARDS, Ledger, message_of
 from .messages import encode_message
 from .providers import Provider, from_settings
 from .settings import env_number, load
+from .settle import settle_reported
 from .states import State
 
 logger = Logger(service="reconcile")
@@ -223,32 +223,24 @@ class Reconciler:
         self._settle_polled(item, status, limits, summary, lock)
 
     def _settle_polled(self, item: dict, status, limits: RunLimits, summary: Summary, lock) -> None:
-        asset_id, now = item["asset_id"], self.clock()
-        result = self.ledger.settle(
-            asset_id,
-            status.target,
-            status.remote_id or item.get("remote_id"),
-            now,
-            provider_duration_s=status.duration_s,
-            error=status.error,
+        asset_id = item["asset_id"]
+        settled = settle_reported(
+            self.ledger, asset_id, status, item.get("remote_id"), self.clock(), limits.drift_tolerance_s
         )
-        if not result.won:
+        if not settled.won:
             with lock:
                 summary.skip("settled meanwhile")
             return
         metrics.add_metric(name="PolledSettled", unit=MetricUnit.Count, value=1)
         logger.info("settled by poll: %s", status.target.value, extra={"asset_id": asset_id})
+        if settled.drift_s is not None:
+            metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
         with lock:
             if status.target is State.READY:
                 summary.settled_ready += 1
             else:
                 summary.settled_rejected += 1
-        drift = drifted(result.current or {}, limits.drift_tolerance_s)
-        if drift is not None:
-            self.ledger.flag_drift(asset_id, drift, now)
-            metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
-            with lock:
-                summary.drifted += 1
+            summary.drifted += int(settled.drift_s is not None)
 
     # --- the checkpoint --------------------------------------------------------------------
 

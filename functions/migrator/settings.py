@@ -30,6 +30,7 @@ class Settings:
     connect_timeout_s: float = 3.05
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
+    drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
 
     @property
     def record_budget_s(self) -> float:
@@ -94,4 +95,5 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         connect_timeout_s=env_number(env, "PROVIDER_CONNECT_TIMEOUT", 3.05, 0.1, 60.0),
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
+        drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
     )

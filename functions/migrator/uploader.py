@@ -31,6 +31,7 @@ from .presign import S3Presigner
 from .providers import AssetRef, CredentialsError, Provider, from_settings
 from .retry import deferral_floor, visibility_for
 from .settings import Settings, load
+from .settle import settle_reported
 from .states import State
 
 logger = Logger(service="uploader")
@@ -135,7 +136,7 @@ class Uploader:
         if lookup_first:
             found = self._find(msg.asset_id, claim)
             if found.kind is not OutcomeKind.NOT_FOUND:
-                return self._apply(msg, claim, found, spent)
+                return self._adopt(msg, claim, found, spent)
 
         slot = self.pacer.reserve(self.clock())
         if not isinstance(slot, Go):
@@ -153,8 +154,30 @@ class Uploader:
         source = self.presign(claim.source_url)
         outcome = self.provider.create(_asset_ref(msg, claim), source)
         if outcome.kind is OutcomeKind.CONFLICT:
-            outcome = self._find(msg.asset_id, claim)
+            return self._adopt(msg, claim, self._find(msg.asset_id, claim), spent)
         return self._apply(msg, claim, outcome, spent)
+
+    def _adopt(self, msg: AssetMessage, claim: Claimed, found: Outcome, spent: int) -> Fate:
+        """Take over a video an earlier try made. Its webhook may have come and gone while the
+        ledger did not yet know the video (a provider whose events name only the video cannot
+        be matched then), so a video the provider has already finished is settled now, from
+        one read, rather than waiting for reconcile's poll."""
+        fate = self._apply(msg, claim, found, spent)
+        if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
+            answer = self.provider.poll(msg.asset_id, found.remote_id)
+            if answer.video is not None and answer.video.target is not None:
+                settled = settle_reported(
+                    self.ledger,
+                    msg.asset_id,
+                    answer.video,
+                    found.remote_id,
+                    self.clock(),
+                    self.settings.drift_tolerance_s,
+                )
+                if settled.won:
+                    logger.info("adopted video already %s", answer.video.target.value)
+                    metrics.add_metric(name="SettledOnAdoption", unit=MetricUnit.Count, value=1)
+        return fate
 
     def _find(self, asset_id: str, claim: Claimed) -> Outcome:
         """What an earlier try may have created, looked for among videos made since that try's claim."""

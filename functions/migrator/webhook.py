@@ -25,11 +25,12 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from .canary import DEFAULT_TOLERANCE_S, drifted
+from .canary import DEFAULT_TOLERANCE_S
 from .ledger import EventOutcome, Ledger
 from .providers import EventError, Provider, WebhookEvent, from_settings
 from .secrets import read_secret
 from .settings import load
+from .settle import flag_drift
 from .signatures import SecretError, SignatureError, decode_body
 
 logger = Logger(service="webhook")
@@ -142,15 +143,14 @@ class Receiver:
         return self.ledger.asset_for_remote(remote_id) if remote_id else None
 
     def _canary(self, asset_id: str, settled: dict) -> None:
-        drift = drifted(settled, self.drift_tolerance_s)
-        if drift is None:
-            return
-        logger.warning("duration drift %+.3f s (source %s s)", drift, settled.get("duration_s"))
-        metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
         try:
-            self.ledger.flag_drift(asset_id, drift, self.clock())
+            drift = flag_drift(self.ledger, asset_id, settled, self.drift_tolerance_s, self.clock())
         except Exception:  # the asset is settled either way; only its flag (and report --drift) miss it
             logger.exception("could not flag the drift")
+            return
+        if drift is not None:
+            logger.warning("duration drift %+.3f s (source %s s)", drift, settled.get("duration_s"))
+            metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
 
     def _misconfigured(self, reason: str) -> dict:
         """Our misconfiguration, not the sender's fault: a 401 would make the provider drop the

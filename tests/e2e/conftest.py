@@ -32,24 +32,33 @@ def e2e_sim():
         simulator.stop()
 
 
-def deploy_stack(endpoint, aws, sim, outputs_path, scheme: str, secret: str):
-    """Deploy template.yaml pointing at `sim`, signing webhooks with `scheme`; returns (name, outputs)."""
+def generic_account(scheme: str, secret: str):
+    """The generic provider's account the package simulator knows (TOKEN), signing with `secret`."""
+    from infra.accounts import Account
+
+    return Account("generic", json.dumps({"token": TOKEN}), {"token": TOKEN}, secret, scheme)
+
+
+def deploy_stack(endpoint, aws, sim, outputs_path, acct, **extra):
+    """Deploy template.yaml pointing at `sim` with `acct`'s provider and secrets; returns (name, outputs)."""
     from infra.toolchain import tool
 
     secret_name, webhook_secret_name = unique("provider-token"), unique("webhook-secret")
-    aws("secretsmanager").create_secret(Name=secret_name, SecretString=json.dumps({"token": TOKEN}))
-    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=json.dumps({"current": secret}))
+    aws("secretsmanager").create_secret(Name=secret_name, SecretString=acct.credentials)
+    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=acct.webhook_secret_json)
     name = unique("e2e")
     params = {
+        "Provider": acct.provider,
         "ProviderBaseUrl": sim.url,
         "ProviderTokenSecretName": secret_name,
         "ProviderRateLimit": "50",
         "MaximumConcurrency": "3",
         "UploaderTimeout": "60",
         "MaxAttempts": "3",
-        "WebhookScheme": scheme,
+        "WebhookScheme": acct.webhook_scheme,
         "WebhookSecretName": webhook_secret_name,
         "SourceBucketName": SOURCE_BUCKET,
+        **extra,
     }
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
     command += ["--outputs", str(outputs_path)]
@@ -75,7 +84,7 @@ def delete_stack(endpoint, name):
 def stack(endpoint, aws, e2e_sim, tmp_path_factory):
     """template.yaml deployed with Standard Webhooks; deleted afterwards."""
     outputs_path = tmp_path_factory.mktemp("stack") / "outputs.json"
-    name, outputs = deploy_stack(endpoint, aws, e2e_sim, outputs_path, "standard", WEBHOOK_SECRET)
+    name, outputs = deploy_stack(endpoint, aws, e2e_sim, outputs_path, generic_account("standard", WEBHOOK_SECRET))
     e2e_sim.patch_config(
         {"webhook_url": outputs["WebhookUrl"], "webhook_secret": WEBHOOK_SECRET, "webhook_scheme": "standard"}
     )

@@ -10,7 +10,7 @@ import requests
 from migrator.signatures import Scheme, sign
 
 from tests.conftest import unique
-from tests.e2e.conftest import WEBHOOK_SECRET, wait_for_states
+from tests.e2e.conftest import WEBHOOK_SECRET, generic_account, wait_for_states
 from tests.e2e.test_uploader_stack import asset, send_all
 
 pytestmark = pytest.mark.e2e
@@ -83,7 +83,9 @@ def seed_stack(endpoint, aws, e2e_sim, tmp_path):
     """A second deployment of the same template, with the seed's x-signature scheme."""
     from tests.e2e.conftest import delete_stack, deploy_stack
 
-    name, outputs = deploy_stack(endpoint, aws, e2e_sim, tmp_path / "seed-outputs.json", "seed", SEED_SECRET)
+    name, outputs = deploy_stack(
+        endpoint, aws, e2e_sim, tmp_path / "seed-outputs.json", generic_account("seed", SEED_SECRET)
+    )
     saved = {k: e2e_sim.config.to_dict()[k] for k in ("webhook_url", "webhook_secret", "webhook_scheme")}
     e2e_sim.reset()
     e2e_sim.patch_config(

@@ -319,3 +319,29 @@ def test_a_marshalling_error_on_the_uploader_path_is_poison(aws, table, queue, s
 
     uploader.ledger.claim = unstorable
     assert uploader.handle_batch({"Records": [record]}, plenty) == {"batchItemFailures": []}
+
+
+def test_a_video_the_provider_finished_before_its_adoption_is_settled_at_once(aws, table, queue, sim):
+    """Its webhook came while the ledger did not know the video yet (lost for a provider whose events
+    name only the video): the worker that adopts the video reads its state instead of waiting for a poll."""
+    sim.patch_config({"honour_idempotency": False, "processing_delay_s": 0.0, "webhooks_enabled": False})
+    now = [time.time()]
+    crashing = make_uploader(aws, table, queue, sim, clock=lambda: now[0])
+
+    class Crash(BaseException):
+        pass
+
+    def crash(*args, **kwargs):
+        raise Crash()
+
+    crashing.ledger.mark_processing = crash
+    [record] = send_and_receive(aws("sqs"), queue, [body("done-early", "https://m.example.com/d.mp4?duration=4")])
+    with pytest.raises(Crash):
+        crashing.process(record, deadline=now[0] + 30)
+    time.sleep(0.2)  # the provider finishes; nobody hears of it
+    now[0] += 60
+    survivor = make_uploader(aws, table, queue, sim, clock=lambda: now[0])
+    assert survivor.process(record, deadline=now[0] + 30).kind.value == "finished"
+    item = survivor.ledger.get("done-early")
+    assert item["state"] == "ready" and float(item["provider_duration_s"]) == 4.0
+    assert sim.stats()["videos"] == 1

@@ -1,8 +1,8 @@
 """Reconcile's pure decisions: which assets have no live work, which are due a poll, run limits."""
 
 import pytest
-from migrator.providers.generic import read_video
 from migrator.heal import PollVerdict, RunLimits, RunRequestError, heal_reason, limits_for, poll_due, poll_verdict
+from migrator.providers.generic import read_video
 
 NOW = 1_000_000.0
 QUIET = 600.0

@@ -33,7 +33,7 @@ class Session(requests.Session):
 
     def send(self, request, **kwargs):
         self.sent.append(request)
-        status, body, headers = (self.answers.pop(0) + ({},))[:3] if self.answers else (200, {}, {})
+        status, body, headers = (*self.answers.pop(0), {})[:3] if self.answers else (200, {}, {})
         response = requests.Response()
         response.status_code = status
         response._content = json.dumps(body).encode() if not isinstance(body, bytes) else body
@@ -258,7 +258,11 @@ def test_cloudflare_copy_is_the_documented_request():
     assert body == {
         "url": SOURCE,
         "creator": asset_tag("library/intro-2019"),
-        "meta": {"name": "Intro", "migration_ref": "library/intro-2019", "migration_key": idempotency_key(ASSET.asset_id)},
+        "meta": {
+            "name": "Intro",
+            "migration_ref": "library/intro-2019",
+            "migration_key": idempotency_key(ASSET.asset_id),
+        },
     }
     assert len(body["creator"]) <= 64  # the API's maxLength
 
@@ -274,7 +278,10 @@ def test_cloudflare_find_uses_the_exact_creator_filter_and_skips_errored():
 
 @pytest.mark.parametrize("spelling", ["errorReason", "errReason"])  # the docs use both
 def test_cloudflare_error_state_carries_its_reason(spelling):
-    video = {**CF_VIDEO, "status": {"state": "error", f"{spelling}Code": "ERR_MALFORMED_VIDEO", f"{spelling}Text": "bad"}}
+    video = {
+        **CF_VIDEO,
+        "status": {"state": "error", f"{spelling}Code": "ERR_MALFORMED_VIDEO", f"{spelling}Text": "bad"},
+    }
     cf, _ = provider("cloudflare", (200, cf_envelope(video)), secret=CF_SECRET)
     poll = cf.poll("x", "6b9e68b07dfee8cc2d116e4c51d6a957")
     assert poll.video.target is State.REJECTED and poll.video.error == "provider: ERR_MALFORMED_VIDEO: bad"
@@ -289,7 +296,9 @@ def test_cloudflare_duration_minus_one_means_unknown_while_it_works():
 
 def test_cloudflare_429_and_its_rate_limit_fields():
     headers = {"retry-after": "300", "Ratelimit": '"default";r=0;t=300', "Ratelimit-Policy": '"default";q=1200;w=300'}
-    body = cf_envelope(None, False, [{"code": 971, "message": "Please wait and consider throttling your request speed"}])
+    body = cf_envelope(
+        None, False, [{"code": 971, "message": "Please wait and consider throttling your request speed"}]
+    )
     cf, _ = provider("cloudflare", (429, body, headers), secret=CF_SECRET)
     outcome = cf.create(ASSET, SOURCE)
     assert outcome.kind is OutcomeKind.THROTTLED and outcome.retry_after == 300.0
@@ -428,7 +437,12 @@ def test_apivideo_signature_matches_the_published_example():
     headers = {"X-Api-Video-Signature": API_WEBHOOK_SIGNATURE, "X-Api-Video-WebhookID": "webhook_XXXXXXXXXXXXXXX"}
     event = api.read_webhook(API_WEBHOOK_BODY, headers, [API_WEBHOOK_SECRET], EMITTED + 1, 300)
     # The event names only the video: it is a prompt to read its status, not an outcome.
-    assert (event.confirm, event.remote_id, event.asset_id, event.video) == (True, "vi0000000000000000000000", None, None)
+    assert (event.confirm, event.remote_id, event.asset_id, event.video) == (
+        True,
+        "vi0000000000000000000000",
+        None,
+        None,
+    )
     with pytest.raises(SignatureError, match="no valid signature"):
         api.read_webhook(API_WEBHOOK_BODY + b" ", headers, [API_WEBHOOK_SECRET], EMITTED, 300)
 

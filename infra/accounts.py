@@ -1,0 +1,50 @@
+"""Made-up accounts for each provider, for local runs: the stack's secrets and the simulator's matching settings.
+
+A local run (the demo, the benchmarks, the end-to-end tests) stores the provider's
+credentials and the webhook signing secret in the emulator's Secrets Manager, in the
+format the stack reads for that provider (docs/providers.md), and tells the simulator
+the same values, so the Lambdas authenticate and verify exactly as they would against
+the real service.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Account:
+    provider: str
+    credentials: str  # the provider secret's text, as the stack reads it
+    sim: dict = field(default_factory=dict)  # the simulator's config fields for the same credentials
+    webhook_secret: str = ""  # what the stack verifies and the simulator signs with
+    webhook_scheme: str = "seed"  # the generic provider's scheme (the simulator's webhook_scheme)
+
+    @property
+    def webhook_secret_json(self) -> str:
+        return json.dumps({"current": self.webhook_secret})
+
+
+def account(provider: str, webhook_scheme: str = "standard") -> Account:
+    """A fresh made-up account for `provider` (generic, mux, cloudflare, apivideo)."""
+    token = secrets.token_urlsafe(24)
+    if provider == "generic":
+        if webhook_scheme == "standard":
+            signing = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+        else:
+            signing = secrets.token_urlsafe(24)
+        return Account(provider, json.dumps({"token": token}), {"token": token}, signing, webhook_scheme)
+    if provider == "mux":
+        token_id = secrets.token_hex(8)
+        creds = {"token_id": token_id, "token_secret": token}
+        return Account(provider, json.dumps(creds), creds, secrets.token_hex(16))
+    if provider == "cloudflare":
+        account_id = secrets.token_hex(16)  # 32 hex characters, as Cloudflare's are
+        creds = json.dumps({"account_id": account_id, "api_token": token})
+        return Account(provider, creds, {"account_id": account_id, "token": token}, secrets.token_hex(16))
+    if provider == "apivideo":
+        return Account(provider, json.dumps({"api_key": token}), {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
+    raise ValueError(f"unknown provider {provider!r}")
