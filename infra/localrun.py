@@ -238,23 +238,33 @@ class LocalRun:
 
     def uploader_metrics(self) -> tuple[Counter, int]:
         """Sum the uploader's EMF metrics and count its invocations from its logs."""
-        logs = self.aws("logs")
-        group = f"/aws/lambda/{self.outputs['UploaderFunctionName']}"
-        totals: Counter = Counter()
-        invocations = 0
-        kwargs = {"logGroupName": group}
-        while True:
+        return uploader_metrics(self.aws("logs"), self.aws("lambda"), self.outputs)
+
+
+def uploader_metrics(logs, lambda_client, outputs: dict) -> tuple[Counter, int]:
+    """Sum the uploader's EMF metrics and count its invocations, read from its log group
+    (the one its LoggingConfig names, else Lambda's default)."""
+    function = outputs["UploaderFunctionName"]
+    config = lambda_client.get_function_configuration(FunctionName=function)
+    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{function}"
+    totals: Counter = Counter()
+    invocations = 0
+    kwargs = {"logGroupName": group}
+    while True:
+        try:
             page = logs.filter_log_events(**kwargs)
-            for event in page["events"]:
-                message = event["message"]
-                if message.startswith("START RequestId"):
-                    invocations += 1
-                elif message.startswith('{"_aws"'):
-                    doc = json.loads(message)
-                    for directive in doc["_aws"]["CloudWatchMetrics"]:
-                        for metric in directive["Metrics"]:
-                            values = doc.get(metric["Name"], [])
-                            totals[metric["Name"]] += sum(values) if isinstance(values, list) else values
-            if not page.get("nextToken"):
-                return totals, invocations
-            kwargs["nextToken"] = page["nextToken"]
+        except logs.exceptions.ResourceNotFoundException:
+            return totals, invocations  # nothing logged yet
+        for event in page["events"]:
+            message = event["message"]
+            if message.startswith("START RequestId"):
+                invocations += 1
+            elif message.startswith('{"_aws"'):
+                doc = json.loads(message)
+                for directive in doc["_aws"]["CloudWatchMetrics"]:
+                    for metric in directive["Metrics"]:
+                        values = doc.get(metric["Name"], [])
+                        totals[metric["Name"]] += sum(values) if isinstance(values, list) else values
+        if not page.get("nextToken"):
+            return totals, invocations
+        kwargs["nextToken"] = page["nextToken"]

@@ -1,28 +1,25 @@
-"""The local-stack command: build template.yaml, ship its code, deploy it through CloudFormation.
+"""The local-stack command: `sam build` and `sam deploy` of template.yaml, the way users deploy it.
 
     python -m infra.stack up   [--endpoint URL] [--stack-name NAME] [--param Key=Value ...]
     python -m infra.stack down [--endpoint URL] [--stack-name NAME]
 
-`up` runs `sam build`, zips each function into an artifacts bucket, creates or updates
-the stack from the very template users deploy (the SAM transform runs inside
-CloudFormation, on AWS as on the emulator), waits for it, and writes the outputs to a
-JSON file. With the default endpoint it starts the emulator first if nothing answers.
-Any other endpoint (LocalStack on 4566, or none at all for real AWS with `--endpoint
-aws`) takes the same path. Runs on the SAM tool environment; `infra/local-stack`
-arranges that.
+`up` runs `sam build`, then `sam deploy` with samconfig.toml (its `local` environment
+against an emulator: the SAM CLI pointed at it through AWS_ENDPOINT_URL, artifacts in a
+bucket it resolves there, the SAM transform run by the emulator's CloudFormation as AWS
+runs it), and writes the stack's outputs to a JSON file. With the default endpoint it
+starts the emulator first if nothing answers. Any other endpoint (LocalStack on 4566, or
+real AWS with `--endpoint aws`, samconfig's `default` environment) takes the same path.
+Runs on the SAM tool environment; `infra/local-stack` arranges that.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import io
 import json
 import os
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,8 +32,6 @@ DEFAULT_ENDPOINT = f"http://127.0.0.1:{DEFAULT_PORT}"
 DEFAULT_STACK = "video-migration"
 DEFAULT_OUTPUTS = ROOT / ".local" / "stack-outputs.json"
 BUILD_DIR = ROOT / ".aws-sam" / "build"
-CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
-TEMPLATE_BODY_LIMIT = 51_200  # CloudFormation's limit for an inline template
 
 
 class DeployError(RuntimeError):
@@ -61,14 +56,12 @@ def client(name: str, endpoint: str | None):
 
 def build(log=print) -> Path:
     """`sam build` into .aws-sam/build; returns the built template's path."""
-    env = {**os.environ, "PATH": python312_bin_dir() + os.pathsep + os.environ.get("PATH", "")}
-    env["SAM_CLI_TELEMETRY"] = "0"
     sam = str(Path(sys.executable).parent / "sam")
     started = time.time()
     result = subprocess.run(
         [sam, "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(BUILD_DIR)],
         cwd=ROOT,
-        env=env,
+        env=sam_env(None),
         capture_output=True,
         text=True,
     )
@@ -78,44 +71,16 @@ def build(log=print) -> Path:
     return BUILD_DIR / "template.yaml"
 
 
-def zip_dir(directory: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(directory.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                info = zipfile.ZipInfo(str(path.relative_to(directory)), date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, path.read_bytes())
-    return buffer.getvalue()
-
-
-def package(built_template: Path, endpoint: str | None, bucket: str | None, log=print) -> dict:
-    """Upload each function's built code and point its CodeUri at the upload."""
-    from samtranslator.yaml_helper import yaml_parse
-
-    s3 = client("s3", endpoint)
-    bucket = bucket or artifacts_bucket(endpoint)
-    try:
-        s3.head_bucket(Bucket=bucket)
-    except Exception:
-        s3.create_bucket(Bucket=bucket)
-    template = yaml_parse(built_template.read_text())
-    for name, resource in template["Resources"].items():
-        if resource.get("Type") != "AWS::Serverless::Function":
-            continue
-        code_dir = built_template.parent / resource["Properties"]["CodeUri"]
-        data = zip_dir(code_dir)
-        key = f"functions/{name}-{hashlib.sha256(data).hexdigest()[:16]}.zip"
-        s3.put_object(Bucket=bucket, Key=key, Body=data)
-        resource["Properties"]["CodeUri"] = f"s3://{bucket}/{key}"
-        log(f"[stack] {name}: {len(data) / 1e6:.1f} MB -> s3://{bucket}/{key}")
-    return template
-
-
-def artifacts_bucket(endpoint: str | None) -> str:
-    account = client("sts", endpoint).get_caller_identity()["Account"]
-    return f"video-migration-artifacts-{account}-{REGION if endpoint else session(None).region_name}"
+def sam_env(endpoint: str | None) -> dict:
+    """The environment `sam` runs in: the emulator's endpoint and its stand-in credentials, when local."""
+    env = {
+        **os.environ,
+        "PATH": python312_bin_dir() + os.pathsep + os.environ.get("PATH", ""),
+        "SAM_CLI_TELEMETRY": "0",
+    }
+    if endpoint:
+        env.update({"AWS_ENDPOINT_URL": endpoint, **CREDENTIALS, "AWS_REGION": REGION})
+    return env
 
 
 def deploy(
@@ -126,42 +91,39 @@ def deploy(
     bucket: str | None = None,
     log=print,
 ) -> dict:
-    """Build, package and create-or-update the stack; write and return its outputs."""
-    template = package(build(log), endpoint, bucket, log)
+    """`sam build` then `sam deploy` (samconfig.toml's `local` environment on an emulator, `default`
+    on AWS); write and return the stack's outputs."""
+    built = build(log)
     cfn = client("cloudformation", endpoint)
-    body = json.dumps(template)
-    args: dict = {
-        "StackName": stack_name,
-        "Parameters": [{"ParameterKey": k, "ParameterValue": str(v)} for k, v in sorted(parameters.items())],
-        "Capabilities": CAPABILITIES,
-    }
-    if len(body) <= TEMPLATE_BODY_LIMIT:
-        args["TemplateBody"] = body
-    else:
-        bucket = bucket or artifacts_bucket(endpoint)
-        key = f"templates/{stack_name}-{hashlib.sha256(body.encode()).hexdigest()[:16]}.json"
-        client("s3", endpoint).put_object(Bucket=bucket, Key=key, Body=body.encode())
-        args["TemplateURL"] = f"https://{bucket}.s3.amazonaws.com/{key}"
-    started = time.time()
-    existing = stack_status(cfn, stack_name)
-    if existing in (None, "DELETE_COMPLETE"):
-        cfn.create_stack(**args)
-    elif existing == "ROLLBACK_COMPLETE":
+    if stack_status(cfn, stack_name) == "ROLLBACK_COMPLETE":  # a failed first create cannot be updated
         cfn.delete_stack(StackName=stack_name)
         wait(cfn, stack_name)
-        cfn.create_stack(**args)
-    else:
-        try:
-            cfn.update_stack(**args)
-        except Exception as exc:
-            if "No updates are to be performed" not in str(exc):
-                raise
-    status = wait(cfn, stack_name)
-    if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
-        raise DeployError(f"stack {stack_name} ended {status}:\n" + failure_reasons(cfn, stack_name))
-    log(f"[stack] {stack_name}: {status} in {time.time() - started:.1f} s")
+    command = [
+        str(Path(sys.executable).parent / "sam"),
+        "deploy",
+        "--template-file",
+        str(built),
+        "--stack-name",
+        stack_name,
+        "--config-file",
+        str(ROOT / "samconfig.toml"),
+        "--config-env",
+        "local" if endpoint else "default",
+        "--no-confirm-changeset",
+        "--no-fail-on-empty-changeset",
+        *(["--s3-bucket", bucket] if bucket else ["--resolve-s3"]),
+    ]
+    if parameters:
+        command += ["--parameter-overrides", *(f"{k}={v}" for k, v in sorted(parameters.items()))]
+    started = time.time()
+    result = subprocess.run(command, cwd=ROOT, env=sam_env(endpoint), capture_output=True, text=True)
+    if result.returncode != 0:
+        reasons = failure_reasons(cfn, stack_name) if stack_status(cfn, stack_name) else ""
+        raise DeployError("sam deploy failed:\n" + (result.stderr or result.stdout)[-3000:] + "\n" + reasons)
+    status = stack_status(cfn, stack_name)
+    log(f"[stack] sam deploy {stack_name}: {status} in {time.time() - started:.1f} s")
     stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs", [])}
     outputs.update({"StackName": stack_name, "Endpoint": endpoint or "", "Region": REGION if endpoint else ""})
     if endpoint and "WebhookApiId" in outputs:
         # An emulator has no DNS for <api>.execute-api...; it routes by path instead.
@@ -239,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack-name", default=DEFAULT_STACK, help=f"stack name (default {DEFAULT_STACK})")
     parser.add_argument("--param", action="append", default=[], metavar="Key=Value", help="a template parameter")
     parser.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS, help="where to write the stack outputs JSON")
-    parser.add_argument("--bucket", help="artifacts bucket (default: one named after the account and region)")
+    parser.add_argument("--bucket", help="artifacts bucket (default: the one sam deploy --resolve-s3 manages)")
     parser.add_argument("--stop-emulator", action="store_true", help="with down: also stop the emulator `up` started")
     args = parser.parse_args(argv)
     endpoint = None if args.endpoint == "aws" else args.endpoint.rstrip("/")

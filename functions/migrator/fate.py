@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .pacing import RateSignal
 from .redact import redact_credentials
 from .retry import backoff_delay, throttle_delay
 from .states import AT_PROVIDER, State
@@ -29,14 +30,19 @@ class Fate:
     kind: FateKind
     reason: str
     delay_s: float = 0.0
+    # LATER only. `pacing`: the provider's pace (a hold, a 429), not a fault of this message:
+    # no receive-based floor. `paced_receives`: earlier receives that were pacing, which the
+    # floor meant for a message that keeps failing does not count.
+    pacing: bool = False
+    paced_receives: int = 0
 
     @classmethod
     def finished(cls, reason: str) -> Fate:
         return cls(FateKind.FINISHED, reason)
 
     @classmethod
-    def later(cls, delay_s: float, reason: str) -> Fate:
-        return cls(FateKind.LATER, reason, max(0.0, delay_s))
+    def later(cls, delay_s: float, reason: str, pacing: bool = False) -> Fate:
+        return cls(FateKind.LATER, reason, max(0.0, delay_s), pacing)
 
     @classmethod
     def poison(cls, reason: str) -> Fate:
@@ -123,6 +129,7 @@ class Outcome:
     remote_id: str | None = None
     retry_after: float | None = None
     error: str | None = None
+    signal: RateSignal | None = None  # the answer's rate-limit headers, for the pacer
 
 
 # 401/403 are our configuration (token), 408/425 are timing: none is the asset's fault,
@@ -145,10 +152,11 @@ def transport_failure(kind: str) -> Outcome:
 
 
 def classify_failure(status: int, text: str | None, retry_after: float | None) -> Outcome:
-    """A non-2xx answer: the provider pacing us (429, 503), a refusal of the asset itself
-    (another 4xx), or a failure that may pass (5xx, and the 4xx that are ours to fix).
+    """A non-2xx answer: the provider pacing us (a 429, or a 503 that says when to come back),
+    a refusal of the asset itself (another 4xx), or a failure of this one request that may
+    pass (a 503 without a hint, other 5xx, and the 4xx that are ours to fix).
     `retry_after` is the provider's hint, read from its headers in its own dialect."""
-    if status in (429, 503):
+    if status == 429 or (status == 503 and retry_after is not None):
         return Outcome(OutcomeKind.THROTTLED, retry_after=retry_after, error=f"HTTP {status}")
     if 400 <= status < 500 and status not in RETRYABLE_4XX:
         detail = excerpt(text)
@@ -174,7 +182,6 @@ class Decision:
     remote_id: str | None = None
     retry_at: float | None = None
     error: str | None = None
-    hold_until: float | None = None  # cluster-wide pause on creates (429 seen)
 
 
 def decide(outcome: Outcome, attempts: int, max_attempts: int, now: float, rng: random.Random) -> Decision:
@@ -190,14 +197,12 @@ def decide(outcome: Outcome, attempts: int, max_attempts: int, now: float, rng: 
         return Decision(MoveKind.TO_PROCESSING, Fate.finished("uploaded"), "Uploaded", remote_id=outcome.remote_id)
     if kind is OutcomeKind.THROTTLED:
         delay = throttle_delay(outcome.retry_after, rng)
-        wait = outcome.retry_after if outcome.retry_after is not None else delay
         return Decision(
             MoveKind.RELEASE_THROTTLED,
-            Fate.later(delay, f"throttled ({outcome.error})"),
+            Fate.later(delay, f"throttled ({outcome.error})", pacing=True),
             "Throttled",
             retry_at=now + delay,
             error=outcome.error,
-            hold_until=now + min(wait, delay),
         )
     if kind is OutcomeKind.REJECTED:
         return Decision(MoveKind.TO_REJECTED, Fate.finished("rejected by provider"), "Rejected", error=outcome.error)

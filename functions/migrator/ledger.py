@@ -13,20 +13,21 @@ instead of a Scan, and no single state is a hot partition.
 
 from __future__ import annotations
 
-import logging
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from botocore.exceptions import ClientError
 
 from .dynamo import is_condition_failure, to_item, typed
 from .messages import AssetMessage
 from .states import State
 
-log = logging.getLogger(__name__)
+# A child of the function's Powertools logger: its lines are JSON with the same keys.
+log = Logger(child=True)
 
 SHARDS = 16
 STATE_INDEX = "by_state"
@@ -200,26 +201,36 @@ class Ledger:
 
     # --- fenced writes by the claimant ---------------------------------------------------
 
-    def mark_processing(self, asset_id: str, token: str, remote_id: str, now: float) -> WriteResult:
+    def mark_processing(self, asset_id: str, token: str, remote_id: str, now: float, throttles: int = 0) -> WriteResult:
+        """The provider has the video. `throttles`: 429s this claim waited out before it got there."""
         return self._fenced(
-            asset_id, token, State.PROCESSING, now, {"remote_id": remote_id}, remove=("retry_after", "last_error")
+            asset_id,
+            token,
+            State.PROCESSING,
+            now,
+            {"remote_id": remote_id},
+            remove=("retry_after", "last_error"),
+            add={"throttles": throttles} if throttles else None,
         )
 
     def release_throttled(
         self, asset_id: str, token: str, back_to: State, retry_at: float, error: str, now: float, count: bool = True
     ) -> WriteResult:
         """Give the claim back untried: the attempt is uncounted; a 429 is counted as a
-        throttle (`count`), a hold that kept us from calling at all is not."""
+        throttle (`count`), a hold that kept us from calling at all as a hold. Both are
+        pacing, which the receive-based deferral floor does not charge to the message."""
         return self._fenced(
             asset_id,
             token,
             back_to,
             now,
             {"retry_after": retry_at, "last_error": error},
-            add={"throttles": 1 if count else 0, "attempts": -1},
+            add={"throttles": 1 if count else 0, "holds": 0 if count else 1, "attempts": -1},
         )
 
-    def mark_failed(self, asset_id: str, token: str, error: str, retry_at: float | None, now: float) -> WriteResult:
+    def mark_failed(
+        self, asset_id: str, token: str, error: str, retry_at: float | None, now: float, throttles: int = 0
+    ) -> WriteResult:
         """Failed: retryable when `retry_at` is set, failed for good when it is None."""
         fields: dict = {"last_error": error}
         remove: tuple[str, ...] = ()
@@ -227,10 +238,14 @@ class Ledger:
             remove = ("retry_after",)
         else:
             fields["retry_after"] = retry_at
-        return self._fenced(asset_id, token, State.FAILED, now, fields, remove=remove)
+        add = {"throttles": throttles} if throttles else None
+        return self._fenced(asset_id, token, State.FAILED, now, fields, remove=remove, add=add)
 
-    def mark_rejected(self, asset_id: str, token: str, error: str, now: float) -> WriteResult:
-        return self._fenced(asset_id, token, State.REJECTED, now, {"last_error": error}, remove=("retry_after",))
+    def mark_rejected(self, asset_id: str, token: str, error: str, now: float, throttles: int = 0) -> WriteResult:
+        add = {"throttles": throttles} if throttles else None
+        return self._fenced(
+            asset_id, token, State.REJECTED, now, {"last_error": error}, remove=("retry_after",), add=add
+        )
 
     def _fenced(
         self,
@@ -258,7 +273,8 @@ class Ledger:
         for i, (name, delta) in enumerate((add or {}).items()):
             names[f"#a{i}"] = name
             values[f":a{i}"] = delta
-            sets.append(f"#a{i} = #a{i} + :a{i}")
+            values[":zero"] = 0
+            sets.append(f"#a{i} = if_not_exists(#a{i}, :zero) + :a{i}")
         expression = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(("lease_token", "lease_until", *remove))
         result = self._update(
             asset_id,

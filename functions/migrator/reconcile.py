@@ -26,7 +26,7 @@ from threading import Lock
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from .dynamo import to_item, typed
 from .heal import (
@@ -48,6 +48,7 @@ from .providers import Provider, from_settings
 from .settings import env_number, load
 from .settle import settle_reported
 from .states import State
+from .tally import read_stats
 
 logger = Logger(service="reconcile")
 metrics = Metrics(namespace="VideoMigration", service="reconcile")
@@ -329,6 +330,26 @@ def build(env=None) -> Reconciler:
     )
 
 
+def publish_counts(dynamodb, stats_table: str, now: float) -> None:
+    """Assets per state, as gauges for the dashboard: the tally's aggregates (16 reads), once a run."""
+    if not stats_table:
+        return
+    try:
+        counts = read_stats(dynamodb, stats_table, now, window_minutes=0).counts
+    except Exception:  # the dashboard misses a point; the run's own work is done
+        logger.exception("could not read the status counts")
+        return
+    for state, count in counts.items():
+        with single_metric(
+            name="AssetsInState",
+            unit=MetricUnit.Count,
+            value=count,
+            namespace=metrics.namespace,
+            default_dimensions={"service": "reconcile", "state": state},
+        ):
+            pass
+
+
 _reconciler: Reconciler | None = None
 
 
@@ -345,8 +366,9 @@ def handler(event, context):
         return {"error": str(exc)}
     summary = _reconciler.run(limits, restart, lambda: context.get_remaining_time_in_millis() / 1000)
     # Heals and drift are counted as they happen (Healed, DurationDrift); these are per run.
-    for name in ("polled", "examined"):
+    for name in ("polled", "examined", "errors"):
         metrics.add_metric(name=f"Reconcile{name.title()}", unit=MetricUnit.Count, value=getattr(summary, name))
+    publish_counts(_reconciler.ledger.client, os.environ.get("STATS_TABLE", ""), _reconciler.clock())
     result = summary.as_dict()
     logger.info("reconcile run done", extra={"summary": result})
     return result

@@ -26,7 +26,8 @@ class Settings:
     token_secret_name: str | None = None
     token_parameter_name: str | None = None
     max_attempts: int = 5
-    rate_per_s: float = 0.0  # 0 = no pacing; 429s are still honoured
+    rate_per_s: float = 0.0  # the ceiling on the learned rate; 0 = none
+    start_rate_per_s: float = 0.0  # where the learned rate begins; 0: the ceiling, or 5/s without one
     connect_timeout_s: float = 3.05
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
@@ -92,6 +93,7 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         token_parameter_name=env.get("PROVIDER_TOKEN_PARAMETER", "").strip() or None,
         max_attempts=int(attempts),
         rate_per_s=env_number(env, "PROVIDER_RATE_LIMIT", 0.0, 0.0, 10_000.0),
+        start_rate_per_s=env_number(env, "START_RATE", 0.0, 0.0, 10_000.0),
         connect_timeout_s=env_number(env, "PROVIDER_CONNECT_TIMEOUT", 3.05, 0.1, 60.0),
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),

@@ -15,7 +15,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -26,10 +26,10 @@ from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, Refused
 from .messages import AssetMessage, Poison, parse_message
-from .pacer import Go, Pacer
+from .pacer import Hold, Pacer
 from .presign import S3Presigner
 from .providers import AssetRef, CredentialsError, Provider, from_settings
-from .retry import deferral_floor, visibility_for
+from .retry import DEFAULT_THROTTLE_S, deferral_floor, visibility_for
 from .settings import Settings, load
 from .settle import settle_reported
 from .states import State
@@ -39,6 +39,9 @@ metrics = Metrics(namespace="VideoMigration", service="uploader")
 
 # Lease = the invocation's remaining time plus this margin: a holder cannot outlive it.
 LEASE_MARGIN_S = 5.0
+# A hold or a Retry-After up to this long is waited out inside the invocation (when its
+# time allows) instead of sending the message back through the queue.
+INLINE_WAIT_MAX_S = 15.0
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Uploader:
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
+    inline_wait_max_s: float = INLINE_WAIT_MAX_S
 
     # --- the batch -----------------------------------------------------------------------
 
@@ -78,11 +82,16 @@ class Uploader:
             if fate.kind is FateKind.LATER:
                 self._defer(record, fate, received_at)
                 failures.append({"itemIdentifier": message_id})
+        rate = (self.pacer.last_seen or {}).get("rate")
+        if rate is not None:  # the pace in use, for the dashboard
+            metrics.add_metric(name="PaceRate", unit=MetricUnit.CountPerSecond, value=float(rate))
         return {"batchItemFailures": failures}
 
     def _defer(self, record: dict, fate: Fate, received_at: float) -> None:
         receives = str(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
-        floor = deferral_floor(int(receives) if receives.isdigit() else 1)
+        receives_n = int(receives) if receives.isdigit() else 1
+        # The floor slows a message that keeps failing; the provider's pacing is not that.
+        floor = 0.0 if fate.pacing else deferral_floor(receives_n - fate.paced_receives)
         seconds = visibility_for(max(fate.delay_s, floor), received_at, self.clock())
         try:
             self.sqs.change_message_visibility(
@@ -107,12 +116,12 @@ class Uploader:
             logger.info("claim refused: %s", fate.reason, extra={"fate": fate.kind.value})
             if fate.kind is FateKind.FINISHED:
                 metrics.add_metric(name="Duplicates", unit=MetricUnit.Count, value=1)
-            return fate
+            return replace(fate, paced_receives=_paced(claim.item))
         if claim.source_url != msg.source_url:
             logger.warning("message source_url differs from the ledger's; the ledger wins")
-        return self._upload(msg, claim)
+        return replace(self._upload(msg, claim, deadline), paced_receives=_paced(claim.previous))
 
-    def _upload(self, msg: AssetMessage, claim: Claimed) -> Fate:
+    def _upload(self, msg: AssetMessage, claim: Claimed, deadline: float) -> Fate:
         plan = F.plan_after_claim(claim.previous, claim.attempts, self.settings.max_attempts)
         spent = plan.spent
         if plan.give_up:
@@ -122,7 +131,7 @@ class Uploader:
             return Fate.finished(error)
 
         try:
-            return self._find_or_create(msg, claim, plan.lookup_first, spent)
+            return self._find_or_create(msg, claim, plan.lookup_first, spent, deadline)
         except CredentialsError as exc:
             # Our configuration, not the asset's fault: hold it without spending its budget.
             now = self.clock()
@@ -132,30 +141,74 @@ class Uploader:
             self.ledger.release_throttled(msg.asset_id, claim.token, _back_to(claim), now + 60, error, now, count=False)
             return Fate.later(60 + self.rng.uniform(0, 15), error)
 
-    def _find_or_create(self, msg: AssetMessage, claim: Claimed, lookup_first: bool, spent: int) -> Fate:
+    def _find_or_create(
+        self, msg: AssetMessage, claim: Claimed, lookup_first: bool, spent: int, deadline: float
+    ) -> Fate:
         if lookup_first:
             found = self._find(msg.asset_id, claim)
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self._adopt(msg, claim, found, spent)
+        waited_out = 0  # 429s met and waited out inside this invocation
+        while True:
+            slot = self.pacer.reserve(self.clock())
+            if isinstance(slot, Hold):
+                if self._wait_if_short(slot.until, deadline):
+                    continue  # a short hold costs a sleep, not a trip through the queue
+                return self._release_held(msg, claim, slot)
+            wait = slot.at - self.clock()
+            if wait > 0:
+                self.sleep(wait)
+            outcome = self.provider.create(_asset_ref(msg, claim), self.presign(claim.source_url))
+            self._observe(outcome)
+            if outcome.kind is OutcomeKind.THROTTLED:
+                asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
+                if self._wait_if_short(self.clock() + asked, deadline):
+                    waited_out += 1
+                    continue
+                outcome = replace(outcome, retry_after=asked)
+            if outcome.kind is OutcomeKind.CONFLICT:
+                return self._adopt(msg, claim, self._find(msg.asset_id, claim), spent)
+            return self._apply(msg, claim, outcome, spent, waited_out)
 
-        slot = self.pacer.reserve(self.clock())
-        if not isinstance(slot, Go):
-            now = self.clock()
-            delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now)))
-            self.ledger.release_throttled(
-                msg.asset_id, claim.token, _back_to(claim), now + delay, f"held: {slot.reason}", now, count=False
-            )
-            logger.info("held for %.1f s: %s", delay, slot.reason)
-            return Fate.later(delay, f"held: {slot.reason}")
-        wait = slot.at - self.clock()
+    def _observe(self, outcome: Outcome) -> None:
+        """What one create's answer tells the pacer: a pacing signal, the stated limit, and an
+        outcome for the breaker (a failure of the request; a 429 and a 4xx are not failures)."""
+        now = self.clock()
+        throttled = outcome.kind is OutcomeKind.THROTTLED
+        # 100 or 0 per attempt: the metric's average is the share of attempts that met a 429 (its alarm).
+        metrics.add_metric(name="ThrottledPercent", unit=MetricUnit.Percent, value=100 if throttled else 0)
+        if outcome.signal is not None and outcome.signal.limit_per_s is not None:
+            self.pacer.told(outcome.signal.limit_per_s, now)
+        if outcome.kind is OutcomeKind.THROTTLED:
+            metrics.add_metric(name="ProviderThrottled", unit=MetricUnit.Count, value=1)
+            asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
+            if outcome.error == "HTTP 429":
+                self.pacer.throttled(now)
+                self.pacer.hold(now + asked, "rate", f"{outcome.error}: the provider asked for {asked:g} s", now=now)
+            else:  # a 503 that said when to come back: pacing, but nothing about the rate
+                self.pacer.hold(now + asked, "unavailable", f"{outcome.error}: back in {asked:g} s", now=now)
+            return
+        self.pacer.saw(outcome.kind is not OutcomeKind.TRANSIENT)
+
+    def _wait_if_short(self, until: float, deadline: float) -> bool:
+        """Sleep until `until` (plus a little jitter, so the fleet does not resume in one burst)
+        when that is short and leaves this record its time budget; False when it is not."""
+        now = self.clock()
+        wait = until - now + self.rng.uniform(0.0, 0.05 + 0.02 * max(0.0, until - now))
+        if wait > self.inline_wait_max_s or now + wait + self.settings.record_budget_s > deadline:
+            return False
         if wait > 0:
             self.sleep(wait)
+        return True
 
-        source = self.presign(claim.source_url)
-        outcome = self.provider.create(_asset_ref(msg, claim), source)
-        if outcome.kind is OutcomeKind.CONFLICT:
-            return self._adopt(msg, claim, self._find(msg.asset_id, claim), spent)
-        return self._apply(msg, claim, outcome, spent)
+    def _release_held(self, msg: AssetMessage, claim: Claimed, slot: Hold) -> Fate:
+        now = self.clock()
+        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now)))
+        self.ledger.release_throttled(
+            msg.asset_id, claim.token, _back_to(claim), now + delay, f"held: {slot.reason}", now, count=False
+        )
+        logger.info("held for %.1f s: %s", delay, slot.reason)
+        return Fate.later(delay, f"held: {slot.reason}", pacing=True)
 
     def _adopt(self, msg: AssetMessage, claim: Claimed, found: Outcome, spent: int) -> Fate:
         """Take over a video an earlier try made. Its webhook may have come and gone while the
@@ -184,22 +237,24 @@ class Uploader:
         earlier = (claim.previous or {}).get("claimed_at")
         return self.provider.find(asset_id, float(earlier) if earlier is not None else None)
 
-    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome, spent: int) -> Fate:
+    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome, spent: int, waited_out: int = 0) -> Fate:
+        """Move the ledger and choose the message's fate for `outcome`. `waited_out`: 429s this
+        claim met and waited out before it, counted as throttles with the final write."""
         now = self.clock()
         decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
-        if decision.hold_until is not None:
-            self.pacer.hold(decision.hold_until)
         asset_id, token = msg.asset_id, claim.token
         if decision.move is MoveKind.TO_PROCESSING:
-            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now)
+            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now, throttles=waited_out)
         elif decision.move is MoveKind.RELEASE_THROTTLED:
             result = self.ledger.release_throttled(
                 asset_id, token, _back_to(claim), decision.retry_at, decision.error, now
             )
         elif decision.move is MoveKind.TO_REJECTED:
-            result = self.ledger.mark_rejected(asset_id, token, decision.error, now)
+            result = self.ledger.mark_rejected(asset_id, token, decision.error, now, throttles=waited_out)
         else:
-            result = self.ledger.mark_failed(asset_id, token, decision.error, decision.retry_at, now)
+            result = self.ledger.mark_failed(
+                asset_id, token, decision.error, decision.retry_at, now, throttles=waited_out
+            )
         metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
         logger.info(
             "%s: %s",
@@ -243,6 +298,12 @@ def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
     return AssetRef(msg.asset_id, msg.title or previous.get("title"), int(generation) if generation is not None else 0)
 
 
+def _paced(item: dict | None) -> int:
+    """Receives an asset's message spent on the provider's pacing (429s, holds), not on failures."""
+    item = item or {}
+    return int(item.get("throttles") or 0) + int(item.get("holds") or 0)
+
+
 def _back_to(claim: Claimed) -> State:
     """Where a released claim returns: inventoried when the duration is known."""
     previous = claim.previous or {}
@@ -272,7 +333,7 @@ def build(settings: Settings | None = None) -> Uploader:
     return Uploader(
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
-        pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s),
+        pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s, settings.start_rate_per_s),
         provider=from_settings(settings),
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=S3Presigner(settings.presign_expiry_s),

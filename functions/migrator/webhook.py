@@ -162,6 +162,8 @@ class Receiver:
     def _refuse(self, status: int, reason: str) -> dict:
         logger.warning("webhook refused: %s", reason, extra={"status": status})
         metrics.add_metric(name="WebhookRefused", unit=MetricUnit.Count, value=1)
+        if status == 401:  # forgery, or a rotated secret: its own alarm
+            metrics.add_metric(name="WebhookUnauthorized", unit=MetricUnit.Count, value=1)
         return response(status, error=reason)
 
 

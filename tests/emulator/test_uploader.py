@@ -22,7 +22,9 @@ from migrator.uploader import Uploader
 pytestmark = pytest.mark.emulator
 
 
-def make_uploader(aws, table, queue, sim, rate=0.0, clock=time.time, max_attempts=5, read_timeout=5.0) -> Uploader:
+def make_uploader(
+    aws, table, queue, sim, rate=0.0, clock=time.time, max_attempts=5, read_timeout=5.0, inline_wait=15.0, start=0.0
+) -> Uploader:
     settings = Settings(
         table_name=table,
         queue_url=queue,
@@ -35,12 +37,13 @@ def make_uploader(aws, table, queue, sim, rate=0.0, clock=time.time, max_attempt
     return Uploader(
         settings=settings,
         ledger=Ledger(table, dynamodb),
-        pacer=Pacer(table, dynamodb, rate),
+        pacer=Pacer(table, dynamodb, rate, start),
         provider=build("generic", sim.url, lambda: sim.config.token, read_timeout_s=read_timeout),
         sqs=aws("sqs"),
         presign=lambda url: url,
         clock=clock,
         rng=random.Random(3),
+        inline_wait_max_s=inline_wait,
     )
 
 
@@ -149,7 +152,7 @@ def test_without_the_lookup_the_crash_would_duplicate(aws, table, queue, sim):
 
 def test_a_429d_message_is_not_redelivered_before_retry_after(aws, table, queue, sim):
     sim.patch_config({"rate": 0.25, "burst": 1, "retry_after_mode": "seconds"})
-    uploader = make_uploader(aws, table, queue, sim)
+    uploader = make_uploader(aws, table, queue, sim, inline_wait=0)  # longer than it would wait in place
     sqs = aws("sqs")
     records = send_and_receive(sqs, queue, [body("first"), body("second")])
     t0 = time.time()
@@ -214,8 +217,8 @@ def test_pacer_hold_stops_everyone_until_it_passes(aws, table):
 def test_cluster_hold_keeps_other_workers_from_calling(aws, table, queue, sim):
     """Once one worker saw a 429, another holds its create instead of provoking its own."""
     sim.patch_config({"rate": 0.1, "burst": 1})
-    first = make_uploader(aws, table, queue, sim, rate=0.0)
-    other = make_uploader(aws, table, queue, sim, rate=0.0)
+    first = make_uploader(aws, table, queue, sim, inline_wait=0)
+    other = make_uploader(aws, table, queue, sim, inline_wait=0)
     records = send_and_receive(aws("sqs"), queue, [body("h-1"), body("h-2"), body("h-3")])
     first.handle_batch({"Records": records[:2]}, plenty)  # h-1 created, h-2 gets the 429
     assert sim.stats()["throttled"] == 1

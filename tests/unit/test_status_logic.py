@@ -77,7 +77,9 @@ def test_status_says_why_the_uploader_waits():
         return next(text for text in render(view, "s").splitlines() if text.startswith("uploader"))
 
     assert "DISABLED" in line(Uploader("Disabled", None)) and "migrator resume" in line(Uploader("Disabled", None))
-    assert line(Uploader("Enabled", NOW + 42)).endswith("holding creates for 42 s after a 429 (Retry-After)")
+    held = line(Uploader("Enabled", NOW + 42, "rate", "HTTP 429: the provider asked for 42 s"))
+    assert held.startswith("uploader    holding creates for 42 s: the provider is pacing us (429)")
+    assert held.endswith("(HTTP 429: the provider asked for 42 s)")
     assert line(Uploader("Enabled", NOW - 1)) == "uploader    running"
 
 
@@ -87,3 +89,17 @@ def test_status_says_when_the_counts_are_short_of_batches_the_tally_gave_up_on()
     short = summarize(stats({"ready": 5}, {}), Queues(0, 0, 0, 0, tally_failed=3), None, NOW, 15)
     text = render(short, "s")
     assert "SHORT: the tally could not count 3 stream batches" in text and "--exact" in text
+
+
+def test_status_says_the_pace_in_use_and_why_and_what_holds_the_fleet():
+    held = Uploader("Enabled", NOW + 90, "errors", "breaker: 14 of the last requests failed", 12.5, "learned", None, 15)
+    text = render(summarize(stats({"pending": 5}, {}), Queues(0, 0, 0, 0), None, NOW, 15, held), "s")
+    assert "holding creates for 1 min 30 s: the breaker" in text and "14 of the last requests failed" in text
+    assert "12.50 creates/s, learned from the provider's 429s (limit seen at 15.00/s); no ceiling" in text
+    told = Uploader("Enabled", 0, "", "", 19.6, "told", 50.0, 20.0)
+    text = render(summarize(stats({"pending": 5}, {}), Queues(0, 0, 0, 0), None, NOW, 15, told), "s")
+    assert (
+        "uploader    running" in text
+        and "told by the provider's rate-limit headers" in text
+        and "ceiling 50.00" in text
+    )

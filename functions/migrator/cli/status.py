@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from ..dynamo import to_item, typed
 from ..ledger import SHARDS, STATE_INDEX, Ledger
-from ..pacer import PACER_ID
+from ..pacer import PACER_ID, rate_of
 from ..states import State
 from ..tally import Stats, read_stats
 
@@ -43,10 +43,16 @@ class Oldest:
 
 @dataclass(frozen=True)
 class Uploader:
-    """Why the uploader may be waiting: paused by the operator, or holding after a 429."""
+    """Why the uploader may be waiting (paused, or held and by what), and the pace it keeps."""
 
     mapping_state: str  # the event source mapping's State: Enabled, Disabled, ...
-    hold_until: float | None  # the cluster-wide hold after a 429 (the pacer item)
+    hold_until: float | None  # the fleet-wide hold (the pacer item)
+    hold_kind: str = ""  # rate (a 429), unavailable (a 503 with Retry-After), errors (the breaker)
+    hold_reason: str = ""
+    rate: float | None = None  # creates per second in use
+    rate_source: str = ""  # start | told | learned | ceiling
+    ceiling: float | None = None
+    limit_seen: float | None = None  # the rate at which the provider last pushed back
 
 
 @dataclass(frozen=True)
@@ -147,11 +153,12 @@ def render(view: View, stack: str) -> str:
         if u.mapping_state != "Enabled":
             lines.append(f"uploader    {u.mapping_state.upper()}: nothing is taken from the queue (migrator resume)")
         elif u.hold_until and u.hold_until > view.at:
-            lines.append(
-                f"uploader    holding creates for {duration(u.hold_until - view.at)} after a 429 (Retry-After)"
-            )
+            why = HOLD_WORDS.get(u.hold_kind, "the provider asked us to wait")
+            lines.append(f"uploader    holding creates for {duration(u.hold_until - view.at)}: {why} ({u.hold_reason})")
         else:
             lines.append("uploader    running")
+        if u.rate is not None:
+            lines.append(f"pace        {u.rate:,.2f} creates/s, {pace_words(u)}")
     q = view.queues
     lines.append(f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed; DLQ {q.dead:,}")
     if q.tally_failed:
@@ -181,6 +188,27 @@ def render(view: View, stack: str) -> str:
     else:
         lines.append("oldest      nothing in flight")
     return "\n".join(lines)
+
+
+HOLD_WORDS = {
+    "rate": "the provider is pacing us (429)",
+    "unavailable": "the provider is unavailable (503 with Retry-After)",
+    "errors": "the breaker: most recent requests failed",
+    "queue": "the create queue is full",
+}
+SOURCE_WORDS = {
+    "start": "the start rate, growing until the provider pushes back",
+    "told": "told by the provider's rate-limit headers",
+    "learned": "learned from the provider's 429s",
+    "ceiling": "the ceiling (ProviderRateLimit)",
+}
+
+
+def pace_words(u: Uploader) -> str:
+    words = SOURCE_WORDS.get(u.rate_source, u.rate_source)
+    if u.limit_seen and u.rate_source in ("learned", "told"):
+        words += f" (limit seen at {u.limit_seen:,.2f}/s)"
+    return words + (f"; ceiling {u.ceiling:,.2f}/s" if u.ceiling else "; no ceiling")
 
 
 # --- reads -----------------------------------------------------------------------------------
@@ -249,11 +277,22 @@ def exact_counts(ledger: Ledger) -> dict:
 
 
 def read_uploader(lambda_client, mapping_id: str, ledger: Ledger) -> Uploader:
-    """The mapping's state and the pacer's hold: two reads."""
+    """The mapping's state and the pacer's hold and rate: two reads."""
     state = lambda_client.get_event_source_mapping(UUID=mapping_id).get("State", "unknown")
     pacer = ledger.client.get_item(TableName=ledger.table, Key=typed({"asset_id": PACER_ID}), ConsistentRead=True)
-    hold = (to_item(pacer.get("Item")) or {}).get("hold_until")
-    return Uploader(state, float(hold) if hold is not None else None)
+    item = to_item(pacer.get("Item")) or {}
+    rate = rate_of(item)
+    hold = item.get("hold_until")
+    return Uploader(
+        state,
+        float(hold) if hold is not None else None,
+        str(item.get("hold_kind", "")),
+        str(item.get("hold_reason", "")),
+        rate.rate if rate else None,
+        rate.source if rate else "",
+        rate.ceiling if rate else None,
+        rate.limit if rate else None,
+    )
 
 
 def gather(target, window_minutes: int, exact: bool = False, now: float | None = None) -> View:

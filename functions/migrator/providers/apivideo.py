@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme, SignatureError
 from ..states import State
-from .base import Provider, created, listed, lookup_failure, secret_text, verified_event
+from .base import Provider, listed, lookup_failure, secret_text, verified_event
 from .facts import (
     AssetRef,
     Poll,
@@ -115,7 +115,7 @@ class ApiVideoProvider(Provider):
         if isinstance(answer, Outcome):
             return answer
         if 200 <= answer.status < 300:
-            return created(answer, read_listed(answer.body).remote_id)
+            return self._created(answer, read_listed(answer.body).remote_id)
         return self._failure(answer)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:

@@ -14,6 +14,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
 from ..signatures import Scheme, verify
@@ -140,13 +141,14 @@ class Provider(ABC):
             return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a {key} list")
         return items
 
-    def _failure(self, answer: Answer, what: str = "") -> Outcome:
+    def _failure(self, answer: Answer) -> Outcome:
         """A non-2xx answer classified: throttled, rejected (a 4xx about the asset) or transient."""
         signal = self.rate_signal(answer.headers)
-        outcome = classify_failure(answer.status, answer.text, signal.retry_after)
-        if what and outcome.error:
-            return Outcome(outcome.kind, retry_after=outcome.retry_after, error=f"{what} {outcome.error}")
-        return outcome
+        return replace(classify_failure(answer.status, answer.text, signal.retry_after), signal=signal)
+
+    def _created(self, answer: Answer, remote_id: str | None) -> Outcome:
+        """A 2xx create answer, with what its headers say about the limit."""
+        return replace(created(answer, remote_id), signal=self.rate_signal(answer.headers))
 
 
 # --- plumbing shared by the provider modules -----------------------------------------------------

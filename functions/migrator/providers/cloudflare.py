@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme, verify
 from ..states import State
-from .base import Provider, created, json_event, listed
+from .base import Provider, json_event, listed
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -114,7 +114,7 @@ class CloudflareProvider(Provider):
         if isinstance(answer, Outcome):
             return answer
         if 200 <= answer.status < 300:
-            return created(answer, read_stream_video(mapping(answer.body).get("result")).remote_id)
+            return self._created(answer, read_stream_video(mapping(answer.body).get("result")).remote_id)
         return self._failure(answer)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:

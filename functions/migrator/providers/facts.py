@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import id_problem
+from ..pacing import RateSignal  # noqa: F401  (re-exported: a provider fact too)
 from ..states import State
 
 # A duration outside this is garbage, not a video's length (seconds).
@@ -68,17 +69,6 @@ class WebhookEvent:
     video: Video | None = None
     confirm: bool = False
     note: str = ""
-
-
-@dataclass(frozen=True)
-class RateSignal:
-    """What the provider's headers say about its limit; every field None when it said nothing."""
-
-    retry_after: float | None = None  # seconds to wait before the next request
-    limit_per_s: float | None = None  # the limit, converted to requests per second
-    remaining: float | None = None  # requests left in the current window
-    reset_after: float | None = None  # seconds until the window resets
-    source: str = ""  # which header said it
 
 
 @dataclass(frozen=True)

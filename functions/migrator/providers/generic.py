@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme
 from ..states import State
-from .base import Provider, created, listed, secret_text, verified_event
+from .base import Provider, listed, secret_text, verified_event
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -92,7 +92,7 @@ class GenericProvider(Provider):
         if isinstance(answer, Outcome):
             return answer
         if 200 <= answer.status < 300:
-            return created(answer, read_video(answer.body).remote_id)
+            return self._created(answer, read_video(answer.body).remote_id)
         if answer.status == 409:
             return Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
         return self._failure(answer)

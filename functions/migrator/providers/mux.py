@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme
 from ..states import State
-from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, created, listed, lookup_failure, verified_event
+from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listed, lookup_failure, verified_event
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -116,7 +116,7 @@ class MuxProvider(Provider):
         if isinstance(answer, Outcome):
             return answer
         if 200 <= answer.status < 300:
-            return created(answer, read_asset(mapping(answer.body).get("data")).remote_id)
+            return self._created(answer, read_asset(mapping(answer.body).get("data")).remote_id)
         return self._failure(answer)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:

@@ -1,0 +1,312 @@
+"""Benchmark: the pacer against a provider whose limit is unknown, lowered, or hidden behind faults,
+today's pacer beside the new one, every scenario measured in one run.
+
+    bench/pacing [--assets 2000] [--limit 20] [--baseline REV] [--only SUBSTRING]
+
+Not a test: it prints one table. One emulator and one provider simulator (limit 20
+creates/s, a token bucket of 20) serve two deployments of the stack: "today", built from
+the git revision `--baseline` (the pacer before it learned rates: a fixed rate, a fleet
+hold on every 429 or 503), and "new", this working tree. For each scenario both drain N
+assets in turn, each from a fresh pacer, against the same simulator settings:
+
+  configured = true limit, no faults        both paced at 20 (new: ceiling 20)
+  2 % 503 (half with Retry-After), 1 % lost  the same, with those faults on every API request
+  starts at 2x / 0.5x the true limit         today fixed at 40 / 10; new starts there, no ceiling
+  limit unknown, headers sent                today at its default 10; new starts at 5, reads headers
+  limit drops to 10/s for a third of the run today and new at 20 (new: ceiling 20)
+
+Figures: drain ratio (last create - first send) / the schedule's ideal; 429s per 100
+creates; SQS requests per asset (loader batches, the uploader's ChangeMessageVisibility
+calls, and the event source mapping's receive and delete, 2 per invocation: the emulator
+counts no mapping calls, so that part is estimated); uploader invocations per asset;
+duplicate videos; assets not terminal (not ready, rejected or failed for good).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.accounts import account
+from infra.emulator import Emulator, client, free_port
+from infra.localrun import SimProcess, uploader_metrics
+from infra.toolchain import ROOT, tool
+
+# The commit whose pacer is "today's": the last one before the pacer learned rates.
+BASELINE = "a1b0fc8"
+TERMINAL = {"ready", "rejected"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    today: dict  # the old stack's PROVIDER_RATE_LIMIT
+    new: dict  # the new stack's PROVIDER_RATE_LIMIT (ceiling) and START_RATE
+    sim: dict = field(default_factory=dict)
+    schedule: tuple = ()  # (at_s, rate) changes of the provider's limit
+    targets: tuple = (1.10, 1.0)  # drain ratio, 429s per 100 creates
+
+
+def scenarios(n: int, limit: float) -> list[Scenario]:
+    # Full, half, full for a third of the ideal run each: 3 x t with (1 + 1/2 + 1) x limit x t = n.
+    third = 0.4 * n / limit
+    faults = {"unavailable_rate": 0.02, "unavailable_retry_after_fraction": 0.5, "lose_rate": 0.01}
+    return [
+        Scenario("configured = true limit, no faults", {"rate": limit}, {"ceiling": limit}, targets=(1.02, 1)),
+        Scenario(
+            "2 % of requests 503 (half with Retry-After), 1 % of create responses lost",
+            {"rate": limit},
+            {"ceiling": limit},
+            sim=faults,
+            targets=(1.10, 1),
+        ),
+        Scenario(
+            "starts at 2 x the true limit, no ceiling, no headers",
+            {"rate": 2 * limit},
+            {"start": 2 * limit},
+            targets=(1.10, 2),
+        ),
+        Scenario(
+            "starts at 0.5 x the true limit, no ceiling, no headers",
+            {"rate": limit / 2},
+            {"start": limit / 2},
+            targets=(1.10, 2),
+        ),
+        Scenario("limit unknown, headers sent", {"rate": 10}, {}, sim={"rate_headers": True}, targets=(1.05, 1)),
+        Scenario(
+            "true limit drops to half for a third of the run, then back",
+            {"rate": limit},
+            {"ceiling": limit},
+            schedule=((third, limit / 2), (2 * third, limit)),
+            targets=(1.10, 3),
+        ),
+    ]
+
+
+def ideal_seconds(n: int, limit: float, schedule: tuple) -> float:
+    """How long n creates take at exactly the provider's limit, following its schedule."""
+    t, made, rate, changes = 0.0, 0.0, limit, list(schedule)
+    while True:
+        until = changes[0][0] if changes else float("inf")
+        if made + (until - t) * rate >= n:
+            return t + (n - made) / rate
+        made += (until - t) * rate
+        t, rate = until, changes.pop(0)[1]
+
+
+class Stack:
+    """One deployment (today's or the new pacer) on the shared emulator and simulator."""
+
+    def __init__(self, label: str, tree: Path, endpoint: str, sim: SimProcess, acct, token_name, hook_name):
+        self.label, self.endpoint = label, endpoint
+        self.name = f"pacing-{label}-{uuid.uuid4().hex[:6]}"
+        outputs = ROOT / ".local" / f"{self.name}-outputs.json"
+        command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", self.name]
+        params = {
+            "Provider": "generic",
+            "ProviderBaseUrl": sim.url,
+            "ProviderTokenSecretName": token_name,
+            "WebhookSecretName": hook_name,
+            "WebhookScheme": acct.webhook_scheme,
+            "MaximumConcurrency": "5",
+            "UploaderTimeout": "120",
+            "ReconcileScheduleEnabled": "false",
+        }
+        command += ["--outputs", str(outputs)] + [f"--param={k}={v}" for k, v in params.items()]
+        print(f"[pacing] deploying {label} ({tree.name}) as {self.name}", flush=True)
+        subprocess.run(command, cwd=tree, check=True, capture_output=True)
+        self.outputs = json.loads(outputs.read_text())
+
+    def aws(self, service: str):
+        return client(service, self.endpoint)
+
+    def configure(self, env: dict) -> None:
+        """New pacer settings for the uploader, and a fresh pacer: nothing learned carries over."""
+        if env:
+            lam = self.aws("lambda")
+            function = self.outputs["UploaderFunctionName"]
+            current = lam.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
+            lam.update_function_configuration(FunctionName=function, Environment={"Variables": {**current, **env}})
+        self.aws("dynamodb").delete_item(TableName=self.outputs["LedgerTableName"], Key={"asset_id": {"S": "#pacer"}})
+        time.sleep(1)
+
+    def send(self, bodies: list[str]) -> int:
+        sqs, url, calls = self.aws("sqs"), self.outputs["QueueUrl"], 0
+        for start in range(0, len(bodies), 10):
+            entries = [{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies[start : start + 10])]
+            while entries:
+                calls += 1
+                failed = {f["Id"] for f in sqs.send_message_batch(QueueUrl=url, Entries=entries).get("Failed", [])}
+                entries = [e for e in entries if e["Id"] in failed]
+        return calls
+
+    def not_terminal(self, ids: list[str]) -> int:
+        dynamodb, table, left = self.aws("dynamodb"), self.outputs["LedgerTableName"], 0
+        for start in range(0, len(ids), 100):
+            keys = [{"asset_id": {"S": i}} for i in ids[start : start + 100]]
+            resp = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
+            items = resp["Responses"].get(table, [])
+            done = sum(
+                1
+                for item in items
+                if item["state"]["S"] in TERMINAL or (item["state"]["S"] == "failed" and "retry_after" not in item)
+            )
+            left += len(keys) - done
+        return left
+
+
+def drain(stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: float, timeout_s: float) -> dict:
+    env = {k: str(v) for k, v in {"PROVIDER_RATE_LIMIT": 0, "START_RATE": 0}.items()}
+    if stack.label == "today":
+        env["PROVIDER_RATE_LIMIT"] = str(scenario.today["rate"])
+    else:
+        env.update(
+            {
+                "PROVIDER_RATE_LIMIT": str(scenario.new.get("ceiling", 0)),
+                "START_RATE": str(scenario.new.get("start", 0)),
+            }
+        )
+    stack.configure(env)
+    requests_post_reset(sim)
+    sim.configure(rate=0, processing_delay_s=2.0)
+    warm_up(stack, sim)  # cold starts after the configuration change are not billed to the drain
+    stack.configure({})  # and the warm-up's create leaves nothing learned behind
+    requests_post_reset(sim)
+    sim.configure(rate=limit, burst=int(limit), processing_delay_s=2.0, **scenario.sim)
+    run = uuid.uuid4().hex[:6]
+    ids = [f"pacing/{run}/{i:05d}" for i in range(n)]
+    bodies = [json.dumps({"id": i, "source_url": f"https://media.example.com/{i}.mp4?duration=30"}) for i in ids]
+    metrics_before, invocations_before = uploader_metrics(stack.aws("logs"), stack.aws("lambda"), stack.outputs)
+    started = time.time()
+    changes = threading.Thread(target=follow_schedule, args=(sim, scenario.schedule, started), daemon=True)
+    changes.start()
+    batches = stack.send(bodies)
+    while sim.stats()["videos"] < n and time.time() - started < timeout_s:
+        time.sleep(0.5)
+    log = [r for r in sim.requests_log() if r["t"] >= started and r["status"] in (200, 201)]
+    finished = max((r["t"] for r in log), default=time.time())
+    settle_deadline = time.time() + 120
+    while stack.not_terminal(ids) and time.time() < settle_deadline:
+        time.sleep(2)
+    time.sleep(3)  # the last invocations flush their metrics
+    stats = sim.stats()
+    metrics, invocations = uploader_metrics(stack.aws("logs"), stack.aws("lambda"), stack.outputs)
+    created = stats["videos"]
+    runs = invocations - invocations_before
+    sqs_uploader = metrics["SQSCalls"] - metrics_before["SQSCalls"]
+    return {
+        "ratio": (finished - started) / ideal_seconds(n, limit, scenario.schedule),
+        "per100": 100 * stats["throttled"] / max(created, 1),
+        "sqs": (batches + sqs_uploader + 2 * runs) / n,
+        "invocations": runs / n,
+        "duplicates": stats["duplicate_videos"],
+        "not_terminal": stack.not_terminal(ids),
+        "created": created,
+    }
+
+
+def warm_up(stack: Stack, sim: SimProcess, workers: int = 5) -> None:
+    """Enough messages to wake every uploader worker; returns once they were all created."""
+    run = uuid.uuid4().hex[:6]
+    bodies = [
+        json.dumps({"id": f"warm/{run}/{i}", "source_url": "https://m.example.com/w.mp4"}) for i in range(workers * 4)
+    ]
+    stack.send(bodies)
+    deadline = time.time() + 120
+    while sim.stats()["videos"] < len(bodies) and time.time() < deadline:
+        time.sleep(0.5)
+    time.sleep(2)
+
+
+def requests_post_reset(sim: SimProcess) -> None:
+    import requests
+
+    requests.post(f"{sim.url}/_sim/reset", timeout=10).raise_for_status()
+
+
+def follow_schedule(sim: SimProcess, schedule: tuple, started: float) -> None:
+    for at, rate in schedule:
+        time.sleep(max(0.0, started + at - time.time()))
+        sim.configure(rate=rate, burst=max(1, int(rate)))
+
+
+def baseline_tree(rev: str) -> Path:
+    tree = ROOT / ".local" / f"baseline-{rev}"
+    if not tree.exists():
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, check=True, capture_output=True
+        )
+    return tree
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench/pacing", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--assets", type=int, default=2000, help="N per scenario and pacer (default 2000)")
+    parser.add_argument("--limit", type=float, default=20, help="the provider's true limit, creates/s (default 20)")
+    parser.add_argument("--baseline", default=BASELINE, help=f"git revision of today's pacer (default {BASELINE})")
+    parser.add_argument("--only", help="run only the scenarios whose name contains this")
+    parser.add_argument("--timeout", type=float, default=900, help="give up on one drain after this many seconds")
+    args = parser.parse_args(argv)
+    chosen = [s for s in scenarios(args.assets, args.limit) if not args.only or args.only in s.name]
+    emulator = Emulator(free_port(), log_path=ROOT / ".local" / "bench-pacing-ministack.log").start()
+    acct = account("generic", "standard")
+    sim = SimProcess(["--profile", "generic"], ROOT / ".local" / "bench-pacing-sim.log", acct.sim)
+    try:
+        manager = client("secretsmanager", emulator.endpoint)
+        token_name, hook_name = f"pacing-{uuid.uuid4().hex[:6]}/token", f"pacing-{uuid.uuid4().hex[:6]}/hook"
+        manager.create_secret(Name=token_name, SecretString=acct.credentials)
+        manager.create_secret(Name=hook_name, SecretString=acct.webhook_secret_json)
+        stacks = [
+            Stack("today", baseline_tree(args.baseline), emulator.endpoint, sim, acct, token_name, hook_name),
+            Stack("new", ROOT, emulator.endpoint, sim, acct, token_name, hook_name),
+        ]
+        rows = []
+        for scenario in chosen:
+            for stack in stacks:
+                sim.configure(
+                    webhook_url=stack.outputs["WebhookUrl"],
+                    webhook_secret=acct.webhook_secret,
+                    webhook_scheme=acct.webhook_scheme,
+                )
+                print(f"[pacing] {scenario.name}: {stack.label} ...", flush=True)
+                rows.append((scenario, stack.label, drain(stack, sim, scenario, args.assets, args.limit, args.timeout)))
+        print_table(rows, args.assets, args.limit)
+        return 0
+    finally:
+        sim.stop()
+        emulator.stop()
+
+
+def print_table(rows: list, n: int, limit: float) -> None:
+    print(f"\n=== bench/pacing: N={n} assets per run, true limit {limit:g} creates/s, MaximumConcurrency 5 ===")
+    columns = f"{'drain ratio':>11} {'429s/100':>9} {'SQS/asset':>9} {'inv/asset':>9} {'dups':>5} {'left':>5}"
+    print(f"{'scenario':<72} {'pacer':<6} {columns}  target")
+    by_name: dict = {}
+    for scenario, label, r in rows:
+        by_name.setdefault(scenario.name, {})[label] = r
+        ratio_target, per100_target = scenario.targets
+        ok = label == "today" or (r["ratio"] <= ratio_target and r["per100"] <= per100_target and not r["duplicates"])
+        target = f"<= {ratio_target:.2f}, <= {per100_target:g}" + (
+            "" if label == "today" else ("  ok" if ok else "  MISSED")
+        )
+        print(
+            f"{scenario.name:<72} {label:<6} {r['ratio']:>11.3f} {r['per100']:>9.2f} {r['sqs']:>9.2f}"
+            f" {r['invocations']:>9.3f} {r['duplicates']:>5} {r['not_terminal']:>5}  {target}"
+        )
+    print("\ngain (today's drain ratio / the new one's), measured side by side:")
+    for name, pair in by_name.items():
+        if "today" in pair and "new" in pair:
+            print(f"  {name:<72} {pair['today']['ratio'] / pair['new']['ratio']:.2f}x")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

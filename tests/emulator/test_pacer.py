@@ -1,0 +1,148 @@
+"""The shared pacer against DynamoDB (emulator) and the uploader's pacing against the simulator:
+a rate signal holds the fleet, a fault does not; the rate is learned once per step however many
+workers race; short holds cost a sleep, not a trip through the queue."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+from migrator import pacing
+from migrator.fate import Fate
+from migrator.pacer import Go, Hold, Pacer
+
+from tests.emulator.test_uploader import body, make_uploader, plenty, send_and_receive
+
+pytestmark = pytest.mark.emulator
+
+
+def test_a_scattered_503_without_a_hint_holds_no_one(aws, table, queue, sim):
+    sim.patch_config({"unavailable_rate": 1.0, "unavailable_retry_after_fraction": 0.0, "seed": 1})
+    first = make_uploader(aws, table, queue, sim)
+    [record] = send_and_receive(aws("sqs"), queue, [body("503-alone")])
+    fate = first.process(record, deadline=time.time() + 300)
+    item = first.ledger.get("503-alone")
+    assert fate.kind.value == "later" and not fate.pacing  # this request failed: it alone backs off
+    assert item["state"] == "failed" and int(item["attempts"]) == 1 and "HTTP 503" in item["last_error"]
+    sim.patch_config({"unavailable_rate": 0.0})
+    other = make_uploader(aws, table, queue, sim)
+    assert isinstance(other.pacer.reserve(time.time()), Go)  # the rest of the fleet goes on
+
+
+def test_a_503_that_says_when_holds_the_fleet_then_the_slots_it_cost_are_made_up(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 20.0)
+    now = time.time()
+    assert isinstance(pacer.reserve(now), Go)
+    pacer.hold(now + 2, "unavailable", "HTTP 503: back in 2 s", now=now)
+    held = pacer.reserve(now + 0.5)
+    assert isinstance(held, Hold) and held.kind == "unavailable" and held.until == pytest.approx(now + 2, abs=0.01)
+    after = [pacer.reserve(now + 2.01) for _ in range(5)]
+    assert all(isinstance(s, Go) for s in after)
+    assert after[0].at < now + 2.01 - 0.5  # owed slots from when the hold began: the provider's budget kept accruing
+
+
+def test_after_a_429_hold_no_slots_are_made_up(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 20.0)
+    now = time.time()
+    pacer.reserve(now)
+    pacer.hold(now + 2, "rate", "HTTP 429", now=now)
+    slot = pacer.reserve(now + 2.01)
+    assert isinstance(slot, Go) and slot.at >= now + 2.0 - 0.001  # the bucket was empty: nothing is owed (ms precision)
+
+
+def test_the_breaker_holds_the_fleet_when_failures_are_the_rule(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 50.0)
+    now = time.time()
+    for _ in range(pacing.BREAKER_MIN):
+        pacer.saw(False)
+    pacer.reserve(now)  # carries the failures; the breaker opens
+    held = pacer.reserve(now + 0.1)
+    assert isinstance(held, Hold) and held.kind == "errors" and "breaker" in held.reason
+    assert held.until == pytest.approx(now + pacing.breaker_cooldown(1), abs=0.5)
+
+
+def test_the_rate_grows_once_per_step_however_many_workers_race(aws, table):
+    start = time.time()
+    pacers = [Pacer(table, aws("dynamodb"), 0.0, 5.0) for _ in range(6)]
+    stop = start + 3.2
+
+    def worker(pacer):
+        while time.time() < stop:
+            slot = pacer.reserve(time.time())
+            if isinstance(slot, Go):
+                time.sleep(max(0.0, slot.at - time.time()))
+
+    threads = [threading.Thread(target=worker, args=(p,)) for p in pacers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    state = pacers[0].state()
+    steps = round(math.log(float(state["rate"]) / 5.0, pacing.SLOW_START_GAIN))
+    assert 2 <= steps <= 4, state["rate"]  # about one step a second, not one per worker per second
+    assert state["rate_source"] == "start" and state["slow_start"] is True
+
+
+def test_a_burst_of_429s_cuts_the_rate_once(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 20.0)
+    now = time.time()
+    pacer.reserve(now)
+    for offset in (0.0, 0.1, 0.3):
+        Pacer(table, aws("dynamodb"), 0.0, 20.0).throttled(now + offset)
+    state = pacer.state()
+    assert float(state["rate"]) == pytest.approx(20 * pacing.BETA)
+    assert float(state["limit_seen"]) == 20.0 and state["rate_source"] == "learned"
+
+
+def test_a_stated_limit_sets_the_pace(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
+    now = time.time()
+    pacer.reserve(now)
+    pacer.told(20.0, now)
+    state = pacer.state()
+    assert float(state["rate"]) == pytest.approx(19.6) and state["rate_source"] == "told"
+    assert float(state["interval"]) == pytest.approx(1 / 19.6, rel=1e-6)
+
+
+def test_a_short_hold_is_waited_out_inside_the_invocation(aws, table, queue, sim):
+    uploader = make_uploader(aws, table, queue, sim, rate=10.0)
+    records = send_and_receive(aws("sqs"), queue, [body("waits-1"), body("waits-2")])
+    uploader.pacer.reserve(time.time())
+    uploader.pacer.hold(time.time() + 2, "rate", "HTTP 429: the provider asked for 2 s")
+    started = time.time()
+    result = uploader.handle_batch({"Records": records}, plenty)
+    assert result == {"batchItemFailures": []}  # no trip through the queue: no receive spent
+    assert time.time() - started >= 2.0
+    assert {uploader.ledger.get(i)["state"] for i in ("waits-1", "waits-2")} == {"processing"}
+
+
+def test_a_429_waited_out_in_place_is_still_counted(aws, table, queue, sim):
+    sim.patch_config({"rate": 1.0, "burst": 1})
+    uploader = make_uploader(aws, table, queue, sim, rate=50.0)
+    records = send_and_receive(aws("sqs"), queue, [body("t-1"), body("t-2")])
+    assert uploader.handle_batch({"Records": records}, plenty) == {"batchItemFailures": []}
+    assert sim.stats()["throttled"] >= 1
+    throttles = sum(int(uploader.ledger.get(i).get("throttles", 0)) for i in ("t-1", "t-2"))
+    assert throttles == sim.stats()["throttled"]  # status's 429 rate still sees every one
+
+
+class _Queue:
+    def __init__(self):
+        self.visibility: list[int] = []
+
+    def change_message_visibility(self, **request):
+        self.visibility.append(request["VisibilityTimeout"])
+
+
+def test_pacing_deferrals_do_not_climb_the_receive_floor(aws, table, queue, sim):
+    uploader = make_uploader(aws, table, queue, sim)
+    uploader.sqs = _Queue()
+    record = {"receiptHandle": "r", "attributes": {"ApproximateReceiveCount": "40"}}
+    uploader._defer(record, Fate.later(3, "held", pacing=True), time.time())
+    uploader._defer(record, Fate(Fate.later(3, "x").kind, "failed", 3, paced_receives=38), time.time())
+    uploader._defer(record, Fate.later(3, "failed again"), time.time())
+    held, mostly_paced, failing = uploader.sqs.visibility
+    assert held == 3 and mostly_paced == 3  # 40 receives, 38 of them pacing: not a message that keeps failing
+    assert failing == 900  # a message that really failed 40 times waits the floor's cap
