@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from threading import Lock
 
 import boto3
@@ -29,6 +30,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from .dynamo import to_item, typed
+from .fate import excerpt
 from .heal import (
     HEAL_STATES,
     MAX_POLL_MISSES,
@@ -45,6 +47,7 @@ from .heal import (
 from .ledger import SHARDS, Ledger, message_of
 from .messages import encode_message
 from .providers import Provider, from_settings
+from .providers.http import TransportError
 from .settings import env_number, load
 from .settle import settle_reported
 from .states import State
@@ -330,6 +333,35 @@ def build(env=None) -> Reconciler:
     )
 
 
+def self_check(provider: Provider, clock: Callable[[], float]) -> dict:
+    """`migrator doctor`'s questions, answered from inside the stack with this function's own role
+    and network: are the provider's credentials readable, is the provider reachable, does it take
+    them, and how far is our clock from the provider's."""
+    checks: dict = {"credentials": {"ok": True}, "provider": {"ok": False}, "clock": {}}
+    try:
+        provider.auth_headers()
+    except Exception as exc:  # AccessDenied, a missing secret, a malformed one: never its value
+        checks["credentials"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"[:300]}
+        return checks
+    try:
+        answer = provider.check()
+    except TransportError as exc:
+        checks["provider"] = {"ok": False, "detail": f"unreachable: {exc.kind}"}
+        return checks
+    checks["provider"] = {
+        "ok": 200 <= answer.status < 300,
+        "status": answer.status,
+        "detail": excerpt(answer.text, 200),
+    }
+    date = {k.lower(): v for k, v in answer.headers.items()}.get("date")
+    if date:
+        try:
+            checks["clock"] = {"skew_s": round(clock() - parsedate_to_datetime(date).timestamp(), 1)}
+        except (TypeError, ValueError):
+            pass
+    return checks
+
+
 def publish_counts(dynamodb, stats_table: str, now: float) -> None:
     """Assets per state, as gauges for the dashboard: the tally's aggregates (16 reads), once a run."""
     if not stats_table:
@@ -359,6 +391,8 @@ def handler(event, context):
     global _reconciler
     if _reconciler is None:
         _reconciler = build()
+    if isinstance(event, dict) and event.get("doctor") is True:
+        return self_check(_reconciler.provider, _reconciler.clock)
     try:
         limits, restart = limits_for(event, _reconciler.limits)
     except RunRequestError as exc:

@@ -58,6 +58,7 @@ def deploy_stack(endpoint, aws, sim, outputs_path, acct, **extra):
         "WebhookScheme": acct.webhook_scheme,
         "WebhookSecretName": webhook_secret_name,
         "SourceBucketName": SOURCE_BUCKET,
+        "AlarmEmail": "migration-ops@example.com",
         **extra,
     }
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]

@@ -119,7 +119,7 @@ def test_redrive_moves_dead_letters_back(stack, aws, live_sim, migrator):
 
     code, _, err = migrator("redrive")
 
-    assert code == 0 and "moved 1 messages" in err, err
+    assert code == 0 and "moved 1 messages" in err and "(copy then delete)" in err, err
     wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [dead], {"ready"}, timeout_s=60)
     assert queue_depth(aws("sqs"), stack["DeadLetterQueueUrl"]) == 0
 

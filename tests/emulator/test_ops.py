@@ -64,9 +64,10 @@ def test_redrive_moves_every_dead_letter_once(aws, queue):
     for body in bodies:
         sqs.send_message(QueueUrl=dlq, MessageBody=body)
 
-    moved, failed = redrive(sqs, dlq, queue)
+    result = redrive(sqs, dlq, queue)
 
-    assert (moved, failed) == (23, 0)
+    assert (result.moved, result.failed) == (23, 0)
+    assert result.method == "copy then delete"  # the emulator has no StartMessageMoveTask
     received = []
     while True:
         messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
@@ -137,3 +138,43 @@ def test_the_invoke_waits_past_the_functions_own_timeout():
 
     config = invoke_once_config(300)
     assert config.read_timeout > 300 and config.retries == {"total_max_attempts": 1}
+
+
+class _MoveTasks:
+    """An SQS endpoint with message move tasks, as AWS has (the emulator has not)."""
+
+    def __init__(self, polls_before_done=2):
+        self.started, self.polls = [], polls_before_done
+
+    def get_queue_attributes(self, QueueUrl, AttributeNames):
+        return {"Attributes": {"QueueArn": f"arn:aws:sqs:us-east-1:123456789012:{QueueUrl.rsplit('/', 1)[1]}"}}
+
+    def start_message_move_task(self, **request):
+        self.started.append(request)
+        return {"TaskHandle": "handle-1"}
+
+    def list_message_move_tasks(self, SourceArn, MaxResults):
+        self.polls -= 1
+        status = "COMPLETED" if self.polls <= 0 else "RUNNING"
+        task = {
+            "TaskHandle": "handle-1",
+            "Status": status,
+            "ApproximateNumberOfMessagesMoved": 7 if status == "COMPLETED" else 3,
+        }
+        return {"Results": [task | {"ApproximateNumberOfMessagesToMove": 7}]}
+
+
+def test_redrive_on_aws_uses_sqs_own_move_task_and_says_so():
+    sqs = _MoveTasks()
+    progress = []
+    result = redrive(
+        sqs, "https://sqs/q/dlq", "https://sqs/q/main", on_progress=lambda *a: progress.append(a), sleep=lambda s: None
+    )
+    assert (result.moved, result.failed, result.method) == (7, 0, "StartMessageMoveTask")
+    assert sqs.started == [
+        {
+            "SourceArn": "arn:aws:sqs:us-east-1:123456789012:dlq",
+            "DestinationArn": "arn:aws:sqs:us-east-1:123456789012:main",
+        }
+    ]
+    assert progress[-1] == (7, 7)

@@ -3,7 +3,7 @@
 import pytest
 from migrator.cli.main import build_parser, main
 
-COMMANDS = ("load", "probe", "status", "report", "retry", "redrive", "pause", "resume", "reconcile", "audit")
+COMMANDS = ("load", "probe", "status", "report", "retry", "redrive", "pause", "resume", "reconcile", "audit", "doctor")
 
 
 @pytest.mark.parametrize("command", COMMANDS)

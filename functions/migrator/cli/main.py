@@ -230,6 +230,20 @@ def build_parser() -> argparse.ArgumentParser:
     _stack_options(p)
 
     p = sub.add_parser(
+        "doctor",
+        help="check a deployed stack can migrate: credentials, provider, webhook, mapping, queue, alarms, DLQ",
+        description=(
+            "One line per check, and a fix for each failure: the provider's credentials readable by the "
+            "functions' role and accepted by the provider (asked from inside the stack), the clock against the "
+            "provider's, a signed test webhook accepted end to end, the uploader's event source mapping enabled, "
+            "the queue's visibility timeout at least 6 x the function's timeout, the alarms subscribed, the "
+            "dead-letter queue empty. Exit 0 only when every check passes."
+        ),
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    _stack_options(p)
+
+    p = sub.add_parser(
         "reconcile",
         help="run reconcile now: heal lost work, poll for lost webhooks, flag drift",
         description=(
@@ -387,14 +401,13 @@ def cmd_redrive(args) -> int:
     from .ops import redrive
 
     target = _target(args)
-    moved, failed = redrive(
-        target.client("sqs"), target.output("DeadLetterQueueUrl"), target.output("QueueUrl"), args.limit
-    )
+    result = redrive(target.client("sqs"), target.output("DeadLetterQueueUrl"), target.output("QueueUrl"), args.limit)
     print(
-        f"moved {moved:,} messages from the DLQ to the queue" + (f"; {failed} could not be sent" if failed else ""),
+        f"moved {result.moved:,} messages from the DLQ to the queue ({result.method})"
+        + (f"; {result.failed} could not be sent" if result.failed else ""),
         file=sys.stderr,
     )
-    return 1 if failed else 0
+    return 1 if result.failed else 0
 
 
 def cmd_pause(args, paused: bool = True) -> int:
@@ -432,6 +445,19 @@ def cmd_audit(args) -> int:
     else:
         print("\n".join(report.lines()))
     return 0 if report.ok else 1
+
+
+def cmd_doctor(args) -> int:
+    from .doctor import run_checks
+
+    checks = run_checks(_target(args))
+    if args.json:
+        print(json.dumps([check.__dict__ for check in checks]))
+    else:
+        print("\n".join(check.line() for check in checks))
+        failed = sum(1 for check in checks if not check.ok)
+        print(f"{len(checks) - failed} of {len(checks)} checks pass" + ("" if not failed else f"; {failed} to fix"))
+    return 0 if all(check.ok for check in checks) else 1
 
 
 def cmd_reconcile(args) -> int:
@@ -472,6 +498,7 @@ COMMANDS = {
     "resume": lambda args: cmd_pause(args, False),
     "reconcile": cmd_reconcile,
     "audit": cmd_audit,
+    "doctor": cmd_doctor,
 }
 
 

@@ -80,7 +80,61 @@ def retry(
 # --- the dead-letter queue -----------------------------------------------------------------------
 
 
-def redrive(sqs, dlq_url: str, queue_url: str, limit: int | None = None, on_progress=None) -> tuple[int, int]:
+@dataclass
+class Redrive:
+    moved: int
+    failed: int
+    method: str  # "StartMessageMoveTask" or "copy then delete"
+
+
+# What an endpoint without SQS's message move tasks (an emulator) answers.
+NO_MOVE_TASKS = frozenset({"InvalidAction", "UnsupportedOperation", "AWS.SimpleQueueService.UnsupportedOperation"})
+
+
+def redrive(sqs, dlq_url: str, queue_url: str, limit: int | None = None, on_progress=None, sleep=time.sleep) -> Redrive:
+    """Move DLQ messages back to the queue.
+
+    On AWS, with SQS's own redrive (StartMessageMoveTask): it moves every message, keeps
+    their attributes, and survives our process. With `limit`, or where the endpoint has no
+    move tasks, by copy then delete (see `copy_then_delete`). The result says which ran.
+    """
+    if limit is None:
+        moved = _move_task(sqs, dlq_url, queue_url, on_progress, sleep)
+        if moved is not None:
+            return Redrive(moved, 0, "StartMessageMoveTask")
+    moved, failed = copy_then_delete(sqs, dlq_url, queue_url, limit, on_progress)
+    return Redrive(moved, failed, "copy then delete")
+
+
+def _move_task(sqs, dlq_url: str, queue_url: str, on_progress, sleep) -> int | None:
+    """Run a message move task to its end; None when the endpoint has none."""
+    from botocore.exceptions import ClientError
+
+    def arn(url: str) -> str:
+        return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+    source = arn(dlq_url)
+    try:
+        handle = sqs.start_message_move_task(SourceArn=source, DestinationArn=arn(queue_url))["TaskHandle"]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in NO_MOVE_TASKS:
+            return None
+        raise
+    while True:
+        tasks = sqs.list_message_move_tasks(SourceArn=source, MaxResults=10).get("Results", [])
+        task = next((t for t in tasks if t.get("TaskHandle") == handle), tasks[0] if tasks else {})
+        moved = int(task.get("ApproximateNumberOfMessagesMoved", 0))
+        status = task.get("Status", "RUNNING")
+        if on_progress:
+            on_progress(moved, int(task.get("ApproximateNumberOfMessagesToMove", 0) or 0))
+        if status == "COMPLETED":
+            return moved
+        if status in ("FAILED", "CANCELLED", "CANCELLING"):
+            raise CliError(f"the DLQ move task {status.lower()}: {task.get('FailureReason', 'no reason given')}")
+        sleep(2)
+
+
+def copy_then_delete(sqs, dlq_url: str, queue_url: str, limit: int | None = None, on_progress=None) -> tuple[int, int]:
     """Move DLQ messages back to the queue: send a copy, then delete the original.
 
     A crash between the two leaves a duplicate message, never a lost one; the ledger's

@@ -89,7 +89,7 @@ class Target:
             return cache["value"]
 
         try:
-            return build(name, base, secret)
+            return build(name, base, secret, webhook_scheme=self.outputs.get("WebhookScheme") or "seed")
         except CredentialsError as exc:
             raise CliError(f"provider {name}: {exc}") from None
 

@@ -22,10 +22,12 @@
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 
 from ..fate import Outcome, OutcomeKind, excerpt
-from ..signatures import Scheme, SignatureError
+from ..signatures import Scheme, SignatureError, sign
 from ..states import State
 from .base import Provider, listed, lookup_failure, secret_text, verified_event
 from .facts import (
@@ -42,7 +44,7 @@ from .facts import (
     rejected_video,
     video_id,
 )
-from .http import quote
+from .http import Answer, quote
 from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
@@ -99,8 +101,18 @@ class ApiVideoProvider(Provider):
         "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"
     )
 
+    webhook_scheme = Scheme.APIVIDEO
+
     def auth_headers(self) -> dict[str, str]:
         return basic_auth(self.secret())
+
+    def check(self) -> Answer:
+        return self.http.send("GET", "/videos", params={"pageSize": "1"})
+
+    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
+        emitted = datetime.fromtimestamp(now, UTC).isoformat()
+        body = json.dumps({"type": "migrator.doctor", "emittedAt": emitted, "videoId": "doctor"}).encode()
+        return body, sign(Scheme.APIVIDEO, body, secret, now)
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
         body = {

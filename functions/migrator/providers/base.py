@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
-from ..signatures import Scheme, verify
+from ..signatures import Scheme, sign, verify
 from .facts import AssetRef, CredentialsError, EventError, Poll, RateSignal, Video, WebhookEvent
 from .http import Answer, HttpTransport, TransportError
 
@@ -102,6 +102,20 @@ class Provider(ABC):
     def settled(self, video: Video) -> Video:
         """A listed video with its status filled in, where the listing leaves it out (one more read)."""
         return video
+
+    # --- migrator doctor ---------------------------------------------------------------------
+
+    @abstractmethod
+    def check(self) -> Answer:
+        """One cheap authenticated read: is the provider reachable, and are the credentials accepted?"""
+
+    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
+        """A signed callback that names nothing (the webhook acknowledges and ignores it): the proof
+        that a request signed with `secret` is accepted end to end."""
+        body = json.dumps({"type": "migrator.doctor", "id": f"doctor-{int(now)}", "data": {}}).encode()
+        return body, sign(self.webhook_scheme, body, secret, now, f"msg_doctor_{int(now)}")
+
+    webhook_scheme: Scheme = Scheme.SEED
 
     # --- pacing -----------------------------------------------------------------------------
 

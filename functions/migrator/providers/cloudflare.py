@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..fate import Outcome, OutcomeKind, excerpt
-from ..signatures import Scheme, verify
+from ..signatures import Scheme, sign, verify
 from ..states import State
 from .base import Provider, json_event, listed
 from .facts import (
@@ -42,7 +42,7 @@ from .facts import (
     rejected_video,
     video_id,
 )
-from .http import quote
+from .http import Answer, quote
 from .keys import asset_tag, idempotency_key
 from .ratelimit import read_rate_headers
 
@@ -97,8 +97,18 @@ class CloudflareProvider(Provider):
         "filter on our per-asset tag), so a create whose answer was lost is found as soon as Cloudflare lists it"
     )
 
+    webhook_scheme = Scheme.CLOUDFLARE
+
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(self.secret())[1]}"}
+
+    def check(self) -> Answer:
+        return self.http.send("GET", self._stream(), params={"limit": "1"})
+
+    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
+        # Cloudflare's callback is a video; one still in progress settles nothing.
+        body = json.dumps({"uid": "doctor", "status": {"state": "inprogress"}, "meta": {}}).encode()
+        return body, sign(Scheme.CLOUDFLARE, body, secret, now)
 
     def _stream(self) -> str:
         return f"/accounts/{quote(credentials(self.secret())[0])}/stream"

@@ -33,7 +33,7 @@ from .facts import (
     rejected_video,
     video_id,
 )
-from .http import quote
+from .http import Answer, quote
 from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
@@ -81,6 +81,13 @@ class GenericProvider(Provider):
 
     def auth_headers(self) -> dict[str, str]:
         return bearer_token(self.secret())
+
+    @property
+    def webhook_scheme(self) -> Scheme:
+        return self.scheme
+
+    def check(self) -> Answer:
+        return self.http.send("GET", "/videos", params={"metadata[migration_ref]": "#doctor"})
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
         answer = self._send(

@@ -41,7 +41,7 @@ from .facts import (
     rejected_video,
     video_id,
 )
-from .http import quote
+from .http import Answer, quote
 from .keys import idempotency_key, passthrough_for
 from .ratelimit import read_rate_headers
 
@@ -99,8 +99,13 @@ class MuxProvider(Provider):
         "lookup, or if Mux ever lists out of creation order; `migrator audit` finds any."
     )
 
+    webhook_scheme = Scheme.MUX
+
     def auth_headers(self) -> dict[str, str]:
         return basic_auth(self.secret())
+
+    def check(self) -> Answer:
+        return self.http.send("GET", ASSETS, params={"limit": "1"})
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
         meta = {"external_id": idempotency_key(asset.asset_id, asset.generation)}
