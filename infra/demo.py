@@ -15,8 +15,6 @@ is left unresolved or any asset got two provider videos.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 import time
 from collections import Counter
@@ -97,8 +95,7 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
             print(
                 f"[{now - started:6.1f}s] only processing assets left, none moving: migrator reconcile --poll-after 5"
             )
-            with contextlib.redirect_stdout(io.StringIO()):
-                cli(run, "reconcile", "--poll-after", "5")
+            cli(run, "reconcile", "--poll-after", "5")
             moved_at = time.time()
         time.sleep(1)
     return counts, time.time() - started
@@ -148,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(3)  # the tally follows the ledger's stream within a few seconds
         cli(run, "status", "--window", "5")
         print("\n$ migrator reconcile")
-        with contextlib.redirect_stdout(io.StringIO()):  # its JSON summary; the line on stderr says it
-            cli(run, "reconcile")
+        cli(run, "reconcile")
         report = Path(".local") / f"{run.stack_name}-report.csv"
         print(f"\n$ migrator report -o {report}")
         cli(run, "report", "-o", str(report))

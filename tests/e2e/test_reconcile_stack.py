@@ -36,7 +36,7 @@ def test_a_lost_message_is_healed_once_and_its_asset_reaches_ready(stack, aws, l
     lost = unique("lost")
     claim_as_a_dead_worker(ledger, lost, claimed_ago_s=900, lease_left_s=-600)
 
-    code, out, err = migrator("reconcile", "--heal-after", "300")
+    code, out, err = migrator("reconcile", "--heal-after", "300", "--json")
 
     assert code == 0, err
     assert json.loads(out)["healed"] >= 1
@@ -95,7 +95,7 @@ def test_a_lost_webhook_is_recovered_by_polling(stack, aws, live_sim, migrator):
     time.sleep(0.5)  # the provider finishes, and its webhook never comes
     assert Ledger(stack["LedgerTableName"], aws("dynamodb")).get(silent)["state"] == "processing"
 
-    code, out, err = migrator("reconcile", "--poll-after", "0")
+    code, out, err = migrator("reconcile", "--poll-after", "0", "--json")
 
     assert code == 0, err
     assert json.loads(out)["settled_ready"] >= 1

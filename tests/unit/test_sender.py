@@ -324,6 +324,22 @@ def test_progress_on_a_terminal_redraws_in_place_and_keeps_lines_apart():
     progress.update(200)
     progress.close()
     text = out.getvalue()
-    assert "\r\x1b[Ksending [######..................]  25% 50/200 50/s (read 60)" in text
+    # a quarter done in 1 s: 3 s to go at that pace
+    assert "\r\x1b[Ksending [######..................]  25% 50/200 50/s ETA 0:03 (read 60)" in text
     assert "\r\x1b[Kline 3: bad\n" in text
     assert text.endswith("\r\x1b[Ksending [########################] 100% 200/200 100/s\n")
+
+
+def test_progress_by_a_fraction_measured_otherwise_shows_its_percentage_and_time_left():
+    """A file load's progress is its bytes read; the count shown is still rows."""
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out, None, "sending", clock=clock, every_s=10)
+    clock.now = 20
+    progress.update(4_000, "(read 4,100)", fraction=0.4)
+    assert out.getvalue() == "sending [#########...............]  40% 4,000 200/s ETA 0:30 (read 4,100)\n"
+
+
+def test_time_left_reads_naturally():
+    from migrator.cli.progress import clock_time
+
+    assert [clock_time(s) for s in (5, 75, 3_725)] == ["0:05", "1:15", "1:02:05"]

@@ -1,5 +1,6 @@
 """status and report, the pure parts: throughput, ETA and 429 rate from aggregates; report rows."""
 
+import json
 from decimal import Decimal
 
 from migrator.cli.report import COLUMNS, row_of
@@ -103,3 +104,17 @@ def test_status_says_the_pace_in_use_and_why_and_what_holds_the_fleet():
         and "told by the provider's rate-limit headers" in text
         and "ceiling 50.00" in text
     )
+
+
+def test_status_draws_the_migrations_shape_minute_by_minute():
+    from migrator.cli.status import sparkline
+
+    assert sparkline([0, 1, 2, 4, 8]) == "·▂▃▅█"
+    assert sparkline([0, 0]) == "··" and sparkline([]) == ""
+    minutes = {MINUTE - 3: {"ready": 10}, MINUTE - 2: {"ready": 40, "throttled": 3}, MINUTE: {"ready": 20}}
+    view = summarize(stats({"ready": 70}, minutes), Queues(0, 0, 0, 0), None, NOW, 4)
+    assert view.settled_per_minute == (10, 40, 0, 20) and view.throttled_per_minute == (0, 3, 0, 0)
+    text = render(view, "s")
+    assert "  per min   ▃█·▅  (peak 40/min, oldest minute first)" in text
+    assert "  429s      ·█··  (3 in all)" in text
+    assert json.loads(json.dumps(view.as_dict()))["settled_per_minute"] == [10, 40, 0, 20]

@@ -78,11 +78,34 @@ Record = Row | BadRow | Skipped
 # --- entry point ---------------------------------------------------------------------------
 
 
-def read_inventory(source: str, *, fmt: str | None = None, s3: Any = None) -> Iterator[Record]:
+class Meter:
+    """How far through its source a reader is: the bytes of a file read so far (compressed
+    bytes, for a .gz) against its size. A listing or stdin has no known end: `fraction` is None."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self._position: Any = None
+
+    def watch(self, raw: IO[bytes], total: int) -> None:
+        self.total, self._position = total, raw.tell
+
+    def fraction(self) -> float | None:
+        if not self.total or self._position is None:
+            return None
+        try:
+            return min(1.0, self._position() / self.total)
+        except (OSError, ValueError):  # the file was closed at the end
+            return 1.0
+
+
+def read_inventory(
+    source: str, *, fmt: str | None = None, s3: Any = None, meter: Meter | None = None
+) -> Iterator[Record]:
     """The rows of `source` (a path, `-` for stdin, or s3://bucket/prefix), in order.
 
     Problems with the source as a whole (unreadable, unknown format, bad header) raise
-    CliError here, before the first row; problems with one row are BadRows.
+    CliError here, before the first row; problems with one row are BadRows. `meter`, when
+    given, follows how far through a file the reading is (for a progress percentage).
     """
     if source.startswith("s3://"):
         bucket, prefix = parse_s3_source(source)
@@ -94,7 +117,7 @@ def read_inventory(source: str, *, fmt: str | None = None, s3: Any = None) -> It
     fmt = fmt or format_of(source)
     if fmt not in FORMATS:
         raise CliError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    stream = _open_binary(source)
+    stream = _open_binary(source, meter)
     if fmt == "csv":
         return _read_csv(stream, source)
     return _read_jsonl(stream, source)
@@ -112,21 +135,39 @@ def format_of(source: str) -> str:
     raise CliError(f"{source}: cannot tell the format from the name (known: {known}); pass --format csv or jsonl")
 
 
-def _open_binary(source: str) -> IO[bytes]:
+def _open_binary(source: str, meter: Meter | None = None) -> IO[bytes]:
     if source == "-":
         return open(sys.stdin.fileno(), "rb", closefd=False)  # closing the reader leaves stdin open
     try:
+        raw = open(source, "rb")  # the reader generator closes it (through the gzip wrapper, if any)
+        if meter is not None:
+            meter.watch(raw, os.fstat(raw.fileno()).st_size)
         if source.lower().endswith(".gz"):
-            stream = gzip.open(source, "rb")
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
             try:
                 stream.peek(1)  # a file that is not gzip fails here, not mid-load
             except BaseException:
                 stream.close()
+                raw.close()
                 raise
-            return stream
-        return open(source, "rb")  # the reader generator closes it
+            return _Closing(stream, raw)
+        return raw
     except (OSError, EOFError) as exc:
         raise CliError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+class _Closing(io.BufferedReader):
+    """A gzip stream that closes the file under it too (GzipFile given a fileobj does not)."""
+
+    def __init__(self, stream: gzip.GzipFile, raw: IO[bytes]):
+        super().__init__(stream)
+        self._raw_file = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw_file.close()
 
 
 # A file that turns unreadable part-way: a truncated or corrupt .gz, an I/O error.

@@ -27,7 +27,7 @@ from ..ledger import Ledger
 from ..messages import AssetMessage
 from ..presign import split_s3_url
 from .errors import CliError
-from .inventory import BadRow, Deduper, Record, Row, Skipped, parse_s3_source, read_inventory
+from .inventory import BadRow, Deduper, Meter, Record, Row, Skipped, parse_s3_source, read_inventory
 from .progress import Progress
 from .sender import BatchSender, describe, is_transient, run_bounded
 
@@ -78,6 +78,11 @@ class LoadSummary:
         if self.interrupted:
             return EXIT_INTERRUPTED
         return 1 if self.bad or self.failed or self.not_sent else 0
+
+    def as_dict(self) -> dict:
+        """The summary for `load --json` (the failures are reported one by one before it)."""
+        fields = {k: v for k, v in self.__dict__.items() if k != "failed"}
+        return {**fields, "failed": len(self.failed), "not_sent": self.not_sent, "rate": round(self.rate, 1)}
 
     def lines(self) -> list[str]:
         """The closing report, one figure a line."""
@@ -162,17 +167,21 @@ def in_source_bucket(records: Iterable[Record], allowed: SourceBucket) -> Iterat
 
 
 class _Notes:
-    """Prints the first MAX_SHOWN lines of a kind and counts the rest."""
+    """Prints the first MAX_SHOWN lines of a kind and counts the rest; every one, whole and
+    structured, goes to `each` when given (`load --json`: one JSON line per problem)."""
 
-    def __init__(self, write: Callable[[str], None], what: str):
+    def __init__(self, write: Callable[[str], None], what: str, each: Callable[[dict], None] | None = None):
         self.write = write
         self.what = what
+        self.each = each
         self.shown = 0
         self.hidden = 0
 
-    def add(self, line: str) -> None:
+    def add(self, text: str, **fields) -> None:
+        if self.each is not None and fields:
+            self.each(fields)
         if self.shown < MAX_SHOWN:
-            self.write(line)
+            self.write(text)
             self.shown += 1
         else:
             self.hidden += 1
@@ -198,6 +207,7 @@ def load_inventory(
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
     source_bucket: SourceBucket | None = None,
+    on_problem: Callable[[dict], None] | None = None,
 ) -> LoadSummary:
     """Read, validate and de-duplicate `source`, then send each good row (or stage it, or only count it).
 
@@ -222,13 +232,15 @@ def load_inventory(
         problem = source_bucket.refusal(parse_s3_source(source)[0])
         if problem:  # every object listed would be refused: say it once, list nothing
             raise CliError(f"{source}: {problem}")
-    records = read_inventory(source, fmt=fmt, s3=s3)  # a bad source fails here, before anything happens
+    meter = Meter()
+    records = read_inventory(source, fmt=fmt, s3=s3, meter=meter)  # a bad source fails here, before anything happens
     if source_bucket is not None:
         records = in_source_bucket(records, source_bucket)
 
     label = {"send": "sending", "stage": "staging", "dry-run": "validating"}[mode]
-    progress = Progress(out, total=limit, label=label)
-    problems = _Notes(progress.write, "bad rows and warnings")
+    # How far: the bytes of the file read so far (a listing has no known end: a count and a rate).
+    progress = Progress(out, total=limit, label=label, measure=meter.fraction if limit is None else None)
+    problems = _Notes(progress.write, "bad rows and warnings", on_problem)
     started = clock()
     try:
         with Deduper() as deduper, _ctrl_c_sets(stop):
@@ -248,9 +260,9 @@ def load_inventory(
         summary.elapsed_s = clock() - started
         progress.close()
     problems.finish()
-    failures = _Notes(lambda line: print(line, file=out), "failures")
+    failures = _Notes(lambda line: print(line, file=out), "failures", on_problem)
     for asset_id, reason in summary.failed:
-        failures.add(f"failed: id {asset_id!r}: {reason}")
+        failures.add(f"failed: id {asset_id!r}: {reason}", kind="not sent", id=asset_id, reason=reason)
     failures.finish()
     return summary
 
@@ -267,21 +279,37 @@ def _good_messages(
             continue
         if isinstance(record, BadRow):
             summary.bad += 1
-            problems.add(f"line {record.line}: {record.reason}")
+            problems.add(
+                f"line {record.line}: {record.reason}",
+                kind="bad row",
+                line=record.line,
+                id=record.asset_id,
+                reason=record.reason,
+            )
             continue
         msg = record.message
         verdict = deduper.check(msg.asset_id, msg.source_url, record.line)
         if verdict == Deduper.REPEAT:
             summary.repeats += 1
             first = deduper.first_line(msg.asset_id)
-            problems.add(f"line {record.line}: warning: id {msg.asset_id!r} repeated (dropped; first on line {first})")
+            problems.add(
+                f"line {record.line}: warning: id {msg.asset_id!r} repeated (dropped; first on line {first})",
+                kind="repeat",
+                line=record.line,
+                id=msg.asset_id,
+                first_line=first,
+            )
             continue
         if verdict == Deduper.CONFLICT:
             summary.bad += 1
             first = deduper.first_line(msg.asset_id)
             problems.add(
                 f"line {record.line}: id {msg.asset_id!r} repeated with a different source_url"
-                f" (line {first} has the id; that row is kept)"
+                f" (line {first} has the id; that row is kept)",
+                kind="conflict",
+                line=record.line,
+                id=msg.asset_id,
+                first_line=first,
             )
             continue
         summary.good += 1
@@ -322,7 +350,10 @@ def _stage(good, summary: LoadSummary, ledger: Ledger, workers: int, stop, progr
             if not is_transient(result) and not fatal:
                 fatal.append(describe(result))
                 stop.set()  # no table, no access: every other row would fail the same way
-        progress.update(summary.staged + summary.already_known, f"(read {summary.rows_read:,}, bad {summary.bad:,})")
+        progress.update(
+            summary.staged + summary.already_known,
+            f"(read {summary.rows_read:,}, bad {summary.bad:,})",
+        )
 
     stopped = run_bounded(good, work, on_done, workers=workers, stop=stop)
     if fatal:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from ..ledger import REARMABLE, Ledger
 from ..states import State
 from .errors import CliError
+from .progress import Progress
 
 EPILOG = """\
 Pick the stack with --stack NAME (its CloudFormation outputs are read), or with --outputs FILE
@@ -39,11 +41,28 @@ Probe first instead (ffprobe checks each source before any upload):
 
 
 def _stack_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("stack")
-    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack name")
-    group.add_argument("--outputs", metavar="FILE", help="JSON file of the stack's outputs")
-    group.add_argument("--endpoint", metavar="URL", help="LocalStack-compatible endpoint, e.g. http://127.0.0.1:4566")
-    group.add_argument("--region", help="AWS region (default: your AWS configuration)")
+    group = parser.add_argument_group("stack and AWS (as the AWS CLI reads them)")
+    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack name (or MIGRATOR_STACK)")
+    group.add_argument("--outputs", metavar="FILE", help="JSON file of the stack's outputs (or MIGRATOR_OUTPUTS)")
+    group.add_argument(
+        "--endpoint-url",
+        "--endpoint",
+        dest="endpoint",
+        metavar="URL",
+        help="a LocalStack-compatible endpoint, e.g. http://127.0.0.1:4566 (or AWS_ENDPOINT_URL)",
+    )
+    group.add_argument("--region", help="AWS region (or AWS_REGION, AWS_DEFAULT_REGION, the profile's)")
+    group.add_argument("--profile", help="a named profile from ~/.aws/config (or AWS_PROFILE)")
+    group.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("video-migrator")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def positive_int(text: str) -> int:
@@ -84,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser(
@@ -157,7 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--window", type=positive_int, default=15, metavar="MIN", help="minutes of throughput history (default 15)"
     )
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument(
         "--exact", action="store_true", help="count through the ledger's index instead (reads every entry: an audit)"
     )
@@ -225,7 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
             "credentials); 429s are waited out. Exit 0 when there is nothing to report, 1 otherwise."
         ),
     )
-    p.add_argument("--json", action="store_true", help="print the summary and every finding as JSON")
     p.add_argument("--provider-url", metavar="URL", help="the provider's API address, if not the stack's")
     _stack_options(p)
 
@@ -240,7 +258,6 @@ def build_parser() -> argparse.ArgumentParser:
             "dead-letter queue empty. Exit 0 only when every check passes."
         ),
     )
-    p.add_argument("--json", action="store_true", help="print the checks as JSON")
     _stack_options(p)
 
     p = sub.add_parser(
@@ -267,19 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
 def _target(args):
     from .target import resolve
 
-    return resolve(args.stack, args.outputs, args.endpoint, args.region)
+    return resolve(args.stack, args.outputs, args.endpoint, args.region, args.profile)
 
 
 def cmd_load(args) -> int:
     from .load import SourceBucket, load_inventory
 
-    target = _target(args)
-    stop = threading.Event()
+    # A dry run checks a file without any AWS: no stack, no credentials (the stack's source
+    # bucket is checked too when one is named).
+    named = args.stack or args.outputs or os.environ.get("MIGRATOR_STACK") or os.environ.get("MIGRATOR_OUTPUTS")
+    target = _target(args) if not args.dry_run or named else None
+    listing = args.source.startswith("s3://")
+    emit = _json_lines if args.json else None
     summary = load_inventory(
         args.source,
-        sqs=target.client("sqs"),
-        queue_url=target.output("QueueUrl"),
-        s3=target.client("s3") if args.source.startswith("s3://") else None,
+        sqs=target.client("sqs") if target and not args.dry_run else None,
+        queue_url=target.output("QueueUrl") if target and not args.dry_run else None,
+        s3=(target.client("s3") if target else _standalone_client("s3", args)) if listing else None,
         ledger=Ledger(target.output("LedgerTableName"), target.client("dynamodb")) if args.stage else None,
         fmt=args.format,
         dry_run=args.dry_run,
@@ -287,22 +308,48 @@ def cmd_load(args) -> int:
         stage=args.stage,
         workers=args.workers,
         out=sys.stderr,
-        stop=stop,
-        source_bucket=SourceBucket.of_outputs(target.outputs),  # the one bucket the uploader can read
+        stop=threading.Event(),
+        source_bucket=SourceBucket.of_outputs(target.outputs) if target else None,
+        on_problem=(lambda fields: emit({"type": "problem", **fields})) if emit else None,
     )
-    print("\n".join(summary.lines()), file=sys.stderr)
+    if emit:
+        emit({"type": "summary", **summary.as_dict()})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code
+
+
+def _count_in(target, state: State) -> int | None:
+    """How many assets are in `state` (the tally's counts: a few reads), for a progress total."""
+    from ..tally import read_stats
+
+    try:
+        count = read_stats(target.client("dynamodb"), target.output("StatsTableName"), time.time(), 0).counts
+    except (CliError, ClientError, BotoCoreError):
+        return None  # a bar without a percentage: the work itself will say what is wrong
+    return count.get(state.value) or None
+
+
+def _json_lines(doc: dict) -> None:
+    print(json.dumps(doc, ensure_ascii=False, default=str), flush=True)
+
+
+def _standalone_client(service: str, args):
+    """A client without a stack (a dry run of an S3 listing): the AWS CLI's profile, region, endpoint."""
+    from .target import make_client, session_for
+
+    endpoint = args.endpoint or os.environ.get("MIGRATOR_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL") or None
+    return make_client(service, endpoint, args.region, session_for(args.profile))
 
 
 def cmd_probe(args) -> int:
     from .probe import run_probe
-    from .progress import Progress
 
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
     presign = target.presigner(3600)
 
-    progress = Progress(sys.stderr, None, "probed")
+    progress = Progress(sys.stderr, _count_in(target, State.PENDING), "probed")
     stop = threading.Event()
     try:
         summary = run_probe(
@@ -321,8 +368,11 @@ def cmd_probe(args) -> int:
         )
     finally:
         progress.close()
-    print(summary.render(), file=sys.stderr)
-    if summary.inventoried and not args.dry_run:
+    if args.json:
+        _json_lines({"type": "summary", **summary.__dict__, "done": summary.done})
+    else:
+        print(summary.render(), file=sys.stderr)
+    if summary.inventoried and not args.dry_run and not args.json:
         print("next: migrator retry --state inventoried   (enqueues them)", file=sys.stderr)
     return 0 if not summary.errors else 1
 
@@ -333,14 +383,17 @@ def cmd_status(args) -> int:
     target = _target(args)
     while True:
         view = gather(target, args.window, exact=args.exact)
-        text = json.dumps(view.as_dict(), indent=2) if args.json else render(view, target.name)
-        if args.watch and sys.stdout.isatty():
+        if args.json:  # one object; one a line under --watch (JSON Lines)
+            text = json.dumps(view.as_dict(), indent=None if args.watch else 2)
+        else:
+            text = render(view, target.name)
+        if args.watch and sys.stdout.isatty() and not args.json:
             sys.stdout.write("\x1b[H\x1b[2J")  # home and clear: redraw in place
         print(text, flush=True)
         if not args.watch:
             return 0
         time.sleep(max(1.0, args.watch))
-        if not sys.stdout.isatty():
+        if not sys.stdout.isatty() and not args.json:
             print(flush=True)
 
 
@@ -348,6 +401,8 @@ def cmd_report(args) -> int:
     from .report import scan_ledger, write_report
 
     target = _target(args)
+    if args.json:
+        args.format = "jsonl"  # --json: one JSON object per asset
     items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state, args.drift)
     if args.output:
         try:
@@ -379,12 +434,19 @@ def cmd_retry(args) -> int:
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
     sender = BatchSender(target.client("sqs"), target.output("QueueUrl"))
+    progress = Progress(sys.stderr, len(ids) if ids else _count_in(target, args.state), "re-enqueued")
 
     def send(messages):
-        result = sender.send(messages)
+        result = sender.send(messages, on_progress=lambda sent, failed: progress.update(sent, f"({failed} failed)"))
         return result.sent, result.failed
 
-    summary = retry(ledger, args.state, ids or None, send, dry_run=args.dry_run)
+    try:
+        summary = retry(ledger, args.state, ids or None, send, dry_run=args.dry_run)
+    finally:
+        progress.close()
+    if args.json:
+        _json_lines({"type": "summary", "state": args.state.value, "dry_run": args.dry_run, **summary.__dict__})
+        return 1 if summary.failed else 0
     verb = "would re-enqueue" if args.dry_run else "re-enqueued"
     count = summary.listed - len(summary.moved_on) if args.dry_run else summary.sent
     print(f"{verb} {count:,} {args.state.value} assets", file=sys.stderr)
@@ -401,7 +463,20 @@ def cmd_redrive(args) -> int:
     from .ops import redrive
 
     target = _target(args)
-    result = redrive(target.client("sqs"), target.output("DeadLetterQueueUrl"), target.output("QueueUrl"), args.limit)
+    sqs, dlq = target.client("sqs"), target.output("DeadLetterQueueUrl")
+    waiting = int(
+        sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"].get(
+            "ApproximateNumberOfMessages", 0
+        )
+    )
+    progress = Progress(sys.stderr, min(waiting, args.limit or waiting) or None, "moved")
+    try:
+        result = redrive(sqs, dlq, target.output("QueueUrl"), args.limit, lambda moved, _: progress.update(moved))
+    finally:
+        progress.close()
+    if args.json:
+        _json_lines(result.__dict__)
+        return 1 if result.failed else 0
     print(
         f"moved {result.moved:,} messages from the DLQ to the queue ({result.method})"
         + (f"; {result.failed} could not be sent" if result.failed else ""),
@@ -416,7 +491,10 @@ def cmd_pause(args, paused: bool = True) -> int:
     target = _target(args)
     state = set_paused(target.client("lambda"), target.output("UploaderEventSourceMappingId"), paused)
     word = "paused" if paused else "resumed"
-    print(f"uploader {word}: its event source mapping is {state.lower()}", file=sys.stderr)
+    if args.json:
+        _json_lines({"uploader": word, "mapping_state": state})
+    else:
+        print(f"uploader {word}: its event source mapping is {state.lower()}", file=sys.stderr)
     return 0
 
 
@@ -475,6 +553,9 @@ def cmd_reconcile(args) -> int:
     function = target.output("ReconcileFunctionName")
     timeout = target.client("lambda").get_function_configuration(FunctionName=function).get("Timeout", 900)
     summary = run_reconcile(target.client("lambda", invoke_once_config(float(timeout))), function, request)
+    if args.json:
+        _json_lines(summary)
+        return 1 if summary.get("errors") else 0
     print(
         f"reconcile: healed {summary.get('healed', 0)}, polled {summary.get('polled', 0)} "
         f"(ready {summary.get('settled_ready', 0)}, rejected {summary.get('settled_rejected', 0)}, "
@@ -483,7 +564,6 @@ def cmd_reconcile(args) -> int:
         f"{summary.get('elapsed_s', 0)} s, {summary.get('lanes_finished', 0)}/{summary.get('lanes', 0)} lanes finished",
         file=sys.stderr,
     )
-    print(json.dumps(summary))
     return 1 if summary.get("errors") else 0
 
 

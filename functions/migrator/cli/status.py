@@ -75,6 +75,9 @@ class View:
     queues: Queues
     oldest: Oldest | None
     uploader: Uploader | None = None
+    # Per minute of the window, oldest first: assets settled, and 429s met.
+    settled_per_minute: tuple = ()
+    throttled_per_minute: tuple = ()
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -104,6 +107,8 @@ def summarize(
     remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + queues.visible
     eta = remaining / rate_per_s if rate_per_s > 0 and remaining else (0.0 if not remaining else None)
     attempts = created + throttled
+    minutes = range(first_minute + 1, int(now // 60) + 1)
+    per_minute = [stats.minutes.get(m, {}) for m in minutes]
     return View(
         at=now,
         counts=dict(stats.counts),
@@ -121,6 +126,21 @@ def summarize(
         queues=queues,
         oldest=oldest,
         uploader=uploader,
+        settled_per_minute=tuple(m.get("ready", 0) + m.get("rejected", 0) for m in per_minute),
+        throttled_per_minute=tuple(m.get("throttled", 0) for m in per_minute),
+    )
+
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: tuple | list) -> str:
+    """One character per value, the height its share of the largest; a blank minute is a dot."""
+    top = max(values, default=0)
+    if top <= 0:
+        return "·" * len(values)
+    return "".join(
+        "·" if v <= 0 else BLOCKS[min(len(BLOCKS) - 1, int(v / top * (len(BLOCKS) - 1) + 0.5))] for v in values
     )
 
 
@@ -171,6 +191,10 @@ def render(view: View, stack: str) -> str:
         f"throughput  {view.rate_per_min:,.1f} assets/min over the last {window_min:.0f} min"
         f" ({view.ready:,} ready, {view.rejected:,} rejected)"
     )
+    if view.settled_per_minute:
+        peak = max(view.settled_per_minute)
+        lines.append(f"  per min   {sparkline(view.settled_per_minute)}  (peak {peak:,}/min, oldest minute first)")
+        lines.append(f"  429s      {sparkline(view.throttled_per_minute)}  ({sum(view.throttled_per_minute):,} in all)")
     if view.throttle_rate is None:
         lines.append("429 rate    no create attempts in the window")
     else:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
+from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError, ProfileNotFound
 
 from .errors import CliError
 
@@ -103,35 +103,61 @@ class Target:
         )
 
 
+# Connection failures end in seconds, not minutes: a short connect timeout and few tries.
+# Throttling is retried by the same policy (standard mode), once: never two policies stacked.
+CLIENT_CONFIG = Config(
+    connect_timeout=3, read_timeout=30, retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=32
+)
+
+
+def session_for(profile: str | None) -> boto3.session.Session:
+    """The AWS CLI's session: --profile, else AWS_PROFILE, else the default chain."""
+    try:
+        return boto3.session.Session(profile_name=profile or None)
+    except ProfileNotFound:
+        raise CliError(f"no AWS profile named {profile!r} (see ~/.aws/config)") from None
+
+
+def region_of(region: str | None, session: boto3.session.Session, endpoint: str | None) -> str:
+    """--region, else AWS_REGION, else AWS_DEFAULT_REGION (or the profile's), as the AWS CLI reads them."""
+    region = region or os.environ.get("AWS_REGION") or session.region_name or ("us-east-1" if endpoint else None)
+    if not region:
+        raise CliError("no AWS region: pass --region, or set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region)")
+    return region
+
+
 def make_client(service: str, endpoint: str | None, region: str | None, session=None, config: Config | None = None):
     session = session or boto3.session.Session()
-    base = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=32)
-    kwargs: dict = {"config": base.merge(config) if config else base}
+    kwargs: dict = {"config": CLIENT_CONFIG.merge(config) if config else CLIENT_CONFIG}
     if endpoint:
         kwargs["endpoint_url"] = endpoint
         if _is_loopback(endpoint) and session.get_credentials() is None:
             kwargs.update(EMULATOR_CREDENTIALS)  # a local emulator takes any credentials
-    region = region or session.region_name or ("us-east-1" if endpoint else None)
-    if not region:
-        raise CliError("no AWS region: pass --region or set AWS_REGION")
     try:
-        return session.client(service, region_name=region, **kwargs)
+        return session.client(service, region_name=region_of(region, session, endpoint), **kwargs)
     except NoRegionError:
         raise CliError("no AWS region: pass --region or set AWS_REGION") from None
 
 
-def resolve(stack: str | None, outputs_file: str | None, endpoint: str | None, region: str | None) -> Target:
-    """The stack the operator named, with its outputs; a clear CliError when it cannot be found."""
-    endpoint = endpoint or os.environ.get("MIGRATOR_ENDPOINT") or None
+def resolve(
+    stack: str | None, outputs_file: str | None, endpoint: str | None, region: str | None, profile: str | None = None
+) -> Target:
+    """The stack the operator named, with its outputs; a clear CliError when it cannot be found.
+
+    The endpoint is --endpoint-url, else MIGRATOR_ENDPOINT, else AWS_ENDPOINT_URL (which boto3
+    itself also reads); the profile and region follow the AWS CLI's rules.
+    """
+    endpoint = endpoint or os.environ.get("MIGRATOR_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL") or None
+    session = session_for(profile)
     stack = stack or os.environ.get("MIGRATOR_STACK") or None
     outputs_file = outputs_file or os.environ.get("MIGRATOR_OUTPUTS") or None
     if stack and outputs_file:
         raise CliError("give --stack or --outputs, not both")
     if outputs_file:
-        return Target(_read_outputs(Path(outputs_file)), Path(outputs_file).name, endpoint, region)
+        return Target(_read_outputs(Path(outputs_file)), Path(outputs_file).name, endpoint, region, session)
     if not stack:
         raise CliError("which stack? pass --stack NAME (or --outputs FILE from infra/local-stack up)")
-    cloudformation = make_client("cloudformation", endpoint, region)
+    cloudformation = make_client("cloudformation", endpoint, region, session)
     try:
         stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
     except NoCredentialsError:
@@ -144,8 +170,8 @@ def resolve(stack: str | None, outputs_file: str | None, endpoint: str | None, r
             where = endpoint or cloudformation.meta.region_name
             raise CliError(f"no stack named {stack!r} in {where}") from None
         raise
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
-    return Target(outputs, stack, endpoint, region)
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stacks[0].get("Outputs", [])}
+    return Target(outputs, stack, endpoint, region, session)
 
 
 def _read_outputs(path: Path) -> dict:
