@@ -4,7 +4,9 @@ Plain helpers, so that both the probe tests and the emulator test can build fixt
 them: `make_media(dir)` writes the files (well under a second each), `MediaServer`
 serves a directory on 127.0.0.1 (plain or TLS) with misbehaving paths besides:
 `/stall` (answers nothing), `/drip` (sends a byte every 0.1 s, forever),
-`/redirect?to=URL` (a 302 to URL) and `/hops/N/path` (N 302s before `/path`).
+`/redirect?to=URL` (a 302 to URL), `/hops/N/path` (N 302s before `/path`), and two that
+interrupt a good file after its first N bytes, its whole length announced: `/cut/N/path`
+(then closes) and `/pause/N/S/path` (then waits S seconds and sends the rest).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ VIDEO_S = 2.0
 def _ffmpeg(*args: str) -> None:
     ffmpeg = shutil.which("ffmpeg")
     assert ffmpeg, "ffmpeg is missing: infra/bootstrap.sh installs Debian's ffmpeg"
-    subprocess.run([ffmpeg, "-nostdin", "-hide_banner", "-v", "error", "-y", *args], check=True, timeout=30)
+    subprocess.run([ffmpeg, "-nostdin", "-hide_banner", "-v", "error", "-y", *args], check=True, timeout=120)
 
 
 def make_media(directory: Path) -> dict[str, Path]:
@@ -103,7 +105,28 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if parts.path.startswith("/hops/"):
             hops, _, rest = parts.path.removeprefix("/hops/").partition("/")
             return self._redirect(f"/hops/{int(hops) - 1}/{rest}" if int(hops) > 1 else f"/{rest}")
+        if parts.path.startswith(("/cut/", "/pause/")):
+            return self._break_off(parts.path)
         super().do_GET()
+
+    def _break_off(self, path: str) -> None:
+        how, n, rest = path.lstrip("/").split("/", 2)
+        pause = None
+        if how == "pause":
+            pause, rest = rest.split("/", 1)
+        data = (Path(self.directory) / rest).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "video/mp4")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: int(n)])
+        self.wfile.flush()
+        if pause is None or self.stop.wait(float(pause)):
+            return  # cut (or the server is stopping)
+        try:
+            self.wfile.write(data[int(n) :])
+        except OSError:
+            pass  # the client gave up
 
     def _redirect(self, location: str) -> None:
         self.send_response(302)
@@ -115,6 +138,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # socketserver listens with a backlog of 5: on a busy machine, with several probes and a
+    # /stall or two at once, a full queue drops SYNs and each retry costs a second or more.
+    request_queue_size = 64
+
+
 class MediaServer:
     """Serves `directory` on 127.0.0.1 on a free port, in a thread; TLS when given a cert and key."""
 
@@ -122,9 +151,7 @@ class MediaServer:
         self.stop_event = threading.Event()
         self.paths: list[str] = []
         handler = type("Handler", (_Handler,), {"stop": self.stop_event, "paths": self.paths})
-        self.server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
-        )
+        self.server = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
         scheme = "http"
         self.cert = tls[0] if tls else None  # what a client must trust
         if tls:

@@ -8,6 +8,7 @@ is refused.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import shutil
 import socket
@@ -130,3 +131,15 @@ def test_every_probe_runs_behind_its_own_guard_which_stops_with_it(server, tmp_p
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", urlsplit(proxy).port), timeout=2).close()
     assert not [t for t in threading.enumerate() if t.name.startswith("probe-guard")]
+
+
+def test_a_connection_the_guard_turns_away_leaves_the_source_pending(server, monkeypatch):
+    # Over its bound the guard used to close the connection unanswered: ffprobe said "End of
+    # file", which reads like the source's answer, and a good source was rejected.
+    from migrator.cli import probe
+
+    monkeypatch.setattr(probe, "Guard", functools.partial(guard.Guard, max_connections=0))
+    result = probe_url(server.url("video.mp4?sig=s3cr3t"), timeout_s=20, allow_private=True)
+    assert result == ProbeResult(
+        False, reason="probe: the guard cut the connection: connection limit (0) reached", retryable=True
+    )

@@ -110,6 +110,8 @@ def test_every_fate_once(server, ffprobe_log, caplog):
     )
 
     states = {asset_id: item["state"] for asset_id, item in ledger.items.items()}
+    # On a mismatch, say why each item ended where it did (a rejection's or a skip's reason).
+    why = {a: i.get("last_error") for a, i in ledger.items.items()} | {"summary": summary}
     assert states == {
         "video": "inventoried",
         "s3-video": "inventoried",
@@ -122,7 +124,7 @@ def test_every_fate_once(server, ffprobe_log, caplog):
         "claimed": "uploading",  # the probe's conditional write lost to the claim
         "presign-fails": "pending",
         "refused": "pending",  # the path failed, not the source: left for the next run
-    }
+    }, why
     assert float(ledger.items["video"]["duration_s"]) == pytest.approx(VIDEO_S, abs=0.2)
     assert ledger.items["audio"]["last_error"] == "probe: no video stream (found: audio)"
     assert ledger.items["s3-missing"]["last_error"].endswith("Server returned 404 Not Found")

@@ -213,16 +213,38 @@ def test_an_oversized_head_is_a_bad_request_and_reaches_nothing(upstream):
     with Guard(allowed=lambda a: True, timeout_s=5) as guard:
         assert ask(guard, head).startswith(b"HTTP/1.1 400 ")
     assert upstream.received == []
+    assert guard.events == []  # the request's fault, not the path's
 
 
-def test_connections_over_the_bound_are_dropped():
+# What the guard cuts itself is recorded, and answered with a status that is not the source's:
+# a bare close or a 400 would reach ffprobe as "End of file" or "Server returned 400", words
+# that reject a source.
+
+
+def test_connections_over_the_bound_get_a_503_and_are_recorded():
     with Guard(timeout_s=5, max_connections=1) as guard:
         port = int(guard.url.rsplit(":", 1)[1])
         first = socket.create_connection(("127.0.0.1", port), timeout=5)  # holds the only slot
         time.sleep(0.2)
         with socket.create_connection(("127.0.0.1", port), timeout=5) as second:
-            assert second.recv(100) == b""
+            assert second.recv(100).startswith(b"HTTP/1.1 503 ")
         first.close()
+    assert guard.events == [GuardEvent("cut", "", 0, detail="connection limit (1) reached")]
+
+
+def test_a_request_that_never_comes_gets_a_408_and_is_recorded():
+    with Guard(timeout_s=0.3) as guard:
+        with socket.create_connection(("127.0.0.1", int(guard.url.rsplit(":", 1)[1])), timeout=5) as idle:
+            assert idle.recv(100).startswith(b"HTTP/1.1 408 ")
+    assert guard.events == [GuardEvent("cut", "", 0, detail="no request within 0.3 s")]
+
+
+def test_a_pipe_idle_past_the_timeout_is_cut_and_recorded(upstream):
+    with Guard(allowed=lambda a: True, timeout_s=0.3) as guard:
+        # A tunnel through which nothing passes: the upstream waits for bytes that never come.
+        reply = ask(guard, f"CONNECT 127.0.0.1:{upstream.port} HTTP/1.1\r\n\r\n".encode())
+    assert reply == b"HTTP/1.1 200 Connection established\r\n\r\n"
+    assert guard.events == [GuardEvent("cut", "127.0.0.1", upstream.port, detail="nothing passed for 0.3 s")]
 
 
 def test_closing_the_guard_ends_its_listener_connections_and_threads(upstream):

@@ -148,6 +148,9 @@ def test_nonzero_exit_without_a_message():
         ("[tls @ 0x1] Error in the pull function.", True),
         ("[tls @ 0x1] A TLS fatal alert has been received.", True),
         ("[tls @ 0x1] The TLS connection was non-properly terminated.", True),
+        # A transfer cut short, and a connection closed before any answer.
+        ("[http @ 0x1] Stream ends prematurely at 16384, should be 32587\n[mov @ 0x2] moov atom not found", True),
+        ("http://h/a.mp4?sig=1: End of file", True),
         # Words in the URL itself are not about the transport.
         ("https://h/tls/certificate-timeout.mp4: Invalid data found when processing input", False),
         # "tls" in a list of protocols is not a TLS failure: this source will never be read.
@@ -230,6 +233,14 @@ def test_a_refused_hosts_name_is_one_bounded_line():
             GuardEvent("unreachable", "2001:db8::1", 443, detail="Network is unreachable"),
             "probe: could not connect to [2001:db8::1]:443: Network is unreachable",
         ),
+        (
+            GuardEvent("cut", "", 0, detail="connection limit (8) reached"),
+            "probe: the guard cut the connection: connection limit (8) reached",
+        ),
+        (
+            GuardEvent("cut", "cdn.example.com", 443, detail="nothing passed for 60 s"),
+            "probe: the guard cut the connection to cdn.example.com:443: nothing passed for 60 s",
+        ),
     ],
 )
 def test_a_target_the_guard_could_not_resolve_or_reach_leaves_the_source_pending(event, reason):
@@ -292,7 +303,9 @@ def test_argv_is_a_list_with_the_safety_options_and_the_url_last():
     assert option("-protocol_whitelist") == PROTOCOL_WHITELIST
     assert set(PROTOCOL_WHITELIST.split(",")) == {"http", "https", "tcp", "tls", "httpproxy"}
     assert option("-v") == "error"
-    assert option("-rw_timeout") == "15000000"  # microseconds: half the deadline
+    # Microseconds, twice the deadline: never reached. ffprobe does not say a read timed out
+    # mid-file (its demuxer blames the file), so only the deadline may end a stall.
+    assert option("-rw_timeout") == "60000000"
     assert option("-tls_verify") == "1"
     assert option("-print_format") == "json"
     assert "-ca_file" not in argv

@@ -11,8 +11,12 @@ name resolves to is globally routable (`address_refusal`), and connects to an ad
 checked, never to the name again. TLS stays end to end: a CONNECT is a byte pipe, and
 ffprobe verifies the certificate as before.
 
-What the proxy refused, or could not resolve or reach, is kept as `GuardEvent`s for the
-probe to classify: a refusal rejects the source, a DNS or connect failure leaves it pending.
+What the proxy refused, could not resolve or reach, or cut short itself is kept as
+`GuardEvent`s for the probe to classify: a refusal rejects the source; a DNS or connect
+failure, or a connection the guard turned away or ended (over its bound, a request that
+never came, an idle pipe), leaves it pending. Those last are the guard's own doing, and
+ffprobe's words for them ("End of file", "Server returned 400", "moov atom not found" after
+a cut) would otherwise blame the source.
 
 `address_refusal` and `parse_request` are pure; `resolve_host` and
 `Guard` do the I/O.
@@ -130,11 +134,11 @@ def parse_request(head: bytes) -> Request | str:
 
 @dataclass(frozen=True)
 class GuardEvent:
-    kind: str  # "refused" (policy), "unresolved" (DNS) or "unreachable" (connect failed)
-    host: str
+    kind: str  # "refused" (policy), "unresolved" (DNS), "unreachable" (connect failed) or "cut" (by the guard)
+    host: str  # "" for a connection cut before its request was read
     port: int
     addresses: tuple[str, ...] = ()  # for "refused": the addresses the policy refused
-    detail: str = ""  # for "unresolved" and "unreachable": the OS's words
+    detail: str = ""  # for "unresolved" and "unreachable": the OS's words; for "cut": why
 
 
 # --- the proxy --------------------------------------------------------------------------------
@@ -171,14 +175,15 @@ class Guard:
         allowed: Callable[[IPAddress], bool] | None = None,
         resolve: Callable[[str, int], list[IPAddress]] | None = None,
         timeout_s: float = 60.0,
-        max_connections: int = MAX_CONNECTIONS,
+        max_connections: int | None = None,
     ):
         self.allowed = allowed or is_public
         self.resolve = resolve or resolve_host
         self.timeout_s = timeout_s
         self.events: list[GuardEvent] = []
         self._lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(max_connections)
+        self.max_connections = MAX_CONNECTIONS if max_connections is None else max_connections
+        self._slots = threading.BoundedSemaphore(self.max_connections)
         self._sockets: set[socket.socket] = set()
         self._threads: list[threading.Thread] = []
         self._stopped = threading.Event()
@@ -242,7 +247,12 @@ class Guard:
             except OSError:
                 return
             if not self._slots.acquire(blocking=False):
-                client.close()  # over the bound: ffprobe sees a dropped connection
+                # Over the bound. A bare close would reach ffprobe as "End of file", which
+                # reads like the source's answer: say 503, and record that it was ours.
+                self._record(GuardEvent("cut", "", 0, detail=f"connection limit ({self.max_connections}) reached"))
+                client.settimeout(1)
+                _reply(client, "503 Service Unavailable")
+                client.close()
                 continue
             thread = threading.Thread(target=self._serve, args=(client,), name="probe-guard-conn", daemon=True)
             with self._lock:
@@ -255,8 +265,8 @@ class Guard:
         try:
             client.settimeout(self.timeout_s)
             got = self._read_head(client)
-            if got is None:
-                return _reply(client, "400 Bad Request")
+            if isinstance(got, str):
+                return _reply(client, got)
             head, rest = got
             request = parse_request(head)
             if isinstance(request, str):
@@ -270,7 +280,7 @@ class Guard:
                 upstream.sendall(request.head)
             if rest:
                 upstream.sendall(rest)
-            self._pipe(client, upstream)
+            self._pipe(client, upstream, request)
         except OSError:
             pass
         finally:
@@ -281,19 +291,25 @@ class Guard:
                 sock.close()
             self._slots.release()
 
-    def _read_head(self, client: socket.socket) -> tuple[bytes, bytes] | None:
-        """The request head and whatever came after it, or None when it is too long, slow or cut."""
+    def _read_head(self, client: socket.socket) -> tuple[bytes, bytes] | str:
+        """The request head and whatever came after it, or the status to answer when it is too long, slow or cut."""
         data = b""
+        wait = min(HEAD_TIMEOUT_S, self.timeout_s)
         while b"\r\n\r\n" not in data:
-            if len(data) > MAX_HEAD or not self._wait(client, timeout=min(HEAD_TIMEOUT_S, self.timeout_s)):
-                return None
+            if len(data) > MAX_HEAD:
+                return "400 Bad Request"
+            if not self._wait(client, timeout=wait):
+                # ffprobe writes its request at once: a slow one says the machine is busy, not
+                # that the source is bad (a 400 would be taken for the source's answer).
+                self._record(GuardEvent("cut", "", 0, detail=f"no request within {wait:g} s"))
+                return "408 Request Timeout"
             chunk = client.recv(4096)
             if not chunk:
-                return None
+                return "400 Bad Request"
             data += chunk
         head, _, rest = data.partition(b"\r\n\r\n")
         if len(head) > MAX_HEAD:
-            return None
+            return "400 Bad Request"
         return head + b"\r\n\r\n", rest
 
     def _connect(self, request: Request) -> socket.socket | str:
@@ -343,12 +359,15 @@ class Guard:
             sock.close()
             raise
 
-    def _pipe(self, client: socket.socket, upstream: socket.socket) -> None:
+    def _pipe(self, client: socket.socket, upstream: socket.socket, request: Request) -> None:
         """Copy bytes both ways until either side closes, or neither says anything for timeout_s."""
         other = {client: upstream, upstream: client}
         while True:
             ready = self._wait(client, upstream, timeout=self.timeout_s)
             if not ready:
+                # Cutting the transfer leaves ffprobe a truncated file it would blame on the source.
+                detail = f"nothing passed for {self.timeout_s:g} s"
+                self._record(GuardEvent("cut", request.host, request.port, detail=detail))
                 return
             for sock in ready:
                 data = sock.recv(CHUNK)

@@ -17,9 +17,12 @@ routable addresses only. A source that leads to a private or local address is re
 `allow_private` (`--allow-private-addresses`) lifts that for local test servers.
 
 A failure that says more about the path to the source than about the source (a timeout,
-a refused connection, DNS, TLS, a 5xx, a 401/403 from a presigned URL) leaves the asset
-pending: a rejection is terminal, and a network blip on the operator's side must not
-reject a library wholesale. The next `probe` run tries those again.
+a refused connection, DNS, TLS, a 5xx, a 401/403 from a presigned URL, a transfer cut
+short, a connection the guard cut) leaves the asset pending: a rejection is terminal, and a
+network blip or a busy machine on the operator's side must not reject a library wholesale.
+The next `probe` run tries those again. So ffprobe never gives up on a slow read by itself
+(see `ffprobe_argv`): only the deadline ends a stall, and a deadline is never the source's
+fault.
 
 `classify_probe`, `guarded` and `probeable` are pure; `probe_url` runs one ffprobe behind
 its guard; `run_probe` streams the candidates through a bounded thread pool and moves the
@@ -68,6 +71,7 @@ MAX_REDIRECTS = 4
 SHOW_ENTRIES = "format=duration:stream=codec_type,duration:stream_disposition=attached_pic"
 STDOUT_CAP = 1024 * 1024
 STDERR_CAP = 64 * 1024
+OUTPUT_GRACE_S = 5.0  # for the pipes to be read to their end once ffprobe has exited
 DETAIL_CHARS = 200
 MAX_URL_CHARS = 16384
 PROBED_SCHEMES = ("http", "https")
@@ -84,8 +88,10 @@ _TRANSIENT = re.compile(
     r"|certificate's owner does not match hostname|tls fatal alert has been received"
     r"|unexpected tls packet was received|tls connection was non-properly terminated"
     r"|error in the pull function|error in the push function"
-    r"|server returned 5|server returned 401|server returned 403|server returned 4xx",
-    re.IGNORECASE,
+    r"|server returned 5|server returned 401|server returned 403|server returned 4xx"
+    # Fewer bytes than the server announced, or no answer at all: the connection broke.
+    r"|stream ends prematurely|^\s*:?\s*end of file$",
+    re.IGNORECASE | re.MULTILINE,
 )
 _FORMAT_REFUSED = re.compile(r"^\[([^\]@]+?)(?: @ 0x[0-9A-Fa-f]+)?\] Format not on whitelist", re.MULTILINE)
 # A process killed from outside (OOM killer, an operator) has told us nothing about the source.
@@ -254,8 +260,10 @@ def guarded(result: ProbeResult, refused: GuardEvent | None, failed: GuardEvent 
 
     A refusal rejects the source, whatever ffprobe made of it: the source (or where it sent
     ffprobe) points inside a network it has no business in. A target that did not resolve or
-    answer is the path's failure, as it would be without the guard: left pending. Reasons
-    name a host, never a URL, so no credentials.
+    answer is the path's failure, as it would be without the guard: left pending. So is a
+    connection the guard cut itself ("cut"): ffprobe read a truncated file or none, and
+    what it says of that is not about the source. Reasons name a host, never a URL, so no
+    credentials.
     """
     if refused is not None:
         shown = ", ".join(refused.addresses) or "no address"
@@ -266,11 +274,14 @@ def guarded(result: ProbeResult, refused: GuardEvent | None, failed: GuardEvent 
         )
     if failed is not None and not result.ok:
         host = _one_line(failed.host, 80)
+        where = f"{f'[{host}]' if ':' in host else host}:{failed.port}"
         if failed.kind == "unresolved":
-            what = f"resolve {host}"
+            what = f"could not resolve {host}"
+        elif failed.kind == "cut":
+            what = f"the guard cut the connection{f' to {where}' if host else ''}"
         else:
-            what = f"connect to {f'[{host}]' if ':' in host else host}:{failed.port}"
-        return ProbeResult(False, reason=f"probe: could not {what}: {_one_line(failed.detail, 80)}", retryable=True)
+            what = f"could not connect to {where}"
+        return ProbeResult(False, reason=f"probe: {what}: {_one_line(failed.detail, 80)}", retryable=True)
     return result
 
 
@@ -309,8 +320,12 @@ def find_ffprobe(ffprobe: str = "ffprobe") -> str:
 
 def ffprobe_argv(url: str, *, ffprobe: str = "ffprobe", timeout_s: float = 60, ca_file: str | None = None) -> list[str]:
     """The argv for one probe. `url` must have passed `probeable`."""
-    # A single stalled read ends with ffprobe's own message well before the deadline kills it.
-    rw_timeout_us = max(1, int(timeout_s * 1_000_000 / 2))
+    # ffprobe's read timeout lies past the deadline, so that it never fires: a read it gives
+    # up on mid-file is not reported as a timeout. The demuxer carries on with the bytes it
+    # has and says "moov atom not found", and a good source stalled for a moment on a busy
+    # machine would be rejected for good. A stall is ended by the deadline instead, which
+    # leaves the source pending.
+    rw_timeout_us = max(1, int(timeout_s * 2 * 1_000_000))
     argv = [
         ffprobe,
         "-hide_banner",
@@ -396,7 +411,8 @@ def probe_url(
         allowed = _anywhere
     with Guard(allowed=allowed, timeout_s=timeout_s) as guard:
         result = _run_ffprobe(argv, ffprobe_env(guard.url, dict(os.environ)), timeout_s)
-    return guarded(result, guard.first("refused"), guard.first("unresolved") or guard.first("unreachable"))
+    failed = guard.first("unresolved") or guard.first("unreachable") or guard.first("cut")
+    return guarded(result, guard.first("refused"), failed)
 
 
 def _anywhere(ip: IPAddress) -> bool:
@@ -430,10 +446,13 @@ def _run_ffprobe(argv: list[str], env: dict[str, str], timeout_s: float) -> Prob
         if proc.returncode is None:  # interrupted while waiting: leave no ffprobe behind
             proc.kill()
             proc.wait()
-        out.join(5)
-        err.join(5)
+        out.join(OUTPUT_GRACE_S)
+        err.join(OUTPUT_GRACE_S)
     if out.overflowed:
         return ProbeResult(False, reason=f"probe: ffprobe printed over {STDOUT_CAP // 1024} KiB")
+    if out.is_alive() or err.is_alive():
+        # A starved machine: what was read so far may lack the words of a transient failure.
+        return ProbeResult(False, reason="probe: ffprobe's output was not read in time", retryable=True)
     return classify_probe(proc.returncode, out.text(), err.text(), timed_out, timeout_s=timeout_s)
 
 
