@@ -250,3 +250,88 @@ def test_an_s3_listing_reaches_the_provider_as_presigned_urls(stack, aws, live_s
     for asset_id in ids:  # the provider was handed a SigV4 presigned GET URL, never the s3:// address
         assert inputs[asset_id].startswith("http") and "X-Amz-Algorithm=AWS4-HMAC-SHA256" in inputs[asset_id]
         assert "AWSAccessKeyId" not in inputs[asset_id]
+
+
+def test_every_command_speaks_json_a_machine_can_parse(stack, aws, live_sim, migrator, tmp_path):
+    """--json on every command, parsed: one object, or JSON Lines where the output is a stream."""
+    run = unique("json")
+    ids = [f"{run}/{i}" for i in range(4)]
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text(
+        "id,source_url\n" + "".join(f"{i},https://media.example.com/{i}.mp4\n" for i in ids) + "bad,ftp://x/y\n"
+    )
+
+    def lines(*argv: str, codes=(0,)) -> list[dict]:
+        code, out, err = migrator(*argv, "--json")
+        assert code in codes, (argv, code, err)
+        return [json.loads(line) for line in out.splitlines()]
+
+    *problems, summary = lines("load", str(inventory), codes=(1,))  # one bad row: exit 1
+    assert [(p["type"], p["kind"], p["line"]) for p in problems] == [("problem", "bad", 6)]
+    assert summary["type"] == "summary" and summary["sent"] == 4 and summary["bad"] == 1
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
+
+    (view,) = lines("status")
+    assert view["counts"]["ready"] >= 4 and view["queues"]["dead"] >= 0
+    watched = lines("status", "--watch", "1", "--count", "2")
+    assert len(watched) == 2 and all("counts" in v for v in watched)
+
+    rows = {row["id"]: row for row in lines("report")}
+    assert all(rows[i]["state"] == "ready" for i in ids)
+
+    *_, retried = lines("retry", "--id", ids[0], "--dry-run")
+    assert retried["type"] == "summary" and retried["dry_run"] is True and retried["moved_on"] == [[ids[0], "ready"]]
+
+    (moved,) = lines("redrive")
+    assert moved["moved"] == 0 and moved["method"] in ("copy then delete", "StartMessageMoveTask")
+
+    (paused,) = lines("pause")
+    (resumed,) = lines("resume")
+    assert (paused["uploader"], resumed["uploader"]) == ("paused", "resumed")
+
+    (reconciled,) = lines("reconcile")
+    assert reconciled["examined"] >= 0 and "healed" in reconciled
+
+    (probed,) = lines("probe", "--dry-run", "--timeout", "5", codes=(0, 1))  # other tests' sources may be gone
+    assert probed["type"] == "summary" and probed["dry_run"] is True
+
+    (audited,) = lines("audit", codes=(0, 1))
+    assert isinstance(audited["findings"], list)
+
+    (doctor,) = lines("doctor", codes=(0, 1))
+    assert isinstance(doctor["ok"], bool) and {c["name"] for c in doctor["checks"]} >= {"provider", "webhook"}
+
+    (html,) = lines("report", "--html", str(tmp_path / "r.html"))
+    assert html["type"] == "summary" and html["assets"] == sum(html["counts"].values())
+
+
+def test_the_html_report_holds_the_numbers_the_ledger_holds(stack, aws, live_sim, migrator, tmp_path):
+    from tests.unit.test_report_html import ALLOWED_TAGS, FETCHING_ATTRIBUTES, Page
+
+    ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
+    run = unique("html")
+    rejected = f"{run}/rejected"
+    now = time.time()
+    assert isinstance(
+        ledger.claim(AssetMessage(rejected, "https://media.example.com/r.mp4"), now, now + 60, "t"), Claimed
+    )
+    ledger.mark_rejected(rejected, "t", f"source: 404 Not Found <{run}>", now)
+    page_path = tmp_path / "report.html"
+
+    for _ in range(5):  # other tests' webhooks may still be settling: read until the ledger holds still
+        before = Counter(i["state"] for i in scan_items(aws("dynamodb"), stack["LedgerTableName"]).values())
+        code, _, err = migrator("report", "--html", str(page_path))
+        after = Counter(i["state"] for i in scan_items(aws("dynamodb"), stack["LedgerTableName"]).values())
+        if before == after:
+            break
+        time.sleep(2)
+    assert code == 0 and "assets summarised in" in err, err
+    assert before == after
+
+    page = Page(page_path.read_text(encoding="utf-8"))
+    counts = {row[0]: int(row[1].replace(",", "")) for row in page.tables["counts"][1:] if row[0] != "all"}
+    assert {state: n for state, n in counts.items() if n} == dict(after)
+    assert int(page.tables["counts"][-1][1].replace(",", "")) == sum(after.values())
+    assert ["1", f"source: 404 Not Found <{run}>"] in page.tables["rejected-reasons"]
+    assert {tag for tag, _ in page.tags} <= ALLOWED_TAGS
+    assert not any(FETCHING_ATTRIBUTES & set(attributes) for _, attributes in page.tags)

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.e2e
 
 def test_a_healthy_stack_passes_every_check(stack, live_sim, migrator):
     code, out, err = migrator("doctor", "--json")
-    checks = {c["name"]: c for c in json.loads(out)}
-    assert code == 0, out + err
+    doc = json.loads(out)
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert code == 0 and doc["ok"] is True, out + err
     assert all(c["ok"] for c in checks.values())
     assert {"provider credentials", "provider", "webhook", "uploader", "queue visibility", "alarms"} <= set(checks)
     assert "dead-letter queue" in checks
@@ -66,10 +67,11 @@ def test_a_broken_stack_names_each_failure_and_its_fix(broken_stack, endpoint, c
         at = next(i for i, line in enumerate(lines) if line.startswith("FAIL") and name in line)
         return lines[at] + "\n" + lines[at + 1]
 
-    assert "ResourceNotFoundException" in failure("provider credentials") or "not found" in failure(
-        "provider credentials"
-    ).lower()
+    assert (
+        "ResourceNotFoundException" in failure("provider credentials")
+        or "not found" in failure("provider credentials").lower()
+    )
     assert "fix: store the generic credentials" in failure("provider credentials")
-    assert "HTTP 503" in failure("webhook") and "whsec_<base64>" in failure("webhook")
+    assert "unusable: secret is not valid base64" in failure("webhook") and "whsec_<base64>" in failure("webhook")
     assert "disabled" in failure("uploader") and "fix: migrator resume" in failure("uploader")
     assert "to fix" in lines[-1]

@@ -156,7 +156,6 @@ def test_the_tally_reads_only_the_ledgers_stream(translated):
     assert stream["Resource"] == {"Fn::Sub": "${LedgerTable.Arn}/stream/*"}
 
 
-
 class _IntrinsicLoader(yaml.SafeLoader):
     """YAML with CloudFormation's short-form tags kept, as {"Fn::Sub": ...} and {"Ref": ...}."""
 

@@ -13,6 +13,7 @@ from migrator.cli.inventory import (
     MAX_LINE_BYTES,
     BadRow,
     Deduper,
+    Meter,
     Row,
     Skipped,
     format_of,
@@ -523,3 +524,32 @@ def test_load_command_reads_the_source_bucket_from_the_stack_outputs(tmp_path, m
     outputs.write_text(json.dumps({"QueueUrl": "https://sqs.example/q"}))  # a stack deployed before the output
     assert main(["load", inventory, "--dry-run", *stack]) == 1
     assert "line 3: the stack has no SourceBucketName output" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_files_progress_is_the_bytes_read_of_its_size(tmp_path, compressed):
+    # Random names, so that even gzipped the file is megabytes: read-ahead is coarse next to that.
+    names = [os.urandom(16).hex() for _ in range(50_000)]
+    rows = "id,source_url\n" + "".join(f"a{n},https://media.example.com/{name}.mp4\n" for n, name in enumerate(names))
+    path = tmp_path / ("inventory.csv.gz" if compressed else "inventory.csv")
+    path.write_bytes(gzip.compress(rows.encode(), mtime=0) if compressed else rows.encode())
+    meter = Meter()
+    records = read_inventory(str(path), meter=meter)
+    seen = []
+    for n, _ in enumerate(records, 1):
+        if n in (10_000, 25_000, 40_000):
+            seen.append(meter.fraction())
+    assert meter.fraction() == 1.0
+    # Read ahead in blocks, so roughly, but rising and in proportion to the rows read.
+    assert all(0 < f < 1 for f in seen) and seen == sorted(seen)
+    assert abs(seen[1] - 0.5) < 0.15, seen
+
+
+def test_a_stream_has_no_known_end(monkeypatch):
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"id,source_url\na,https://x.example.com/a.mp4\n")
+    os.close(write_end)
+    with open(read_end, encoding="utf-8") as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        meter = Meter()
+        assert len(list(read_inventory("-", fmt="csv", meter=meter))) == 1 and meter.fraction() is None

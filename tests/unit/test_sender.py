@@ -138,10 +138,70 @@ def test_a_refused_call_stops_the_run():
             yield msg
 
     summary = batch_sender.send(source())
-    assert summary.fatal == "AWS.SimpleQueueService.NonExistentQueue: AWS.SimpleQueueService.NonExistentQueue here"
+    assert summary.fatal == (
+        "SQS refused SendMessageBatch: AWS.SimpleQueueService.NonExistentQueue: "
+        "AWS.SimpleQueueService.NonExistentQueue here"
+    )
     assert summary.sent == 0 and summary.stopped
     assert pulled < 100  # the input was not read to the end
     assert len(summary.failed) == 10 * summary.batches
+
+
+def test_an_endpoint_that_never_answers_stops_the_run_after_a_few_quick_tries():
+    sqs = FakeSQS(call_error=lambda call: EndpointConnectionError(endpoint_url="http://127.0.0.1:9"))
+    batch_sender, sleeps = sender(sqs, workers=1)
+    pulled = 0
+
+    def source():
+        nonlocal pulled
+        for msg in messages(1000):
+            pulled += 1
+            yield msg
+
+    summary = batch_sender.send(source())
+    assert summary.fatal is not None and summary.fatal.startswith("cannot reach SQS (")
+    assert "http://127.0.0.1:9" in summary.fatal and summary.fatal.endswith("tried 3 times)")
+    # Only the batches already taken (two per worker) try; each gives up on its third call.
+    assert summary.batches <= 2 and summary.calls == 3 * summary.batches and summary.sent == 0 and summary.stopped
+    assert sum(sleeps) <= 0.6 * summary.batches and pulled < 100  # seconds, not a retry loop per batch of the file
+
+
+def test_the_sender_is_the_only_retry_policy_on_its_calls():
+    """botocore's retries are off on the sender's client (its loop retries); other clients keep three tries."""
+    import http.server
+
+    from migrator.cli.sender import SENDER_CLIENT_CONFIG
+    from migrator.cli.target import make_client
+
+    calls = []
+
+    class Broken(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            calls.append(self.path)
+            body = b'{"__type":"InternalError","message":"broken"}'
+            self.send_response(500)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Broken)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for config, expected in ((SENDER_CLIENT_CONFIG, 1), (None, 3)):
+            calls.clear()
+            sqs = make_client("sqs", endpoint, "us-east-1", config=config)
+            with pytest.raises(ClientError):
+                sqs.send_message_batch(QueueUrl=f"{endpoint}/1/q", Entries=[{"Id": "0", "MessageBody": "x"}])
+            assert len(calls) == expected, (config, calls)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,12 @@ def _inside(target, clock) -> list[Check]:
     return out
 
 
+UNUSABLE_SECRET_FIX = (
+    "store the provider's signing secret as it gives it (Standard Webhooks wants whsec_<base64>; "
+    'a rotation wants {"current": ..., "previous": ...}); until then every callback is answered HTTP 503'
+)
+
+
 def _webhook(target, clock) -> list[Check]:
     """A signed callback that names nothing, posted to the public URL: it must come back 200."""
     name = target.outputs.get("WebhookSecretName") or ""
@@ -106,7 +112,12 @@ def _webhook(target, clock) -> list[Check]:
                 "store the provider's signing secret in the secret WebhookSecretName names (docs/providers.md)",
             )
         ]
-    body, headers = target.provider().doctor_event(secret, clock())
+    from ..signatures import SecretError
+
+    try:
+        body, headers = target.provider().doctor_event(secret, clock())
+    except SecretError as exc:  # the function cannot use it either: it answers every callback 503
+        return [Check("webhook", False, f"the stored signing secret is unusable: {exc}", UNUSABLE_SECRET_FIX)]
     url = target.output("WebhookUrl")
     answer = requests.post(url, data=body, headers={"content-type": "application/json", **headers}, timeout=15)
     if answer.status_code == 200:
@@ -114,8 +125,7 @@ def _webhook(target, clock) -> list[Check]:
     fixes = {
         401: "the webhook function refuses a signature made with the stored secret: "
         "WebhookScheme does not match the provider, or the function still caches an older secret (5 min)",
-        503: "the webhook function has no usable secret: the stored one is missing or malformed "
-        '(Standard Webhooks wants whsec_<base64>; a rotation wants {"current": ..., "previous": ...})',
+        503: f"the webhook function has no usable secret: {UNUSABLE_SECRET_FIX}",
     }
     fix = fixes.get(answer.status_code, "read the webhook function's log group")
     return [Check("webhook", False, f"the test event was answered HTTP {answer.status_code}", fix)]

@@ -29,7 +29,7 @@ from ..presign import split_s3_url
 from .errors import CliError
 from .inventory import BadRow, Deduper, Meter, Record, Row, Skipped, parse_s3_source, read_inventory
 from .progress import Progress
-from .sender import BatchSender, describe, is_transient, run_bounded
+from .sender import BatchSender, describe, is_transient, is_unreachable, run_bounded
 
 MAX_SHOWN = 50  # bad rows, warnings and failures printed one by one; the rest are counted
 EXIT_INTERRUPTED = 130  # the shell's convention for a run ended by Ctrl-C
@@ -262,7 +262,7 @@ def load_inventory(
     problems.finish()
     failures = _Notes(lambda line: print(line, file=out), "failures", on_problem)
     for asset_id, reason in summary.failed:
-        failures.add(f"failed: id {asset_id!r}: {reason}", kind="not sent", id=asset_id, reason=reason)
+        failures.add(f"failed: id {asset_id!r}: {reason}", kind="not_sent", id=asset_id, reason=reason)
     failures.finish()
     return summary
 
@@ -281,7 +281,7 @@ def _good_messages(
             summary.bad += 1
             problems.add(
                 f"line {record.line}: {record.reason}",
-                kind="bad row",
+                kind="bad",
                 line=record.line,
                 id=record.asset_id,
                 reason=record.reason,
@@ -327,7 +327,7 @@ def _send(good, summary: LoadSummary, sqs, queue_url, workers: int, stop, progre
     summary.sent, summary.failed = result.sent, result.failed
     summary.batches, summary.calls, summary.retried = result.batches, result.calls, result.retried
     if result.fatal:
-        raise CliError(f"SQS refused SendMessageBatch: {result.fatal}")
+        raise CliError(result.fatal)
     summary.interrupted = result.stopped
 
 
@@ -347,7 +347,7 @@ def _stage(good, summary: LoadSummary, ledger: Ledger, workers: int, stop, progr
             summary.already_known += 1
         else:
             summary.failed.append((msg.asset_id, describe(result)))
-            if not is_transient(result) and not fatal:
+            if (is_unreachable(result) or not is_transient(result)) and not fatal:
                 fatal.append(describe(result))
                 stop.set()  # no table, no access: every other row would fail the same way
         progress.update(
@@ -357,7 +357,7 @@ def _stage(good, summary: LoadSummary, ledger: Ledger, workers: int, stop, progr
 
     stopped = run_bounded(good, work, on_done, workers=workers, stop=stop)
     if fatal:
-        raise CliError(f"the ledger refused a write: {fatal[0]}")
+        raise CliError(f"the ledger refused a write or could not be reached: {fatal[0]}")
     summary.interrupted = stopped
 
 

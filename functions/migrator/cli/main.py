@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="refresh every SECONDS (default 5) until Ctrl-C",
     )
+    p.add_argument("--count", type=positive_int, metavar="N", help="with --watch: stop after N refreshes")
     p.add_argument(
         "--window", type=positive_int, default=15, metavar="MIN", help="minutes of throughput history (default 15)"
     )
@@ -193,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--drift", action="store_true", help="only assets the duration-drift canary flagged")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write one self-contained page instead: counts, throughput over time, why assets failed or were "
+        "rejected, the largest drifts (no server, nothing loaded from the network)",
+    )
     _stack_options(p)
 
     p = sub.add_parser(
@@ -289,6 +296,7 @@ def _target(args):
 
 def cmd_load(args) -> int:
     from .load import SourceBucket, load_inventory
+    from .sender import SENDER_CLIENT_CONFIG
 
     # A dry run checks a file without any AWS: no stack, no credentials (the stack's source
     # bucket is checked too when one is named).
@@ -298,7 +306,7 @@ def cmd_load(args) -> int:
     emit = _json_lines if args.json else None
     summary = load_inventory(
         args.source,
-        sqs=target.client("sqs") if target and not args.dry_run else None,
+        sqs=target.client("sqs", SENDER_CLIENT_CONFIG) if target and not args.dry_run else None,
         queue_url=target.output("QueueUrl") if target and not args.dry_run else None,
         s3=(target.client("s3") if target else _standalone_client("s3", args)) if listing else None,
         ledger=Ledger(target.output("LedgerTableName"), target.client("dynamodb")) if args.stage else None,
@@ -319,15 +327,22 @@ def cmd_load(args) -> int:
     return summary.exit_code
 
 
-def _count_in(target, state: State) -> int | None:
-    """How many assets are in `state` (the tally's counts: a few reads), for a progress total."""
+def _tally_counts(target) -> dict:
+    """Assets by state as the tally keeps them (a few reads), for a progress total; {} when unreadable."""
     from ..tally import read_stats
 
     try:
-        count = read_stats(target.client("dynamodb"), target.output("StatsTableName"), time.time(), 0).counts
+        return read_stats(target.client("dynamodb"), target.output("StatsTableName"), time.time(), 0).counts
     except (CliError, ClientError, BotoCoreError):
-        return None  # a bar without a percentage: the work itself will say what is wrong
-    return count.get(state.value) or None
+        return {}  # a bar without a percentage: the work itself will say what is wrong
+
+
+def _count_in(target, state: State) -> int | None:
+    return _tally_counts(target).get(state.value) or None
+
+
+def _count_in_all(target) -> int | None:
+    return sum(_tally_counts(target).values()) or None
 
 
 def _json_lines(doc: dict) -> None:
@@ -381,16 +396,18 @@ def cmd_status(args) -> int:
     from .status import gather, render
 
     target = _target(args)
+    shown = 0
     while True:
         view = gather(target, args.window, exact=args.exact)
-        if args.json:  # one object; one a line under --watch (JSON Lines)
-            text = json.dumps(view.as_dict(), indent=None if args.watch else 2)
+        shown += 1
+        if args.json:  # one object on one line; one a line under --watch (JSON Lines)
+            text = json.dumps(view.as_dict(), ensure_ascii=False)
         else:
             text = render(view, target.name)
         if args.watch and sys.stdout.isatty() and not args.json:
             sys.stdout.write("\x1b[H\x1b[2J")  # home and clear: redraw in place
         print(text, flush=True)
-        if not args.watch:
+        if not args.watch or (args.count and shown >= args.count):
             return 0
         time.sleep(max(1.0, args.watch))
         if not sys.stdout.isatty() and not args.json:
@@ -400,6 +417,10 @@ def cmd_status(args) -> int:
 def cmd_report(args) -> int:
     from .report import scan_ledger, write_report
 
+    if args.html:
+        if args.output or args.state or args.drift:
+            raise CliError("--html summarises every asset: it takes no --output, --state or --drift")
+        return _report_html(args)
     target = _target(args)
     if args.json:
         args.format = "jsonl"  # --json: one JSON object per asset
@@ -417,9 +438,34 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _report_html(args) -> int:
+    from .report import scan_ledger
+    from .report_html import ReportSummary, render_html
+
+    target = _target(args)
+    summary = ReportSummary()
+    progress = Progress(sys.stderr, _count_in_all(target), "read")
+    try:
+        for item in scan_ledger(target.client("dynamodb"), target.output("LedgerTableName")):
+            summary.add(item)
+            progress.update(summary.total)
+    finally:
+        progress.close()
+    page = render_html(summary, target.name, time.time())
+    try:
+        Path(args.html).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {args.html}: {exc.strerror}") from None
+    if args.json:
+        _json_lines({"type": "summary", "html": args.html, "assets": summary.total, "counts": dict(summary.counts)})
+    else:
+        print(f"{summary.total:,} assets summarised in {args.html}", file=sys.stderr)
+    return 0
+
+
 def cmd_retry(args) -> int:
     from .ops import retry
-    from .sender import BatchSender
+    from .sender import SENDER_CLIENT_CONFIG, BatchSender
 
     if args.state not in REARMABLE:
         raise CliError(f"retry takes failed, rejected, pending or inventoried assets, not {args.state.value}")
@@ -433,11 +479,13 @@ def cmd_retry(args) -> int:
             raise CliError(f"cannot read {args.ids_file}: {getattr(exc, 'strerror', None) or exc}") from None
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
-    sender = BatchSender(target.client("sqs"), target.output("QueueUrl"))
+    sender = BatchSender(target.client("sqs", SENDER_CLIENT_CONFIG), target.output("QueueUrl"))
     progress = Progress(sys.stderr, len(ids) if ids else _count_in(target, args.state), "re-enqueued")
 
     def send(messages):
         result = sender.send(messages, on_progress=lambda sent, failed: progress.update(sent, f"({failed} failed)"))
+        if result.fatal:  # what was re-armed but not sent is pending: reconcile heals it
+            raise CliError(result.fatal)
         return result.sent, result.failed
 
     try:
@@ -530,7 +578,8 @@ def cmd_doctor(args) -> int:
 
     checks = run_checks(_target(args))
     if args.json:
-        print(json.dumps([check.__dict__ for check in checks]))
+        ok = all(check.ok for check in checks)
+        print(json.dumps({"ok": ok, "checks": [check.__dict__ for check in checks]}, ensure_ascii=False))
     else:
         print("\n".join(check.line() for check in checks))
         failed = sum(1 for check in checks if not check.ok)

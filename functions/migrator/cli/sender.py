@@ -18,11 +18,20 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    HTTPClientError,
+)
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from ..messages import AssetMessage, encode_message
 
+# The sender's own loop is the one retry policy for its calls: botocore's is switched off.
+SENDER_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 MAX_BATCH_ENTRIES = 10
 MAX_BATCH_BYTES = 256 * 1024  # SQS: the sum of the bodies in one SendMessageBatch
 THROTTLING_CODES = frozenset(
@@ -50,7 +59,7 @@ class SendSummary:
     elapsed_s: float
     retried: int = 0  # entries sent again after a transient failure
     stopped: bool = False  # the stop event (or Ctrl-C) ended the run before the input did
-    fatal: str | None = None  # a call refused outright (no such queue, no access): sending stopped
+    fatal: str | None = None  # a call refused outright, or no endpoint to answer: sending stopped
 
 
 @dataclass
@@ -93,6 +102,11 @@ def is_transient(exc: Exception) -> bool:
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         return code in THROTTLING_CODES or status == 429 or status >= 500
     return isinstance(exc, (BotoConnectionError, HTTPClientError))
+
+
+def is_unreachable(exc: Exception) -> bool:
+    """No connection at all (refused, no route, connect timeout): every other call would fail the same way."""
+    return isinstance(exc, (EndpointConnectionError, ConnectTimeoutError))
 
 
 def describe(exc: Exception) -> str:
@@ -172,6 +186,7 @@ class BatchSender:
         *,
         workers: int = 8,
         max_retries: int = 5,
+        max_connect_retries: int = 2,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         base_delay_s: float = 0.2,
@@ -181,6 +196,7 @@ class BatchSender:
         self.queue_url = queue_url
         self.workers = workers
         self.max_retries = max_retries
+        self.max_connect_retries = max_connect_retries
         self.sleep = sleep
         self.clock = clock
         self.base_delay_s = base_delay_s
@@ -237,9 +253,15 @@ class BatchSender:
             try:
                 resp = self.sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
             except (ClientError, BotoCoreError) as exc:
+                fatal = None
                 if not is_transient(exc):
-                    result.fatal = describe(exc)
-                    result.failed.extend((msg.asset_id, result.fatal) for msg, _ in pending.values())
+                    fatal = f"SQS refused SendMessageBatch: {describe(exc)}"
+                elif is_unreachable(exc) and attempt >= self.max_connect_retries:
+                    # Fail fast: a load pointed at nothing stops in seconds, not one retry loop per batch.
+                    fatal = f"cannot reach SQS ({describe(exc)}; tried {attempt + 1} times)"
+                if fatal:
+                    result.fatal = fatal
+                    result.failed.extend((msg.asset_id, fatal) for msg, _ in pending.values())
                     return result
                 reasons = dict.fromkeys(pending, describe(exc))
             else:

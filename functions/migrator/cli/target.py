@@ -106,7 +106,7 @@ class Target:
 # Connection failures end in seconds, not minutes: a short connect timeout and few tries.
 # Throttling is retried by the same policy (standard mode), once: never two policies stacked.
 CLIENT_CONFIG = Config(
-    connect_timeout=3, read_timeout=30, retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=32
+    connect_timeout=3, read_timeout=30, retries={"mode": "standard", "total_max_attempts": 3}, max_pool_connections=32
 )
 
 
