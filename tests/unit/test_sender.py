@@ -126,44 +126,45 @@ def test_entries_that_never_go_through_are_given_up_with_their_reason():
     assert len(sleeps) == 3
 
 
+class Counted:
+    """An input that counts how much of it was read."""
+
+    def __init__(self, items):
+        self.items, self.pulled = iter(items), 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = next(self.items)
+        self.pulled += 1
+        return item
+
+
 def test_a_refused_call_stops_the_run():
     sqs = FakeSQS(call_error=lambda call: client_error("AWS.SimpleQueueService.NonExistentQueue", 400))
     batch_sender, _ = sender(sqs, workers=1)
-    pulled = 0
-
-    def source():
-        nonlocal pulled
-        for msg in messages(1000):
-            pulled += 1
-            yield msg
-
-    summary = batch_sender.send(source())
+    source = Counted(messages(1000))
+    summary = batch_sender.send(source)
     assert summary.fatal == (
         "SQS refused SendMessageBatch: AWS.SimpleQueueService.NonExistentQueue: "
         "AWS.SimpleQueueService.NonExistentQueue here"
     )
     assert summary.sent == 0 and summary.stopped
-    assert pulled < 100  # the input was not read to the end
+    assert source.pulled < 100  # the input was not read to the end
     assert len(summary.failed) == 10 * summary.batches
 
 
 def test_an_endpoint_that_never_answers_stops_the_run_after_a_few_quick_tries():
     sqs = FakeSQS(call_error=lambda call: EndpointConnectionError(endpoint_url="http://127.0.0.1:9"))
     batch_sender, sleeps = sender(sqs, workers=1)
-    pulled = 0
-
-    def source():
-        nonlocal pulled
-        for msg in messages(1000):
-            pulled += 1
-            yield msg
-
-    summary = batch_sender.send(source())
+    source = Counted(messages(1000))
+    summary = batch_sender.send(source)
     assert summary.fatal is not None and summary.fatal.startswith("cannot reach SQS (")
     assert "http://127.0.0.1:9" in summary.fatal and summary.fatal.endswith("tried 3 times)")
     # Only the batches already taken (two per worker) try; each gives up on its third call.
     assert summary.batches <= 2 and summary.calls == 3 * summary.batches and summary.sent == 0 and summary.stopped
-    assert sum(sleeps) <= 0.6 * summary.batches and pulled < 100  # seconds, not a retry loop per batch of the file
+    assert sum(sleeps) <= 0.6 * summary.batches and source.pulled < 100  # seconds, not a retry per batch
 
 
 def test_the_sender_is_the_only_retry_policy_on_its_calls():
