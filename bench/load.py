@@ -94,9 +94,9 @@ def bench_throughput(emulator: Emulator, path: Path, workers: int, rtt_ms: float
     `rtt_ms` adds that much wait to every call, as a network round trip would: the emulator on
     127.0.0.1 answers in well under a millisecond, which AWS across a network does not.
     """
-    from migrator.cli.inventory import Row, read_inventory
-    from migrator.cli.load import load_inventory
     from migrator.messages import encode_message
+    from migrator_cli.inventory import Row, read_inventory
+    from migrator_cli.load import load_inventory
 
     sqs = client("sqs", emulator.endpoint)
     if rtt_ms:
@@ -140,7 +140,7 @@ def send_in_child(path: Path, endpoint: str) -> dict:
 
 def send_child(path: str, endpoint: str) -> int:
     """Runs in the subprocess: load `path` into a new queue on `endpoint`, then its figures as JSON."""
-    from migrator.cli.load import load_inventory
+    from migrator_cli.load import load_inventory
 
     sqs = client("sqs", endpoint)
     queue = sqs.create_queue(QueueName=f"bench-load-send-{os.getpid()}-{free_port()}")["QueueUrl"]
@@ -187,7 +187,7 @@ def dry_run_in_child(path: Path, child_args: list[str] | None = None) -> dict:
 
 def dry_run_child(path: str) -> int:
     """Runs in the subprocess: a dry run of `path`, then its own figures as JSON on stdout."""
-    from migrator.cli.load import load_inventory
+    from migrator_cli.load import load_inventory
 
     summary = load_inventory(path, dry_run=True, out=io.StringIO())
     figures = {

@@ -20,9 +20,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from migrator.cli.main import main as migrator
-from migrator.cli.status import gather
-from migrator.cli.target import resolve
+from migrator_cli.main import main as migrator
+from migrator_cli.status import gather
+from migrator_cli.target import resolve
 
 from .localrun import LocalRun
 

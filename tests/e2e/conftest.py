@@ -104,7 +104,7 @@ def outputs_file(stack, tmp_path):
 @pytest.fixture
 def migrator(endpoint, outputs_file, capsys):
     """Run the CLI in-process against the stack: returns (exit code, stdout, stderr)."""
-    from migrator.cli.main import main
+    from migrator_cli.main import main
 
     def run(*args: str) -> tuple[int, str, str]:
         code = main([*args, "--outputs", str(outputs_file), "--endpoint", endpoint])

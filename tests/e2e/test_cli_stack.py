@@ -10,9 +10,9 @@ from collections import Counter
 
 import pytest
 import requests
-from migrator.cli.main import main
 from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage
+from migrator_cli.main import main
 
 from tests.conftest import unique
 from tests.e2e.conftest import SOURCE_BUCKET, queue_depth, wait_for_states
@@ -236,7 +236,7 @@ def test_an_s3_listing_reaches_the_provider_as_presigned_urls(stack, aws, live_s
     code, _, err = migrator("load", f"s3://{bucket}/{show}/")
 
     assert code == 0, err
-    from migrator.cli.inventory import s3_asset_id
+    from migrator_cli.inventory import s3_asset_id
 
     ids = [s3_asset_id(bucket, f"{show}/ep1.mp4"), s3_asset_id(bucket, f"{show}/ep2.MOV")]
     items = wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)

@@ -51,7 +51,7 @@ def broken_stack(endpoint, aws, e2e_sim, tmp_path):
 
 
 def test_a_broken_stack_names_each_failure_and_its_fix(broken_stack, endpoint, capsys):
-    from migrator.cli.main import main
+    from migrator_cli.main import main
 
     def doctor(*extra):
         code = main(["doctor", *extra, "--outputs", str(broken_stack), "--endpoint", endpoint])

@@ -89,7 +89,7 @@ def wait_at_provider(deployed, asset_id: str, remote_id: str, timeout_s: float =
 
 @pytest.fixture
 def cli(deployed, endpoint, capsys):
-    from migrator.cli.main import main
+    from migrator_cli.main import main
 
     def run(*args: str) -> tuple[int, str, str]:
         code = main([*args, "--outputs", str(deployed.outputs_path), "--endpoint", endpoint])

@@ -8,11 +8,11 @@ import signal
 import threading
 
 import pytest
-from migrator.cli.errors import CliError
-from migrator.cli.inventory import s3_asset_id
-from migrator.cli.load import SourceBucket, load_inventory
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, parse_message
+from migrator_cli.errors import CliError
+from migrator_cli.inventory import s3_asset_id
+from migrator_cli.load import SourceBucket, load_inventory
 
 from tests.conftest import unique
 from tests.emulator.conftest import create_ledger_table

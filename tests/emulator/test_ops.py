@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from migrator.cli.ops import redrive, retry
 from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage, parse_message
 from migrator.states import State
+from migrator_cli.ops import redrive, retry
 
 from tests.conftest import unique
 
@@ -115,9 +115,9 @@ class _DroppingLambda:
 
 
 def test_reconcile_is_invoked_once_never_retried_by_the_sdk():
-    from migrator.cli.errors import CliError
-    from migrator.cli.ops import invoke_once_config, run_reconcile
-    from migrator.cli.target import Target
+    from migrator_cli.errors import CliError
+    from migrator_cli.ops import invoke_once_config, run_reconcile
+    from migrator_cli.target import Target
 
     endpoint = _DroppingLambda()
     try:
@@ -134,7 +134,7 @@ def test_reconcile_is_invoked_once_never_retried_by_the_sdk():
 
 
 def test_the_invoke_waits_past_the_functions_own_timeout():
-    from migrator.cli.ops import invoke_once_config
+    from migrator_cli.ops import invoke_once_config
 
     config = invoke_once_config(300)
     assert config.read_timeout > 300 and config.retries == {"total_max_attempts": 1}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from migrator.cli.probe import run_probe
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage
 from migrator.states import State
+from migrator_cli.probe import run_probe
 
 from tests.probe.media import VIDEO_S, MediaServer, make_media
 from tests.unit.test_fate import NOW

@@ -17,8 +17,8 @@ import threading
 from urllib.parse import quote, urlsplit
 
 import pytest
-from migrator.cli import guard
-from migrator.cli.probe import MAX_REDIRECTS, ProbeResult, probe_url
+from migrator_cli import guard
+from migrator_cli.probe import MAX_REDIRECTS, ProbeResult, probe_url
 
 REFUSED = "probe: source resolves to a private or local address ({}); refused"
 MEDIA_SERVERS = ipaddress.ip_address("127.0.0.1")
@@ -136,7 +136,7 @@ def test_every_probe_runs_behind_its_own_guard_which_stops_with_it(server, tmp_p
 def test_a_connection_the_guard_turns_away_leaves_the_source_pending(server, monkeypatch):
     # Over its bound the guard used to close the connection unanswered: ffprobe said "End of
     # file", which reads like the source's answer, and a good source was rejected.
-    from migrator.cli import probe
+    from migrator_cli import probe
 
     monkeypatch.setattr(probe, "Guard", functools.partial(guard.Guard, max_connections=0))
     result = probe_url(server.url("video.mp4?sig=s3cr3t"), timeout_s=20, allow_private=True)

@@ -6,9 +6,9 @@ import threading
 import time
 
 import pytest
-from migrator.cli import probe
-from migrator.cli.errors import CliError
-from migrator.cli.probe import probe_url
+from migrator_cli import probe
+from migrator_cli.errors import CliError
+from migrator_cli.probe import probe_url
 
 from tests.probe.media import VIDEO_S
 

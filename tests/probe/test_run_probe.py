@@ -12,9 +12,9 @@ import stat
 import threading
 
 import pytest
-from migrator.cli.errors import CliError
-from migrator.cli.probe import ProbeCounts, run_probe
 from migrator.ledger import WriteResult
+from migrator_cli.errors import CliError
+from migrator_cli.probe import ProbeCounts, run_probe
 
 from tests.probe.media import VIDEO_S
 

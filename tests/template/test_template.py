@@ -265,3 +265,28 @@ def test_the_lambdas_run_with_the_sdk_the_package_pins():
     assert "boto3" in pinned, "the runtime's own boto3 would change under the code"
     for name, version in pinned.items():
         assert f'"{name}=={version}"' in pyproject, name  # the same pins as the project itself
+
+
+def test_the_lambda_package_holds_no_cli_and_imports_none():
+    """CodeUri is what `sam build` ships: the operator's CLI (and its ffprobe guard) stays out of it."""
+    import ast
+
+    template = load_template()
+    code_dirs = {
+        ROOT / (resource["Properties"].get("CodeUri") or template["Globals"]["Function"]["CodeUri"])
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+    assert code_dirs == {ROOT / "functions"}
+    shipped = [p for d in code_dirs for p in d.rglob("*.py") if "__pycache__" not in p.parts]
+    assert shipped and not any("cli" in p.relative_to(ROOT / "functions").parts for p in shipped)
+    for path in shipped:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not any(name.startswith("migrator_cli") for name in names), path

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from migrator.cli.audit import audit, paced
 from migrator.providers import Video, build
 from migrator.providers.http import Answer
 from migrator.states import State
+from migrator_cli.audit import audit, paced
 
 
 class Library:

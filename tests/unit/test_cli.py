@@ -1,7 +1,7 @@
 """The CLI's front end without any AWS: help, argument checks, one-line errors."""
 
 import pytest
-from migrator.cli.main import build_parser, main
+from migrator_cli.main import build_parser, main
 
 COMMANDS = ("load", "probe", "status", "report", "retry", "redrive", "pause", "resume", "reconcile", "audit", "doctor")
 
@@ -71,7 +71,7 @@ def test_missing_credentials_get_one_clear_line(monkeypatch, tmp_path, capsys):
 def test_the_sample_inventory_is_clean():
     from pathlib import Path
 
-    from migrator.cli.inventory import Row, read_inventory
+    from migrator_cli.inventory import Row, read_inventory
 
     records = list(read_inventory(str(Path(__file__).parents[2] / "events" / "sample-inventory.csv")))
     assert all(isinstance(r, Row) for r in records) and len(records) == 4

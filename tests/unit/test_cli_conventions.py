@@ -9,9 +9,9 @@ from pathlib import Path
 
 import botocore.client
 import pytest
-from migrator.cli.errors import CliError
-from migrator.cli.main import build_parser, main
-from migrator.cli.target import resolve
+from migrator_cli.errors import CliError
+from migrator_cli.main import build_parser, main
+from migrator_cli.target import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "events" / "sample-inventory.csv"

@@ -16,14 +16,14 @@ import requests
 from boto3.dynamodb.types import TypeSerializer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from migrator.cli.errors import CliError
-from migrator.cli.inventory import BadRow, Row, Skipped, read_inventory
 from migrator.dynamo import typed
 from migrator.fate import Outcome
 from migrator.messages import AssetMessage, Poison, parse_message
 from migrator.providers import PROVIDERS, AssetRef, EventError, Poll, WebhookEvent, build
 from migrator.signatures import Scheme, SignatureError, sign, verify
 from migrator.states import State
+from migrator_cli.errors import CliError
+from migrator_cli.inventory import BadRow, Row, Skipped, read_inventory
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=20_000, deadline=None)

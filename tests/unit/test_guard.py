@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from migrator.cli.guard import MAX_HEAD, Guard, GuardEvent, Request, address_refusal, parse_request, resolve_host
+from migrator_cli.guard import MAX_HEAD, Guard, GuardEvent, Request, address_refusal, parse_request, resolve_host
 
 ip = ipaddress.ip_address
 

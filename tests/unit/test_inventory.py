@@ -8,8 +8,9 @@ import json
 import os
 
 import pytest
-from migrator.cli.errors import CliError
-from migrator.cli.inventory import (
+from migrator.messages import MAX_BODY_BYTES, AssetMessage, encode_message, id_problem, parse_message
+from migrator_cli.errors import CliError
+from migrator_cli.inventory import (
     MAX_LINE_BYTES,
     BadRow,
     Deduper,
@@ -23,10 +24,9 @@ from migrator.cli.inventory import (
     s3_asset_id,
     s3_record,
 )
-from migrator.cli.load import SourceBucket, load_inventory
-from migrator.cli.main import main
-from migrator.cli.sender import MAX_BATCH_BYTES, split_batches
-from migrator.messages import MAX_BODY_BYTES, AssetMessage, encode_message, id_problem, parse_message
+from migrator_cli.load import SourceBucket, load_inventory
+from migrator_cli.main import main
+from migrator_cli.sender import MAX_BATCH_BYTES, split_batches
 
 URL = "https://media.example.com/a.mp4"
 

@@ -6,8 +6,8 @@ import json
 import signal
 
 import pytest
-from migrator.cli.guard import GuardEvent
-from migrator.cli.probe import (
+from migrator_cli.guard import GuardEvent
+from migrator_cli.probe import (
     FORMAT_WHITELIST,
     MAX_REDIRECTS,
     PROTOCOL_WHITELIST,

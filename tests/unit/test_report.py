@@ -7,7 +7,7 @@ import io
 import json
 from decimal import Decimal
 
-from migrator.cli.report import COLUMNS, write_report
+from migrator_cli.report import COLUMNS, write_report
 
 # Ids come from the operator's inventory, remote ids and errors from the provider: none is trusted.
 HOSTILE = [

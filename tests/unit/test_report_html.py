@@ -8,7 +8,7 @@ from decimal import Decimal
 from html.parser import HTMLParser
 
 import pytest
-from migrator.cli.report_html import MAX_DRIFTS, ReportSummary, bars, render_html
+from migrator_cli.report_html import MAX_DRIFTS, ReportSummary, bars, render_html
 
 T0 = 1_800_000_000  # a minute boundary (30_000_000 * 60)
 

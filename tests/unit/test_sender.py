@@ -8,11 +8,11 @@ import time
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
-from migrator.cli.errors import CliError
-from migrator.cli.load import LoadSummary, load_inventory
-from migrator.cli.progress import Progress
-from migrator.cli.sender import BatchSender, is_transient
 from migrator.messages import AssetMessage, parse_message
+from migrator_cli.errors import CliError
+from migrator_cli.load import LoadSummary, load_inventory
+from migrator_cli.progress import Progress
+from migrator_cli.sender import BatchSender, is_transient
 
 URL = "https://media.example.com/a.mp4"
 
@@ -171,8 +171,8 @@ def test_the_sender_is_the_only_retry_policy_on_its_calls():
     """botocore's retries are off on the sender's client (its loop retries); other clients keep three tries."""
     import http.server
 
-    from migrator.cli.sender import SENDER_CLIENT_CONFIG
-    from migrator.cli.target import make_client
+    from migrator_cli.sender import SENDER_CLIENT_CONFIG
+    from migrator_cli.target import make_client
 
     calls = []
 
@@ -401,6 +401,6 @@ def test_progress_by_a_fraction_measured_otherwise_shows_its_percentage_and_time
 
 
 def test_time_left_reads_naturally():
-    from migrator.cli.progress import clock_time
+    from migrator_cli.progress import clock_time
 
     assert [clock_time(s) for s in (5, 75, 3_725)] == ["0:05", "1:15", "1:02:05"]

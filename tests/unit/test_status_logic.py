@@ -3,9 +3,9 @@
 import json
 from decimal import Decimal
 
-from migrator.cli.report import COLUMNS, row_of
-from migrator.cli.status import Oldest, Queues, Uploader, duration, render, summarize
 from migrator.tally import Stats
+from migrator_cli.report import COLUMNS, row_of
+from migrator_cli.status import Oldest, Queues, Uploader, duration, render, summarize
 
 NOW = 1_800_000_030.0  # 30 s into a minute
 MINUTE = int(NOW // 60)
@@ -107,7 +107,7 @@ def test_status_says_the_pace_in_use_and_why_and_what_holds_the_fleet():
 
 
 def test_status_draws_the_migrations_shape_minute_by_minute():
-    from migrator.cli.status import sparkline
+    from migrator_cli.status import sparkline
 
     assert sparkline([0, 1, 2, 4, 8]) == "·▂▃▅█"
     assert sparkline([0, 0]) == "··" and sparkline([]) == ""

@@ -7,9 +7,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..ledger import Ledger, message_of
-from ..messages import AssetMessage, id_problem
-from ..states import State
+from migrator.ledger import Ledger, message_of
+from migrator.messages import AssetMessage, id_problem
+from migrator.states import State
+
 from .errors import CliError
 
 

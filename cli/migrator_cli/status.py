@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from ..dynamo import to_item, typed
-from ..ledger import SHARDS, STATE_INDEX, Ledger
-from ..pacer import PACER_ID, rate_of
-from ..states import State
-from ..tally import Stats, read_stats
+from migrator.dynamo import to_item, typed
+from migrator.ledger import SHARDS, STATE_INDEX, Ledger
+from migrator.pacer import PACER_ID, rate_of
+from migrator.states import State
+from migrator.tally import Stats, read_stats
 
 ACTIVE = (State.PENDING, State.INVENTORIED, State.UPLOADING, State.PROCESSING)
 IN_FLIGHT = (State.UPLOADING, State.PROCESSING)

@@ -112,7 +112,7 @@ def _webhook(target, clock) -> list[Check]:
                 "store the provider's signing secret in the secret WebhookSecretName names (docs/providers.md)",
             )
         ]
-    from ..signatures import SecretError
+    from migrator.signatures import SecretError
 
     try:
         body, headers = target.provider().doctor_event(secret, clock())
@@ -133,8 +133,7 @@ def _webhook(target, clock) -> list[Check]:
 
 def _webhook_secret(target, name: str) -> str | None:
     from botocore.exceptions import ClientError
-
-    from ..webhook import parse_secrets
+    from migrator.webhook import parse_secrets
 
     parameter = target.outputs.get("WebhookSecretParameterName") or ""
     try:

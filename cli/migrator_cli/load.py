@@ -22,10 +22,10 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
+from migrator.ledger import Ledger
+from migrator.messages import AssetMessage
+from migrator.presign import split_s3_url
 
-from ..ledger import Ledger
-from ..messages import AssetMessage
-from ..presign import split_s3_url
 from .errors import CliError
 from .inventory import BadRow, Deduper, Meter, Record, Row, Skipped, parse_s3_source, read_inventory
 from .progress import Progress

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from html import escape
 
-from ..states import State
+from migrator.states import State
 
 MAX_REASONS = 25  # distinct error texts listed per state
 MAX_DRIFTS = 100  # assets in the drift list, largest drift first

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from ..providers import Provider, Video
-from ..providers.http import Answer
-from ..states import State
+from migrator.providers import Provider, Video
+from migrator.providers.http import Answer
+from migrator.states import State
 
 MAX_SHOWN = 50
 THROTTLE_RETRIES = 8

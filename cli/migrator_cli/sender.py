@@ -27,8 +27,7 @@ from botocore.exceptions import (
     HTTPClientError,
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
-
-from ..messages import AssetMessage, encode_message
+from migrator.messages import AssetMessage, encode_message
 
 # The sender's own loop is the one retry policy for its calls: botocore's is switched off.
 SENDER_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})

@@ -67,7 +67,7 @@ class Target:
 
     def provider(self, base_url: str | None = None):
         """The stack's provider, its credentials read with the operator's AWS credentials."""
-        from ..providers import CredentialsError, build
+        from migrator.providers import CredentialsError, build
 
         name = self.outputs.get("Provider") or "generic"
         base = base_url or self.outputs.get("ProviderBaseUrl") or None
@@ -95,7 +95,7 @@ class Target:
 
     def presigner(self, expiry_s: int):
         """SigV4 presigned GET URLs for s3:// sources, in each bucket's own region."""
-        from ..presign import SIGV4, S3Presigner
+        from migrator.presign import SIGV4, S3Presigner
 
         return S3Presigner(
             expiry_s,

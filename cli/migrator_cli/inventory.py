@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ..messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Poison, encode_message, parse_message
+from migrator.messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Poison, encode_message, parse_message
+
 from .errors import CliError
 
 REQUIRED_COLUMNS = ("id", "source_url")

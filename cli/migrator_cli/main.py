@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
+from migrator.ledger import REARMABLE, Ledger
+from migrator.states import State
 
-from ..ledger import REARMABLE, Ledger
-from ..states import State
 from .errors import CliError
 from .progress import Progress
 
@@ -329,7 +329,7 @@ def cmd_load(args) -> int:
 
 def _tally_counts(target) -> dict:
     """Assets by state as the tally keeps them (a few reads), for a progress total; {} when unreadable."""
-    from ..tally import read_stats
+    from migrator.tally import read_stats
 
     try:
         return read_stats(target.client("dynamodb"), target.output("StatsTableName"), time.time(), 0).counts
@@ -547,7 +547,8 @@ def cmd_pause(args, paused: bool = True) -> int:
 
 
 def cmd_audit(args) -> int:
-    from ..providers import CredentialsError, ListingError
+    from migrator.providers import CredentialsError, ListingError
+
     from .audit import audit, paced
     from .progress import Progress
     from .report import scan_ledger

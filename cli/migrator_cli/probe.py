@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ..states import State
+from migrator.states import State
+
 from .errors import CliError
 from .guard import Guard, GuardEvent, IPAddress
 

@@ -18,8 +18,8 @@ import threading
 from collections.abc import Iterator
 from decimal import Decimal
 
-from ..dynamo import to_item, typed
-from ..states import State
+from migrator.dynamo import to_item, typed
+from migrator.states import State
 
 COLUMNS = (
     "id",

@@ -1,1 +1,0 @@
-"""The operator's command-line tool, `migrator`: load, probe, status, report, retry, redrive, pause, resume."""
