@@ -252,13 +252,34 @@ def test_an_s3_listing_reaches_the_provider_as_presigned_urls(stack, aws, live_s
         assert "AWSAccessKeyId" not in inputs[asset_id]
 
 
-def test_every_command_speaks_json_a_machine_can_parse(stack, aws, live_sim, migrator, tmp_path):
-    """--json on every command, parsed: one object, or JSON Lines where the output is a stream."""
+def documented_fields() -> dict[str, set[str]]:
+    """The operator's guide's JSON table: output name -> its fields."""
+    import re
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "operator-guide.md").read_text()
+    table = text[text.index("| output | fields |") :].split("\n\n")[0]
+    fields = {}
+    for row in table.splitlines()[2:]:
+        output, names = row.strip("|").split("|")
+        for name in re.findall(r"`([^`]+)`", output):
+            key = f"{name} {output.split('`')[-1].strip()}".strip()
+            fields[key] = set(re.findall(r"`([a-z_]+)`", names))
+    return fields
+
+
+def test_every_command_speaks_json_with_the_documented_fields(stack, aws, live_sim, migrator, tmp_path):
+    """--json on every command, parsed (one object, or JSON Lines for a stream), and each output's
+    fields exactly the operator's guide's."""
+    documented = documented_fields()
     run = unique("json")
     ids = [f"{run}/{i}" for i in range(4)]
     inventory = tmp_path / "inventory.csv"
     inventory.write_text(
-        "id,source_url\n" + "".join(f"{i},https://media.example.com/{i}.mp4\n" for i in ids) + "bad,ftp://x/y\n"
+        "id,source_url\n"
+        + "".join(f"{i},https://media.example.com/{i}.mp4\n" for i in ids)
+        + f"bad,ftp://x/y\n{ids[0]},https://media.example.com/{ids[0]}.mp4\n"
     )
 
     def lines(*argv: str, codes=(0,)) -> list[dict]:
@@ -266,43 +287,59 @@ def test_every_command_speaks_json_a_machine_can_parse(stack, aws, live_sim, mig
         assert code in codes, (argv, code, err)
         return [json.loads(line) for line in out.splitlines()]
 
+    def fields_of(doc: dict, output: str) -> None:
+        assert set(doc) == documented[output], (output, set(doc) ^ documented[output])
+
     *problems, summary = lines("load", str(inventory), codes=(1,))  # one bad row: exit 1
-    assert [(p["type"], p["kind"], p["line"]) for p in problems] == [("problem", "bad", 6)]
+    assert [(p["type"], p["kind"], p["line"]) for p in problems] == [("problem", "bad", 6), ("problem", "repeat", 7)]
+    assert all(set(p) <= documented["load problem"] for p in problems)
     assert summary["type"] == "summary" and summary["sent"] == 4 and summary["bad"] == 1
+    fields_of(summary, "load summary")
     wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
 
     (view,) = lines("status")
-    assert view["counts"]["ready"] >= 4 and view["queues"]["dead"] >= 0
+    assert view["counts"]["ready"] >= 4
+    fields_of(view, "status")
     watched = lines("status", "--watch", "1", "--count", "2")
-    assert len(watched) == 2 and all("counts" in v for v in watched)
+    assert len(watched) == 2 and all(set(v) == documented["status"] for v in watched)
 
     rows = {row["id"]: row for row in lines("report")}
     assert all(rows[i]["state"] == "ready" for i in ids)
+    fields_of(rows[ids[0]], "report")
+
+    (html,) = lines("report", "--html", str(tmp_path / "r.html"))
+    assert html["type"] == "summary" and html["assets"] == sum(html["counts"].values())
+    fields_of(html, "report --html")
 
     *_, retried = lines("retry", "--id", ids[0], "--dry-run")
     assert retried["type"] == "summary" and retried["dry_run"] is True and retried["moved_on"] == [[ids[0], "ready"]]
+    fields_of(retried, "retry")
 
     (moved,) = lines("redrive")
     assert moved["moved"] == 0 and moved["method"] in ("copy then delete", "StartMessageMoveTask")
+    fields_of(moved, "redrive")
 
     (paused,) = lines("pause")
     (resumed,) = lines("resume")
     assert (paused["uploader"], resumed["uploader"]) == ("paused", "resumed")
+    fields_of(paused, "pause")
+    fields_of(resumed, "resume")
 
     (reconciled,) = lines("reconcile")
-    assert reconciled["examined"] >= 0 and "healed" in reconciled
+    assert reconciled["examined"] >= 0 and reconciled["errors"] == 0
+    fields_of(reconciled, "reconcile")
 
     (probed,) = lines("probe", "--dry-run", "--timeout", "5", codes=(0, 1))  # other tests' sources may be gone
     assert probed["type"] == "summary" and probed["dry_run"] is True
+    fields_of(probed, "probe")
 
     (audited,) = lines("audit", codes=(0, 1))
     assert isinstance(audited["findings"], list)
+    fields_of(audited, "audit")
 
     (doctor,) = lines("doctor", codes=(0, 1))
     assert isinstance(doctor["ok"], bool) and {c["name"] for c in doctor["checks"]} >= {"provider", "webhook"}
-
-    (html,) = lines("report", "--html", str(tmp_path / "r.html"))
-    assert html["type"] == "summary" and html["assets"] == sum(html["counts"].values())
+    fields_of(doctor, "doctor")
 
 
 def test_the_html_report_holds_the_numbers_the_ledger_holds(stack, aws, live_sim, migrator, tmp_path):
