@@ -3,11 +3,11 @@ today's pacer beside the new one, every scenario measured in one run.
 
     bench/pacing [--assets 2000] [--limit 20] [--baseline REV] [--only SUBSTRING]
 
-Not a test: it prints one table. One emulator and one provider simulator (limit 20
-creates/s, a token bucket of 20) serve two deployments of the stack: "today", built from
-the git revision `--baseline` (the pacer before it learned rates: a fixed rate, a fleet
-hold on every 429 or 503), and "new", this working tree. For each scenario both drain N
-assets in turn, each from a fresh pacer, against the same simulator settings:
+Not a test: it prints one table. Two versions of the stack: "today", built from the git
+revision `--baseline` (the pacer before it learned rates: a fixed rate, a fleet hold on
+every 429 or 503), and "new", this working tree. For each scenario each drains N assets in
+turn, each on a fresh emulator and provider simulator (limit 20 creates/s, a token bucket
+of 20) with one stack deployed, so no drain inherits what an earlier one left behind:
 
   configured = true limit, no faults        both paced at 20 (new: ceiling 20)
   2 % 503 (half with Retry-After), 1 % lost  the same, with those faults on every API request
@@ -25,6 +25,7 @@ duplicate videos; assets not terminal (not ready, rejected or failed for good).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -137,6 +138,15 @@ class Stack:
         self.aws("dynamodb").delete_item(TableName=self.outputs["LedgerTableName"], Key={"asset_id": {"S": "#pacer"}})
         time.sleep(1)
 
+    def pacer(self) -> dict:
+        """The shared pacer item, plain values (for --trace)."""
+        item = (
+            self.aws("dynamodb")
+            .get_item(TableName=self.outputs["LedgerTableName"], Key={"asset_id": {"S": "#pacer"}}, ConsistentRead=True)
+            .get("Item", {})
+        )
+        return {k: next(iter(v.values())) for k, v in item.items()}
+
     def send(self, bodies: list[str]) -> int:
         sqs, url, calls = self.aws("sqs"), self.outputs["QueueUrl"], 0
         for start in range(0, len(bodies), 10):
@@ -162,7 +172,9 @@ class Stack:
         return left
 
 
-def drain(stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: float, timeout_s: float) -> dict:
+def drain(
+    stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: float, timeout_s: float, trace: Path | None = None
+) -> dict:
     env = {k: str(v) for k, v in {"PROVIDER_RATE_LIMIT": 0, "START_RATE": 0}.items()}
     if stack.label == "today":
         env["PROVIDER_RATE_LIMIT"] = str(scenario.today["rate"])
@@ -175,8 +187,8 @@ def drain(stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: floa
         )
     stack.configure(env)
     requests_post_reset(sim)
-    sim.configure(rate=0, processing_delay_s=2.0)
-    warm_up(stack, sim)  # cold starts after the configuration change are not billed to the drain
+    sim.configure(rate=0, processing_delay_s=2.0)  # unlimited: the warm-up leaves nothing queued behind
+    warm_up(stack, sim)  # cold starts (after the configuration change too) are not billed to the drain
     stack.configure({})  # and the warm-up's create leaves nothing learned behind
     requests_post_reset(sim)
     sim.configure(rate=limit, burst=int(limit), processing_delay_s=2.0, **scenario.sim)
@@ -188,9 +200,15 @@ def drain(stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: floa
     changes = threading.Thread(target=follow_schedule, args=(sim, scenario.schedule, started), daemon=True)
     changes.start()
     batches = stack.send(bodies)
+    pacer_samples = []
     while sim.stats()["videos"] < n and time.time() - started < timeout_s:
         time.sleep(0.5)
-    log = [r for r in sim.requests_log() if r["t"] >= started and r["status"] in (200, 201)]
+        if trace:
+            pacer_samples.append({"t": time.time(), **stack.pacer()})
+    requests_log = sim.requests_log()
+    log = [r for r in requests_log if r["t"] >= started and r["status"] in (200, 201)]
+    if trace:
+        trace.write_text(json.dumps({"started": started, "requests": requests_log, "pacer": pacer_samples}))
     finished = max((r["t"] for r in log), default=time.time())
     settle_deadline = time.time() + 120
     while stack.not_terminal(ids) and time.time() < settle_deadline:
@@ -212,16 +230,18 @@ def drain(stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: floa
     }
 
 
-def warm_up(stack: Stack, sim: SimProcess, workers: int = 5) -> None:
-    """Enough messages to wake every uploader worker; returns once they were all created."""
+def warm_up(stack: Stack, sim: SimProcess, count: int = 400) -> None:
+    """A short unmetered drain before the measured one, so its cold starts are not billed to it.
+    Each drain has a fresh emulator, which starts Lambda workers as load arrives: about 40 for
+    the webhook function once callbacks come at 20/s, each a cold start of a few CPU seconds,
+    enough to starve the uploader for half a minute on a small machine. Waiting until the
+    warm-up assets are settled (their webhooks handled) leaves every pool at its working size."""
     run = uuid.uuid4().hex[:6]
-    bodies = [
-        json.dumps({"id": f"warm/{run}/{i}", "source_url": "https://m.example.com/w.mp4"}) for i in range(workers * 4)
-    ]
-    stack.send(bodies)
-    deadline = time.time() + 120
-    while sim.stats()["videos"] < len(bodies) and time.time() < deadline:
-        time.sleep(0.5)
+    ids = [f"warm/{run}/{i}" for i in range(count)]
+    stack.send([json.dumps({"id": i, "source_url": "https://m.example.com/w.mp4"}) for i in ids])
+    deadline = time.time() + 180
+    while stack.not_terminal(ids) and time.time() < deadline:
+        time.sleep(1)
     time.sleep(2)
 
 
@@ -254,33 +274,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=20, help="the provider's true limit, creates/s (default 20)")
     parser.add_argument("--baseline", default=BASELINE, help=f"git revision of today's pacer (default {BASELINE})")
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
+    parser.add_argument("--pacers", default="today,new", help="which pacers to run (default today,new)")
+    parser.add_argument("--trace", type=Path, help="write each drain's request log and pacer samples here")
     parser.add_argument("--timeout", type=float, default=900, help="give up on one drain after this many seconds")
     args = parser.parse_args(argv)
     chosen = [s for s in scenarios(args.assets, args.limit) if not args.only or args.only in s.name]
+    trees = {"today": lambda: baseline_tree(args.baseline), "new": lambda: ROOT}
+    labels = [label for label in ("today", "new") if label in args.pacers.split(",")]
+    if args.trace:
+        args.trace.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for scenario in chosen:
+        for label in labels:
+            print(f"[pacing] {scenario.name}: {label} ...", flush=True)
+            trace = args.trace / f"{label}-{chosen.index(scenario)}.json" if args.trace else None
+            with fresh_stack(label, trees[label]()) as (stack, sim):
+                result = drain(stack, sim, scenario, args.assets, args.limit, args.timeout, trace)
+            rows.append((scenario, label, result))
+            # one line per drain as it ends, so a run cut short still leaves its figures
+            figures = json.dumps({k: round(v, 3) for k, v in result.items()})
+            print(f"[pacing]   {label}: {figures}", flush=True)
+    print_table(rows, args.assets, args.limit)
+    return 0
+
+
+@contextlib.contextmanager
+def fresh_stack(label: str, tree: Path):
+    """A new emulator and simulator for one drain, with one stack deployed on it. The emulator
+    keeps every log line, stream record and item in memory and slows down as they pile up, so
+    drains that shared one would be measured on machines of different ages."""
     emulator = Emulator(free_port(), log_path=ROOT / ".local" / "bench-pacing-ministack.log").start()
     acct = account("generic", "standard")
     sim = SimProcess(["--profile", "generic"], ROOT / ".local" / "bench-pacing-sim.log", acct.sim)
     try:
         manager = client("secretsmanager", emulator.endpoint)
-        token_name, hook_name = f"pacing-{uuid.uuid4().hex[:6]}/token", f"pacing-{uuid.uuid4().hex[:6]}/hook"
+        token_name, hook_name = "pacing/token", "pacing/hook"
         manager.create_secret(Name=token_name, SecretString=acct.credentials)
         manager.create_secret(Name=hook_name, SecretString=acct.webhook_secret_json)
-        stacks = [
-            Stack("today", baseline_tree(args.baseline), emulator.endpoint, sim, acct, token_name, hook_name),
-            Stack("new", ROOT, emulator.endpoint, sim, acct, token_name, hook_name),
-        ]
-        rows = []
-        for scenario in chosen:
-            for stack in stacks:
-                sim.configure(
-                    webhook_url=stack.outputs["WebhookUrl"],
-                    webhook_secret=acct.webhook_secret,
-                    webhook_scheme=acct.webhook_scheme,
-                )
-                print(f"[pacing] {scenario.name}: {stack.label} ...", flush=True)
-                rows.append((scenario, stack.label, drain(stack, sim, scenario, args.assets, args.limit, args.timeout)))
-        print_table(rows, args.assets, args.limit)
-        return 0
+        stack = Stack(label, tree, emulator.endpoint, sim, acct, token_name, hook_name)
+        sim.configure(
+            webhook_url=stack.outputs["WebhookUrl"],
+            webhook_secret=acct.webhook_secret,
+            webhook_scheme=acct.webhook_scheme,
+        )
+        yield stack, sim
     finally:
         sim.stop()
         emulator.stop()

@@ -14,6 +14,9 @@ Every uploader invocation shares one control item in the ledger table (`#pacer`)
   `headers` (the provider said no requests remain in its window). After a hold that was
   not about the rate, slots resume from where the hold began, at most `CATCH_UP_S` back
   (`catchup_floor`): the provider's budget kept accruing while we waited.
+- `idle_at`: the last time a reservation found its slot already free. The rate grows only
+  after a whole step without one: a fleet that sends slower than its rate (too few workers,
+  slow claims) would otherwise grow a rate nobody sends at.
 - `win`, `ok`, `err`, `prev_ok`, `prev_err`, `trips`: the breaker's two windows of request
   outcomes. Each reservation carries the outcomes its worker saw since its last one, so
   counting costs no extra write.
@@ -107,7 +110,7 @@ class Pacer:
             )
             if "current" not in old:  # the common case: a slot queued ahead (or owed after a hold)
                 self.last_seen = {**old, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
-                self._after(now)
+                self._after(now, _limiting(old, now))
                 return Go(float(old["next_slot"]))
             item = old["current"]
             if item is None or "interval" not in item:  # no pacer yet (or one from before it learned rates)
@@ -130,18 +133,19 @@ class Pacer:
                 return Hold(next_slot - self.horizon, "create queue is full", "queue")
             # A stale slot (an idle pacer) or a new breaker window: one write on exactly what was read.
             floor = float(item.get("catchup_floor", 0))
+            idle_at = float(item.get("idle_at", 0))
             if next_slot > now:
                 slot = next_slot
             elif now - CATCH_UP_S - self.horizon < floor < now:  # just after a 503's hold: make up its slots
                 slot = max(next_slot, floor)
             else:
-                slot = now
+                slot = idle_at = now  # the slot was free: the fleet sends slower than the rate allows
             counts = _window(item).at(window).add(ok, err)
             # A window that ended calm ends the breaker's run of trips.
             trips = int(item.get("trips", 0)) if pacing.breaker_open(_window(item)) else 0
             won = self._update(
                 "SET next_slot = :next, win = :win, ok = :ok, err = :err, prev_ok = :pok, prev_err = :perr,"
-                " trips = :trips",
+                " trips = :trips, idle_at = :idle",
                 "next_slot = :seen AND win = :seen_win AND hold_until <= :now",
                 {
                     ":next": slot + float(item["interval"]),
@@ -151,6 +155,7 @@ class Pacer:
                     ":pok": counts.prev_ok,
                     ":perr": counts.prev_err,
                     ":trips": trips,
+                    ":idle": idle_at,
                     ":seen": item["next_slot"],
                     ":seen_win": item["win"],
                     ":now": now,
@@ -158,8 +163,8 @@ class Pacer:
             )
             if "current" not in won:
                 self.last_seen = {**item, "win": window, "ok": counts.ok, "err": counts.err, "trips": trips}
-                self.last_seen |= {"prev_ok": counts.prev_ok, "prev_err": counts.prev_err}
-                self._after(now)
+                self.last_seen |= {"prev_ok": counts.prev_ok, "prev_err": counts.prev_err, "idle_at": idle_at}
+                self._after(now, _limiting(self.last_seen, now))
                 return Go(slot)
         self.report.ok += ok
         self.report.err += err
@@ -188,8 +193,9 @@ class Pacer:
             if not is_condition_failure(exc):
                 raise
 
-    def _after(self, now: float) -> None:
-        """What a reservation's view of the item calls for: the breaker, a grown rate, a new ceiling."""
+    def _after(self, now: float, limiting: bool) -> None:
+        """What a reservation's view of the item calls for: the breaker, a grown rate, a new ceiling.
+        `limiting`: whether the rate is what holds the fleet back (see `_limiting`)."""
         seen = self.last_seen or {}
         if pacing.breaker_open(_window(seen).at(pacing.window_id(now))):
             trips = int(seen.get("trips", 0)) + 1
@@ -205,7 +211,7 @@ class Pacer:
         if rate.ceiling != ceiling:  # redeployed with another ProviderRateLimit
             self._set_rate(rate, pacing.start(rate.rate, ceiling, now) if ceiling else _uncapped(rate), now)
             return
-        grown = pacing.grow(rate, now)
+        grown = pacing.grow(rate, now, limiting)
         if grown is not None:
             self._set_rate(rate, grown, now)
 
@@ -346,6 +352,13 @@ def rate_of(item: dict) -> Rate | None:
         quiet_steps=int(item.get("quiet_steps", 0)),
         cut_at=float(item.get("cut_at", 0)),
     )
+
+
+def _limiting(item: dict, now: float) -> bool:
+    """Whether the rate is what holds the fleet back: no reservation found its slot already free
+    (`idle_at`) for a whole growth step. A fleet slower than its rate finds free slots all the time,
+    and success then says nothing about a higher rate (`pacing.grow`)."""
+    return now - float(item.get("idle_at", 0)) >= pacing.STEP_S
 
 
 def _window(item: dict) -> Window:

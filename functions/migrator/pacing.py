@@ -93,9 +93,15 @@ def cut(rate: Rate, now: float) -> Rate | None:
     return replace(cutback, limit=rate.rate, slow_start=False, adjusted_at=now, quiet_steps=0, cut_at=now)
 
 
-def grow(rate: Rate, now: float) -> Rate | None:
-    """A step without a 429: grow (slow start, recovery, then a widening probe). None: not due, or capped."""
-    if now - rate.adjusted_at < STEP_S or rate.source == "told":
+def grow(rate: Rate, now: float, limiting: bool = True) -> Rate | None:
+    """A step without a 429: grow (slow start, recovery, then a widening probe). None: not due, or capped.
+
+    `limiting`: the rate is what holds the fleet back (creates queue for slots). When the
+    fleet sends slower than the rate allows (too few workers, slow claims), success says
+    nothing about a higher rate, and a rate grown on it would be a number nobody sends at:
+    at the first 429 it would be cut from there, a few per cent an episode, pacing nothing
+    for minutes (as RFC 7661 keeps an application-limited TCP sender's window)."""
+    if not limiting or now - rate.adjusted_at < STEP_S or rate.source == "told":
         return None
     if rate.ceiling is not None and rate.rate >= rate.ceiling:
         return None  # at the operator's cap: nothing to learn above it

@@ -85,6 +85,18 @@ def test_the_rate_grows_once_per_step_however_many_workers_race(aws, table):
     assert state["rate_source"] == "start" and state["slow_start"] is True
 
 
+def test_a_fleet_slower_than_its_rate_does_not_grow_it(aws, table):
+    # One worker asking every 0.3 s of a pacer allowing 5/s (a slot every 0.2 s) always finds its
+    # slot free: success says nothing about a higher rate, so the rate stays where it is.
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
+    start = time.time()
+    while time.time() < start + 3.2:
+        assert isinstance(pacer.reserve(time.time()), Go)
+        time.sleep(0.3)
+    state = pacer.state()
+    assert float(state["rate"]) == 5.0 and float(state["idle_at"]) > start + 2.5
+
+
 def test_a_burst_of_429s_cuts_the_rate_once(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 0.0, 20.0)
     now = time.time()

@@ -37,6 +37,12 @@ def test_slow_start_grows_fast_until_the_first_429():
     assert pacing.grow(rate, T + 7.5) is None  # one step a second
 
 
+def test_a_rate_the_fleet_does_not_use_does_not_grow():
+    rate = pacing.start(5, None, T)
+    assert pacing.grow(rate, T + 1, limiting=False) is None
+    assert pacing.grow(rate, T + 1, limiting=True).rate == 6.25
+
+
 def test_a_429_cuts_once_per_episode_and_remembers_where_the_limit_was():
     rate = Rate(24.0, "start", adjusted_at=T)
     cut = pacing.cut(rate, T + 1)
