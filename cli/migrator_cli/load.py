@@ -289,27 +289,19 @@ def _good_messages(
             continue
         msg = record.message
         verdict = deduper.check(msg.asset_id, msg.source_url, record.line)
-        if verdict == Deduper.REPEAT:
-            summary.repeats += 1
+        if verdict != Deduper.NEW:
             first = deduper.first_line(msg.asset_id)
+            if verdict == Deduper.REPEAT:
+                summary.repeats += 1
+                text = f"warning: id {msg.asset_id!r} repeated (dropped; first on line {first})"
+            else:  # a conflict: the same id with another source_url
+                summary.bad += 1
+                text = (
+                    f"id {msg.asset_id!r} repeated with a different source_url"
+                    f" (line {first} has the id; that row is kept)"
+                )
             problems.add(
-                f"line {record.line}: warning: id {msg.asset_id!r} repeated (dropped; first on line {first})",
-                kind="repeat",
-                line=record.line,
-                id=msg.asset_id,
-                first_line=first,
-            )
-            continue
-        if verdict == Deduper.CONFLICT:
-            summary.bad += 1
-            first = deduper.first_line(msg.asset_id)
-            problems.add(
-                f"line {record.line}: id {msg.asset_id!r} repeated with a different source_url"
-                f" (line {first} has the id; that row is kept)",
-                kind="conflict",
-                line=record.line,
-                id=msg.asset_id,
-                first_line=first,
+                f"line {record.line}: {text}", kind=verdict, line=record.line, id=msg.asset_id, first_line=first
             )
             continue
         summary.good += 1
