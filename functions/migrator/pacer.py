@@ -110,7 +110,7 @@ class Pacer:
             )
             if "current" not in old:  # the common case: a slot queued ahead (or owed after a hold)
                 self.last_seen = {**old, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
-                self._after(now, _limiting(old, now))
+                self._after(now)
                 return Go(float(old["next_slot"]))
             item = old["current"]
             if item is None or "interval" not in item:  # no pacer yet (or one from before it learned rates)
@@ -164,7 +164,7 @@ class Pacer:
             if "current" not in won:
                 self.last_seen = {**item, "win": window, "ok": counts.ok, "err": counts.err, "trips": trips}
                 self.last_seen |= {"prev_ok": counts.prev_ok, "prev_err": counts.prev_err, "idle_at": idle_at}
-                self._after(now, _limiting(self.last_seen, now))
+                self._after(now)
                 return Go(slot)
         self.report.ok += ok
         self.report.err += err
@@ -193,9 +193,8 @@ class Pacer:
             if not is_condition_failure(exc):
                 raise
 
-    def _after(self, now: float, limiting: bool) -> None:
-        """What a reservation's view of the item calls for: the breaker, a grown rate, a new ceiling.
-        `limiting`: whether the rate is what holds the fleet back (see `_limiting`)."""
+    def _after(self, now: float) -> None:
+        """What a reservation's view of the item calls for: the breaker, a grown rate, a new ceiling."""
         seen = self.last_seen or {}
         if pacing.breaker_open(_window(seen).at(pacing.window_id(now))):
             trips = int(seen.get("trips", 0)) + 1
@@ -211,7 +210,7 @@ class Pacer:
         if rate.ceiling != ceiling:  # redeployed with another ProviderRateLimit
             self._set_rate(rate, pacing.start(rate.rate, ceiling, now) if ceiling else _uncapped(rate), now)
             return
-        grown = pacing.grow(rate, now, limiting)
+        grown = pacing.grow(rate, now, _limiting(seen, now))
         if grown is not None:
             self._set_rate(rate, grown, now)
 
