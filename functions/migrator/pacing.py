@@ -8,8 +8,9 @@ The provider's limit is rarely published and may change, so the rate is found:
   (the rate grows by `SLOW_START_GAIN` a step until the first 429), then on every 429
   episode a multiplicative cut (`BETA`) and a note of the rate that met the limit (`limit`),
   a quick recovery to just below that rate (`MARGIN`), and beyond it a probe that starts
-  at 1 % a step and doubles while creates keep succeeding, up to 5 % a step (a limit that
-  was lowered for a while and then raised is found again in seconds, not minutes).
+  at 1 % a step and doubles while creates keep succeeding, up to 10 % a step: a limit that
+  was halved for a while and then restored is found again in about 6 s (5 % took 12 s,
+  and 25 % buys little more for more 429s: tests/unit/test_pacing_fleet.py models it).
 - The operator's `ProviderRateLimit` is a ceiling the rate never passes (0: none).
 
 A 429 is the provider pacing us: the fleet holds until its Retry-After and the rate is
@@ -35,7 +36,7 @@ STEP_S = 1.0  # how often the rate may grow
 SLOW_START_GAIN = 1.25
 BETA = 0.85  # the cut on a 429 episode
 MARGIN = 0.97  # recover to this share of the rate that met the limit
-PROBE_FIRST, PROBE_MAX = 0.01, 0.05  # growth per step beyond that rate: 1 %, doubling, at most 5 %
+PROBE_FIRST, PROBE_MAX = 0.01, 0.10  # growth per step beyond that rate: 1 %, doubling, at most 10 %
 PROBE_AFTER_STEPS = 3  # quiet steps at the limit's margin before probing starts to double
 EPISODE_S = 1.5  # 429s closer together than this are one episode: one cut
 HEADER_MARGIN = 0.98  # of a limit the provider states
