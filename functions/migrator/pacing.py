@@ -9,8 +9,8 @@ The provider's limit is rarely published and may change, so the rate is found:
   episode a multiplicative cut (`BETA`) and a note of the rate that met the limit (`limit`),
   a quick recovery to just below that rate (`MARGIN`), and beyond it a probe that starts
   at 1 % a step and doubles while creates keep succeeding, up to 10 % a step: a limit that
-  was halved for a while and then restored is found again in about 6 s (5 % took 12 s,
-  and 25 % buys little more for more 429s: tests/unit/test_pacing_fleet.py models it).
+  was halved for a while and then restored is found again in about 9 s (16 s at 5 %;
+  25 % buys little more, for more 429s: tests/unit/test_pacing_fleet.py models it).
 - The operator's `ProviderRateLimit` is a ceiling the rate never passes (0: none).
 
 A 429 is the provider pacing us: the fleet holds until its Retry-After and the rate is
