@@ -105,7 +105,8 @@ def summarize(
     # Messages still visible in the queue are mostly assets not yet claimed (no ledger
     # item yet); deferred ones are in flight and already counted as pending.
     remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + queues.visible
-    eta = remaining / rate_per_s if rate_per_s > 0 and remaining else (0.0 if not remaining else None)
+    processing = stats.counts.get(State.PROCESSING.value, 0)
+    eta = eta_seconds(remaining - processing, processing, created / window_s, rate_per_s)
     attempts = created + throttled
     minutes = range(first_minute + 1, int(now // 60) + 1)
     per_minute = [stats.minutes.get(m, {}) for m in minutes]
@@ -129,6 +130,21 @@ def summarize(
         settled_per_minute=tuple(m.get("ready", 0) + m.get("rejected", 0) for m in per_minute),
         throttled_per_minute=tuple(m.get("throttled", 0) for m in per_minute),
     )
+
+
+def eta_seconds(to_create: int, processing: int, create_rate: float, settle_rate: float) -> float | None:
+    """Seconds until every asset left is settled; None when nothing moves.
+
+    While creates go on, the pace is the create rate: assets leave processing about as fast
+    as they entered it, one provider lag later, so what is left (to create, and processing)
+    takes its count over the create rate. Settled assets would say otherwise at the start of
+    a run: for the first minutes of transcoding nothing settles, and an ETA from them reads
+    hours. Once everything is created, what processing has left goes at the settling rate."""
+    left = to_create + processing
+    if left <= 0:
+        return 0.0
+    rate = create_rate if to_create > 0 and create_rate > 0 else settle_rate
+    return left / rate if rate > 0 else None
 
 
 BLOCKS = "▁▂▃▄▅▆▇█"

@@ -3,9 +3,10 @@
 import json
 from decimal import Decimal
 
+import pytest
 from migrator.tally import Stats
 from migrator_cli.report import COLUMNS, row_of
-from migrator_cli.status import Oldest, Queues, Uploader, duration, render, summarize
+from migrator_cli.status import Oldest, Queues, Uploader, duration, eta_seconds, render, summarize
 
 NOW = 1_800_000_030.0  # 30 s into a minute
 MINUTE = int(NOW // 60)
@@ -31,8 +32,25 @@ def test_throughput_eta_and_429_rate():
     assert view.settled == 90 and view.rate_per_min == 60.0
     assert view.throttle_rate == 30 / 130
     assert view.remaining == 50 + 40 + 10  # active assets + messages not yet claimed
-    assert view.eta_s == 100.0  # 100 left at one a second
+    assert view.eta_s == 90.0  # 100 left (60 to create, 40 processing) at the create rate, 100 in 90 s
     assert view.total == 1000
+
+
+@pytest.mark.parametrize(
+    ("to_create", "processing", "create_rate", "settle_rate", "eta"),
+    [
+        (400, 100, 10.0, 0.1, 50.0),  # a run's first minutes: nothing settled yet, the creates set the pace
+        (400, 100, 10.0, 10.0, 50.0),  # steady: both rates agree
+        (0, 100, 10.0, 4.0, 25.0),  # all created: what is processing settles at its own rate
+        (400, 0, 0.0, 2.0, 200.0),  # creates stalled (held): the settling rate is all there is
+        (400, 100, 0.0, 0.0, None),  # nothing moves: unknown, not infinite
+        (0, 0, 0.0, 0.0, 0.0),  # nothing left: done
+    ],
+)
+def test_eta_follows_the_creates_while_they_go_on_then_the_settling(
+    to_create, processing, create_rate, settle_rate, eta
+):
+    assert eta_seconds(to_create, processing, create_rate, settle_rate) == eta
 
 
 def test_eta_unknown_without_progress_and_done_when_nothing_is_left():
