@@ -97,7 +97,11 @@ def summarize(
     # A migration that started inside the window is measured from its first minute, not
     # diluted by the quiet minutes before it.
     active = [m for m, counted in stats.minutes.items() if m >= first_minute and any(counted.values())]
-    window_s = max(1.0, now - max(first_minute, min(active, default=first_minute)) * 60)
+    began = min(active, default=first_minute)
+    # From its first event when the tally recorded it: a run that began late in its first
+    # minute, measured from the minute's start, reads several times slower than it goes.
+    start = min(max(stats.first.get(began, began * 60), began * 60), (began + 1) * 60)
+    window_s = max(1.0, now - start)
     ready, rejected = events.get("ready", 0), events.get("rejected", 0)
     settled = ready + rejected
     created, throttled = events.get("created", 0), events.get("throttled", 0)
@@ -341,7 +345,7 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     ledger = Ledger(target.output("LedgerTableName"), dynamodb)
     stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
     if exact:
-        stats = Stats(exact_counts(ledger), stats.minutes)
+        stats = Stats(exact_counts(ledger), stats.minutes, stats.first)
     queues = read_queues(
         target.client("sqs"),
         target.output("QueueUrl"),

@@ -3,7 +3,9 @@
 `migrator status` must answer for a million assets without reading a million items,
 so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state,
 as sums of deltas) and one `minute#<epoch minute>` item per recent minute (assets that
-became ready, rejected, failed or processing, and 429s). This function keeps them:
+became ready, rejected, failed or processing, and 429s, and `first_at`, the time of the
+first event counted in it, so a run that began late in a minute is not measured from the
+minute's start). This function keeps them:
 each batch of stream records is reduced in memory to deltas (pure: `deltas_of`), then
 written in one transaction. The transaction's client token is derived from the batch's
 sequence numbers, so a retried batch is not counted twice; the `counts#<k>` item is
@@ -39,10 +41,13 @@ EVENTS = ("ready", "rejected", "failed", "created", "throttled", "healed")
 class Deltas:
     counts: Counter = field(default_factory=Counter)  # state -> change in the number of assets
     minutes: dict = field(default_factory=dict)  # epoch minute -> Counter of EVENTS
+    first: dict = field(default_factory=dict)  # epoch minute -> the earliest event time in it
 
-    def add_event(self, minute: int, event: str, n: int = 1) -> None:
+    def add_event(self, minute: int, event: str, n: int = 1, at: float | None = None) -> None:
         if n:
             self.minutes.setdefault(minute, Counter())[event] += n
+            if at is not None:
+                self.first[minute] = min(at, self.first.get(minute, at))
 
 
 def _image(record: dict, which: str) -> dict:
@@ -71,13 +76,14 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
             if after in STATE_VALUES:
                 out.counts[after] += 1
         when = new.get("updated_at") or old.get("updated_at")
-        minute = int(float(when) // 60) if isinstance(when, (int, Decimal)) else int(now // 60)
+        at = float(when) if isinstance(when, (int, Decimal)) and not isinstance(when, bool) else None
+        minute = int(at // 60) if at is not None else int(now // 60)
         if after != before and after in ("ready", "rejected", "failed"):
-            out.add_event(minute, after)
+            out.add_event(minute, after, at=at)
         if after == State.PROCESSING.value and before != after:
-            out.add_event(minute, "created")
-        out.add_event(minute, "throttled", max(0, _int(new.get("throttles")) - _int(old.get("throttles"))))
-        out.add_event(minute, "healed", max(0, _int(new.get("heals")) - _int(old.get("heals"))))
+            out.add_event(minute, "created", at=at)
+        out.add_event(minute, "throttled", max(0, _int(new.get("throttles")) - _int(old.get("throttles"))), at)
+        out.add_event(minute, "healed", max(0, _int(new.get("heals")) - _int(old.get("heals"))), at)
     out.counts = Counter({k: v for k, v in out.counts.items() if v})
     return out
 
@@ -120,12 +126,17 @@ def transaction(table: str, deltas: Deltas, token: str) -> list[dict]:
                 names[f"#e{i}"], values[f":e{i}"] = event, n
                 parts.append(f"#e{i} :e{i}")
         if parts:
+            sets = "expires_at = :ttl"
+            if minute in deltas.first:
+                # The first batch's earliest time; later batches are later, give or take a shard's lag.
+                sets += ", first_at = if_not_exists(first_at, :first)"
+                values[":first"] = Decimal(f"{deltas.first[minute]:.3f}")
             entries.append(
                 {
                     "Update": {
                         "TableName": table,
                         "Key": typed({"key": f"minute#{minute}"}),
-                        "UpdateExpression": "ADD " + ", ".join(parts) + " SET expires_at = :ttl",
+                        "UpdateExpression": "ADD " + ", ".join(parts) + " SET " + sets,
                         "ExpressionAttributeNames": names,
                         "ExpressionAttributeValues": typed(values),
                     }
@@ -151,6 +162,7 @@ class Stats:
 
     counts: dict  # state -> assets
     minutes: dict  # epoch minute -> {event: n}
+    first: dict = field(default_factory=dict)  # epoch minute -> the first event's time in it
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -178,14 +190,18 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
             request = resp.get("UnprocessedKeys") or None
     counts: Counter = Counter()
     minutes: dict = {}
+    first: dict = {}
     for item in items:
         key = item.get("key", "")
         values = {k: int(v) for k, v in item.items() if isinstance(v, Decimal)}
         if key.startswith("counts#"):
             counts.update({k: v for k, v in values.items() if k in STATE_VALUES})
         elif key.startswith("minute#"):
-            minutes[int(key.split("#", 1)[1])] = {k: v for k, v in values.items() if k in EVENTS}
-    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes)
+            minute = int(key.split("#", 1)[1])
+            minutes[minute] = {k: v for k, v in values.items() if k in EVENTS}
+            if isinstance(item.get("first_at"), Decimal):
+                first[minute] = float(item["first_at"])
+    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first)
 
 
 _dynamodb = None

@@ -13,11 +13,11 @@ pytestmark = pytest.mark.emulator
 T = 1_800_000_000.0
 
 
-def record(asset_id, old_state, new_state, seq, throttles=(0, 0)):
+def record(asset_id, old_state, new_state, seq, throttles=(0, 0), at=T):
     body = {"Keys": typed({"asset_id": asset_id}), "SequenceNumber": seq}
     if old_state:
         body["OldImage"] = typed({"asset_id": asset_id, "state": old_state, "updated_at": T, "throttles": throttles[0]})
-    body["NewImage"] = typed({"asset_id": asset_id, "state": new_state, "updated_at": T, "throttles": throttles[1]})
+    body["NewImage"] = typed({"asset_id": asset_id, "state": new_state, "updated_at": at, "throttles": throttles[1]})
     return {"eventName": "MODIFY" if old_state else "INSERT", "eventSourceARN": "arn:s", "dynamodb": body}
 
 
@@ -36,3 +36,8 @@ def test_a_retried_batch_is_counted_once_and_the_next_batch_adds(aws):
     assert stats.total() == 2
     minute = stats.minutes[int(T // 60)]
     assert minute["throttled"] == 1 and minute["created"] == 1
+    assert stats.first == {int(T // 60): T}  # the first batch's time, kept by the later one
+
+    later = [record("b", "processing", "ready", "5", at=T + 20)]
+    apply(dynamodb, stats_table, later, T + 20)
+    assert read_stats(dynamodb, stats_table, T + 30, window_minutes=5).first == {int(T // 60): T}

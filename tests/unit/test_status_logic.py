@@ -90,6 +90,18 @@ def test_a_migration_that_just_started_is_not_diluted_by_the_quiet_minutes_befor
     assert view.rate_per_min == 60.0 and view.eta_s == 300.0
 
 
+def test_a_run_that_began_late_in_its_first_minute_is_measured_from_its_first_event():
+    began = (MINUTE - 1) * 60 + 50  # 10 s before the minute ended; now is 30 s into the next
+    s = Stats(
+        {"ready": 40, "pending": 400},
+        {MINUTE - 1: {"ready": 10, "created": 200}, MINUTE: {"ready": 30, "created": 600}},
+        {MINUTE - 1: began},
+    )
+    view = summarize(s, Queues(0, 0, 0, 0), None, NOW, 15)
+    assert view.window_s == 40  # not 90: the run is 40 s old
+    assert view.rate_per_min == 60.0 and view.eta_s == 400 / 20  # 800 creates in 40 s
+
+
 def test_status_says_why_the_uploader_waits():
     def line(uploader):
         view = summarize(stats({"pending": 5}, {}), Queues(5, 0, 0, 0), None, NOW, 15, uploader)

@@ -36,6 +36,7 @@ def test_a_life_cycle_nets_to_one_ready_asset():
     assert deltas.minutes[minute]["throttled"] == 1
     assert deltas.minutes[minute]["created"] == 1
     assert deltas.minutes[minute + 1]["ready"] == 1
+    assert deltas.first == {minute: T, minute + 1: T + 61}  # each minute's earliest event
 
 
 def test_control_items_and_unchanged_states_are_ignored():
@@ -67,6 +68,9 @@ def test_the_transaction_adds_to_one_counts_shard_and_each_minute():
     assert keys[0].startswith("counts#") and keys[1:] == [f"minute#{int((T + 120) // 60)}"]
     counts = entries[0]["Update"]
     assert sorted(counts["ExpressionAttributeNames"].values()) == ["processing", "ready", "uploading"]
+    minute = entries[1]["Update"]
+    assert "first_at = if_not_exists(first_at, :first)" in minute["UpdateExpression"]  # a later batch keeps it
+    assert minute["ExpressionAttributeValues"][":first"] == {"N": f"{T + 120:.3f}"}
 
 
 def test_the_sample_stream_event_is_one_asset_becoming_ready():
