@@ -35,6 +35,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrator.dynamo import to_item, typed
+from migrator.pacer import PACER_ID
+
 from infra.accounts import account
 from infra.emulator import Emulator, client, free_port
 from infra.localrun import SimProcess, uploader_metrics
@@ -135,17 +138,13 @@ class Stack:
             function = self.outputs["UploaderFunctionName"]
             current = lam.get_function_configuration(FunctionName=function)["Environment"]["Variables"]
             lam.update_function_configuration(FunctionName=function, Environment={"Variables": {**current, **env}})
-        self.aws("dynamodb").delete_item(TableName=self.outputs["LedgerTableName"], Key={"asset_id": {"S": "#pacer"}})
+        self.aws("dynamodb").delete_item(TableName=self.outputs["LedgerTableName"], Key=typed({"asset_id": PACER_ID}))
         time.sleep(1)
 
     def pacer(self) -> dict:
         """The shared pacer item, plain values (for --trace)."""
-        item = (
-            self.aws("dynamodb")
-            .get_item(TableName=self.outputs["LedgerTableName"], Key={"asset_id": {"S": "#pacer"}}, ConsistentRead=True)
-            .get("Item", {})
-        )
-        return {k: next(iter(v.values())) for k, v in item.items()}
+        table, key = self.outputs["LedgerTableName"], typed({"asset_id": PACER_ID})
+        return to_item(self.aws("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")) or {}
 
     def send(self, bodies: list[str]) -> int:
         sqs, url, calls = self.aws("sqs"), self.outputs["QueueUrl"], 0
@@ -208,7 +207,9 @@ def drain(
     requests_log = sim.requests_log()
     log = [r for r in requests_log if r["t"] >= started and r["status"] in (200, 201)]
     if trace:
-        trace.write_text(json.dumps({"started": started, "requests": requests_log, "pacer": pacer_samples}))
+        trace.write_text(
+            json.dumps({"started": started, "requests": requests_log, "pacer": pacer_samples}, default=float)
+        )
     finished = max((r["t"] for r in log), default=time.time())
     settle_deadline = time.time() + 120
     while stack.not_terminal(ids) and time.time() < settle_deadline:

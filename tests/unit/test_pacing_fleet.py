@@ -4,7 +4,8 @@ simulated time: does the rate find the limit, follow it down and back up, and ke
 No I/O: the model keeps the pacer's slot queue and hold in memory (the emulator tests cover the
 real item and its conditional writes) and calls `pacing.cut` and `pacing.grow` exactly where the
 pacer does: a cut on each 429, a growth check after each reservation, growth only while the rate
-limits the fleet. The provider is the simulator's bucket (burst = one second of its rate), and a
+limits the fleet. The provider is the simulator's own `TokenBucket` (burst = one second of its
+rate, as bench/pacing configures it), and a
 429 says Retry-After in whole seconds, as the simulator does. bench/pacing measures the deployed
 stack on the same scenarios; this model agrees with it within about 2 % and runs in a second.
 """
@@ -19,34 +20,12 @@ from dataclasses import dataclass, field
 import pytest
 from migrator import pacing
 
+from infra.sim.bucket import TokenBucket
+
 HORIZON_S = 5.0  # the pacer's queue horizon
 WORKERS = 5  # MaximumConcurrency in the bench
 LATENCY_S = 0.06  # a create's round trip
 OVERHEAD_S = 0.04  # a record's claim and ledger writes
-
-
-class Bucket:
-    """The provider: `rate` creates a second, bursts of one second's worth."""
-
-    def __init__(self, rate: float):
-        self.rate, self.burst, self.tokens, self.at = rate, int(rate), float(int(rate)), 0.0
-
-    def change(self, rate: float, now: float) -> None:
-        self._refill(now)
-        self.rate, self.burst = rate, max(1, int(rate))
-        self.tokens = min(self.tokens, self.burst)
-
-    def _refill(self, now: float) -> None:
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-
-    def take(self, now: float) -> float | None:
-        """None: accepted; else the seconds until a token is free."""
-        self._refill(now)
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return None
-        return (1 - self.tokens) / self.rate
 
 
 @dataclass
@@ -62,7 +41,7 @@ def drain(n: int, limit: float, schedule=(), start=0.0, ceiling=0.0, seed=1) -> 
     rng = random.Random(seed)
     rate = pacing.start(start, ceiling or None, 0.0)
     next_slot = hold_until = idle_at = 0.0
-    provider, changes = Bucket(limit), list(schedule)
+    provider, changes = TokenBucket(limit, int(limit), 0.0), list(schedule)
     events = [(OVERHEAD_S * i / WORKERS, i, "reserve") for i in range(WORKERS)]
     made, result, seq = 0, Drain(0.0, 0, [(0.0, rate.rate)]), WORKERS
 
@@ -74,8 +53,8 @@ def drain(n: int, limit: float, schedule=(), start=0.0, ceiling=0.0, seed=1) -> 
     while made < n:
         now, _, kind = heapq.heappop(events)
         while changes and changes[0][0] <= now:
-            provider.change(changes[0][1], changes[0][0])
-            changes.pop(0)
+            at_s, rate_per_s = changes.pop(0)
+            provider.configure(rate_per_s, max(1, int(rate_per_s)), at_s)  # as bench/pacing does
         before = rate
         if kind == "reserve":
             if hold_until > now:  # wait the hold out, with the uploader's jitter
