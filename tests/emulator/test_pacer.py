@@ -108,6 +108,18 @@ def test_a_burst_of_429s_cuts_the_rate_once(aws, table):
     assert float(state["limit_seen"]) == 20.0 and state["rate_source"] == "learned"
 
 
+def test_a_rate_recovered_through_the_item_goes_on_to_probe(aws, table):
+    # 12.13 x MARGIN = 11.7661 is stored as 11.766: read back, that rate must count as recovered.
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 12.13)
+    now = float(round(time.time()))  # whole seconds: the item keeps times to the millisecond
+    pacer.reserve(now)
+    pacer.throttled(now)
+    for step in range(1, 13):  # simulated seconds, the slot queue kept full so the rate limits the fleet
+        while isinstance(pacer.reserve(now + step), Go):
+            pass
+    assert float(pacer.state()["rate"]) > 12.13 * pacing.MARGIN * 1.02
+
+
 def test_a_stated_limit_sets_the_pace(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
     now = time.time()

@@ -4,6 +4,7 @@ header says, and when the breaker holds the fleet."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from migrator import pacing
@@ -113,3 +114,14 @@ def test_breaker_windows_roll_and_cooldowns_double():
     assert window.at(8) == Window(8, 0, 0, 4, 6)
     assert window.at(9) == Window(9)
     assert [pacing.breaker_cooldown(n) for n in (1, 2, 3, 10)] == [5.0, 10.0, 20.0, pacing.BREAKER_MAX_S]
+
+
+def test_a_rate_read_back_from_the_pacer_item_goes_on_growing_past_its_recovery_target():
+    # The item keeps rates to the millisecond: 12.13 x MARGIN = 11.7661 comes back as 11.766,
+    # a rounding below the target, and must count as recovered, or it is "recovered" forever.
+    for limit in (12.13, 7.77, 19.4, 0.61, 33.333):
+        rate = pacing.cut(Rate(limit, "learned", adjusted_at=T, slow_start=False, limit=limit), T)
+        for step in range(1, 12):
+            grown = pacing.grow(rate, T + step)
+            rate = replace(grown, rate=round(grown.rate, 3), limit=round(grown.limit, 3))
+        assert rate.rate > limit * pacing.MARGIN * 1.02  # recovered, then probed beyond
