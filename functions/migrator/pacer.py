@@ -12,11 +12,12 @@ Every uploader invocation shares one control item in the ledger table (`#pacer`)
 - `hold_until`, `hold_kind`, `hold_reason`: nobody creates before `hold_until`. Kinds:
   `rate` (a 429), `unavailable` (a 503 with Retry-After), `errors` (the breaker),
   `headers` (the provider said no requests remain in its window). After a hold that was
-  not about the rate, slots resume from where the hold began, at most `CATCH_UP_S` back
-  (`catchup_floor`): the provider's budget kept accruing while we waited.
-- `idle_at`: the last time a reservation found its slot already free. The rate grows only
-  after a whole step without one: a fleet that sends slower than its rate (too few workers,
-  slow claims) would otherwise grow a rate nobody sends at.
+  not about the rate, some of the slots it cost are made up (`catchup_floor`, set by
+  `pacing.resume_from`): the provider's budget kept accruing while we waited.
+- `idle_at`: the last time a reservation found its slot already free, or the end of the
+  last hold. The rate grows only after a whole step without either: a fleet that sends
+  slower than its rate (too few workers, slow claims) would otherwise grow a rate nobody
+  sends at, and a step spent held says nothing about the rate either.
 - `win`, `ok`, `err`, `prev_ok`, `prev_err`, `trips`: the breaker's two windows of request
   outcomes. Each reservation carries the outcomes its worker saw since its last one, so
   counting costs no extra write.
@@ -36,13 +37,12 @@ from botocore.exceptions import ClientError
 
 from . import pacing
 from .dynamo import is_condition_failure, to_item, typed
-from .pacing import Rate, Window
+from .pacing import CATCH_UP_S, Rate, Window
 
 PACER_ID = "#pacer"
 # Never sleep longer than this inside an invocation waiting for a slot; past it the
 # message goes back to the queue instead (the slot queue is too long).
 DEFAULT_HORIZON_S = 5.0
-CATCH_UP_S = 1.0
 ATTEMPTS = 8  # lost races re-read; 8 is plenty at any sane concurrency
 
 
@@ -250,12 +250,15 @@ class Pacer:
         now: float | None = None,
     ):
         """Hold every create until `until`; an earlier hold never shortens a later one. After a
-        503's hold, slots resume from where it began, at most CATCH_UP_S back (see the module)."""
+        503's hold, some of the slots it cost are made up (`pacing.resume_from`)."""
         now = until if now is None else now
-        # Only a hold that says nothing about the rate lets the slots it cost be made up.
-        floor = until - min(CATCH_UP_S, max(0.0, until - now)) if kind == "unavailable" else until
+        floor = pacing.resume_from(until, now, kind)
         values = {":until": until, ":kind": kind, ":reason": reason[:200], ":floor": floor}
-        expression = "SET hold_until = :until, hold_kind = :kind, hold_reason = :reason, catchup_floor = :floor"
+        # Nor is the rate what holds the fleet back until a whole step after the hold (`_limiting`).
+        expression = (
+            "SET hold_until = :until, hold_kind = :kind, hold_reason = :reason, catchup_floor = :floor,"
+            " idle_at = :until"
+        )
         if trips is not None:
             expression += ", trips = :trips"
             values[":trips"] = trips

@@ -97,6 +97,22 @@ def test_a_fleet_slower_than_its_rate_does_not_grow_it(aws, table):
     assert float(state["rate"]) == 5.0 and float(state["idle_at"]) > start + 2.5
 
 
+def test_a_step_spent_held_does_not_grow_the_rate(aws, table):
+    # A hold, not the rate, held the fleet back: a full slot queue just after it says nothing
+    # yet about a higher rate (growing then took the 2x scenario's 429s from 1.35 to 1.9 per
+    # 100 creates in the fleet model).
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
+    now = float(round(time.time()))  # whole seconds: the item keeps times to the millisecond
+    pacer.reserve(now)
+    pacer.hold(now + 1.5, "unavailable", "HTTP 503: back in 1.5 s", now=now)
+    while isinstance(pacer.reserve(now + 1.6), Go):  # owed slots, then a full queue: the rate limits
+        pass
+    assert float(pacer.state()["rate"]) == 5.0
+    while isinstance(pacer.reserve(now + 2.6), Go):  # a whole step after the hold
+        pass
+    assert float(pacer.state()["rate"]) == pytest.approx(5.0 * pacing.SLOW_START_GAIN, abs=0.001)
+
+
 def test_a_burst_of_429s_cuts_the_rate_once(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 0.0, 20.0)
     now = time.time()
