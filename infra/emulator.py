@@ -1,15 +1,19 @@
 """Starts and stops the local AWS emulator (ministack) on 127.0.0.1.
 
 Used by the tests, the demo and the local-stack command. `Emulator.start()` returns once
-the health endpoint answers; `stop()` ends it and every Lambda worker it spawned.
+the health endpoint answers; `stop()` ends it and every Lambda worker it spawned, and
+removes its scratch directory: ministack unpacks each Lambda worker's code (about 60 MB)
+into the temp directory and never deletes it, so a day of benchmarks once filled the disk.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,17 +52,20 @@ class Emulator:
         self.endpoint = f"http://127.0.0.1:{port}"
         self.log_path = log_path or ROOT / ".local" / f"ministack-{port}.log"
         self.process: subprocess.Popen | None = None
+        self.scratch: str | None = None  # the emulator's TMPDIR, removed by stop()
 
     def start(self, timeout_s: float = 60) -> Emulator:
         if not port_is_free(self.port):
             raise RuntimeError(f"port {self.port} is in use; stop what runs there or pick another port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.scratch = tempfile.mkdtemp(prefix=f"migrator-emulator-{self.port}-")
         env = {
             **os.environ,
             **CREDENTIALS,
             "BIND_HOST": "127.0.0.1",
             "GATEWAY_PORT": str(self.port),
             "MINISTACK_HOST": "127.0.0.1",
+            "TMPDIR": self.scratch,  # where it unpacks Lambda code: ours to remove
         }
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
@@ -79,6 +86,7 @@ class Emulator:
 
     def stop(self) -> None:
         if self.process is None:
+            self._remove_scratch()
             return
         try:  # the whole process group: ministack and its warm Lambda workers
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -90,6 +98,12 @@ class Emulator:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=5)
         self.process = None
+        self._remove_scratch()
+
+    def _remove_scratch(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 def client(service: str, endpoint: str):
