@@ -74,6 +74,7 @@ class Emulator:
         deadline = time.time() + timeout_s
         while time.time() < deadline:
             if self.process.poll() is not None:
+                self.stop()  # its workers, if any, and the scratch directory
                 raise RuntimeError(f"the emulator exited at start; see {self.log_path}")
             if healthy(self.endpoint):
                 return self

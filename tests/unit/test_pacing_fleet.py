@@ -53,6 +53,11 @@ def drain(n: int, limit: float, schedule=(), start=0.0, ceiling=0.0, seed=1, una
         seq += 1
         heapq.heappush(events, (t, seq, kind))
 
+    def hold(until: float, kind: str) -> None:  # as Pacer.hold: a later hold wins, marks the pacer idle
+        nonlocal hold_until, resume_at, idle_at
+        if until > hold_until:
+            hold_until, resume_at, idle_at = until, pacing.resume_from(until, now, kind), until
+
     while made < n:
         now, _, kind = heapq.heappop(events)
         while changes and changes[0][0] <= now:
@@ -77,10 +82,8 @@ def drain(n: int, limit: float, schedule=(), start=0.0, ceiling=0.0, seed=1, una
             at(max(slot, now) + LATENCY_S, "answer")  # an owed slot (in the past) starts now
         else:
             if unavailable and faults.random() < unavailable:  # refused before the bucket, as the simulator does
-                told = faults.random() < 0.5
-                if told and now + 1.0 > hold_until:
-                    hold_until, resume_at = now + 1.0, pacing.resume_from(now + 1.0, now, "unavailable")
-                    idle_at = hold_until  # a hold, not the rate, holds the fleet back
+                if faults.random() < 0.5:  # told when to come back
+                    hold(now + 1.0, "unavailable")
                 at(now + OVERHEAD_S, "reserve")  # that asset backs off; its worker takes the next
                 continue
             wait = provider.take(now - LATENCY_S / 2)
@@ -92,9 +95,7 @@ def drain(n: int, limit: float, schedule=(), start=0.0, ceiling=0.0, seed=1, una
                 result.throttled += 1
                 asked = max(1, math.ceil(wait))
                 rate = pacing.cut(rate, now) or rate
-                if now + asked > hold_until:
-                    hold_until, resume_at = now + asked, pacing.resume_from(now + asked, now, "rate")
-                    idle_at = hold_until
+                hold(now + asked, "rate")
                 at(now + asked + rng.uniform(0, 0.05 + 0.02 * asked), "reserve")
         if rate is not before:
             result.rates.append((now, rate.rate))
