@@ -78,7 +78,7 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
         view = gather(target, window_minutes=1)
         counts = Counter({k: v for k, v in view.counts.items() if v})
         settled = counts.get("ready", 0) + counts.get("rejected", 0)
-        unresolved = sum(counts.get(s, 0) for s in UNSETTLED) + view.queues.visible
+        unresolved = sum(counts.get(s, 0) for s in UNSETTLED) + view.queues.visible + (view.queues.intake or 0)
         now = time.time()
         if now - last_print >= 5 or (settled >= expected and not unresolved):
             order = ["pending", "uploading", "failed", "processing", "ready", "rejected"]

@@ -168,7 +168,8 @@ def _mapping(target, clock) -> list[Check]:
 def _visibility(target, clock) -> list[Check]:
     function = target.client("lambda").get_function_configuration(FunctionName=target.output("UploaderFunctionName"))
     timeout = int(function.get("Timeout", 0))
-    attrs = target.client("sqs").get_queue_attributes(QueueUrl=target.output("QueueUrl"), AttributeNames=["All"])
+    queue = target.outputs.get("WorkQueueUrl") or target.output("QueueUrl")  # the queue the uploader reads
+    attrs = target.client("sqs").get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])
     visibility = int(attrs["Attributes"].get("VisibilityTimeout", 0))
     return [
         Check(

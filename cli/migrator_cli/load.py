@@ -132,13 +132,20 @@ class SourceBucket:
 
     name: str
     declared: bool = True
+    provider: str = ""  # the stack's provider: some cannot fetch a presigned S3 URL at all
 
     @classmethod
     def of_outputs(cls, outputs: Mapping[str, str]) -> SourceBucket:
-        return cls(outputs.get("SourceBucketName", ""), "SourceBucketName" in outputs)
+        return cls(outputs.get("SourceBucketName", ""), "SourceBucketName" in outputs, outputs.get("Provider", ""))
 
     def refusal(self, bucket: str) -> str | None:
         """Why s3:// sources in `bucket` cannot be loaded, or None when they can."""
+        from migrator.providers import PROVIDERS
+        from migrator.providers.base import unfetchable_s3
+
+        provider = PROVIDERS.get(self.provider)
+        if provider is not None and not provider.fetches_presigned_get:
+            return unfetchable_s3(self.provider)
         if not self.name:
             why = (
                 "no source bucket for s3:// sources"

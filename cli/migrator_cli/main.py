@@ -272,15 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run reconcile now: heal lost work, poll for lost webhooks, flag drift",
         description=(
             "Invoke the reconcile Lambda and print its summary. Without options it uses the stack's "
-            "thresholds; each run is bounded and continues where the previous one stopped."
+            "thresholds; each run is bounded, reads only the assets that are due (the longest silent first), "
+            "and the next run takes what it left."
         ),
     )
     p.add_argument("--heal-after", type=seconds, metavar="S", help="quiet time before an asset is healed")
     p.add_argument("--poll-after", type=seconds, metavar="S", help="processing time before the provider is asked")
     p.add_argument("--max-items", type=positive_int, metavar="N", help="index items to examine in this run")
-    p.add_argument(
-        "--restart", action="store_true", help="start every lane from its oldest item (forget the checkpoint)"
-    )
     _stack_options(p)
     return parser
 
@@ -479,7 +477,9 @@ def cmd_retry(args) -> int:
             raise CliError(f"cannot read {args.ids_file}: {getattr(exc, 'strerror', None) or exc}") from None
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
-    sender = BatchSender(target.client("sqs", SENDER_CLIENT_CONFIG), target.output("QueueUrl"))
+    # Straight to the paced queue: the ledger already has these assets (older stacks had one queue).
+    queue = target.outputs.get("WorkQueueUrl") or target.output("QueueUrl")
+    sender = BatchSender(target.client("sqs", SENDER_CLIENT_CONFIG), queue)
     progress = Progress(sys.stderr, len(ids) if ids else _count_in(target, args.state), "re-enqueued")
 
     def send(messages):
@@ -492,9 +492,10 @@ def cmd_retry(args) -> int:
         summary = retry(ledger, args.state, ids or None, send, dry_run=args.dry_run)
     finally:
         progress.close()
+    trouble = bool(summary.failed or summary.not_retryable)
     if args.json:
         _json_lines({"type": "summary", "state": args.state.value, "dry_run": args.dry_run, **summary.__dict__})
-        return 1 if summary.failed else 0
+        return 1 if trouble else 0
     verb = "would re-enqueue" if args.dry_run else "re-enqueued"
     count = summary.listed - len(summary.moved_on) if args.dry_run else summary.sent
     print(f"{verb} {count:,} {args.state.value} assets", file=sys.stderr)
@@ -502,9 +503,13 @@ def cmd_retry(args) -> int:
         print(f"  skipped {asset_id}: now {state}", file=sys.stderr)
     if len(summary.moved_on) > 20:
         print(f"  … and {len(summary.moved_on) - 20} more skipped", file=sys.stderr)
+    for asset_id, reason in summary.not_retryable[:20]:
+        print(f"  not retryable {asset_id}: {reason}", file=sys.stderr)
+    if len(summary.not_retryable) > 20:
+        print(f"  … and {len(summary.not_retryable) - 20} more not retryable (--json lists them)", file=sys.stderr)
     for asset_id, reason in summary.failed[:20]:
         print(f"  not sent {asset_id}: {reason} (reconcile will heal it)", file=sys.stderr)
-    return 1 if summary.failed else 0
+    return 1 if trouble else 0
 
 
 def cmd_redrive(args) -> int:
@@ -596,8 +601,6 @@ def cmd_reconcile(args) -> int:
     for option, key in (("heal_after", "heal_after_s"), ("poll_after", "poll_after_s"), ("max_items", "max_items")):
         if getattr(args, option) is not None:
             request[key] = getattr(args, option)
-    if args.restart:
-        request["restart"] = True
     from .ops import invoke_once_config
 
     function = target.output("ReconcileFunctionName")

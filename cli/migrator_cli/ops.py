@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from migrator.ledger import Ledger, message_of
+from migrator.ledger import Ledger, NotResendable, message_of
 from migrator.messages import AssetMessage, id_problem
 from migrator.states import State
 
@@ -19,6 +19,7 @@ class RetrySummary:
     listed: int = 0
     rearmed: int = 0
     moved_on: list = field(default_factory=list)  # (id, state now)
+    not_retryable: list = field(default_factory=list)  # (id, reason): its record cannot make a message
     sent: int = 0
     failed: list = field(default_factory=list)  # (id, reason)
 
@@ -26,7 +27,8 @@ class RetrySummary:
 def retry_candidates(
     ledger: Ledger, state: State, ids: list[str] | None, listed_at: float, page_size: int = 100
 ) -> Iterator[dict]:
-    """Items in `state`: the named ones (read one by one), or every one (through the index).
+    """Whole items in `state`: the named ones, or every one (listed through the index, then read
+    a hundred at a time, since the index does not carry what a message needs).
 
     The index walk stops at `listed_at`: a re-armed item's `updated_at` moves past it, so the
     walk never meets an item it has already re-armed (which would send it again, forever).
@@ -36,10 +38,22 @@ def retry_candidates(
             problem = id_problem(asset_id)
             if problem:
                 raise CliError(f"--id {asset_id!r}: {problem}")
-            item = ledger.get(asset_id)
-            yield item if item else {"asset_id": asset_id, "state": None}
+        listed: Iterable[dict] = ({"asset_id": asset_id} for asset_id in ids)
     else:
-        yield from ledger.iter_state(state, page_size=page_size, older_than=listed_at)
+        listed = ledger.iter_state(state, page_size=page_size, older_than=listed_at)
+    page: list[str] = []
+    for item in listed:
+        page.append(item["asset_id"])
+        if len(page) == 100:
+            yield from _whole(ledger, page)
+            page = []
+    yield from _whole(ledger, page)
+
+
+def _whole(ledger: Ledger, asset_ids: list[str]) -> Iterator[dict]:
+    found = ledger.get_many(asset_ids) if asset_ids else {}
+    for asset_id in asset_ids:
+        yield found.get(asset_id) or {"asset_id": asset_id, "state": None}
 
 
 def retry(
@@ -55,6 +69,8 @@ def retry(
 
     The write comes first: an asset that moved meanwhile (claimed, settled) is left
     alone, and one whose message fails to send is already armed for reconcile's heal.
+    A record that cannot make a valid message (a poison record without a source) is
+    reported as not retryable before anything is written, and the run goes on past it.
     """
     summary = RetrySummary()
 
@@ -64,6 +80,11 @@ def retry(
             if item.get("state") != state.value:
                 summary.moved_on.append((item["asset_id"], item.get("state") or "unknown to the ledger"))
                 continue
+            try:
+                message_of(item)
+            except NotResendable as exc:
+                summary.not_retryable.append((item["asset_id"], exc.reason))
+                continue
             if dry_run:
                 continue
             result = ledger.rearm(item["asset_id"], state, clock())
@@ -71,7 +92,10 @@ def retry(
                 summary.moved_on.append((item["asset_id"], (result.current or {}).get("state", "gone")))
                 continue
             summary.rearmed += 1
-            yield message_of(result.current)
+            try:
+                yield message_of(result.current)
+            except NotResendable as exc:  # it changed between the read and the write: armed, not sent
+                summary.not_retryable.append((item["asset_id"], exc.reason))
 
     sent, failed = send(rearmed())
     summary.sent, summary.failed = sent, failed

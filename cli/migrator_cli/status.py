@@ -32,6 +32,9 @@ class Queues:
     delayed: int
     dead: int
     tally_failed: int = 0  # stream batches the tally gave up on: the counts are short by them
+    # Messages not yet recorded in the ledger (the intake queue, waiting or in flight); None for a
+    # stack from before intake, whose one queue holds messages the ledger may not have seen.
+    intake: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,9 @@ def summarize(
     rate_per_s = settled / window_s
     # Messages still visible in the queue are mostly assets not yet claimed (no ledger
     # item yet); deferred ones are in flight and already counted as pending.
-    remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + queues.visible
+    # Every message past intake is an asset the ledger counts already; those before it are not yet.
+    unrecorded = queues.visible if queues.intake is None else queues.intake
+    remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + unrecorded
     processing = stats.counts.get(State.PROCESSING.value, 0)
     eta = eta_seconds(remaining - processing, processing, created / window_s, rate_per_s)
     attempts = created + throttled
@@ -200,7 +205,11 @@ def render(view: View, stack: str) -> str:
         if u.rate is not None:
             lines.append(f"pace        {u.rate:,.2f} creates/s, {pace_words(u)}")
     q = view.queues
-    lines.append(f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed; DLQ {q.dead:,}")
+    lines.append(
+        f"queue       {q.visible:,} waiting, {q.in_flight:,} in flight, {q.delayed:,} delayed;"
+        + (f" intake {q.intake:,} not yet recorded;" if q.intake is not None else "")
+        + f" DLQ {q.dead:,}"
+    )
     if q.tally_failed:
         lines.append(
             f"counts      SHORT: the tally could not count {q.tally_failed:,} stream batches"
@@ -258,7 +267,10 @@ def pace_words(u: Uploader) -> str:
 # --- reads -----------------------------------------------------------------------------------
 
 
-def read_queues(sqs, queue_url: str, dlq_url: str, tally_failure_url: str | None = None) -> Queues:
+def read_queues(
+    sqs, queue_url: str, dlq_url: str, tally_failure_url: str | None = None, intake_url: str | None = None
+) -> Queues:
+    """The paced work queue (`queue_url`), the dead-letter queue, the tally's failures and intake."""
     names = [
         "ApproximateNumberOfMessages",
         "ApproximateNumberOfMessagesNotVisible",
@@ -269,12 +281,16 @@ def read_queues(sqs, queue_url: str, dlq_url: str, tally_failure_url: str | None
     tally = {}
     if tally_failure_url:  # a stack deployed before the tally had a failure queue has none
         tally = sqs.get_queue_attributes(QueueUrl=tally_failure_url, AttributeNames=names[:2])["Attributes"]
+    intake = None
+    if intake_url and intake_url != queue_url:  # a stack from before intake had one queue
+        intake = sqs.get_queue_attributes(QueueUrl=intake_url, AttributeNames=names[:2])["Attributes"]
     return Queues(
         visible=int(main.get(names[0], 0)),
         in_flight=int(main.get(names[1], 0)),
         delayed=int(main.get(names[2], 0)),
         dead=int(dead.get(names[0], 0)) + int(dead.get(names[1], 0)),
         tally_failed=int(tally.get(names[0], 0)) + int(tally.get(names[1], 0)),
+        intake=None if intake is None else int(intake.get(names[0], 0)) + int(intake.get(names[1], 0)),
     )
 
 
@@ -348,9 +364,10 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
         stats = Stats(exact_counts(ledger), stats.minutes, stats.first)
     queues = read_queues(
         target.client("sqs"),
-        target.output("QueueUrl"),
+        target.outputs.get("WorkQueueUrl") or target.output("QueueUrl"),
         target.output("DeadLetterQueueUrl"),
         target.outputs.get("TallyFailureQueueUrl"),
+        target.outputs.get("QueueUrl"),
     )
     uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
     return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader)

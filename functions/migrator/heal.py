@@ -1,17 +1,20 @@
 """Reconcile's decisions, as functions of data: which assets have no live work, which to poll.
 
 The ledger is the truth and the queue is only a means of delivery, so an asset whose
-message was lost is found here by what its item says, never by looking at the queue:
+message was lost is found here by what its item says, never by looking at the queue.
+Reconcile reads only the due lanes (`due.py`: a sparse index of the assets it may have to
+act on), and these rules confirm what the lane says before anything is sent:
 
-- uploading, its lease expired, and quiet (no claim, no heal) for `heal_after_s`: the
-  worker died and its message is gone too (a surviving message would have come back
+- `heal` lane, uploading: its lease expired and nothing claimed it for `heal_after_s`:
+  the worker died and its message is gone too (a surviving message would have come back
   after the queue's visibility timeout and claimed it);
-- pending, inventoried or failed, past its retry time, a message expected (it was
-  claimed or enqueued before) and quiet for `heal_after_s`: the deferred message was lost.
+- `heal` lane, pending, inventoried or failed: its deferred message was due back at its
+  retry time, and nothing came for `heal_after_s`: the message was lost;
+- `queued` lane: a message was sent and never claimed for `queued_after_s`, just inside the
+  queue's retention: the queue may drop it, so it is sent again from the ledger.
 
-An asset that was only staged (`load --stage`) or probed has never been enqueued: it
-waits for the operator, not for a heal. A failed asset without a retry time has failed
-for good: only the operator's `retry` moves it.
+A staged asset, one failed for good and a settled one are in no lane: they wait for the
+operator or for nothing.
 """
 
 from __future__ import annotations
@@ -21,16 +24,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
+from . import due
+from .due import Family
 from .providers.facts import Video
 from .states import State
 
 HEAL_STATES = (State.UPLOADING, State.PENDING, State.INVENTORIED, State.FAILED)
 POLL_STATES = (State.PROCESSING,)
-# What these rules read from an item of the by_state index: the index must project them.
-INDEX_FIELDS = (
-    *("asset_id", "state_shard", "updated_at"),  # the keys: where an item stands in the index
-    *("state", "lease_until", "retry_after", "claimed_at", "enqueued_at", "remote_id"),
-)
+# A work queue keeps a message this long unless the stack says otherwise (SQS's 14-day maximum).
+DEFAULT_RETENTION_S = 1_209_600.0
 
 
 def _time(value: object) -> float | None:
@@ -40,37 +42,48 @@ def _time(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def heal_reason(item: dict, now: float, heal_after_s: float) -> str | None:
-    """Why `item` has no live work and should be re-enqueued, or None when it should be left alone."""
+def heal_reason(item: dict, now: float, heal_after_s: float, queued_after_s: float = math.inf) -> str | None:
+    """Why `item` (read from a heal or queued lane) has no live work and should be re-enqueued,
+    or None when it should be left alone."""
     try:
         state = State(item.get("state"))
     except ValueError:
         return None
-    updated_at = _time(item.get("updated_at"))
-    if updated_at is None or state not in HEAL_STATES:
+    family = due.family_of(str(item.get("due_lane") or ""))
+    due_at = _time(item.get("due_at"))
+    if state not in HEAL_STATES or due_at is None or _time(item.get("updated_at")) is None:
         return None
     if state is State.UPLOADING:
         lease_until = _time(item.get("lease_until"))
-        if lease_until is not None and lease_until >= now:
+        if lease_until is None or lease_until >= now:
             return None  # a live lease: its holder is working
-        if now - updated_at <= heal_after_s:
+    silent = now - due_at
+    if family is Family.QUEUED:
+        if silent <= queued_after_s:
             return None
-        return f"uploading with a lease expired {now - (lease_until or updated_at):.0f} s ago and no claim since"
-    retry_after = _time(item.get("retry_after"))
-    if state is State.FAILED and retry_after is None:
-        return None  # failed for good: the operator's retry decides
-    if item.get("claimed_at") is None and item.get("enqueued_at") is None:
-        return None  # staged or probed, never enqueued: it waits for the operator
-    quiet_since = max(updated_at, retry_after or updated_at)
-    if now - quiet_since <= heal_after_s:
+        return f"{state} queued {silent:.0f} s ago and never claimed: its message may have expired"
+    if family is not Family.HEAL or silent <= heal_after_s:
         return None
-    return f"{state} past its retry time with no message for {now - quiet_since:.0f} s"
+    if state is State.UPLOADING:
+        return f"uploading with a lease expired {silent:.0f} s ago and no claim since"
+    if _time(item.get("retry_after")) is None:
+        return None  # failed for good (a stale index entry): the operator's retry decides
+    return f"{state} past its retry time with no message for {silent:.0f} s"
 
 
 def poll_due(item: dict, now: float, poll_after_s: float) -> bool:
-    """A processing asset the provider has had for longer than `poll_after_s`: its webhook may be lost."""
-    updated_at = _time(item.get("updated_at"))
-    return item.get("state") == State.PROCESSING.value and updated_at is not None and now - updated_at > poll_after_s
+    """A processing asset silent for longer than `poll_after_s` since it reached the provider
+    or was last asked: its webhook may be lost."""
+    due_at = _time(item.get("due_at"))
+    return item.get("state") == State.PROCESSING.value and due_at is not None and now - due_at > poll_after_s
+
+
+def stuck_for(item: dict, now: float, max_processing_s: float) -> float | None:
+    """Seconds an asset has been processing, when that is past `max_processing_s` (0: no limit)."""
+    since = _time(item.get("processing_at"))
+    if max_processing_s <= 0 or since is None or now - since <= max_processing_s:
+        return None
+    return now - since
 
 
 # Answers that say nothing about a processing asset (the provider has no such video, or a
@@ -102,16 +115,19 @@ class RunLimits:
 
     heal_after_s: float = 3600.0
     poll_after_s: float = 1800.0
-    max_items: int = 2000  # index items examined per run, over every lane
+    max_items: int = 2000  # due-lane items examined per run, over every lane
     max_polls: int = 200  # provider GETs per run: polls share the provider's rate limit
     drift_tolerance_s: float = 0.5
+    queued_after_s: float = due.queued_after_s(DEFAULT_RETENTION_S)
+    max_processing_s: float = 86_400.0  # a video still processing after this is failed with the reason; 0: never
 
 
 OVERRIDES = {
     # name: (low, high) — what an on-demand run may change
     "heal_after_s": (0.0, 30 * 86_400.0),
     "poll_after_s": (0.0, 30 * 86_400.0),
-    "max_items": (1, 1_000_000),
+    "queued_after_s": (0.0, 30 * 86_400.0),
+    "max_items": (1, 10_000_000),
     "max_polls": (0, 100_000),
 }
 
@@ -120,15 +136,15 @@ class RunRequestError(ValueError):
     """An on-demand reconcile request that cannot be honoured; the message says why."""
 
 
-def limits_for(event: object, defaults: RunLimits) -> tuple[RunLimits, bool]:
-    """The limits for one run and whether to restart from the oldest items (drop the checkpoint).
+def limits_for(event: object, defaults: RunLimits) -> RunLimits:
+    """The limits for one run.
 
     A scheduled event (EventBridge) runs with the defaults. An on-demand event is an
     object of overrides; anything else is refused, so a typo is never silently ignored.
     """
     if not isinstance(event, dict) or event.get("source") == "aws.events" or "detail-type" in event:
-        return defaults, False
-    unknown = sorted(set(event) - set(OVERRIDES) - {"restart"})
+        return defaults
+    unknown = sorted(set(event) - set(OVERRIDES))
     if unknown:
         raise RunRequestError(f"unknown reconcile option(s): {', '.join(unknown)}")
     changes: dict = {}
@@ -141,7 +157,4 @@ def limits_for(event: object, defaults: RunLimits) -> tuple[RunLimits, bool]:
         if not low <= value <= high:
             raise RunRequestError(f"{name} must be between {low:g} and {high:g}")
         changes[name] = int(value) if isinstance(low, int) else float(value)
-    restart = event.get("restart", False)
-    if not isinstance(restart, bool):
-        raise RunRequestError("restart must be true or false")
-    return RunLimits(**{**defaults.__dict__, **changes}), restart
+    return RunLimits(**{**defaults.__dict__, **changes})

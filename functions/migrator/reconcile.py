@@ -1,13 +1,14 @@
 """The reconcile Lambda: heal lost work, poll the provider when webhooks never came, flag drift.
 
-It runs on a schedule and on demand (`migrator reconcile`). Each run walks the
-`by_state` index lane by lane (a lane is one state's shard: "uploading#7"), oldest
-change first, and only below a cutoff (`updated_at` older than the heal or poll
-threshold), so it reads candidates, never the settled bulk of the table. Work per run
-is bounded (`max_items` index items, `max_polls` provider calls, the invocation's
-time); where a lane stops, its cursor is saved in the `#reconcile` checkpoint item,
-and the next run goes on from there, so a million-asset table is covered over
-several runs. The 16 shards per state keep any one partition from running hot.
+It runs on a schedule and on demand (`migrator reconcile`). Each run reads reconcile's
+due lanes (`due.py`: a sparse index of only the assets it may have to act on, by the time
+their silence began) and never the settled bulk of the table: `heal#n` (a lost worker
+or deferred message), `queued#n` (a message the queue may have dropped), `poll#n` (a
+video whose webhook may be lost), 16 shards each. Lanes are read in rounds, a page each,
+the longest silent first, until the run's budget (`max_items` lane items, `max_polls`
+provider calls, the invocation's time) is spent; an asset acted on leaves the window (its
+`due_at` moves on), so the next run starts again from what is still due, with no
+checkpoint to keep, and every due asset is reached within a few runs.
 
 Healing is exactly-once per quiet period: a conditional write of the marker (the
 item's `updated_at` as read) comes before the message is sent, so of two reconcile
@@ -16,7 +17,6 @@ runs, or a reconcile and an uploader, at most one acts on what it read.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -29,13 +29,14 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from .dynamo import to_item, typed
+from . import due
+from .due import Family
+from .dynamo import typed
 from .fate import excerpt
 from .heal import (
-    HEAL_STATES,
+    DEFAULT_RETENTION_S,
     MAX_POLL_MISSES,
     OVERRIDES,
-    POLL_STATES,
     PollVerdict,
     RunLimits,
     RunRequestError,
@@ -43,8 +44,9 @@ from .heal import (
     limits_for,
     poll_due,
     poll_verdict,
+    stuck_for,
 )
-from .ledger import SHARDS, Ledger, message_of
+from .ledger import Ledger, NotResendable, message_of
 from .messages import encode_message
 from .providers import Provider, from_settings
 from .providers.http import TransportError
@@ -56,9 +58,8 @@ from .tally import read_stats
 logger = Logger(service="reconcile")
 metrics = Metrics(namespace="VideoMigration", service="reconcile")
 
-CHECKPOINT_ID = "#reconcile"
-PAGE_SIZE_MAX = 100  # index items read per lane per run (at most)
-# Stop starting new lanes with less time than this left: a page and its heals fit in it.
+PAGE_SIZE_MAX = 100  # lane items read per query
+# Stop starting new pages with less time than this left: a page and its heals fit in it.
 TIME_MARGIN_S = 15.0
 
 
@@ -74,9 +75,11 @@ class Summary:
     still_processing: int = 0
     drifted: int = 0
     failed_unfound: int = 0  # processing assets the provider kept saying nothing about: now failed
+    failed_stuck: int = 0  # processing past MaxProcessingSeconds: now failed
+    parked: int = 0  # due assets whose record can no longer make a message: failed for good
     skipped: dict = field(default_factory=dict)  # reason -> count
     lanes: int = 0
-    lanes_finished: int = 0  # lanes read to their end (next run starts them over)
+    lanes_finished: int = 0  # lanes read to the end of what is due
     errors: int = 0
     elapsed_s: float = 0.0
 
@@ -88,6 +91,15 @@ class Summary:
 
 
 @dataclass
+class _Lane:
+    name: str
+    family: Family
+    before: float  # items silent since before this are due
+    key: dict | None = None  # where the next page starts
+    done: bool = False
+
+
+@dataclass
 class Reconciler:
     ledger: Ledger
     sqs: object
@@ -96,64 +108,62 @@ class Reconciler:
     limits: RunLimits
     clock: Callable[[], float] = time.time
     workers: int = 4
+    # Called before each provider poll: False means the fleet is held (the pacer says so), poll no more.
+    before_poll: Callable[[], bool] = lambda: True
 
-    def run(self, limits: RunLimits | None = None, restart: bool = False, remaining_s=lambda: 900.0) -> Summary:
+    def run(self, limits: RunLimits | None = None, remaining_s=lambda: 900.0) -> Summary:
         limits = limits or self.limits
-        started = self.clock()
+        started = now = self.clock()
         summary = Summary()
-        cursors = {} if restart else self._load_checkpoint()
-        lanes = [(state, shard) for state in (*HEAL_STATES, *POLL_STATES) for shard in range(SHARDS)]
+        quiet = {Family.HEAL: limits.heal_after_s, Family.QUEUED: limits.queued_after_s}
+        quiet[Family.POLL] = limits.poll_after_s
+        lanes = [_Lane(name, family, now - quiet[family]) for family in Family for name in due.lanes(family)]
         summary.lanes = len(lanes)
-        # Every lane gets the same share of the run, so a crowded lane cannot starve the rest.
-        page = max(1, min(PAGE_SIZE_MAX, limits.max_items // len(lanes)))
-        polls = _Allowance(limits.max_polls)
-        lock = Lock()
+        budget, polls, lock = _Allowance(limits.max_items), _Allowance(limits.max_polls), Lock()
+        # The first round gives every lane the same share, so a crowded lane cannot starve the rest;
+        # later rounds share what the others left among the lanes that still have due items.
+        share = max(1, min(PAGE_SIZE_MAX, limits.max_items // len(lanes)))
 
-        def walk(lane: tuple[State, int]) -> None:
-            state, shard = lane
-            name = f"{state.value}#{shard}"
-            if remaining_s() < TIME_MARGIN_S:
-                return
-            now = self.clock()
-            threshold = limits.poll_after_s if state in POLL_STATES else limits.heal_after_s
+        def walk(lane: _Lane) -> None:
+            if lane.family is Family.POLL and polls.left <= 0:
+                return  # no poll budget left: the rest stay due for the next run
             try:
-                items, next_key = self.ledger.query_shard(
-                    state, shard, page, older_than=now - threshold, start_key=cursors.get(name)
-                )
+                items, next_key = self.ledger.query_due(lane.name, lane.before, share, lane.key)
             except Exception:
-                logger.exception("could not read lane %s", name)
+                logger.exception("could not read lane %s", lane.name)
                 with lock:
                     summary.errors += 1
+                lane.done = True
                 return
-            done = 0
             for item in items:
-                if remaining_s() < TIME_MARGIN_S:
-                    break  # out of time mid-page (slow provider polls): resume after the last one done
-                self._one(item, state, limits, polls, summary, lock)
-                done += 1
-            with lock:
-                summary.examined += done
-                if done < len(items):
-                    if done:
-                        cursors[name] = index_key(items[done - 1])
-                elif next_key:
-                    cursors[name] = next_key
-                else:
-                    cursors.pop(name, None)
+                if remaining_s() < TIME_MARGIN_S or not budget.take():
+                    return  # resume after the last item done (this run) or from what is still due (the next)
+                lane.key = _due_key(item)
+                self._one(item, lane.family, limits, polls, summary, lock)
+                with lock:
+                    summary.examined += 1
+            if not next_key:
+                lane.done = True
+                with lock:
                     summary.lanes_finished += 1
+            lane.key = next_key
 
         with ThreadPoolExecutor(self.workers) as pool:
-            list(pool.map(walk, lanes))
-        self._save_checkpoint(cursors)
+            while budget.left > 0 and remaining_s() >= TIME_MARGIN_S:
+                active = [lane for lane in lanes if not lane.done]
+                if not active or (all(lane.family is Family.POLL for lane in active) and polls.left <= 0):
+                    break
+                list(pool.map(walk, active))
+                share = max(1, min(PAGE_SIZE_MAX, budget.left // max(1, len(active))))
         summary.elapsed_s = round(self.clock() - started, 3)
         return summary
 
     # --- one candidate -----------------------------------------------------------------
 
-    def _one(self, item: dict, state: State, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
+    def _one(self, item: dict, family: Family, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
         now = self.clock()
         try:
-            if state in POLL_STATES:
+            if family is Family.POLL:
                 if not poll_due(item, now, limits.poll_after_s):
                     with lock:
                         summary.skip("not due")
@@ -163,10 +173,10 @@ class Reconciler:
                     with lock:
                         summary.skip("poll budget spent")
                 return
-            reason = heal_reason(item, now, limits.heal_after_s)
+            reason = heal_reason(item, now, limits.heal_after_s, limits.queued_after_s)
             if reason is None:
                 with lock:
-                    summary.skip(f"{state}: live or waiting")
+                    summary.skip(f"{item.get('state')}: live or waiting")
                 return
             self._heal(item, reason, now, summary, lock)
         except Exception:
@@ -180,8 +190,16 @@ class Reconciler:
             with lock:
                 summary.skip("moved since it was read")
             return
-        message = message_of(marked.current or {})
-        # If this send fails, the marker stays and the next quiet period heals it again.
+        try:
+            message = message_of(marked.current or {})
+        except NotResendable as exc:
+            # Sending it would fail the same way every run: failed for good, with the reason.
+            self.ledger.park(marked.current or seen, self.clock(), f"cannot be re-sent: {exc.reason}")
+            logger.warning("not re-sent: %s", exc.reason, extra={"asset_id": seen.get("asset_id")})
+            with lock:
+                summary.parked += 1
+            return
+        # If this send fails, the marker stays and the lane brings it back after the next quiet period.
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=encode_message(message))
         logger.info("healed: %s", reason, extra={"asset_id": message.asset_id})
         metrics.add_metric(name="Healed", unit=MetricUnit.Count, value=1)
@@ -190,6 +208,11 @@ class Reconciler:
 
     def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
         asset_id = item["asset_id"]
+        if not self.before_poll():
+            polls.stop()  # the fleet is held: a poll now would only meet the same limit
+            with lock:
+                summary.skip("provider held the fleet")
+            return
         with lock:
             summary.polled += 1
         # By the recorded id, or (none recorded) found by our reference.
@@ -203,7 +226,16 @@ class Reconciler:
         verdict = poll_verdict(answer.http_status, status)
         now = self.clock()
         if verdict is PollVerdict.WORKING:
-            self.ledger.note_polled(asset_id, now, f"provider says {status.status}")
+            stuck = stuck_for(item, now, limits.max_processing_s)
+            if stuck is not None:
+                self._fail_stuck(asset_id, stuck, status.status, now, summary, lock)
+                return
+            polled = int(item.get("polls") or 0) + 1
+            since = item.get("processing_at")
+            next_at = due.next_poll_at(
+                now, polled, limits.poll_after_s, float(since) if since is not None else None, limits.max_processing_s
+            )
+            self.ledger.note_polled(asset_id, now, f"provider says {status.status}", next_at)
             with lock:
                 summary.still_processing += 1
             return
@@ -226,6 +258,19 @@ class Reconciler:
             return
         self._settle_polled(item, status, limits, summary, lock)
 
+    def _fail_stuck(self, asset_id: str, stuck_s: float, word: str, now: float, summary: Summary, lock) -> None:
+        reason = (
+            f"provider still says {word or 'processing'} after {stuck_s:,.0f} s (MaxProcessingSeconds): its ingest"
+            " may hang without ever failing; check the video at the provider, delete it there if it is stuck,"
+            " then migrator retry"
+        )
+        result = self.ledger.fail_stuck(asset_id, now, reason)
+        if result.won:
+            logger.warning("gave up on a video still processing", extra={"asset_id": asset_id})
+            metrics.add_metric(name="ProcessingGaveUp", unit=MetricUnit.Count, value=1)
+        with lock:
+            summary.failed_stuck += int(result.won)
+
     def _settle_polled(self, item: dict, status, limits: RunLimits, summary: Summary, lock) -> None:
         asset_id = item["asset_id"]
         settled = settle_reported(
@@ -246,27 +291,6 @@ class Reconciler:
                 summary.settled_rejected += 1
             summary.drifted += int(settled.drift_s is not None)
 
-    # --- the checkpoint --------------------------------------------------------------------
-
-    def _load_checkpoint(self) -> dict:
-        raw = self.ledger.client.get_item(
-            TableName=self.ledger.table, Key=typed({"asset_id": CHECKPOINT_ID}), ConsistentRead=True
-        ).get("Item")
-        item = to_item(raw) or {}
-        try:
-            cursors = json.loads(item.get("cursors", "{}"))
-        except ValueError:
-            return {}
-        return cursors if isinstance(cursors, dict) else {}
-
-    def _save_checkpoint(self, cursors: dict) -> None:
-        # Two runs at once may each save theirs: the last one wins, which only changes
-        # where the next run starts, never what it may do.
-        self.ledger.client.put_item(
-            TableName=self.ledger.table,
-            Item=typed({"asset_id": CHECKPOINT_ID, "cursors": json.dumps(cursors), "saved_at": self.clock()}),
-        )
-
 
 def _unreadable(status, http_status: int) -> str:
     if status is None:
@@ -274,9 +298,9 @@ def _unreadable(status, http_status: int) -> str:
     return f"status {status.status or 'missing'!r} we cannot read"
 
 
-def index_key(item: dict) -> dict:
-    """The by_state index position of `item`, as a query's ExclusiveStartKey."""
-    return typed({k: item[k] for k in ("asset_id", "state_shard", "updated_at")})
+def _due_key(item: dict) -> dict:
+    """The by_due index position of `item`, as a query's ExclusiveStartKey."""
+    return typed({k: item[k] for k in ("asset_id", "due_lane", "due_at")})
 
 
 class _Allowance:
@@ -316,7 +340,11 @@ def load_limits(env=None) -> RunLimits:
         value = env_number(env, variable, getattr(defaults, name), low, high)
         limits[name] = int(value) if isinstance(low, int) else value
     drift = env_number(env, "DRIFT_TOLERANCE_SECONDS", defaults.drift_tolerance_s, 0, 3600)
-    return RunLimits(**limits, drift_tolerance_s=drift)
+    retention = env_number(env, "QUEUE_RETENTION_SECONDS", DEFAULT_RETENTION_S, 60, DEFAULT_RETENTION_S)
+    stuck = env_number(env, "MAX_PROCESSING_SECONDS", defaults.max_processing_s, 0, 30 * 86_400)
+    return RunLimits(
+        **limits, drift_tolerance_s=drift, queued_after_s=due.queued_after_s(retention), max_processing_s=stuck
+    )
 
 
 def build(env=None) -> Reconciler:
@@ -394,11 +422,11 @@ def handler(event, context):
     if isinstance(event, dict) and event.get("doctor") is True:
         return self_check(_reconciler.provider, _reconciler.clock)
     try:
-        limits, restart = limits_for(event, _reconciler.limits)
+        limits = limits_for(event, _reconciler.limits)
     except RunRequestError as exc:
         logger.warning("reconcile request refused: %s", exc)
         return {"error": str(exc)}
-    summary = _reconciler.run(limits, restart, lambda: context.get_remaining_time_in_millis() / 1000)
+    summary = _reconciler.run(limits, lambda: context.get_remaining_time_in_millis() / 1000)
     # Heals and drift are counted as they happen (Healed, DurationDrift); these are per run.
     for name in ("polled", "examined", "errors"):
         metrics.add_metric(name=f"Reconcile{name.title()}", unit=MetricUnit.Count, value=getattr(summary, name))

@@ -130,35 +130,56 @@ class Uploader:
             metrics.add_metric(name="Failed", unit=MetricUnit.Count, value=1)
             return Fate.finished(error)
 
+        attempt = Attempt(claim)
         try:
-            return self._find_or_create(msg, claim, plan.lookup_first, spent, deadline)
+            return self._find_or_create(msg, attempt, plan.lookup_first, spent, deadline)
         except CredentialsError as exc:
-            # Our configuration, not the asset's fault: hold it without spending its budget.
+            # Our configuration (or the secret store's weather), not the asset's fault: hold it
+            # without spending its budget, loudly.
             now = self.clock()
             error = f"provider credentials unusable: {exc}"
             logger.error(error)
             metrics.add_metric(name="ProviderMisconfigured", unit=MetricUnit.Count, value=1)
             self.ledger.release_throttled(msg.asset_id, claim.token, _back_to(claim), now + 60, error, now, count=False)
             return Fate.later(60 + self.rng.uniform(0, 15), error)
+        except Exception as exc:
+            metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1)
+            if attempt.create_sent:
+                # The create may have happened: the lease runs out and the next claim looks first.
+                logger.exception("unexpected error after the create was sent; the next claim looks it up first")
+                return Fate.later(self.rng.uniform(5, 15), "unexpected error after the create was sent")
+            # Nothing can exist at the provider yet: the attempt is given back and the lease dropped.
+            logger.exception("unexpected error before any create was sent; the attempt is given back")
+            now, delay = self.clock(), self.rng.uniform(5, 15)
+            error = f"worker error before any create was sent: {type(exc).__name__}"
+            self.ledger.give_back(msg.asset_id, claim.token, _back_to(claim), now + delay, error, now)
+            return Fate.later(delay, error)
 
     def _find_or_create(
-        self, msg: AssetMessage, claim: Claimed, lookup_first: bool, spent: int, deadline: float
+        self, msg: AssetMessage, attempt: Attempt, lookup_first: bool, spent: int, deadline: float
     ) -> Fate:
+        claim = attempt.claim
+        problem = self.provider.source_problem(claim.source_url)
+        if problem:  # never fetchable by this provider: refused before any request, with the fix
+            return self._apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=problem), spent)
         if lookup_first:
             found = self._find(msg.asset_id, claim)
             if found.kind is not OutcomeKind.NOT_FOUND:
-                return self._adopt(msg, claim, found, spent)
+                return self._adopt(msg, attempt, found, spent)
+            attempt.searched = True  # nothing exists from the tries before this claim
         waited_out = 0  # 429s met and waited out inside this invocation
         while True:
             slot = self.pacer.reserve(self.clock())
             if isinstance(slot, Hold):
                 if self._wait_if_short(slot.until, deadline):
                     continue  # a short hold costs a sleep, not a trip through the queue
-                return self._release_held(msg, claim, slot)
+                return self._release_held(msg, attempt, slot)
             wait = slot.at - self.clock()
             if wait > 0:
                 self.sleep(wait)
-            outcome = self.provider.create(_asset_ref(msg, claim), self.presign(claim.source_url))
+            source = self.presign(claim.source_url)
+            attempt.create_sent = True  # from here on, a crash may leave a video behind
+            outcome = self.provider.create(_asset_ref(msg, claim), source)
             self._observe(outcome)
             if outcome.kind is OutcomeKind.THROTTLED:
                 asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
@@ -167,8 +188,8 @@ class Uploader:
                     continue
                 outcome = replace(outcome, retry_after=asked)
             if outcome.kind is OutcomeKind.CONFLICT:
-                return self._adopt(msg, claim, self._find(msg.asset_id, claim), spent)
-            return self._apply(msg, claim, outcome, spent, waited_out)
+                return self._adopt(msg, attempt, self._find(msg.asset_id, claim), spent)
+            return self._apply(msg, attempt, outcome, spent, waited_out)
 
     def _observe(self, outcome: Outcome) -> None:
         """What one create's answer tells the pacer: a pacing signal, the stated limit, and an
@@ -201,21 +222,28 @@ class Uploader:
             self.sleep(wait)
         return True
 
-    def _release_held(self, msg: AssetMessage, claim: Claimed, slot: Hold) -> Fate:
-        now = self.clock()
+    def _release_held(self, msg: AssetMessage, attempt: Attempt, slot: Hold) -> Fate:
+        now, claim = self.clock(), attempt.claim
         delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now)))
         self.ledger.release_throttled(
-            msg.asset_id, claim.token, _back_to(claim), now + delay, f"held: {slot.reason}", now, count=False
+            msg.asset_id,
+            claim.token,
+            _back_to(claim),
+            now + delay,
+            f"held: {slot.reason}",
+            now,
+            count=False,
+            lookup_from=attempt.lookup_from,
         )
         logger.info("held for %.1f s: %s", delay, slot.reason)
         return Fate.later(delay, f"held: {slot.reason}", pacing=True)
 
-    def _adopt(self, msg: AssetMessage, claim: Claimed, found: Outcome, spent: int) -> Fate:
+    def _adopt(self, msg: AssetMessage, attempt: Attempt, found: Outcome, spent: int) -> Fate:
         """Take over a video an earlier try made. Its webhook may have come and gone while the
         ledger did not yet know the video (a provider whose events name only the video cannot
         be matched then), so a video the provider has already finished is settled now, from
         one read, rather than waiting for reconcile's poll."""
-        fate = self._apply(msg, claim, found, spent)
+        fate = self._apply(msg, attempt, found, spent)
         if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
             answer = self.provider.poll(msg.asset_id, found.remote_id)
             if answer.video is not None and answer.video.target is not None:
@@ -233,27 +261,42 @@ class Uploader:
         return fate
 
     def _find(self, asset_id: str, claim: Claimed) -> Outcome:
-        """What an earlier try may have created, looked for among videos made since that try's claim."""
-        earlier = (claim.previous or {}).get("claimed_at")
+        """What an earlier try may have created, looked for among videos made since the earliest try
+        that may have made one (`lookup_from`: the first claim, moved on only by a lookup that completed
+        and found nothing), so a throttled or interrupted lookup in between never narrows the search."""
+        previous = claim.previous or {}
+        earlier = previous.get("lookup_from", previous.get("claimed_at"))
         return self.provider.find(asset_id, float(earlier) if earlier is not None else None)
 
-    def _apply(self, msg: AssetMessage, claim: Claimed, outcome: Outcome, spent: int, waited_out: int = 0) -> Fate:
+    def _apply(self, msg: AssetMessage, attempt: Attempt, outcome: Outcome, spent: int, waited_out: int = 0) -> Fate:
         """Move the ledger and choose the message's fate for `outcome`. `waited_out`: 429s this
         claim met and waited out before it, counted as throttles with the final write."""
-        now = self.clock()
+        now, claim = self.clock(), attempt.claim
         decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
         asset_id, token = msg.asset_id, claim.token
         if decision.move is MoveKind.TO_PROCESSING:
             result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now, throttles=waited_out)
         elif decision.move is MoveKind.RELEASE_THROTTLED:
             result = self.ledger.release_throttled(
-                asset_id, token, _back_to(claim), decision.retry_at, decision.error, now
+                asset_id,
+                token,
+                _back_to(claim),
+                decision.retry_at,
+                decision.error,
+                now,
+                lookup_from=attempt.lookup_from,
             )
         elif decision.move is MoveKind.TO_REJECTED:
             result = self.ledger.mark_rejected(asset_id, token, decision.error, now, throttles=waited_out)
         else:
             result = self.ledger.mark_failed(
-                asset_id, token, decision.error, decision.retry_at, now, throttles=waited_out
+                asset_id,
+                token,
+                decision.error,
+                decision.retry_at,
+                now,
+                throttles=waited_out,
+                lookup_from=attempt.lookup_from,
             )
         metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
         logger.info(
@@ -288,6 +331,21 @@ class Uploader:
         logger.warning("poison message: %s", reason, extra={"message_id": record.get("messageId")})
         metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)
         return Fate.poison(reason)
+
+
+@dataclass
+class Attempt:
+    """One claim's try: whether a create went out (after which a crash may have left a video),
+    and whether a lookup completed and found nothing (which moves the next lookup's bound on)."""
+
+    claim: Claimed
+    create_sent: bool = False
+    searched: bool = False
+
+    @property
+    def lookup_from(self) -> float | None:
+        """Where the next lookup may start: this claim's time, once nothing older can exist."""
+        return self.claim.claimed_at if self.searched and self.claim.claimed_at else None
 
 
 def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:

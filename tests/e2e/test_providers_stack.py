@@ -197,7 +197,7 @@ def test_a_webhook_that_never_comes_is_settled_by_reconciles_poll(deployed, prov
     table = deployed.outputs["LedgerTableName"]
     for asset_id, item in wait_for_states(aws("dynamodb"), table, ids, {"processing"}, 60).items():
         wait_at_provider(deployed, asset_id, item["remote_id"])
-    code, out, err = cli("reconcile", "--poll-after", "0", "--restart", "--json")
+    code, out, err = cli("reconcile", "--poll-after", "0", "--json")
     assert code == 0, err
     assert json.loads(out)["settled_ready"] >= len(ids)
     items = wait_for_states(aws("dynamodb"), table, ids, {"ready"}, 10)

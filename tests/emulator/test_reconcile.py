@@ -6,7 +6,6 @@ so "an hour later" costs nothing.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -160,26 +159,84 @@ def test_assets_the_provider_is_still_working_on_stay_and_are_counted(aws, table
     assert item["state"] == "processing" and "preparing" in item["poll_note"]
 
 
-def test_a_bounded_run_resumes_from_its_checkpoint(aws, table, queue, sim):
+def test_a_bounded_run_leaves_the_rest_due_for_the_next_one(aws, table, queue, sim):
     ledger = Ledger(table, aws("dynamodb"))
     ids = [unique("many") for _ in range(40)]
     for asset_id in ids:
         claim(ledger, asset_id, lease_s=1)
     later = reconciler(aws, table, queue, sim, ahead_s=3600)
-    small = RunLimits(**{**LIMITS.__dict__, "max_items": 80})  # one item per lane per run
+    small = RunLimits(**{**LIMITS.__dict__, "max_items": 10})
 
     runs = []
     while sum(r.healed for r in runs) < len(ids) and len(runs) < 20:
         runs.append(later.run(small))
 
-    assert all(r.examined <= 80 for r in runs)
-    assert len(runs) > 1  # bounded: no single run covered the lanes holding several assets
+    assert all(r.examined <= 10 for r in runs)
+    assert len(runs) == 4  # bounded, and no run read an item it had already acted on
     assert sorted(drain(aws("sqs"), queue)) == sorted(ids)
-    # A run that reads every lane to its end leaves no cursor behind: the next starts over.
-    final = later.run()
-    assert final.lanes_finished == final.lanes == 80
-    checkpoint = ledger.client.get_item(TableName=table, Key={"asset_id": {"S": "#reconcile"}})["Item"]
-    assert json.loads(checkpoint["cursors"]["S"]) == {}
+    final = later.run()  # healed assets wait in the queued lane now: nothing is due
+    assert (final.examined, final.healed, final.lanes_finished) == (0, 0, final.lanes)
+
+
+def test_a_run_reads_up_to_its_budget_however_crowded_one_lane_is(aws, table, queue, sim):
+    """ReconcileMaxItems above 8,000 did nothing: each of 80 lanes read one page of at most 100."""
+    import migrator.due as due_module
+
+    ledger = Ledger(table, aws("dynamodb"))
+    crowded = [i for i in (unique("crowd") for _ in range(2000)) if due_module.shard_of(i) == 0][:150]
+    for asset_id in crowded:  # 150 lost workers, every one in the same lane
+        claim(ledger, asset_id, lease_s=1)
+
+    summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(
+        RunLimits(**{**LIMITS.__dict__, "max_items": 10_000})
+    )
+
+    assert summary.healed == len(crowded)
+    assert sorted(drain(aws("sqs"), queue)) == sorted(crowded)
+
+
+def test_a_healable_asset_is_found_among_a_million_that_wait_for_the_operator(aws, table, queue, sim):
+    """Staged and failed-for-good assets are in no lane: a run's budget goes to what can be healed."""
+    ledger = Ledger(table, aws("dynamodb"))
+    now = time.time()
+    for _ in range(300):
+        assert ledger.stage(AssetMessage(unique("staged"), "https://media.example/s.mp4"), now)
+    for _ in range(100):
+        gone = unique("gone")
+        c = claim(ledger, gone, lease_s=60)
+        ledger.mark_failed(gone, c.token, "HTTP 500", None, time.time())
+    lost = unique("lost")  # deferred by a 429 after all of them; its message was lost
+    c = claim(ledger, lost, lease_s=60)
+    ledger.release_throttled(lost, c.token, State.PENDING, time.time() + 1, "HTTP 429", time.time())
+
+    summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(RunLimits(**{**LIMITS.__dict__, "max_items": 48}))
+
+    assert summary.healed == 1 and summary.examined == 1
+    assert drain(aws("sqs"), queue) == [lost]
+
+
+def test_a_message_the_queue_dropped_is_sent_again_from_the_ledger(aws, table, queue, sim):
+    ledger = Ledger(table, aws("dynamodb"))
+    waiting = unique("waiting")
+    assert ledger.record_intake(AssetMessage(waiting, "https://media.example/w.mp4", title="kept"), time.time()).new
+    limits = RunLimits(**{**LIMITS.__dict__, "queued_after_s": 7200})
+
+    assert reconciler(aws, table, queue, sim, ahead_s=3600).run(limits).healed == 0  # it may still be queued
+    assert reconciler(aws, table, queue, sim, ahead_s=7300).run(limits).healed == 1  # past the queue's retention
+    (body,) = drain_bodies(aws("sqs"), queue)
+    assert parse_message(body) == AssetMessage(waiting, "https://media.example/w.mp4", title="kept")
+    assert reconciler(aws, table, queue, sim, ahead_s=7400).run(limits).healed == 0  # once per retention
+
+
+def drain_bodies(sqs, queue) -> list[str]:
+    bodies = []
+    while True:
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+        if not messages:
+            return bodies
+        for m in messages:
+            bodies.append(m["Body"])
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
 
 
 def test_a_run_out_of_time_mid_page_resumes_after_the_last_asset_it_did(aws, table, queue, sim):
@@ -234,7 +291,9 @@ def test_a_throttled_poll_ends_the_runs_polling(aws, table, queue, sim):
     summary = later.run()
 
     assert len(answers) == 1 and summary.polled == 1
-    assert summary.skipped["provider throttled the poll"] == 1 and summary.skipped["poll budget spent"] == 4
+    assert summary.skipped["provider throttled the poll"] == 1
+    unasked = [i for i in ledger.iter_state(State.PROCESSING) if "polled_at" not in (ledger.get(i["asset_id"]) or {})]
+    assert len(unasked) == 5  # a throttled poll learns nothing: all five stay due for the next run
 
 
 def test_a_processing_asset_the_provider_does_not_know_stops_taking_the_poll_budget(aws, table, queue, sim):
@@ -254,7 +313,7 @@ def test_a_processing_asset_the_provider_does_not_know_stops_taking_the_poll_bud
         ledger.mark_processing(asset_id, c.token, remote, time.time())
 
     for run in range(1, MAX_POLL_MISSES + 1):
-        summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(restart=True)
+        summary = reconciler(aws, table, queue, sim, ahead_s=3600 * run).run()
         assert summary.polled == 2
         expected = "failed" if run == MAX_POLL_MISSES else "processing"
         assert ledger.get(gone)["state"] == expected, f"run {run}"
@@ -262,5 +321,55 @@ def test_a_processing_asset_the_provider_does_not_know_stops_taking_the_poll_bud
     assert "no such video" in item["last_error"] and "retry_after" not in item
     assert summary.failed_unfound == 1
     assert ledger.get(slow)["state"] == "processing"  # still working: polled, never given up on
-    summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(restart=True)
+    summary = reconciler(aws, table, queue, sim, ahead_s=3600 * (MAX_POLL_MISSES + 1)).run()
     assert summary.polled == 1  # the budget now goes to assets that can still move
+
+
+def test_every_due_poll_is_made_within_a_few_runs_however_the_budget_falls(aws, table, queue, sim):
+    """The poll budget once went to the first shards every run, re-polling assets still being encoded,
+    while the later shards' lost webhooks were never made up."""
+    provider = build("generic", sim.url, lambda: sim.config.token)
+    ledger = Ledger(table, aws("dynamodb"))
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
+    slow = [unique("slow") for _ in range(40)]
+    for asset_id in slow:  # still encoding at the provider: each poll says so
+        c = claim(ledger, asset_id, lease_s=60)
+        ledger.mark_processing(
+            asset_id, c.token, provider.create(AssetRef(asset_id), "https://m.example/s.mp4").remote_id, time.time()
+        )
+    sim.patch_config({"processing_delay_s": 0.0})
+    lost = [unique("lost") for _ in range(10)]
+    for asset_id in lost:  # ready at the provider; its webhook was lost
+        c = claim(ledger, asset_id, lease_s=60)
+        ledger.mark_processing(
+            asset_id, c.token, provider.create(AssetRef(asset_id), "https://m.example/l.mp4").remote_id, time.time()
+        )
+    time.sleep(0.3)
+    few = RunLimits(**{**LIMITS.__dict__, "max_polls": 10})
+
+    runs = [reconciler(aws, table, queue, sim, ahead_s=3600 + 60 * k).run(few) for k in range(5)]
+
+    assert all(r.polled <= 10 for r in runs)
+    assert {ledger.get(i)["state"] for i in lost} == {"ready"}
+    assert sum(r.settled_ready for r in runs) == len(lost)
+
+
+def test_a_video_processing_past_the_longest_allowed_is_failed_with_the_reason(aws, table, queue, sim):
+    """api.video has no failed-ingest state and no failure webhook: a source it cannot fetch may stay
+    processing forever. MaxProcessingSeconds bounds it, for every provider."""
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 10**6})
+    provider = build("generic", sim.url, lambda: sim.config.token)
+    ledger = Ledger(table, aws("dynamodb"))
+    stuck, young = unique("stuck"), unique("young")
+    for asset_id in (stuck, young):
+        c = claim(ledger, asset_id, lease_s=60)
+        remote = provider.create(AssetRef(asset_id), "https://m.example/h.mp4").remote_id
+        ledger.mark_processing(asset_id, c.token, remote, time.time() - (90_000 if asset_id == stuck else 0))
+    limits = RunLimits(**{**LIMITS.__dict__, "max_processing_s": 86_400})
+
+    summary = reconciler(aws, table, queue, sim, ahead_s=3600).run(limits)
+
+    assert (summary.polled, summary.failed_stuck, summary.still_processing) == (2, 1, 1)
+    item = ledger.get(stuck)
+    assert item["state"] == "failed" and "MaxProcessingSeconds" in item["last_error"] and "retry_after" not in item
+    assert ledger.get(young)["state"] == "processing"

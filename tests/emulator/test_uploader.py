@@ -348,3 +348,18 @@ def test_a_video_the_provider_finished_before_its_adoption_is_settled_at_once(aw
     item = survivor.ledger.get("done-early")
     assert item["state"] == "ready" and float(item["provider_duration_s"]) == 4.0
     assert sim.stats()["videos"] == 1
+
+
+def test_an_s3_source_a_provider_cannot_fetch_is_rejected_before_any_request(aws, table, queue, sim):
+    """Cloudflare fetches with HEAD and range GETs, which a URL presigned for GET refuses: the asset is
+    rejected with the fix before the provider is called, whoever pushed the message."""
+    uploader = make_uploader(aws, table, queue, sim)
+    uploader.provider = build("cloudflare", sim.url, lambda: '{"account_id": "abc", "api_token": "t"}')
+    [record] = send_and_receive(aws("sqs"), queue, [body("s3-cf", "s3://masters/a.mp4")])
+
+    fate = uploader.process(record, deadline=time.time() + 60)
+
+    item = uploader.ledger.get("s3-cf")
+    assert fate.kind.value == "finished" and item["state"] == "rejected"
+    assert "HEAD and range GETs" in item["last_error"]
+    assert sim.requests_log(ops=None) == []  # not one request reached the provider

@@ -61,12 +61,12 @@ def test_concurrency_mapping_covers_every_allowed_value():
     assert all(mapping[k]["Value"] == int(k) for k in allowed)
 
 
-def test_the_state_index_projects_what_reconcile_reads():
-    from migrator.heal import INDEX_FIELDS
+def test_the_due_index_projects_what_reconcile_reads():
+    from migrator.due import INDEX, INDEX_FIELDS
 
     template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
     table = template["Resources"]["LedgerTable"]["Properties"]
-    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "by_state"]
+    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == INDEX]
     keys = {k["AttributeName"] for k in table["KeySchema"]} | {k["AttributeName"] for k in index["KeySchema"]}
     assert set(INDEX_FIELDS) <= keys | set(index["Projection"]["NonKeyAttributes"])
 
@@ -123,7 +123,7 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 4
+    assert len(functions) == 5
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -137,17 +137,16 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 4  # and SAM made no others
+    assert len(roles) == 5  # and SAM made no others
 
 
-def test_reconcile_may_write_whole_items_only_for_its_checkpoint(translated):
+def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
     role = translated["Resources"]["ReconcileRole"]
-    puts = [st for st in _statements(role) if "dynamodb:PutItem" in st.get("Action", [])]
-    assert len(puts) == 1
-    assert puts[0]["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["#reconcile"]}}
-    from migrator.reconcile import CHECKPOINT_ID
-
-    assert CHECKPOINT_ID == "#reconcile"
+    statements = _statements(role)
+    assert not [st for st in statements if "dynamodb:PutItem" in st.get("Action", [])]
+    (ledger,) = [st for st in statements if "dynamodb:Query" in st.get("Action", [])]
+    assert {"Fn::Sub": "${LedgerTable.Arn}/index/by_due"} in ledger["Resource"]
+    assert not [r for r in ledger["Resource"] if "by_state" in str(r)]
 
 
 def test_the_tally_reads_only_the_ledgers_stream(translated):
@@ -231,7 +230,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 5  # four functions and the webhook API's access log
+    assert len(groups) == 6  # five functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -290,3 +289,39 @@ def test_the_lambda_package_holds_no_cli_and_imports_none():
                 else []
             )
             assert not any(name.startswith("migrator_cli") for name in names), path
+
+
+def _branches(role: dict) -> list[dict]:
+    """Every statement of a role, the true branch of each conditional one included."""
+    out = []
+    for statement in _statements(role):
+        out.append(statement["Fn::If"][1] if "Fn::If" in statement else statement)
+    return out
+
+
+def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
+    """`secret:${Name}-*` also matched `${Name}-admin-...`; AWS's form for one secret is six characters."""
+    resources = translated["Resources"]
+    grants = [
+        st
+        for role in (r for r in resources.values() if r["Type"] == "AWS::IAM::Role")
+        for st in _branches(role)
+        if "secretsmanager:GetSecretValue" in st.get("Action", [])
+    ]
+    assert len(grants) == 4  # the provider's secret (uploader, reconcile, webhook) and the signing secret
+    for grant in grants:
+        arn = grant["Resource"]["Fn::Sub"]
+        assert arn.endswith("-??????") and "*" not in arn, arn
+
+
+def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):
+    resources = translated["Resources"]
+    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole"):
+        statements = _statements(resources[role_name])
+        (conditional,) = [st for st in statements if "Fn::If" in st and st["Fn::If"][0] == "HasSecretsKey"]
+        grant = conditional["Fn::If"][1]
+        assert grant["Action"] == ["kms:Decrypt"] and grant["Resource"] == {"Ref": "SecretsKmsKeyArn"}
+        services = grant["Condition"]["StringEquals"]["kms:ViaService"]
+        assert [s["Fn::Sub"].split(".")[0] for s in services] == ["secretsmanager", "ssm"]
+    for role_name in ("TallyRole", "IntakeRole"):  # they read no secret
+        assert not [st for st in _branches(resources[role_name]) if "kms:Decrypt" in st.get("Action", [])]

@@ -451,6 +451,18 @@ def test_load_refuses_s3_sources_outside_the_stacks_source_bucket(tmp_path):
     assert not any(line.startswith(("line 2:", "line 3:")) for line in printed)
 
 
+def test_s3_sources_for_a_provider_that_fetches_with_head_are_refused_at_load_with_the_fix(tmp_path):
+    """Cloudflare Stream fetches with HEAD and range GETs; a URL presigned for GET answers HEAD with 403."""
+    summary, printed = dry_load(
+        tmp_path, S3_ROWS, SourceBucket.of_outputs({"SourceBucketName": "media", "Provider": "cloudflare"})
+    )
+    assert (summary.good, summary.bad) == (1, 4)  # only the https row; every s3:// row, its own bucket's too
+    (line3,) = [line for line in printed if line.startswith("line 3:")]
+    assert "HEAD and range GETs" in line3 and "list those URLs instead of s3://" in line3
+    mux, _ = dry_load(tmp_path, S3_ROWS, SourceBucket.of_outputs({"SourceBucketName": "media", "Provider": "mux"}))
+    assert mux.good == 2  # Mux fetches the presigned GET itself
+
+
 def test_load_refuses_s3_sources_the_same_way_in_json_lines(tmp_path):
     content = json.dumps({"id": "x", "source_url": "s3://other-bucket/x.mp4"}) + "\n"
     summary, printed = dry_load(tmp_path, content, SourceBucket("media"), name="inv.jsonl")

@@ -31,7 +31,9 @@ def test_throughput_eta_and_429_rate():
     assert view.window_s == 90
     assert view.settled == 90 and view.rate_per_min == 60.0
     assert view.throttle_rate == 30 / 130
-    assert view.remaining == 50 + 40 + 10  # active assets + messages not yet claimed
+    assert view.remaining == 50 + 40 + 10  # active assets + messages not yet claimed (a stack without intake)
+    with_intake = Queues(visible=10, in_flight=5, delayed=0, dead=2, intake=3)
+    assert summarize(s, with_intake, None, NOW, window_minutes=1).remaining == 50 + 40 + 3  # the rest are counted
     assert view.eta_s == 90.0  # 100 left (60 to create, 40 processing) at the create rate, 100 in 90 s
     assert view.total == 1000
 

@@ -8,6 +8,7 @@ signatures, rate-limit headers) lives in the provider's own module.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .apivideo import ApiVideoProvider
@@ -75,7 +76,26 @@ def from_settings(settings, clock: Callable[[], float] | None = None) -> Provide
     return build(
         settings.provider,
         settings.provider_base_url,
-        lambda: read_secret(settings.token_secret_name, settings.token_parameter_name),
+        readable(lambda: read_secret(settings.token_secret_name, settings.token_parameter_name)),
         webhook_scheme=settings.webhook_scheme,
         **options,
     )
+
+
+def readable(secret: Callable[[], str | None]) -> Callable[[], str | None]:
+    """`secret`, with a failure to read it (AccessDenied under a KMS key the role may not use,
+    throttling, an outage) turned into CredentialsError: our configuration or the service's
+    weather, never the asset's fault, so the uploader holds the asset without spending its
+    attempts instead of failing every asset for good. The error names the cause, not the value."""
+
+    def read() -> str | None:
+        try:
+            return secret()
+        except CredentialsError:
+            raise
+        except Exception as exc:
+            code = re.search(r"\(([A-Za-z]+(?:Exception|Error)?)\)", str(exc))
+            cause = code.group(1) if code else type(exc).__name__
+            raise CredentialsError(f"the provider's credentials could not be read ({cause})") from None
+
+    return read

@@ -38,6 +38,10 @@ class Provider(ABC):
     default_base_url: str = ""
     # In which window a duplicate video is still possible, for the README and the audit.
     duplicate_window: str = ""
+    # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader
+    # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
+    # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.
+    fetches_presigned_get: bool = True
 
     def __init__(
         self,
@@ -70,6 +74,13 @@ class Provider(ABC):
         """A video an earlier try made for this asset: CREATED with its id, or NOT_FOUND.
         An errored video never counts. `created_after` bounds a search by time where the
         provider has no filter for our reference."""
+
+    def source_problem(self, source_url: str) -> str | None:
+        """Why this provider could never fetch `source_url`, or None: checked before any create,
+        at load time (the CLI) and by the uploader, with the same words."""
+        if not self.fetches_presigned_get and source_url.lower().startswith("s3://"):
+            return unfetchable_s3(self.name)
+        return None
 
     # --- reconcile and the webhook ------------------------------------------------------
 
@@ -214,6 +225,14 @@ def poll_of(found: Outcome) -> Poll | None:
     if found.kind is OutcomeKind.THROTTLED:
         return Poll(429, retry_after=found.retry_after)
     return Poll(200 if found.kind is OutcomeKind.NOT_FOUND else 0)
+
+
+def unfetchable_s3(provider: str) -> str:
+    return (
+        f"{provider} fetches a source with HEAD and range GETs, which an S3 URL presigned for GET refuses (403):"
+        " serve the objects at an https URL that answers both (a CloudFront distribution, or a public-read"
+        " prefix) and list those URLs instead of s3://"
+    )
 
 
 class ListingError(RuntimeError):

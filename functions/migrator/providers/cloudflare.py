@@ -98,6 +98,8 @@ class CloudflareProvider(Provider):
     )
 
     webhook_scheme = Scheme.CLOUDFLARE
+    # "The URL must support HTTP HEAD requests and HTTP GET range requests" (Stream: upload via a link).
+    fetches_presigned_get = False
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(self.secret())[1]}"}

@@ -1,0 +1,53 @@
+"""The DynamoDB ledger: one item per asset, moved only by conditional writes.
+
+It is split by its callers, each part a mixin over the same table (`table.LedgerTable`):
+
+- `claims`: the uploader's claim and the fenced writes its holder makes afterwards;
+- `settling`: the provider's outcome (webhook, poll, adoption), forward only;
+- `healing`: reconcile's heals, polls and give-ups;
+- `loading`: intake, staging, the probe's verdicts and the operator's retry;
+- `rules`: the fenced-write and forward-only conditions all of them build on;
+- `resend`: a record turned back into the message that carries it.
+
+`Ledger` is all of them together, for callers that need more than one part.
+"""
+
+from __future__ import annotations
+
+from .claims import Claimed, Claims, Refused
+from .healing import Healing
+from .loading import REARMABLE, Loading, Recorded
+from .resend import NotResendable, json_value, message_of
+from .settling import EventOutcome, EventResult, Settling
+from .table import DUE_INDEX, REMOTE_INDEX, SHARDS, STATE_INDEX, LedgerTable, Update, WriteResult, shard_of, state_shard
+
+
+class Ledger(Claims, Settling, Healing, Loading):
+    """Adapter over the ledger table. Methods take `now` so callers control time."""
+
+
+__all__ = [
+    "DUE_INDEX",
+    "REARMABLE",
+    "REMOTE_INDEX",
+    "SHARDS",
+    "STATE_INDEX",
+    "Claimed",
+    "Claims",
+    "EventOutcome",
+    "EventResult",
+    "Healing",
+    "Ledger",
+    "LedgerTable",
+    "Loading",
+    "NotResendable",
+    "Recorded",
+    "Refused",
+    "Settling",
+    "Update",
+    "WriteResult",
+    "json_value",
+    "message_of",
+    "shard_of",
+    "state_shard",
+]

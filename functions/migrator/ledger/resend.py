@@ -1,0 +1,58 @@
+"""An asset's record turned back into the message that carries it (an operator's retry, reconcile's heal).
+
+The ledger's copy of the source wins over any later message. A record read back holds
+DynamoDB's numbers (Decimal), which become JSON numbers again exactly: an integer stays
+an integer, a fraction the same fraction. The message is then checked with the queue's
+own validation, so a record that could never travel (a poison record without a source,
+a field that no longer passes) is refused here, with its reason, before anything is
+re-armed or sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from ..messages import AssetMessage, Poison, parse_message
+
+
+class NotResendable(ValueError):
+    """The record cannot become a valid message; `reason` says why (safe to print)."""
+
+    def __init__(self, asset_id: str, reason: str):
+        super().__init__(f"{asset_id}: {reason}")
+        self.asset_id, self.reason = asset_id, reason
+
+
+def json_value(value: Any) -> Any:
+    """What DynamoDB handed back, as the JSON value it was stored from (Decimal -> int or float)."""
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value() and value.as_tuple().exponent >= 0:
+            return int(value)
+        return float(value)
+    if isinstance(value, Mapping):
+        return {k: json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, (set, frozenset)):  # a DynamoDB set never comes from a message
+        return sorted(json_value(v) for v in value)
+    return value
+
+
+def message_of(item: Mapping[str, Any]) -> AssetMessage:
+    """The queue message for a ledger item; NotResendable when it would not be a valid one."""
+    asset_id = str(item.get("asset_id", ""))
+    doc: dict = {"id": item.get("asset_id"), "source_url": item.get("source_url")}
+    for field in ("title", "duration_s", "metadata"):
+        if item.get(field) is not None:
+            doc[field] = json_value(item[field])
+    try:
+        body = json.dumps(doc, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise NotResendable(asset_id, f"its record holds what a message cannot carry ({type(exc).__name__})") from None
+    parsed = parse_message(body)
+    if isinstance(parsed, Poison):
+        raise NotResendable(asset_id, f"its record is not a valid message: {parsed.reason}")
+    return parsed

@@ -1,0 +1,123 @@
+"""Intake against the real ledger and queues (emulator): every message is recorded before the paced
+queue sees it, and a message that outlives the queue's retention is sent again from the ledger."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+from migrator.due import queued_after_s
+from migrator.heal import RunLimits
+from migrator.intake import Intake
+from migrator.ledger import Ledger
+from migrator.messages import AssetMessage, parse_message
+from migrator.pacer import Pacer
+from migrator.providers import build
+from migrator.reconcile import Reconciler
+from migrator.settings import Settings
+from migrator.uploader import Uploader
+
+from tests.conftest import unique
+
+pytestmark = pytest.mark.emulator
+
+
+def records(bodies: list[str]) -> list[dict]:
+    return [{"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": b, "attributes": {}} for i, b in enumerate(bodies)]
+
+
+def body(asset_id: str, **fields) -> str:
+    return json.dumps({"id": asset_id, "source_url": f"https://media.example.com/{asset_id}.mp4", **fields})
+
+
+def received(sqs, queue: str) -> list[dict]:
+    """Every message in the queue (received and deleted), as Lambda-shaped records."""
+    out = []
+    while True:
+        resp = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1, AttributeNames=["All"])
+        messages = resp.get("Messages", [])
+        if not messages:
+            return out
+        for m in messages:
+            out.append({"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"]})
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
+
+
+def test_each_message_is_recorded_then_forwarded_once(aws, table, queue):
+    ledger = Ledger(table, aws("dynamodb"))
+    intake = Intake(ledger, aws("sqs"), queue)
+    new, twice, staged, done = (unique(p) for p in ("new", "twice", "staged", "done"))
+    assert ledger.stage(AssetMessage(staged, "https://media.example.com/s.mp4"), time.time())
+    ledger.record_poison(done, "an earlier poison", None, time.time())  # rejected: nothing to do
+
+    first = intake.handle_batch({"Records": records([body(new, title="T", metadata={"n": 1}), body(twice)])})
+    second = intake.handle_batch({"Records": records([body(twice), body(staged), body(done), "not json"])})
+
+    assert first == second == {"batchItemFailures": []}
+    forwarded = sorted(parse_message(r["body"]).asset_id for r in received(aws("sqs"), queue))
+    assert forwarded == sorted([new, twice, staged])  # twice once; the rejected one and the poison never
+    item = ledger.get(new)
+    assert item["state"] == "pending" and item["due_lane"].startswith("queued#") and item["title"] == "T"
+    assert ledger.get(staged)["due_lane"].startswith("queued#")
+
+
+def test_a_forward_that_fails_comes_back_and_is_recorded_once(aws, table, queue):
+    ledger = Ledger(table, aws("dynamodb"))
+
+    class FailingSqs:
+        def send_message_batch(self, **kwargs):
+            raise ConnectionError("the queue is unreachable")
+
+    asset_id = unique("retry")
+    failed = Intake(ledger, FailingSqs(), queue).handle_batch({"Records": records([body(asset_id)])})
+    assert failed == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    assert ledger.get(asset_id)["state"] == "pending"  # recorded: status counts it already
+
+    (redelivered,) = records([body(asset_id)])
+    redelivered["attributes"] = {"ApproximateReceiveCount": "2"}  # SQS brings it back
+    again = Intake(ledger, aws("sqs"), queue).handle_batch({"Records": [redelivered]})
+    assert again == {"batchItemFailures": []}
+    assert [parse_message(r["body"]).asset_id for r in received(aws("sqs"), queue)] == [asset_id]
+    item = ledger.get(asset_id)
+    assert item["due_lane"].startswith("queued#") and int(item["attempts"]) == 0
+
+
+def test_messages_that_expire_unreceived_still_migrate(aws, table, sim):
+    """A work queue that keeps messages 60 s (SQS's least): the fleet does not reach them in time, the
+    queue drops them, and reconcile sends each one again from the ledger; every asset migrates once."""
+    sqs = aws("sqs")
+    work = sqs.create_queue(QueueName=unique("work"), Attributes={"MessageRetentionPeriod": "60"})["QueueUrl"]
+    ledger = Ledger(table, aws("dynamodb"))
+    ids = [unique("slow-fleet") for _ in range(6)]
+    assert Intake(ledger, sqs, work).handle_batch({"Records": records([body(i) for i in ids])}) == {
+        "batchItemFailures": []
+    }
+    time.sleep(62)  # nobody received them: the queue's retention ran out
+    assert received(sqs, work) == []
+
+    reconciler = Reconciler(
+        ledger=ledger,
+        sqs=sqs,
+        queue_url=work,
+        provider=build("generic", sim.url, lambda: sim.config.token),
+        limits=RunLimits(queued_after_s=queued_after_s(60)),
+    )
+    assert reconciler.run().healed == len(ids)
+
+    settings = Settings(table_name=table, queue_url=work, provider_base_url=sim.url)
+    dynamodb = aws("dynamodb")
+    uploader = Uploader(
+        settings=settings,
+        ledger=ledger,
+        pacer=Pacer(table, dynamodb, 0.0, 100.0),
+        provider=build("generic", sim.url, lambda: sim.config.token),
+        sqs=sqs,
+        presign=lambda url: url,
+        rng=random.Random(1),
+    )
+    assert uploader.handle_batch({"Records": received(sqs, work)}, lambda: 300.0) == {"batchItemFailures": []}
+    assert {ledger.get(i)["state"] for i in ids} == {"processing"}
+    stats = sim.stats()
+    assert stats["videos"] == len(ids) and stats["duplicate_videos"] == 0
