@@ -40,8 +40,9 @@ EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines
 VIDEO_EXTENSIONS = frozenset(
     ("mp4", "mov", "m4v", "mkv", "webm", "avi", "mpg", "mpeg", "ts", "mts", "m2ts", "mxf", "flv", "wmv", "3gp", "ogv")
 )
-# A JSON Lines row may be longer than the body it becomes (whitespace, \u escapes);
-# past this it is refused unread, so one endless line cannot fill memory.
+# A row of the file may be longer than the body it becomes (JSON whitespace and \u escapes,
+# CSV's doubled quotes); past this a JSON Lines line, or a CSV row (all its lines), is refused
+# unread, so one endless line cannot fill memory.
 MAX_LINE_BYTES = 4 * MAX_BODY_BYTES
 # Characters SQS accepts in a message body; anything else fails the send for good.
 # Lone surrogates are what undecodable bytes become (errors="surrogateescape").
@@ -222,27 +223,150 @@ def _printable(asset_id: str | None) -> str | None:
 
 
 def _read_csv(stream: IO[bytes], source: str) -> Iterator[Record]:
-    # newline="" lets the csv module see quoted newlines; surrogateescape turns
-    # undecodable bytes into markers that fail their row, not the whole file.
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    lines = CsvLines(stream)
     # strict: a quote left open at the end of the file, or text after a closing quote, is an
     # error; left lenient, the csv module takes either as a good row, stray quote and all.
-    reader = csv.reader(text, strict=True)
+    reader = csv.reader(lines, strict=True)
     try:
-        columns = _read_header(reader, source)
+        columns = _read_header(reader, lines, source)
     except READ_ERRORS as exc:
-        raise _unreadable(source, 1, exc) from None
+        lines.close()
+        raise _unreadable(source, lines.count + 1, exc) from None
     except csv.Error as exc:
-        text.close()
+        lines.close()
         raise CliError(f"{source}: the header is not CSV: {_csv_problem(exc)}") from None
-    return _csv_rows(text, reader, source, columns)
+    except RowTooLong as exc:
+        lines.close()
+        raise CliError(f"{source}: the header cannot be read: {exc.reason}") from None
+    except BaseException:
+        lines.close()
+        raise
+    return _csv_rows(lines, reader, source, columns)
 
 
-def _read_header(reader, source: str) -> list[str]:
-    for cells in reader:
-        if any(cell.strip() for cell in cells):
+class RowTooLong(Exception):
+    """A CSV row over MAX_LINE_BYTES: its lines were skipped unread, up to the end of the line
+    where it crossed the bound."""
+
+    def __init__(self, first: int, last: int, limit: int):
+        super().__init__(first, last, limit)
+        self.first, self.last, self.limit = first, last, limit
+
+    @property
+    def reason(self) -> str:
+        if self.first == self.last:
+            return f"line {self.last} is over {self.limit} bytes"
+        # A quote opened on `first` ran on: the lines up to `last` are one row, and none loaded.
+        return (
+            f"lines {self.first}-{self.last} are over {self.limit} bytes together"
+            f" (read as one row: a quote that opens on line {self.first} is still open), none of them loaded"
+        )
+
+
+# A physical line ends at \n, \r\n or a lone \r: the csv module's own rule for a file opened
+# with newline="" (universal newlines, untranslated), so line numbers count the same lines.
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+class CsvLines:
+    """The physical lines of a CSV file as text, for csv.reader, holding at most MAX_LINE_BYTES
+    of one row (and one read chunk) in memory.
+
+    csv.reader over a text file reads each physical line whole before any field limit applies,
+    so one endless line would fill memory. Here a row whose lines pass MAX_LINE_BYTES raises
+    RowTooLong, after the rest of its last line is skipped unread; csv.reader starts afresh on
+    its next call, so the rows after it still load. `count` is the physical lines consumed
+    (csv.reader's line_num misses the skipped ones); `start_row` marks where a row begins.
+    Undecodable bytes become lone surrogates (surrogateescape) that fail their row only.
+    """
+
+    def __init__(self, stream: IO[bytes], limit: int = MAX_LINE_BYTES, chunk: int = 64 * 1024):
+        self._stream, self.limit, self._chunk = stream, limit, chunk
+        self._buffer = b""
+        self._at = 0  # where the unread part of _buffer starts
+        self._eof = False
+        self.count = 0
+        self._row_first = 1
+        self._row_bytes = 0
+
+    def __iter__(self) -> CsvLines:
+        return self
+
+    def start_row(self) -> None:
+        self._row_first, self._row_bytes = self.count + 1, 0
+
+    def __next__(self) -> str:
+        line = self._take(self.limit - self._row_bytes)
+        if line is None:
+            raise StopIteration
+        self.count += 1
+        if self.count == 1 and line.startswith(codecs.BOM_UTF8):
+            line = line[len(codecs.BOM_UTF8) :]
+        self._row_bytes += len(line)
+        return line.decode("utf-8", errors="surrogateescape")
+
+    def _take(self, budget: int) -> bytes | None:
+        """The next physical line with its ending (None at the end of the file). A line whose
+        text (its ending aside) is over `budget` bytes is skipped to its end: RowTooLong."""
+        while True:
+            text_end, line_end = self._next_end()
+            if text_end - self._at > budget:
+                self._skip_line()
+                self._too_long()
+            if line_end is not None:
+                line, self._at = self._buffer[self._at : line_end], line_end
+                return line
+            if self._eof:
+                if self._at == len(self._buffer):
+                    return None
+                line, self._buffer, self._at = self._buffer[self._at :], b"", 0  # the last line has no ending
+                return line
+            self._fill()
+
+    def _skip_line(self) -> None:
+        """Drop the rest of the current line, a chunk at a time, without holding it."""
+        while True:
+            _, line_end = self._next_end()
+            if line_end is not None:
+                self._at = line_end
+                return
+            if self._eof:
+                self._buffer, self._at = b"", 0
+                return
+            self._at = len(self._buffer) - self._buffer.endswith(b"\r")  # a \r may pair with the next \n
+            self._fill()
+
+    def _next_end(self) -> tuple[int, int | None]:
+        """Where the current line's text ends in the buffer, and where its line ending ends: None
+        until the buffer holds all of it (a \r at the end of what was read may begin a \r\n)."""
+        match = _LINE_END.search(self._buffer, self._at)
+        if not match:
+            return len(self._buffer), None
+        complete = match.group() != b"\r" or match.end() < len(self._buffer) or self._eof
+        return match.start(), match.end() if complete else None
+
+    def _fill(self) -> None:
+        chunk = self._stream.read(self._chunk)
+        self._buffer, self._at = self._buffer[self._at :] + chunk, 0
+        self._eof = not chunk
+
+    def _too_long(self) -> None:
+        self.count += 1
+        first, last = self._row_first, self.count
+        self.start_row()
+        raise RowTooLong(first, last, self.limit)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _read_header(reader, lines: CsvLines, source: str) -> list[str]:
+    while True:
+        lines.start_row()
+        cells = next(reader, None)
+        if cells is None or any(cell.strip() for cell in cells):
             break
-    else:
+    if cells is None:
         raise CliError(f"{source}: the file is empty; expected a header row naming {', '.join(REQUIRED_COLUMNS)}")
     columns = [cell.strip().lower() for cell in cells]
     known = ", ".join(KNOWN_COLUMNS)
@@ -259,11 +383,12 @@ def _read_header(reader, source: str) -> list[str]:
     return columns
 
 
-def _csv_rows(text: IO[str], reader, source: str, columns: list[str]) -> Iterator[Record]:
+def _csv_rows(lines: CsvLines, reader, source: str, columns: list[str]) -> Iterator[Record]:
     width = len(columns)
-    with contextlib.closing(text):
-        previous = reader.line_num
+    with contextlib.closing(lines):
+        previous = lines.count
         while True:
+            lines.start_row()
             try:
                 cells = next(reader)
             except StopIteration:
@@ -272,10 +397,15 @@ def _csv_rows(text: IO[str], reader, source: str, columns: list[str]) -> Iterato
                 raise _unreadable(source, previous + 1, exc) from None
             except csv.Error as exc:
                 # The reader resumes at the next line, so the good rows after this one still load.
-                yield BadRow(previous + 1, _csv_error_reason(exc, previous + 1, reader.line_num))
-                previous = reader.line_num
+                yield BadRow(previous + 1, _csv_error_reason(exc, previous + 1, lines.count))
+                previous = lines.count
                 continue
-            line, previous = previous + 1, reader.line_num
+            except RowTooLong as exc:
+                # Skipped unread; csv.reader starts afresh on the line after it.
+                yield BadRow(exc.first, exc.reason)
+                previous = lines.count
+                continue
+            line, previous = previous + 1, lines.count
             if not "".join(cells).strip():
                 continue  # a blank line
             if len(cells) > width:

@@ -17,12 +17,15 @@ MAX_URL_LENGTH = 4096
 MAX_TITLE_LENGTH = 512
 MAX_BODY_BYTES = 64 * 1024
 # A duration past this (about 115 days) is a typo or garbage, and a huge number cannot
-# be stored: DynamoDB numbers hold 38 digits and magnitudes up to 1e125.
+# be stored: DynamoDB numbers hold 38 significant digits, and a magnitude of zero or from
+# 1e-130 to just under 1e126 (AWS DynamoDB developer guide, "Naming rules and data types",
+# Number); from 1e125 up is refused here, one power of ten to spare.
 MAX_DURATION_S = 10_000_000
 # DynamoDB refuses nesting deeper than 32 levels; the item and `metadata` take two.
 MAX_METADATA_DEPTH = 30
 MAX_DYNAMO_DIGITS = 38
 MAX_DYNAMO_MAGNITUDE = 1e125
+MIN_DYNAMO_MAGNITUDE = 1e-130
 ALLOWED_SCHEMES = ("https", "http", "s3")
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).
 RESERVED_PREFIX = "#"
@@ -118,6 +121,9 @@ def storable_problem(value: object, where: str, depth: int = 0) -> str | None:
             return f"{where} has a number that is not finite"
         if abs(value) >= MAX_DYNAMO_MAGNITUDE:
             return f"{where} has a number too large to store (at least 1e125)"
+        if value and abs(value) < MIN_DYNAMO_MAGNITUDE:
+            # A float holds it (down to 5e-324); DynamoDB does not, and rounding it to 0 would change it.
+            return f"{where} has a number too small to store (not zero and under 1e-130 in size)"
         return None
     if isinstance(value, list):
         return next((p for v in value if (p := storable_problem(v, where, depth + 1))), None)

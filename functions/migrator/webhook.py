@@ -4,9 +4,12 @@ The URL is public, so every request is untrusted until its signature checks out 
 the exact bytes received, in the stack's provider's scheme (`Provider.read_webhook`).
 Order of checks: size (413), our own configuration (503: no usable secret, so the
 provider keeps the event and retries), signature (401), JSON and shape (400), then the
-event. A verified event is acted on exactly once: the record of its id (with a TTL) and
-the ledger's move are one transaction, so a crash between them cannot lose it and a
-replay cannot repeat it; the ledger only ever moves forward. An event that names only
+event. Before a 401 the secrets are read once more past their cache (at most once per
+SECRET_REREAD_EVERY_S in a warm container, so forgeries cannot make every request a Secrets
+Manager call): a secret rotated at the provider a moment ago is accepted at once.
+A verified event is acted on exactly once: the record of its id (with a TTL) and the
+ledger's move are one transaction, so a crash between them cannot lose it and a replay
+cannot repeat it; the ledger only ever moves forward. An event that names only
 the provider's video is matched to our asset through the ledger's `by_remote` index;
 one that only says "something changed" (api.video) is confirmed by reading the video's
 status, the one provider call this path makes. A 5xx means only that nothing was
@@ -19,7 +22,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -38,6 +41,9 @@ metrics = Metrics(namespace="VideoMigration", service="webhook")
 
 MAX_BODY_BYTES = 256 * 1024
 DEDUPE_TTL_S = 14 * 86_400  # longer than any provider's redelivery schedule
+# How often a signature failure may read the secrets past their cache, per warm container:
+# a rotation is seen within seconds, and a flood of forgeries costs one read per window.
+SECRET_REREAD_EVERY_S = 30.0
 
 
 def response(status: int, **body) -> dict:
@@ -53,6 +59,11 @@ class Receiver:
     tolerance_s: int = 300
     drift_tolerance_s: float = DEFAULT_TOLERANCE_S
     clock: Callable[[], float] = time.time
+    # The secrets read past their cache (None: never re-read), and the clock that paces it.
+    reread_secrets: Callable[[], list[str]] | None = None
+    reread_every_s: float = SECRET_REREAD_EVERY_S
+    monotonic: Callable[[], float] = time.monotonic
+    _reread_at: float | None = field(default=None, init=False, repr=False)
 
     def handle(self, request: Mapping) -> dict:
         # Headers as received: the verifier refuses a name sent twice in different case
@@ -67,17 +78,9 @@ class Receiver:
             return self._refuse(400, exc.reason)
         if len(body) > MAX_BODY_BYTES:
             return self._refuse(413, "body too large")
-        secrets = self.secrets()
-        if not secrets:
-            return self._misconfigured("no secret configured")
-        try:
-            event = self.provider.read_webhook(body, headers, secrets, self.clock(), self.tolerance_s)
-        except SecretError as exc:
-            return self._misconfigured(exc.reason)
-        except SignatureError as exc:
-            return self._refuse(401, exc.reason)
-        except EventError as exc:
-            return self._refuse(400, exc.reason)
+        event = self._authentic(body, headers)
+        if isinstance(event, dict):
+            return event
 
         logger.append_keys(event_id=event.event_id)
         video = event.video
@@ -125,6 +128,52 @@ class Receiver:
         logger.info("event not applied: asset is %s (remote_id %s)", current.get("state"), current.get("remote_id"))
         return response(200, result="not applied", state=current.get("state"))
 
+    def _authentic(self, body: bytes, headers: Mapping) -> WebhookEvent | dict:
+        """The event, if signed with one of our secrets, else the answer to send. Before a 401 the
+        secrets are read past their cache, in case they were rotated since it was filled."""
+        secrets = self.secrets()
+        checked = self._verified(body, headers, secrets)
+        if isinstance(checked, SignatureError):
+            fresh = self._reread(secrets)
+            if isinstance(fresh, dict):
+                return fresh
+            if fresh is not None:
+                checked = self._verified(body, headers, fresh)
+        if isinstance(checked, SignatureError):
+            return self._refuse(401, checked.reason)
+        return checked
+
+    def _verified(self, body: bytes, headers: Mapping, secrets: list[str]) -> WebhookEvent | SignatureError | dict:
+        """The event, if signed with one of `secrets`; the SignatureError, if not; else the answer."""
+        if not secrets:
+            return self._misconfigured("no secret configured")
+        try:
+            return self.provider.read_webhook(body, headers, secrets, self.clock(), self.tolerance_s)
+        except SecretError as exc:
+            return self._misconfigured(exc.reason)
+        except SignatureError as exc:
+            return exc
+        except EventError as exc:
+            return self._refuse(400, exc.reason)
+
+    def _reread(self, cached: list[str]) -> list[str] | dict | None:
+        """The secrets read past the cache when they differ from `cached`; None when they do not,
+        or when this window's re-read is spent; a 503 when they cannot be read."""
+        now = self.monotonic()
+        if self.reread_secrets is None or (self._reread_at is not None and now - self._reread_at < self.reread_every_s):
+            return None
+        self._reread_at = now
+        metrics.add_metric(name="WebhookSecretReread", unit=MetricUnit.Count, value=1)
+        try:
+            fresh = self.reread_secrets()
+        except Exception as exc:  # the event may be genuine: the provider retries a 503, not a 401
+            logger.error("could not re-read the webhook secret after a signature failure: %s", type(exc).__name__)
+            return response(503, error="signature could not be checked, retry later")
+        if fresh == cached:
+            return None
+        logger.info("webhook secret changed since it was cached; checking the signature again")
+        return fresh
+
     def _confirm(self, event: WebhookEvent):
         """The video's state, asked of the provider: the event only said that something changed.
         A failed read is left to reconcile's poll (the asset stays processing until then)."""
@@ -167,11 +216,12 @@ class Receiver:
         return response(status, error=reason)
 
 
-def secret_getter(secret_name: str | None, parameter_name: str | None) -> Callable[[], list[str]]:
-    """The accepted signing secrets: JSON {"current": ..., "previous": ...} (rotation) or one plain value."""
+def secret_getter(secret_name: str | None, parameter_name: str | None, fresh: bool = False) -> Callable[[], list[str]]:
+    """The accepted signing secrets: JSON {"current": ..., "previous": ...} (rotation) or one plain
+    value; `fresh` reads past the cache."""
 
     def get() -> list[str]:
-        raw = read_secret(secret_name, parameter_name)
+        raw = read_secret(secret_name, parameter_name, fresh=fresh)
         return [] if raw is None else parse_secrets(raw)
 
     return get
@@ -197,14 +247,14 @@ def build(env=None) -> Receiver:
     env = os.environ if env is None else env
     settings = load(env, require_queue=False)
     dynamodb = boto3.client("dynamodb")
+    secret_name = env.get("WEBHOOK_SECRET_NAME", "").strip() or None
+    parameter_name = env.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None
     return Receiver(
         ledger=Ledger(settings.table_name, dynamodb),
         events_table=env["WEBHOOK_EVENTS_TABLE"],
         provider=from_settings(settings),
-        secrets=secret_getter(
-            env.get("WEBHOOK_SECRET_NAME", "").strip() or None,
-            env.get("WEBHOOK_SECRET_PARAMETER", "").strip() or None,
-        ),
+        secrets=secret_getter(secret_name, parameter_name),
+        reread_secrets=secret_getter(secret_name, parameter_name, fresh=True),
         tolerance_s=int(env.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
         drift_tolerance_s=float(env.get("DRIFT_TOLERANCE_SECONDS", str(DEFAULT_TOLERANCE_S))),
     )

@@ -6,16 +6,22 @@ import gzip
 import io
 import json
 import os
+import re
+import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from migrator.messages import MAX_BODY_BYTES, AssetMessage, encode_message, id_problem, parse_message
 from migrator_cli.errors import CliError
 from migrator_cli.inventory import (
     MAX_LINE_BYTES,
     BadRow,
+    CsvLines,
     Deduper,
     Meter,
     Row,
+    RowTooLong,
     Skipped,
     format_of,
     is_video_key,
@@ -162,6 +168,69 @@ def test_csv_unclosed_quote_mid_file_says_it_swallowed_the_rest(tmp_path):
     ]
 
 
+def test_csv_over_long_line_is_a_bad_row_on_its_line_and_the_rows_after_it_load(tmp_path):
+    long_cell = "x" * (MAX_LINE_BYTES + 1)
+    for ending in ("\n", "\r\n", "\r"):
+        content = ending.join(["id,source_url,title", f"a,{URL},A", f"b,{URL},{long_cell}", f'c,{URL},"C', 'C"', ""])
+        rows = records(tmp_path, "inv.csv", content)
+        assert rows == [
+            Row(2, AssetMessage("a", URL, "A")),
+            BadRow(3, f"line 3 is over {MAX_LINE_BYTES} bytes"),
+            Row(4, AssetMessage("c", URL, "C" + ending + "C")),  # a quoted cell over two lines still reads
+        ]
+
+
+def test_csv_row_whose_quoted_lines_together_pass_the_bound_is_one_bad_row(tmp_path):
+    # Each line and each cell is under its limit, but quotes that open at the end of each line
+    # join the lines into one row: the bound is on the row, so it cannot grow without end.
+    part = "y" * (MAX_LINE_BYTES // 6 + 1)
+    row = f'a,{URL},"{part}\n{part}","{part}\n{part}","{part}\n{part}"'  # lines 2-5
+    rows = records(tmp_path, "inv.csv", f"id,source_url,title,duration_s,metadata\n{row}\nb,{URL},B\n")
+    assert rows == [
+        BadRow(
+            2,
+            f"lines 2-5 are over {MAX_LINE_BYTES} bytes together"
+            " (read as one row: a quote that opens on line 2 is still open), none of them loaded",
+        ),
+        Row(6, AssetMessage("b", URL, "B")),
+    ]
+
+
+def test_csv_over_long_header_is_one_clear_error(tmp_path):
+    with pytest.raises(CliError, match=rf"the header cannot be read: line 1 is over {MAX_LINE_BYTES} bytes"):
+        read_inventory(write(tmp_path, "inv.csv", "id,source_url," + "t" * MAX_LINE_BYTES + "\n"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    content=st.lists(st.sampled_from([b"a", b"bb", b"\r", b"\n", b"\r\n", b"\xff", b"\xc3\xa9"]), max_size=30).map(
+        b"".join
+    ),
+    limit=st.integers(min_value=0, max_value=8),
+    chunk=st.integers(min_value=1, max_value=7),
+)
+def test_csv_physical_lines_are_the_text_files_lines_whatever_the_reads(content, limit, chunk):
+    # Line numbers in every message count these lines: they must be the ones csv.reader saw over
+    # a text file opened with newline="" (a line ends at \n, \r\n or a lone \r), however the reads
+    # fall, with each line over the bound (its ending aside) replaced by a RowTooLong on its number.
+    text = io.TextIOWrapper(io.BytesIO(content), encoding="utf-8", errors="surrogateescape", newline="")
+    expected = []
+    for number, line in enumerate(text, start=1):
+        body = re.sub("(\r\n|\r|\n)$", "", line).encode("utf-8", errors="surrogateescape")
+        expected.append(("too long", number) if len(body) > limit else line)
+    lines, got = CsvLines(io.BytesIO(content), limit=limit, chunk=chunk), []
+    while True:
+        lines.start_row()
+        try:
+            got.append(next(lines))
+        except StopIteration:
+            break
+        except RowTooLong as exc:
+            assert exc.first == exc.last == lines.count
+            got.append(("too long", exc.last))
+    assert got == expected
+
+
 def test_csv_header_that_is_not_csv_is_one_clear_error(tmp_path):
     with pytest.raises(CliError, match=r"inv\.csv: the header is not CSV: unclosed quote"):
         read_inventory(write(tmp_path, "inv.csv", 'id,"source_url\n'))
@@ -296,6 +365,43 @@ def test_jsonl_endless_line_is_refused_without_reading_it_whole(tmp_path):
     )
     rows = records(tmp_path, "inv.jsonl", content)
     assert rows == [BadRow(1, f"row is over {MAX_LINE_BYTES} bytes"), Row(2, AssetMessage("b", URL))]
+
+
+# (format, what comes before the endless line, after it, why it is bad, the line it is on)
+ENDLESS = {
+    "csv": ("id,source_url,title\n" + f"a,{URL},A\nb,{URL},", f"\nc,{URL},C\n", "line 3 is over {} bytes", 3),
+    "jsonl": (
+        json.dumps({"id": "a", "source_url": URL, "title": "A"}) + '\n{"id": "b", "title": "',
+        '"}\n' + json.dumps({"id": "c", "source_url": URL, "title": "C"}) + "\n",
+        "row is over {} bytes",
+        2,
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", ENDLESS)
+def test_an_endless_line_is_a_bad_row_read_in_flat_memory(tmp_path, fmt):
+    head, tail, reason, line = ENDLESS[fmt]
+    path = tmp_path / f"inv.{fmt}"
+    with open(path, "wb") as out:  # a 200 MiB line among good rows, written a chunk at a time
+        out.write(head.encode())
+        chunk = b"x" * (1 << 20)
+        for _ in range(200):
+            out.write(chunk)
+        out.write(tail.encode())
+    tracemalloc.start()
+    try:
+        rows = list(read_inventory(str(path)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        path.unlink()
+    assert rows == [
+        Row(line - 1, AssetMessage("a", URL, "A")),
+        BadRow(line, reason.format(MAX_LINE_BYTES)),
+        Row(line + 1, AssetMessage("c", URL, "C")),
+    ]
+    assert peak < 4 * 2**20, f"peak {peak / 2**20:.1f} MiB while reading"
 
 
 # --- repeats -------------------------------------------------------------------------------
