@@ -150,6 +150,9 @@ class RecordingProvider:
         self.creates = 0
         self.lookups = 0
 
+    def source_problem(self, source_url):
+        return None
+
     def create(self, asset, source_url):
         self.creates += 1
         return Outcome(OutcomeKind.TRANSIENT, error="timeout")  # it may have made a video

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .claims import Claimed, Claims, Refused
 from .healing import Healing
 from .loading import REARMABLE, Loading, Recorded
-from .resend import NotResendable, json_value, message_of
+from .resend import NotResendable, message_of
 from .settling import EventOutcome, EventResult, Settling
 from .table import DUE_INDEX, REMOTE_INDEX, SHARDS, STATE_INDEX, LedgerTable, Update, WriteResult, shard_of, state_shard
 
@@ -46,7 +46,6 @@ __all__ = [
     "Settling",
     "Update",
     "WriteResult",
-    "json_value",
     "message_of",
     "shard_of",
     "state_shard",

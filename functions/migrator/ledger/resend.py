@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
+from ..dynamo import plain
 from ..messages import AssetMessage, Poison, parse_message
 
 
@@ -26,28 +26,13 @@ class NotResendable(ValueError):
         self.asset_id, self.reason = asset_id, reason
 
 
-def json_value(value: Any) -> Any:
-    """What DynamoDB handed back, as the JSON value it was stored from (Decimal -> int or float)."""
-    if isinstance(value, Decimal):
-        if value == value.to_integral_value() and value.as_tuple().exponent >= 0:
-            return int(value)
-        return float(value)
-    if isinstance(value, Mapping):
-        return {k: json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_value(v) for v in value]
-    if isinstance(value, (set, frozenset)):  # a DynamoDB set never comes from a message
-        return sorted(json_value(v) for v in value)
-    return value
-
-
 def message_of(item: Mapping[str, Any]) -> AssetMessage:
     """The queue message for a ledger item; NotResendable when it would not be a valid one."""
     asset_id = str(item.get("asset_id", ""))
     doc: dict = {"id": item.get("asset_id"), "source_url": item.get("source_url")}
     for field in ("title", "duration_s", "metadata"):
         if item.get(field) is not None:
-            doc[field] = json_value(item[field])
+            doc[field] = plain(item[field])
     try:
         body = json.dumps(doc, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
