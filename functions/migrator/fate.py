@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .pacing import RateSignal
-from .redact import redact_credentials
+from .redact import redact_credentials, strip_controls
 from .retry import backoff_delay, throttle_delay
 from .states import AT_PROVIDER, State
 
@@ -138,11 +138,12 @@ RETRYABLE_4XX = frozenset({401, 403, 408, 425})
 
 
 def excerpt(text: str | None, limit: int = ERROR_EXCERPT_CHARS) -> str:
-    """A short single-line excerpt of an untrusted body, safe to store and log:
+    """A short single-line excerpt of an untrusted body, safe to store, log and print: terminal
+    controls are taken out first (so none can split an echoed URL past its redaction), then
     credentials in echoed URLs are redacted before it is cut, so no half-signature remains."""
     if not text:
         return ""
-    flat = redact_credentials(" ".join(str(text).split()))
+    flat = redact_credentials(" ".join(strip_controls(str(text)).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -1,11 +1,17 @@
-"""Credentials out of text we store or log: query-string signatures and tokens in URLs.
+"""What we keep of a provider's text: credentials out of echoed URLs, terminal controls out of all of it.
 
 A provider that cannot fetch a source often echoes the URL it was given, and for an
 s3:// source that URL is presigned: its query string is a bearer credential until it
-expires. Anything the provider says goes through `redact_credentials` before it
-reaches the ledger (`last_error`, the index, the report) or a log line; the rest of
-the message (host, path, the provider's reason) is kept, since that is what an
-operator needs to act on.
+expires. It may come back as given, or percent-encoded (once or more, whole or only its
+query) when the provider quotes it inside a parameter of its own. Anything the provider
+says goes through `redact_credentials` before it reaches the ledger (`last_error`, the
+index, the report) or a log line; the rest of the message (host, path, the provider's
+reason) is kept, since that is what an operator needs to act on.
+
+The same text is printed on the operator's terminal by `migrator report` and `status`, so
+`strip_controls` takes out what a terminal would act on rather than print: escape
+sequences (colours, cursor moves, OSC 8 links, window titles), the other C0 and C1
+controls, and the bidirectional overrides that make text read other than it is stored.
 """
 
 from __future__ import annotations
@@ -22,14 +28,30 @@ _SECRET_PARAMS = (
     "x-amz-signature|x-amz-credential|x-amz-security-token|awsaccesskeyid|signature|security-token"
     "|policy|key-pair-id|x-goog-signature|x-goog-credential|sig|token|access_token|api_key|apikey|key"
 )
-# `name=value` after ?, & or its JSON escape \u0026; the value runs to the next separator.
-_PARAM = re.compile(
-    rf"(?P<lead>[?&;]|\\u0026)(?P<name>{_SECRET_PARAMS})=(?P<value>[^&;\s\"'<>\\]*)",
+
+
+def _encoded(hex_code: str) -> str:
+    """A character percent-encoded once or more: %3D, %253D, %25253D..."""
+    return f"%(?:25)*{hex_code}"
+
+
+# What starts a parameter: ?, & or ; as they are, as their JSON escape \u0026, or percent-encoded.
+_LEAD = rf"(?P<lead>[?&;]|\\u0026|{_encoded('(?:3F|26|3B)')})"
+# `name=value`: the value runs to the next separator as it is.
+_PARAM = re.compile(rf"{_LEAD}(?P<name>{_SECRET_PARAMS})(?P<eq>=)(?P<value>[^&;\s\"'<>\\]*)", re.IGNORECASE)
+# `name%3Dvalue` (a query encoded once or more): the value runs to a separator, encoded or not.
+_ENCODED_PARAM = re.compile(
+    rf"{_LEAD}(?P<name>{_SECRET_PARAMS})(?P<eq>{_encoded('3D')})"
+    rf"(?P<value>(?:(?!{_encoded('(?:26|3B)')})[^&;\s\"'<>\\])*)",
     re.IGNORECASE,
 )
-# user:password@ in a URL's authority.
+# user:password@ in a URL's authority, as it is or percent-encoded.
 _USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@", re.IGNORECASE)
-
+_ENCODED_USERINFO = re.compile(
+    rf"(?P<scheme>\b[a-z][a-z0-9+.-]*{_encoded('3A')}{_encoded('2F')}{_encoded('2F')})"
+    rf"(?:(?!{_encoded('(?:2F|40)')})[^/\s@\"'<>])+(?P<at>{_encoded('40')})",
+    re.IGNORECASE,
+)
 
 # Punctuation that ends a sentence after a URL ("... failed: https://h/a?sig=x: 403").
 _TRAILING = re.compile(r"[:,.)\]]+$")
@@ -40,12 +62,36 @@ def _param(match: re.Match) -> str:
     if not value:
         return match[0]
     tail = _TRAILING.search(value)
-    return f"{match['lead']}{match['name']}={REDACTED}{tail[0] if tail else ''}"
+    return f"{match['lead']}{match['name']}{match['eq']}{REDACTED}{tail[0] if tail else ''}"
 
 
 def redact_credentials(text: str) -> str:
-    """`text` with every credential-bearing query value and URL password replaced by REDACTED."""
+    """`text` with every credential-bearing query value and URL password replaced by REDACTED,
+    whether the URL is written out or percent-encoded."""
     if not text:
         return text
     text = _PARAM.sub(_param, text)
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _ENCODED_PARAM.sub(_param, text)
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    return _ENCODED_USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}{m['at']}", text)
+
+
+# ECMA-48 sequences a terminal acts on: CSI (ESC [ ... final byte), the strings OSC, DCS, SOS,
+# PM and APC (ESC ] P X ^ _ ... up to BEL or ESC \, or to the end when unterminated), and the
+# two- and three-byte escapes (ESC and an intermediate or final byte).
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+# What is left to take out: C0 controls but the whitespace ones (which `excerpt` turns into
+# spaces), DEL, C1 controls, and the bidirectional marks, embeddings, overrides and isolates.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_controls(text: str) -> str:
+    """`text` without anything a terminal would act on instead of print (escape sequences,
+    control characters, bidi overrides); printable text of any script is kept."""
+    if not text:
+        return text
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))

@@ -125,14 +125,16 @@ class Cloudflare(Profile):
     def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
         if parse_error or not isinstance(body, dict):
             return self.error("invalid", parse_error or "request body must be a JSON object")
-        if not is_http_url(body.get("url")):
-            return self.error("invalid", "Invalid URL: url must be an http(s) URL", code=INVALID_URL)
+        # `input` is the documented field; `url` its deprecated spelling, still accepted.
+        field = "input" if "input" in body else "url"
+        if not is_http_url(body.get(field)):
+            return self.error("invalid", f"Invalid URL: {field} must be an http(s) URL", code=INVALID_URL)
         creator = body.get("creator", call.headers.get("Upload-Creator"))  # the header is the documented alternative
         if creator is not None and (not isinstance(creator, str) or len(creator) > CREATOR_MAX):
             return self.error("invalid", f"creator must be a string of at most {CREATOR_MAX} characters")
         if not isinstance(body.get("meta", {}), dict):
             return self.error("invalid", "meta must be an object")
-        return Draft(source=body["url"], ref=self.ref_of(body), request={**body, "creator": creator})
+        return Draft(source=body[field], ref=self.ref_of(body), request={**body, "creator": creator})
 
     def render(self, video: Video, now: float) -> dict:
         p = video.progress(now)

@@ -2,6 +2,9 @@
 
 Bearer token; POST /videos {"input", "metadata": {"migration_ref"}} with Idempotency-Key;
 GET /videos?metadata[migration_ref]=; GET /videos/{id}; preparing -> ready|errored;
+GET /videos lists the library oldest first: whole, as the seed did, or a page at a time when
+asked with `limit` (1-1000) and `cursor` (the previous page's `next_cursor`, opaque; absent on
+the last page), the paging this project added to the contract so an audit can read any size;
 webhooks signed with the seed's x-signature or Standard Webhooks; 429 hints in every
 common Retry-After dialect (retry_after_mode).
 """
@@ -23,10 +26,12 @@ from .profile import (
     Call,
     Draft,
     Event,
+    ParamError,
     Profile,
     Reply,
     Store,
     ietf_ratelimit,
+    int_param,
     reset_epoch,
     same,
     x_ratelimit,
@@ -48,6 +53,7 @@ _MESSAGES = {
     "unavailable": "unavailable",
 }
 _REF_FILTER = "metadata[migration_ref]"
+PAGE_MAX = 1000
 
 
 def _validate_create(body: object) -> str | None:
@@ -114,8 +120,23 @@ class Generic(Profile):
 
     def list(self, store: Store, call: Call, now: float) -> Reply:
         ref = self.list_ref(call)
-        videos = store.with_ref(ref) if ref is not None else reversed(store.newest_first())
-        return Reply(200, {"data": [self.render(v, now) for v in videos]})
+        if ref is not None:
+            return Reply(200, {"data": [self.render(v, now) for v in store.with_ref(ref)]})
+        videos = list(reversed(store.newest_first()))
+        query = urllib.parse.parse_qs(call.query)
+        if "limit" not in query and "cursor" not in query:
+            return Reply(200, {"data": [self.render(v, now) for v in videos]})
+        try:
+            limit = int_param(query, "limit", 100, 1, PAGE_MAX)
+            after = int_param(query, "cursor", -1, 0, None)  # the last listed video's seq
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        page = [v for v in videos if v.seq > after][: limit + 1]
+        more = len(page) > limit
+        body = {"data": [self.render(v, now) for v in page[:limit]]}
+        if more:
+            body["next_cursor"] = str(page[limit - 1].seq)
+        return Reply(200, body)
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render(video, now))

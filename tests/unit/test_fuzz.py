@@ -10,6 +10,7 @@ classified. Hypothesis draws a bounded number of examples so the suite stays fas
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import requests
@@ -19,7 +20,21 @@ from hypothesis import strategies as st
 from migrator.dynamo import typed
 from migrator.fate import Outcome
 from migrator.messages import AssetMessage, Poison, parse_message
-from migrator.providers import PROVIDERS, AssetRef, EventError, Poll, WebhookEvent, build
+from migrator.providers import (
+    PROVIDERS,
+    AssetRef,
+    EventError,
+    ListingError,
+    Poll,
+    Video,
+    WebhookEvent,
+    apivideo,
+    build,
+    cloudflare,
+    generic,
+    mux,
+)
+from migrator.providers.facts import MAX_DURATION_S
 from migrator.signatures import Scheme, SignatureError, sign, verify
 from migrator.states import State
 from migrator_cli.errors import CliError
@@ -42,6 +57,21 @@ scalars = st.one_of(st.none(), st.booleans(), numbers, any_text)
 json_values = st.recursive(
     scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4), max_leaves=25
 )
+_FIELD_NAMES = st.sampled_from(["id", "data", "status", "duration", "created_at", "qualities", "uid", "meta"])
+# What a hostile or broken provider can put in JSON: integers no float can hold (a 400-digit
+# `duration`), every type where another is expected, and nesting.
+absurd_numbers = st.one_of(
+    numbers,
+    st.integers(min_value=-(10**400), max_value=10**400),
+    st.sampled_from([10**400, -(10**400), 10**308 * 10, 2**1024]),
+)
+garbage = st.recursive(
+    st.one_of(st.none(), st.booleans(), absurd_numbers, any_text),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.one_of(any_text, _FIELD_NAMES), inner, max_size=5),
+    max_leaves=30,
+)
+
+
 deep = st.integers(min_value=25, max_value=40).map(lambda n: json.loads('{"a":' * n + "1" + "}" * n))
 messages = st.fixed_dictionaries(
     {},
@@ -150,6 +180,9 @@ def test_any_signed_event_is_read_or_refused_with_a_reason(name, event):
     assert result.video is None or result.video.target in (None, State.READY, State.REJECTED)
 
 
+_CREDENTIALS = (
+    '{"token_id": "i", "token_secret": "s", "account_id": "a1", "api_token": "t", "api_key": "k", "token": "t"}'
+)
 http_statuses = st.one_of(st.sampled_from([200, 201, 202, 204, 400, 401, 404, 409, 429, 500, 503]), st.integers(0, 999))
 headers = st.dictionaries(
     st.sampled_from(
@@ -164,18 +197,11 @@ headers = st.dictionaries(
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(list(PROVIDERS)),
-    answers=st.lists(st.tuples(http_statuses, json_values, headers), min_size=1, max_size=4),
+    answers=st.lists(st.tuples(http_statuses, st.one_of(json_values, garbage), headers), min_size=1, max_size=4),
 )
 def test_any_provider_answer_is_classified(name, answers):
     """Whatever a provider answers, create, find and poll return their documented types."""
-    provider = build(
-        name,
-        "https://p.example",
-        lambda: (
-            '{"token_id": "i", "token_secret": "s", "account_id": "a1", "api_token": "t", "api_key": "k", "token": "t"}'
-        ),
-        clock=lambda: NOW,
-    )
+    provider = build(name, "https://p.example", lambda: _CREDENTIALS, clock=lambda: NOW)
     for operation in (
         lambda: provider.create(AssetRef("a/1"), "https://h/a.mp4"),
         lambda: provider.find("a/1", NOW - 60),
@@ -201,3 +227,159 @@ class _Canned(requests.Session):
         response._content = json.dumps(body).encode()
         response.headers.update({k: v for k, v in headers.items() if v.isascii() and v.isprintable()})
         return response
+
+
+# --- every reader of a provider's answer is total: garbage reads as unknown, never as an exception ---
+
+
+def _shaped(fields: dict) -> st.SearchStrategy:
+    """A provider's object with its own field names, each holding anything at all."""
+    return st.fixed_dictionaries({}, optional={name: st.one_of(garbage, shape) for name, shape in fields.items()})
+
+
+_TIMES = st.sampled_from(["1607452572", "2026-11-30T10:00:00Z", "0001-01-01T00:00:00+01:00", "9" * 40])
+MUX_ASSET = _shaped(
+    {
+        "id": any_text,
+        "passthrough": any_text,
+        "status": st.sampled_from(["preparing", "ready", "errored"]),
+        "duration": absurd_numbers,
+        "created_at": st.one_of(_TIMES, absurd_numbers),
+        "errors": st.fixed_dictionaries({}, optional={"type": garbage, "messages": garbage}),
+    }
+)
+STREAM_VIDEO = _shaped(
+    {
+        "uid": any_text,
+        "meta": st.fixed_dictionaries({}, optional={"migration_ref": garbage}),
+        "status": st.fixed_dictionaries(
+            {}, optional={"state": st.sampled_from(["ready", "error", "queued"]), "errorReasonCode": garbage}
+        ),
+        "duration": absurd_numbers,
+        "created": st.one_of(_TIMES, absurd_numbers),
+    }
+)
+APIVIDEO_STATUS = _shaped(
+    {
+        "ingest": st.fixed_dictionaries({}, optional={"status": garbage}),
+        "encoding": st.fixed_dictionaries(
+            {},
+            optional={
+                "playable": st.one_of(st.booleans(), garbage),
+                "qualities": st.one_of(absurd_numbers, st.lists(st.one_of(garbage, _shaped({"status": garbage})))),
+                "metadata": st.fixed_dictionaries({}, optional={"duration": absurd_numbers}),
+            },
+        ),
+    }
+)
+APIVIDEO_VIDEO = _shaped(
+    {
+        "videoId": any_text,
+        "metadata": st.lists(st.one_of(garbage, _shaped({"key": st.just("migration_ref"), "value": garbage}))),
+        "createdAt": st.one_of(_TIMES, absurd_numbers),
+    }
+)
+GENERIC_VIDEO = _shaped(
+    {
+        "id": any_text,
+        "data": garbage,
+        "metadata": st.fixed_dictionaries({}, optional={"migration_ref": garbage}),
+        "status": st.sampled_from(["ready", "errored", "preparing"]),
+        "duration": absurd_numbers,
+        "created_at": st.one_of(_TIMES, absurd_numbers),
+        "error": garbage,
+    }
+)
+READERS = {
+    "mux.read_asset": (mux.read_asset, MUX_ASSET),
+    "cloudflare.read_stream_video": (cloudflare.read_stream_video, STREAM_VIDEO),
+    "apivideo.read_status": (lambda doc: apivideo.read_status("vi1", doc, "a/1"), APIVIDEO_STATUS),
+    "apivideo.read_listed": (apivideo.read_listed, APIVIDEO_VIDEO),
+    "generic.read_video": (generic.read_video, GENERIC_VIDEO),
+}
+
+
+@given(reader=st.sampled_from(sorted(READERS)), data=st.data())
+def test_every_reader_of_a_providers_answer_is_total(reader, data):
+    read, shape = READERS[reader]
+    doc = data.draw(st.one_of(shape, garbage, deep))
+    video = read(doc)
+    assert isinstance(video, Video)
+    assert video.duration_s is None or 0 <= video.duration_s < MAX_DURATION_S
+    assert video.created_at is None or math.isfinite(video.created_at)
+    assert video.error is None or isinstance(video.error, str)
+
+
+WEBHOOK_BODIES = {
+    "generic": st.fixed_dictionaries(
+        {"type": st.sampled_from(["video.ready", "video.errored", "video.created"])},
+        optional={"id": garbage, "data": st.one_of(GENERIC_VIDEO, garbage)},
+    ),
+    "mux": st.fixed_dictionaries(
+        {"type": st.sampled_from(["video.asset.ready", "video.asset.errored", "video.asset.created"])},
+        optional={"id": st.one_of(any_text, garbage), "data": st.one_of(MUX_ASSET, garbage), "object": garbage},
+    ),
+    "cloudflare": STREAM_VIDEO,
+    "apivideo": st.fixed_dictionaries(
+        {"type": st.sampled_from(["video.encoding.quality.completed", "video.source.recorded"])},
+        optional={"emittedAt": st.one_of(_TIMES, absurd_numbers, garbage), "videoId": garbage},
+    ),
+}
+
+
+@given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
+def test_every_signed_webhook_body_is_read_or_refused_with_a_reason(name, data):
+    event = data.draw(st.one_of(WEBHOOK_BODIES[name], garbage))
+    body = json.dumps(event).encode()
+    scheme = Scheme.SEED if name == "generic" else Scheme(name)
+    provider = build(name, "https://p.example", lambda: None, clock=lambda: NOW)
+    try:
+        result = provider.read_webhook(body, sign(scheme, body, "s", NOW), ["s"], NOW, 300)
+    except EventError as exc:
+        assert exc.reason
+        return
+    except SignatureError as exc:  # api.video's emittedAt outside the replay window
+        assert name == "apivideo" and "tolerance" in exc.reason
+        return
+    assert isinstance(result, WebhookEvent) and result.event_id
+    assert result.video is None or isinstance(result.video, Video)
+
+
+@given(name=st.sampled_from(list(PROVIDERS)), headers=st.dictionaries(st.one_of(header_names, any_text), any_text))
+def test_every_rate_signal_reads_any_headers(name, headers):
+    rate_names = ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Reset", "Ratelimit", "Ratelimit-Policy"]
+    headers = {**headers, **{k: v for k, v in zip(rate_names, headers.values(), strict=False)}}
+    provider = build(name, "https://p.example", lambda: None, clock=lambda: NOW)
+    signal = provider.rate_signal(headers)
+    assert signal.retry_after is None or signal.retry_after >= 0
+
+
+LIST_KEYS = {"generic": "data", "mux": "data", "cloudflare": "result", "apivideo": "data"}
+ITEMS = {"generic": GENERIC_VIDEO, "mux": MUX_ASSET, "cloudflare": STREAM_VIDEO, "apivideo": APIVIDEO_VIDEO}
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
+def test_any_listing_is_read_to_its_end_or_stops_with_a_listing_error(name, data):
+    """`audit`'s listing, page after page of anything: Videos, or the ListingError that says why."""
+    pages = data.draw(
+        st.lists(
+            st.one_of(
+                garbage,
+                st.fixed_dictionaries(
+                    {LIST_KEYS[name]: st.one_of(st.lists(st.one_of(ITEMS[name], garbage), max_size=4), garbage)},
+                    optional={"next_cursor": garbage, "pagination": garbage},
+                ),
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    provider = build(name, "https://p.example", lambda: _CREDENTIALS, clock=lambda: NOW)
+    provider.http.session = _Canned([(200, page, {}) for page in pages])
+    try:
+        for count, video in enumerate(provider.videos()):
+            assert isinstance(video, Video)
+            assert count < 10_000  # a listing that repeats itself must end
+    except ListingError as exc:
+        assert str(exc)

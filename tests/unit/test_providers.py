@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import base64
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -258,7 +259,7 @@ def test_cloudflare_copy_is_the_documented_request():
     assert request.headers["Authorization"] == "Bearer cf-token"
     body = session.json()
     assert body == {
-        "url": SOURCE,
+        "input": SOURCE,  # `url` is deprecated in its favour
         "creator": asset_tag("library/intro-2019"),
         "meta": {
             "name": "Intro",
@@ -452,8 +453,57 @@ def test_apivideo_signature_matches_the_published_example():
 def test_apivideo_replay_is_bounded_by_the_bodys_emitted_at():
     api, _ = provider("apivideo", secret=API_SECRET)
     headers = {"X-Api-Video-Signature": API_WEBHOOK_SIGNATURE}
-    with pytest.raises(SignatureError, match="tolerance"):  # the same genuine bytes, a day later
-        api.read_webhook(API_WEBHOOK_BODY, headers, [API_WEBHOOK_SECRET], EMITTED + 86_400, 300)
+    with pytest.raises(SignatureError, match="tolerance"):  # the same genuine bytes, 15 days later
+        api.read_webhook(API_WEBHOOK_BODY, headers, [API_WEBHOOK_SECRET], EMITTED + 15 * 86_400, 300)
+
+
+def signed_apivideo_event(emitted: float) -> tuple[bytes, dict]:
+    from migrator.signatures import Scheme, sign
+
+    at = datetime.fromtimestamp(emitted, UTC).isoformat()
+    body = json.dumps({"type": "video.encoding.quality.completed", "emittedAt": at, "videoId": "vi1"}).encode()
+    return body, sign(Scheme.APIVIDEO, body, "s", NOW)
+
+
+def test_apivideo_a_late_genuine_delivery_is_accepted():
+    # emittedAt is when the encoding finished; the delivery came 10 minutes later (retries, a queue).
+    api, _ = provider("apivideo", secret=API_SECRET)
+    body, headers = signed_apivideo_event(NOW - 600)
+    assert api.read_webhook(body, headers, ["s"], NOW, 300).confirm
+
+
+@pytest.mark.parametrize("tolerance_s", [300, 30])
+def test_apivideo_emitted_at_window_edges_follow_the_event_memory_and_the_clock_tolerance(tolerance_s):
+    from migrator.providers.apivideo import EVENT_MEMORY_S
+
+    api, _ = provider("apivideo", secret=API_SECRET)
+    oldest = NOW - (EVENT_MEMORY_S - tolerance_s)  # a copy first seen as early as possible is still remembered
+    for emitted, accepted in [
+        (oldest, True),
+        (oldest - 1, False),
+        (NOW + tolerance_s, True),
+        (NOW + tolerance_s + 1, False),
+    ]:
+        body, headers = signed_apivideo_event(emitted)
+        if accepted:
+            assert api.read_webhook(body, headers, ["s"], NOW, tolerance_s).confirm
+        else:
+            with pytest.raises(SignatureError, match="tolerance"):
+                api.read_webhook(body, headers, ["s"], NOW, tolerance_s)
+
+
+def test_apivideo_replay_window_never_outlasts_the_events_tables_memory():
+    from migrator.providers.apivideo import EVENT_MEMORY_S
+    from migrator.webhook import DEDUPE_TTL_S
+
+    # A copy accepted after the table forgot the body's hash would be acted on twice.
+    assert EVENT_MEMORY_S <= DEDUPE_TTL_S
+
+
+def test_apivideo_doctor_asks_for_a_page_size_inside_the_documented_range():
+    api, session = provider("apivideo", (200, {"data": [], "pagination": {}}), secret=API_SECRET)
+    assert api.check().status == 200
+    assert session.sent[0].url == "https://ws.api.video/videos?pageSize=10"  # its 400 says 10-100
 
 
 # --- the generic provider (the seed contract) -----------------------------------------------------
@@ -472,7 +522,7 @@ def test_generic_create_sends_the_hashed_key_and_the_exact_reference():
     ("status", "body", "kind"),
     [
         (201, {"id": "vid_1"}, OutcomeKind.CREATED),
-        (200, {"data": {"id": "vid_2"}}, OutcomeKind.TRANSIENT),  # the seed contract answers the video itself
+        (200, {"data": {"id": "vid_2"}}, OutcomeKind.CREATED),  # the seed reads body.id ?? body.data?.id
         (201, b"<html>oops</html>", OutcomeKind.TRANSIENT),
         (201, {"status": "ok"}, OutcomeKind.TRANSIENT),
         (201, {"id": "bad\nid"}, OutcomeKind.TRANSIENT),
@@ -486,12 +536,86 @@ def test_generic_create_answers(status, body, kind):
     assert generic.create(ASSET, SOURCE).kind is kind
 
 
+def test_generic_reads_a_video_wrapped_in_data_wherever_a_video_comes():
+    from migrator.signatures import Scheme, sign
+
+    wrapped = {"data": {"id": "vid_2", "status": "ready", "duration": 12.5, "metadata": {"migration_ref": "café"}}}
+    generic, _ = provider("generic", (200, wrapped), (200, {"data": [wrapped]}), (200, wrapped))
+    assert generic.create(AssetRef("café"), SOURCE).remote_id == "vid_2"
+    found = generic.find("café", None)
+    assert (found.kind, found.remote_id) == (OutcomeKind.CREATED, "vid_2")
+    polled = generic.poll("café", "vid_2").video
+    assert (polled.remote_id, polled.target, polled.duration_s, polled.ref) == ("vid_2", State.READY, 12.5, "café")
+    body = json.dumps({"type": "video.ready", "id": "evt_1", "data": wrapped}).encode()
+    event = generic.read_webhook(body, sign(Scheme.SEED, body, "s", NOW), ["s"], NOW, 300)
+    assert (event.asset_id, event.remote_id, event.video.target) == ("café", "vid_2", State.READY)
+
+
 def test_generic_credentials_from_json_or_plain_text():
     generic, session = provider("generic", (201, {"id": "v"}), secret='{"token": "from-json"}')
     generic.create(ASSET, SOURCE)
     assert session.sent[0].headers["Authorization"] == "Bearer from-json"
     with pytest.raises(CredentialsError, match='"token"'):
         provider("generic", secret='{"tok": "x"}')[0].create(ASSET, SOURCE)
+
+
+HUGE = 10**400  # json.loads reads it; float() of it overflows
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "remote_id"),
+    [
+        ("mux", {"data": {**MUX_CREATED["data"], "created_at": HUGE, "duration": HUGE}}, MUX_CREATED["data"]["id"]),
+        ("cloudflare", cf_envelope({"uid": "v1", "created": HUGE, "duration": HUGE, "status": {"state": 7}}), "v1"),
+        ("apivideo", {**API_VIDEO, "createdAt": HUGE, "metadata": {"migration_ref": "x"}}, API_VIDEO["videoId"]),
+        ("generic", {"id": "vid_1", "created_at": HUGE, "duration": HUGE, "error": {"message": {"x": 1}}}, "vid_1"),
+    ],
+)
+def test_a_create_answer_with_absurd_fields_is_still_the_video_it_names(name, answer, remote_id):
+    # Raising here (OverflowError) once made the uploader drop the message as poison after the create.
+    secret = {"mux": MUX_SECRET, "cloudflare": CF_SECRET, "apivideo": API_SECRET}.get(name, "t")
+    made, _ = provider(name, (201, answer), secret=secret)
+    outcome = made.create(ASSET, SOURCE)
+    assert (outcome.kind, outcome.remote_id) == (OutcomeKind.CREATED, remote_id)
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "expected"),
+    [
+        ("mux", {"data": mux_asset("a1", "x", 0, "ready", duration=HUGE, created_at=HUGE)}, (State.READY, None, None)),
+        ("cloudflare", cf_envelope({**CF_VIDEO, "duration": HUGE, "created": HUGE}), (State.READY, None, None)),
+        ("apivideo", {"encoding": {"playable": True, "metadata": {"duration": HUGE}}}, (State.READY, None, None)),
+        ("apivideo", {"encoding": {"playable": False, "qualities": 4}, "ingest": {"status": 9}}, (None, None, None)),
+        (
+            "generic",
+            {"id": "v1", "status": "errored", "error": {"message": ["a", {"b": 2}]}},
+            (State.REJECTED, None, None),
+        ),
+        ("generic", {"id": "v1", "status": {"nested": ["garbage"]}, "created_at": HUGE}, (None, None, None)),
+    ],
+)
+def test_absurd_numbers_and_wrong_types_in_a_poll_read_as_unknown(name, body, expected):
+    secret = {"mux": MUX_SECRET, "cloudflare": CF_SECRET, "apivideo": API_SECRET}.get(name, "t")
+    made, _ = provider(name, (200, body), secret=secret)
+    video = made.poll("x", "v1").video
+    assert (video.target, video.duration_s, video.created_at) == expected
+    if video.target is None:
+        assert not video.known  # garbage says nothing about progress
+    if video.target is State.REJECTED:
+        assert video.error == "provider: the provider could not ingest the source"
+
+
+def test_a_webhook_with_absurd_numbers_is_read_not_answered_500():
+    from migrator.signatures import Scheme, sign
+
+    mux, _ = provider("mux", secret=MUX_SECRET)
+    data = mux_asset("a7", "library/intro-2019", 0, "ready", duration=HUGE, created_at=HUGE)
+    body = json.dumps({"type": "video.asset.ready", "id": "evt", "data": data}).encode()
+    event = mux.read_webhook(body, sign(Scheme.MUX, body, "s", NOW), ["s"], NOW, 300)
+    assert (event.asset_id, event.video.target, event.video.duration_s) == ("library/intro-2019", State.READY, None)
+    api, _ = provider("apivideo", secret=API_SECRET)
+    body = json.dumps({"type": "video.encoding.quality.completed", "emittedAt": HUGE, "videoId": "vi1"}).encode()
+    assert api.read_webhook(body, sign(Scheme.APIVIDEO, body, "s", NOW), ["s"], NOW, 300).confirm
 
 
 def test_every_provider_refuses_an_unknown_name_and_the_generic_one_needs_an_address():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import urllib.parse
+
 import pytest
 from migrator.fate import classify_failure, excerpt
 from migrator.providers.generic import read_video
-from migrator.redact import redact_credentials
+from migrator.redact import redact_credentials, strip_controls
 
 SIGV4 = (
     "https://examplebucket.s3.amazonaws.com/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256"
@@ -63,3 +66,81 @@ def test_provider_errors_are_stored_redacted():
 def test_a_cut_never_leaves_half_a_signature():
     text = "x" * 250 + " " + SIGV4
     assert not any(secret[:12] in excerpt(text, 300) for secret in SECRETS)
+
+
+# --- a presigned URL echoed percent-encoded --------------------------------------------------------
+
+BRIEF_EXAMPLE = "https%3A%2F%2Fb.s3.amazonaws.com%2Fk%3FX-Amz-Signature%3Dabc%26X-Amz-Security-Token%3Dxyz"
+
+
+@pytest.mark.parametrize(
+    "echoed",
+    [
+        pytest.param(urllib.parse.quote(SIGV4, safe=""), id="whole URL encoded once"),
+        pytest.param(urllib.parse.quote(urllib.parse.quote(SIGV4, safe=""), safe=""), id="encoded twice"),
+        pytest.param(SIGV4.split("?")[0] + "?" + urllib.parse.quote(SIGV4.split("?")[1], safe=""), id="query only"),
+        pytest.param("https://p.example/fetch?src=" + urllib.parse.quote(SIGV2, safe=""), id="inside a parameter"),
+        pytest.param(json.dumps({"input": urllib.parse.quote(SIGV4, safe="")}), id="encoded, in JSON"),
+        pytest.param(urllib.parse.quote_plus(SIGV2), id="form-encoded"),
+    ],
+)
+def test_a_presigned_url_echoed_percent_encoded_loses_its_credentials(echoed):
+    clean = redact_credentials(f"cannot fetch {echoed}: 403")
+    assert not any(secret in clean for secret in SECRETS), clean
+    assert "amazonaws.com" in clean and clean.endswith(": 403")  # where it pointed stays readable
+
+
+def test_the_encoded_signature_and_session_token_are_redacted_in_what_is_stored():
+    outcome = classify_failure(400, f'{{"error": "download failed for {BRIEF_EXAMPLE}"}}', None)
+    assert "abc" not in outcome.error and "xyz" not in outcome.error
+    assert "X-Amz-Signature%3DREDACTED%26X-Amz-Security-Token%3DREDACTED" in outcome.error
+
+
+def test_an_encoded_password_in_a_url_is_redacted():
+    clean = redact_credentials("GET https%3A%2F%2Fdeploy%3Ahunter2%40media.example%2Fa.mp4 failed")
+    assert "hunter2" not in clean and "deploy" not in clean
+    assert "https%3A%2F%2FREDACTED%40media.example%2Fa.mp4" in clean
+
+
+def test_encoded_text_without_credentials_is_left_alone():
+    text = "see https%3A%2F%2Fh%2Fa.mp4%3Fw%3D1%26h%3D2 (HTTP 404)"
+    assert redact_credentials(text) == text
+
+
+# --- terminal controls in provider text ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("\x1b[31mred\x1b[0m alert", "red alert"),
+        ("\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 here", "click here"),
+        ("\x1b]0;pwned title\x1b\\after", "after"),
+        ("bell\x07 and NUL\x00 and DEL\x7f", "bell and NUL and DEL"),
+        ("C1 \x9b31m CSI and \x90DCS", "C1 31m CSI and DCS"),
+        ("invoice\u202efdp.exe", "invoicefdp.exe"),
+        ("isolate \u2066x\u2069 and marks \u200e\u200f\u061c", "isolate x and marks"),
+        ("cursor \x1b[2J\x1b[H home \x1b7 saved \x1b8", "cursor home saved"),
+        ("unterminated \x1b]52;c;ZXZpbA==", "unterminated"),
+        ("café 日本語 🎬 ok", "café 日本語 🎬 ok"),
+    ],
+)
+def test_provider_text_keeps_no_terminal_controls(text, kept):
+    assert excerpt(text) == kept
+    assert strip_controls(text).split() == kept.split()
+
+
+def test_a_control_inside_an_echoed_url_cannot_hide_its_signature():
+    text = "fetch https://b/k.mp4?X-Amz-Signature=aeeed9bb\x1b[0mccd4d02ee5 failed"
+    assert "ccd4d02ee5" not in excerpt(text) and "aeeed9bb" not in excerpt(text)
+
+
+def test_provider_errors_and_statuses_are_stored_without_controls():
+    from migrator.providers.mux import read_asset
+
+    outcome = classify_failure(400, '{"error": "\x1b[2J\x1b[31mbad source\x1b[0m"}', None)
+    assert outcome.error == 'HTTP 400: {"error": "bad source"}'
+    errored = read_asset({"id": "a1", "status": "errored", "errors": {"messages": ["\x1b]0;x\x07no\u202e video"]}})
+    assert errored.error == "provider: no video"
+    working = read_asset({"id": "a1", "status": "prep\x1b[5maring"})
+    assert working.status == "preparing"

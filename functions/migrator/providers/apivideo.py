@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme, SignatureError, sign
 from ..states import State
-from .base import Provider, listed, lookup_failure, secret_text, verified_event
+from .base import Provider, listing_pages, lookup_failure, secret_text, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     Poll,
@@ -38,6 +38,7 @@ from .facts import (
     WebhookEvent,
     body_event_id,
     duration_of,
+    entries,
     epoch_of,
     mapping,
     our_ref,
@@ -49,6 +50,17 @@ from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
 PAGE_SIZE = 100  # the list's maximum
+# The smallest page the list takes: the OpenAPI file says 1-100, but api.video's own documented
+# 400 for an out-of-range pageSize gives the range as 10-100, so doctor asks for 10.
+PAGE_SIZE_MIN = 10
+# How far back a signed body's `emittedAt` may lie. It is when the event happened, not when this
+# copy was sent, and api.video retries a failed delivery 3 times, 3 s apart (docs.api.video,
+# webhooks), so a genuine delivery can come late by more than any clock tolerance. A replay of the
+# same bytes is refused by the events table as long as it remembers the body's hash
+# (webhook.DEDUPE_TTL_S, 14 days; tests pin the two together): the body's time need only stop a
+# copy older than that memory.
+EVENT_MEMORY_S = 14 * 86_400
+MAX_CLOCK_SKEW_S = 3600  # how far ahead emittedAt may run (WebhookToleranceSeconds, at most this)
 TITLE_MAX = 255
 INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
 QUALITY_EVENT = "video.encoding.quality.completed"
@@ -72,7 +84,7 @@ def read_status(remote_id: str | None, status: object, ref: str | None = None) -
     if not isinstance(status, dict):
         return Video(remote_id, ref, status="not an object", known=False)
     encoding, ingest = mapping(status.get("encoding")), mapping(status.get("ingest"))
-    qualities = [q for q in encoding.get("qualities") or [] if isinstance(q, dict)]
+    qualities = [q for q in entries(encoding.get("qualities")) if isinstance(q, dict)]
     word = ingest.get("status") if isinstance(ingest.get("status"), str) else ""
     if encoding.get("playable") is True:
         duration = duration_of(mapping(encoding.get("metadata")).get("duration"))
@@ -93,6 +105,14 @@ def read_listed(video: object) -> Video:
     )
 
 
+def emitted_in_window(emitted: float, now: float, tolerance_s: float) -> bool:
+    """Whether a body emitted at `emitted` may still be taken at `now`: up to the clock tolerance
+    ahead, and back as far as the events table remembers it, less that tolerance (a copy first seen
+    up to `skew` before its emittedAt is still remembered when the window closes on it)."""
+    skew = max(0.0, min(float(tolerance_s), MAX_CLOCK_SKEW_S))
+    return now - (EVENT_MEMORY_S - skew) <= emitted <= now + skew
+
+
 class ApiVideoProvider(Provider):
     name = "apivideo"
     default_base_url = "https://ws.api.video"
@@ -107,7 +127,7 @@ class ApiVideoProvider(Provider):
         return basic_auth(self.secret())
 
     def check(self) -> Answer:
-        return self.http.send("GET", "/videos", params={"pageSize": "1"})
+        return self.http.send("GET", "/videos", params={"pageSize": str(PAGE_SIZE_MIN)})
 
     def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
         emitted = datetime.fromtimestamp(now, UTC).isoformat()
@@ -169,7 +189,7 @@ class ApiVideoProvider(Provider):
         event, kind, _ = verified_event(Scheme.APIVIDEO, body, headers, secrets, now, tolerance_s)
         # The signature binds no time: the body's own emittedAt bounds how long a copy can be replayed.
         emitted = epoch_of(event.get("emittedAt"))
-        if emitted is not None and not (now - tolerance_s <= emitted <= now + tolerance_s):
+        if emitted is not None and not emitted_in_window(emitted, now, tolerance_s):
             raise SignatureError("timestamp outside tolerance")
         remote_id = video_id(event.get("videoId"))
         if kind != QUALITY_EVENT or remote_id is None:
@@ -177,17 +197,17 @@ class ApiVideoProvider(Provider):
         return WebhookEvent(body_event_id(body), None, remote_id, confirm=True, note=f"{kind} (asking for its status)")
 
     def videos(self) -> Iterator[Video]:
-        page = 1
-        while True:
+        """Oldest first, 100 a page, up to `pagination.pagesTotal`; an empty page ends it whatever
+        that total says, and past LISTING_MAX_PAGES pages it stops loudly."""
+        for page in listing_pages():
             params = {"sortBy": "createdAt", "sortOrder": "asc", "pageSize": str(PAGE_SIZE), "currentPage": str(page)}
-            body = mapping(listed(self.http.send("GET", "/videos", params=params)).body)
-            for item in body.get("data") or []:
+            body, items = self._library_page("/videos", params, "data")
+            for item in items:
                 yield read_listed(item)
-            pagination = mapping(body.get("pagination"))
-            total = pagination.get("pagesTotal")
-            if not isinstance(total, int) or page >= total:
+            total = mapping(body.get("pagination")).get("pagesTotal")
+            if not items or not isinstance(total, int) or page >= total:
                 return
-            page += 1
+        raise too_many_pages()
 
     def settled(self, video: Video) -> Video:
         """A listed video's status: api.video lists identities only."""

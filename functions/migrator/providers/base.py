@@ -21,10 +21,17 @@ from ..signatures import Scheme, sign, verify
 from .facts import AssetRef, CredentialsError, EventError, Poll, RateSignal, Video, WebhookEvent
 from .http import Answer, HttpTransport, TransportError
 
-# How many pages `find` reads at most when the provider has no filter for our reference.
+# How many pages `find` reads when the provider has no filter for our reference and no time bounds
+# the search (`created_after` None: a poll with no recorded id).
 FIND_MAX_PAGES = 5
 # A create is looked for among videos made since the claim, less this margin for clocks.
 FIND_MARGIN_S = 300.0
+# How many pages a listing of the whole library (`videos()`, for the audit) reads at most: 10 M
+# videos at 100 a page. A listing that would go on past it is a provider looping, and stops loudly.
+LISTING_MAX_PAGES = 100_000
+# A page of the library may be larger than an ordinary answer (1,000 Cloudflare videos run past
+# 1 MiB); the audit reads it on the operator's machine, not in a Lambda.
+LISTING_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 class Provider(ABC):
@@ -166,6 +173,21 @@ class Provider(ABC):
             return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a {key} list")
         return items
 
+    def _library_page(self, path: str, params: Mapping[str, str], key: str) -> tuple[dict, list]:
+        """One page of the library (for `videos()`): the page as an object and its `key` list, or
+        the ListingError that stops the audit, so a page that cannot be read never ends it quietly."""
+        try:
+            answer = self.http.send("GET", path, params=params, max_body_bytes=LISTING_MAX_BODY_BYTES)
+        except TransportError as exc:
+            raise ListingError(f"listing the provider's videos failed: {exc.kind}") from None
+        listed(answer)
+        if answer.truncated:
+            raise ListingError(f"listing the provider's videos failed: a page over {LISTING_MAX_BODY_BYTES} bytes")
+        items = answer.body.get(key) if isinstance(answer.body, dict) else None
+        if not isinstance(items, list):
+            raise ListingError(f"listing the provider's videos failed: a page without a {key} list")
+        return answer.body, items
+
     def _failure(self, answer: Answer) -> Outcome:
         """A non-2xx answer classified: throttled, rejected (a 4xx about the asset) or transient."""
         signal = self.rate_signal(answer.headers)
@@ -237,6 +259,18 @@ def unfetchable_s3(provider: str) -> str:
 
 class ListingError(RuntimeError):
     """The library could not be listed (the audit stops and says why)."""
+
+
+def listing_pages() -> range:
+    """The page numbers (from 1) a listing may read; past the last, `too_many_pages`."""
+    return range(1, LISTING_MAX_PAGES + 1)
+
+
+def too_many_pages() -> ListingError:
+    return ListingError(
+        f"listing the provider's videos stopped after {LISTING_MAX_PAGES:,} pages: the provider keeps "
+        "answering with more (a listing that loops?)"
+    )
 
 
 def listed(answer: Answer) -> Answer:

@@ -2,7 +2,8 @@
 
 - credentials: an account id and an API token (Bearer); the secret holds JSON
   `{"account_id": "...", "api_token": "..."}`;
-- create: `POST /accounts/{account}/stream/copy` with `url`, `creator` (a 64-character
+- create: `POST /accounts/{account}/stream/copy` with `input` (the source URL; the older `url`
+  is deprecated), `creator` (a 64-character
   field Cloudflare can filter on: our per-asset tag `vm-<hash>`) and `meta` (our exact id
   as `migration_ref`, the attempt's key, and a `name` for the dashboard); 200 with the
   video in `result`, its id `uid`;
@@ -25,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme, sign, verify
 from ..states import State
-from .base import Provider, json_event, listed
+from .base import Provider, json_event, listing_pages, too_many_pages
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -40,6 +41,7 @@ from .facts import (
     mapping,
     our_ref,
     rejected_video,
+    text,
     video_id,
 )
 from .http import Answer, quote
@@ -121,7 +123,8 @@ class CloudflareProvider(Provider):
             "migration_ref": asset.asset_id,
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
         }
-        body = {"url": source_url, "creator": asset_tag(asset.asset_id), "meta": meta}
+        # `input`, not the deprecated `url` (developers.cloudflare.com/api: stream "upload from URL").
+        body = {"input": source_url, "creator": asset_tag(asset.asset_id), "meta": meta}
         answer = self._send("POST", f"{self._stream()}/copy", json_body=body)
         if isinstance(answer, Outcome):
             return answer
@@ -157,20 +160,30 @@ class CloudflareProvider(Provider):
 
     def videos(self) -> Iterator[Video]:
         """Oldest first, a page of up to 1,000 at a time, each page after the last one's `created`
-        (the list has no cursor). Videos that share the boundary's timestamp are deduplicated by uid."""
-        seen: set[str] = set()
+        (the list has no cursor). A page may repeat the videos that share the boundary's timestamp:
+        only their uids are kept to skip them (memory stays flat whatever the library's size).
+        A page with nothing new ends it; past LISTING_MAX_PAGES pages it stops loudly."""
+        boundary: set[str] = set()  # uids listed already that carry the `after` timestamp
         after: str | None = None
-        while True:
+        for _ in listing_pages():
             params = {"asc": "true", "limit": str(PAGE_SIZE), **({"after": after} if after else {})}
-            items = mapping(listed(self.http.send("GET", self._stream(), params=params)).body).get("result") or []
-            fresh = [item for item in items if mapping(item).get("uid") not in seen]
+            _, items = self._library_page(self._stream(), params, "result")
+            fresh = [item for item in items if _uid(item) not in boundary]
             for item in fresh:
-                seen.add(mapping(item).get("uid"))
                 yield read_stream_video(item)
-            last = mapping(items[-1]).get("created") if items else None
-            if not fresh or len(items) < PAGE_SIZE or not isinstance(last, str):
+            last = text(mapping(items[-1]).get("created")) if items else None
+            if not fresh or len(items) < PAGE_SIZE or last is None:
                 return
+            at_last = {uid for item in items if (uid := _uid(item)) and mapping(item).get("created") == last}
+            # A page wholly at the boundary's timestamp keeps the earlier ones' uids too.
+            boundary = boundary | at_last if last == after else at_last
             after = last
+        raise too_many_pages()
 
     def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
         return read_rate_headers(headers, self.clock())
+
+
+def _uid(item: object) -> str | None:
+    """A listed video's uid, or None when it has none we can read."""
+    return video_id(mapping(item).get("uid"))

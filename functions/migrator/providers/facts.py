@@ -2,7 +2,10 @@
 
 Everything a provider says is untrusted; these types are what is left once its answer has
 been read and checked: ids checked like our own, durations in range, times as epoch
-seconds, errors short and redacted.
+seconds, errors short and redacted. Every reader is total: a field of the wrong type, an
+absurd number (a 400-digit integer overflows float()) or nested garbage reads as unknown
+(None, `known=False`), never as an exception, since an exception here would turn a video
+the provider made into a poison message or a webhook answered 500 for ever.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from ..states import State
 
 # A duration outside this is garbage, not a video's length (seconds).
 MAX_DURATION_S = 10_000_000
+# An integer id longer than this is not a provider's id (and str() of a huge int may raise).
+MAX_INT_ID_DIGITS = 40
 
 
 class CredentialsError(ValueError):
@@ -86,7 +91,7 @@ class AssetRef:
 def video_id(value: object) -> str | None:
     """A provider's video id, checked like our own ids (untrusted text)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
+        value = str(value) if abs(value) < 10**MAX_INT_ID_DIGITS else None
     return value if isinstance(value, str) and id_problem(value) is None else None
 
 
@@ -97,18 +102,25 @@ def our_ref(value: object) -> str | None:
 
 def duration_of(value: object) -> float | None:
     """A duration in seconds, or None when it is missing, negative (-1: unknown) or absurd."""
+    number = finite_number(value)
+    return number if number is not None and 0 <= number < MAX_DURATION_S else None
+
+
+def finite_number(value: object) -> float | None:
+    """A JSON number as a finite float, or None (a bool, a string, NaN, an integer too big for a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
-    return number if math.isfinite(number) and 0 <= number < MAX_DURATION_S else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def epoch_of(value: object) -> float | None:
     """Epoch seconds from a number, a string of digits (Mux) or an RFC 3339 / ISO 8601 text."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+    if isinstance(value, (bool, int, float)):
+        return finite_number(value)
     if not isinstance(value, str) or not value or len(value) > 40:
         return None
     try:
@@ -119,9 +131,9 @@ def epoch_of(value: object) -> float | None:
         return number if math.isfinite(number) else None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return parsed.timestamp() if parsed.tzinfo else None
+    except (ValueError, OverflowError, OSError):  # not a date, or one no timestamp can hold
         return None
-    return parsed.timestamp() if parsed.tzinfo else None
 
 
 def body_event_id(body: bytes) -> str:
@@ -143,4 +155,15 @@ def rejected_video(remote_id: str | None, ref: str | None, status: str, reason: 
 
 
 def mapping(value: object) -> dict:
+    """An object field, or {} when it is anything else."""
     return value if isinstance(value, dict) else {}
+
+
+def entries(value: object) -> list:
+    """A list field, or [] when it is anything else (an integer where a list belongs)."""
+    return value if isinstance(value, list) else []
+
+
+def text(value: object) -> str | None:
+    """A string field, or None when it is anything else (a dict where text belongs)."""
+    return value if isinstance(value, str) else None

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme
 from ..states import State
-from .base import Provider, listed, secret_text, verified_event
+from .base import Provider, listing_pages, secret_text, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -31,12 +31,14 @@ from .facts import (
     mapping,
     our_ref,
     rejected_video,
+    text,
     video_id,
 )
 from .http import Answer, quote
 from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
+PAGE_SIZE = 100  # the listing's page (`limit`), where the provider pages it
 # The statuses the seed contract uses for a video the provider is still working on.
 WORKING = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
 
@@ -47,8 +49,18 @@ def bearer_token(raw: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
+def video_of(body: object) -> object:
+    """The video an answer carries: the object itself, or the one under `data`. The seed reads
+    the id as `body.id ?? body.data?.id`, so a provider may answer either shape."""
+    if isinstance(body, dict) and body.get("id") is None and isinstance(body.get("data"), dict):
+        return body["data"]
+    return body
+
+
 def read_video(video: object) -> Video:
-    """A video object of the seed contract (a create's answer, a GET, a webhook's data)."""
+    """A video object of the seed contract (a create's answer, a GET, a webhook's data), bare
+    or wrapped in `{"data": ...}`."""
+    video = video_of(video)
     if not isinstance(video, dict):
         return Video(None, status="not an object", known=False)
     remote_id = video_id(video.get("id"))
@@ -60,9 +72,9 @@ def read_video(video: object) -> Video:
             remote_id, ref, State.READY, status, duration_s=duration_of(video.get("duration")), created_at=created
         )
     if status == "errored":
-        error = video.get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        return rejected_video(remote_id, ref, status, str(message) if message else None, created_at=created)
+        error = video.get("error")  # the seed's text, or {"message": text}
+        message = text(error.get("message")) if isinstance(error, dict) else text(error)
+        return rejected_video(remote_id, ref, status, message, created_at=created)
     return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created)
 
 
@@ -125,16 +137,28 @@ class GenericProvider(Provider):
             event_id = event["id"][:255]
         else:
             event_id = body_event_id(body)
-        data = mapping(event.get("data"))
+        data = mapping(video_of(event.get("data")))
         status = {"video.ready": "ready", "video.errored": "errored"}.get(kind)
         video = read_video({**data, "status": status}) if status else read_video(data)
         note = status or f"not an outcome: {excerpt(kind, 60)}"
         return WebhookEvent(event_id, video.ref, video.remote_id, video if status else None, note=note)
 
     def videos(self) -> Iterator[Video]:
-        answer = listed(self.http.send("GET", "/videos"))
-        for item in mapping(answer.body).get("data") or []:
-            yield read_video(item)
+        """Oldest first, `limit` a page, following `next_cursor`; a provider that pages nothing
+        answers the whole list without one (the seed's contract), which is then the only page.
+        A cursor seen before or an empty page ends it; past LISTING_MAX_PAGES pages it stops loudly."""
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in listing_pages():
+            params = {"limit": str(PAGE_SIZE), **({"cursor": cursor} if cursor else {})}
+            body, items = self._library_page("/videos", params, "data")
+            for item in items:
+                yield read_video(item)
+            cursor = text(body.get("next_cursor")) or None
+            if not items or cursor is None or cursor in seen:
+                return
+            seen.add(cursor)
+        raise too_many_pages()
 
     def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
         return read_rate_headers(headers, self.clock())

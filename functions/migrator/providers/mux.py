@@ -6,7 +6,8 @@
   our id in `passthrough` (255 characters at most; a longer id travels as its hash) and
   the attempt's key in `meta.external_id`; 201 `{"data": asset}`;
 - no idempotency key and no filter by passthrough: an earlier create is found by paging
-  the asset list (newest first, 100 a page) back to the claim's time, at most 5 pages;
+  the asset list (newest first, 100 a page) back to the time the caller gives, as many
+  pages as the creates Mux allows since then can fill (see `find_page_cap`);
 - poll: `GET /video/v1/assets/{id}`; status preparing | ready | errored, `duration` in
   seconds, `errors: {type, messages}`;
 - webhooks: `Mux-Signature: t=<unix>,v1=<hex>` over `<t>.<body>`, any `v1` may match
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme
 from ..states import State
-from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listed, lookup_failure, verified_event
+from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listing_pages, lookup_failure, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -49,6 +51,17 @@ ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
 WORKING = frozenset({"preparing"})
 READY_EVENT, ERRORED_EVENT = "video.asset.ready", "video.asset.errored"
+# The most creates a second one Mux environment can make, to size how far back `find` pages.
+# Mux documents 1 create a second sustained "with bursts" whose size it does not give
+# (docs.mux.com/docs/core/make-api-requests, rate limits); 10/s is a generous bound on what can
+# lie between a lost create and its lookup, so the pages it derives cover the window with room,
+# and they are read only until a page reaches back past it.
+MUX_MAX_CREATES_PER_S = 10.0
+# Beyond this many pages (a window of about 5.5 hours at MUX_MAX_CREATES_PER_S) `find` stops and
+# answers TRANSIENT: a search that could not reach back far enough never reads as "not found",
+# so the uploader never creates a second video on it.
+FIND_ABSOLUTE_MAX_PAGES = 2_000
+LOOKUP_TOO_LONG = "lookup window too long"
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
@@ -93,10 +106,13 @@ class MuxProvider(Provider):
     name = "mux"
     default_base_url = "https://api.mux.com"
     duplicate_window = (
-        "Mux has no idempotency key and no filter by passthrough: after a lost answer the uploader pages "
-        "the asset list, newest first, back to the claim's time (at most 5 pages of 100). A duplicate is "
-        "possible when more than 500 assets were created in the account between the lost create and its "
-        "lookup, or if Mux ever lists out of creation order; `migrator audit` finds any."
+        "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
+        "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "
+        "clocks), as many pages as 10 creates a second since then could fill (Mux documents 1/s sustained), "
+        "up to 2,000 pages (about 5.5 hours of creates at that rate); a lookup that cannot reach back that "
+        "far fails as transient and creates nothing. A duplicate remains possible if an earlier try created "
+        "a video before the time the lookup reaches back to, or if Mux ever lists out of creation order; "
+        "`migrator audit` finds any."
     )
 
     webhook_scheme = Scheme.MUX
@@ -125,9 +141,16 @@ class MuxProvider(Provider):
         return self._failure(answer)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        """Page the asset list newest first until a page reaches back before `created_after`
+        (less FIND_MARGIN_S for clocks): CREATED when one of the pages holds the asset's video,
+        NOT_FOUND when the search reached back that far or to the list's end, TRANSIENT when
+        it could not (too many pages, a cursor repeated). With no `created_after` (a poll with no
+        recorded id) it reads FIND_MAX_PAGES pages at most and answers NOT_FOUND after them."""
         wanted = passthrough_for(asset_id)
+        needed = find_page_cap(created_after, self.clock())
         cursor: str | None = None
-        for _ in range(FIND_MAX_PAGES):
+        seen: set[str] = set()
+        for _ in range(min(needed, FIND_ABSOLUTE_MAX_PAGES)):
             page = self._page(cursor)
             if isinstance(page, Outcome):
                 return page
@@ -141,8 +164,17 @@ class MuxProvider(Provider):
             oldest = min((v for v in (epoch_of(mapping(i).get("created_at")) for i in items) if v), default=None)
             past_the_claim = created_after is not None and oldest is not None and oldest < created_after - FIND_MARGIN_S
             if not cursor or past_the_claim:
-                break
-        return Outcome(OutcomeKind.NOT_FOUND)
+                return Outcome(OutcomeKind.NOT_FOUND)
+            if cursor in seen:  # a list that loops: what lies past it cannot be read
+                return Outcome(OutcomeKind.TRANSIENT, error="lookup: the asset list repeated a cursor")
+            seen.add(cursor)
+        if created_after is None:
+            return Outcome(OutcomeKind.NOT_FOUND)
+        return Outcome(
+            OutcomeKind.TRANSIENT,
+            error=f"{LOOKUP_TOO_LONG}: {min(needed, FIND_ABSOLUTE_MAX_PAGES)} pages of assets did not reach back "
+            "to the earlier try",
+        )
 
     def _page(self, cursor: str | None) -> tuple[list, str | None] | Outcome:
         """One page of the asset list and the cursor of the next (the API's only paging)."""
@@ -177,17 +209,34 @@ class MuxProvider(Provider):
         return WebhookEvent(event_id[:255], video.ref, remote_id, video, note=status)
 
     def videos(self) -> Iterator[Video]:
+        """Newest first, 100 a page, to the end of the cursors. A cursor seen before (a listing
+        that loops) or an empty page ends it; past LISTING_MAX_PAGES pages it stops loudly."""
         cursor: str | None = None
-        while True:
-            body = mapping(listed(self.http.send("GET", ASSETS, params=_page_params(cursor))).body)
-            for item in body.get("data") or []:
+        seen: set[str] = set()  # one cursor a page: bounded by the page cap, not by the library
+        for _ in listing_pages():
+            body, items = self._library_page(ASSETS, _page_params(cursor), "data")
+            for item in items:
                 yield read_asset(item)
             cursor = _cursor(body)
-            if not cursor:
+            if not items or not cursor or cursor in seen:
                 return
+            seen.add(cursor)
+        raise too_many_pages()
 
     def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
         return read_rate_headers(headers, self.clock())
+
+
+def find_page_cap(created_after: float | None, now: float) -> int:
+    """How many pages `find` may need: every create Mux allows between `created_after` (less the
+    clocks' margin) and now, 100 a page, and 2 pages more for the one the window starts in and
+    a create made as the search began."""
+    if created_after is None:
+        return FIND_MAX_PAGES
+    window_s = max(0.0, now - created_after) + FIND_MARGIN_S
+    if not math.isfinite(window_s):
+        return FIND_ABSOLUTE_MAX_PAGES + 1
+    return math.ceil(window_s * MUX_MAX_CREATES_PER_S / PAGE_SIZE) + 2
 
 
 def _page_params(cursor: str | None) -> dict[str, str]:
