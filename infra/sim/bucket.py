@@ -8,7 +8,7 @@ state into headers (per second, per minute, IETF structured fields).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,14 @@ class RateState:
     next_in_s: float  # seconds until one create is allowed (0 while remaining >= 1)
     full_in_s: float  # seconds until the bucket is full again
     kind: str = "bucket"  # "budget": a fixed quota per window (Budget), whose "full" is the window's reset
+
+    def stated(self, scale: float) -> RateState:
+        """The state as headers that overstate (scale > 1) or understate the limit would tell it."""
+        if scale == 1:
+            return self
+        return replace(
+            self, rate=self.rate * scale, burst=max(1, round(self.burst * scale)), remaining=int(self.remaining * scale)
+        )
 
     def reset_in_s(self) -> int:
         """Whole seconds until the bucket is full: what a "reset" means for a token bucket."""

@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         "call budget when there is one, else the bucket the request draws from",
     )
     knob(limits, "legacy_rate_headers", "cloudflare: the older ratelimit-limit/-remaining/-reset headers instead")
+    knob(limits, "rate_header_scale", "rate-limit headers state the limit this many times over (default %(default)s)")
 
     faults = p.add_argument_group("faults (rates are probabilities 0..1)")
     knob(faults, "latency_ms", "delay added to every create")

@@ -92,6 +92,7 @@ _KINDS: dict[str, object] = {
     "check_source": "bool",
     "hang_rate": "float",
     "legacy_rate_headers": "bool",
+    "rate_header_scale": "float",
     "retry_after_mode": RETRY_AFTER_MODES,
     "rate_headers": "bool",
     "latency_ms": "float",
@@ -213,6 +214,9 @@ class SimConfig:
     hang_rate: float = 0.0
     # cloudflare: the older `ratelimit-limit/-remaining/-reset` headers instead of `Ratelimit`/`Ratelimit-Policy`.
     legacy_rate_headers: bool = False
+    # > 0: rate-limit headers state the limit (and what remains) this many times over, a provider's headers
+    # that overstate its limit (2: twice the true limit). The 429s and their retry hints stay true.
+    rate_header_scale: float = 1.0
 
     def __post_init__(self) -> None:
         self._defaulted: frozenset[str] = frozenset()
@@ -283,8 +287,8 @@ def _check_field(name: str, kind: object, value: object) -> object:
         raise ConfigError("port must be between 0 and 65535")
     if name in _AT_LEAST_ONE and value < 1:
         raise ConfigError(f"{name} must be at least 1")
-    if name == "budget_window_s" and value <= 0:
-        raise ConfigError("budget_window_s must be positive")
+    if name in ("budget_window_s", "rate_header_scale") and value <= 0:
+        raise ConfigError(f"{name} must be positive")
     if name in _FRACTIONS and not 0.0 <= value <= 1.0:
         raise ConfigError(f"{name} must be between 0 and 1")
     if name in _NON_NEGATIVE and value < 0:

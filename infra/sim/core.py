@@ -284,6 +284,7 @@ class ProviderSim:
             with self._lock:
                 state = self._header_state(op, time.monotonic())
             if state is not None:
+                state = state.stated(cfg.rate_header_scale)
                 # A 429's own hint headers win over the general ones.
                 reply.headers = {**profile.rate_headers(cfg, state), **reply.headers}
         entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)

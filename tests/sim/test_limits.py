@@ -84,6 +84,7 @@ def test_the_command_line_leaves_limits_to_the_profile():
         {"hang_rate": 2},
         {"check_source": "yes"},
         {"legacy_rate_headers": 1},
+        {"rate_header_scale": 0},
     ],
 )
 def test_the_new_knobs_are_validated_and_a_bad_patch_changes_nothing(patch):
