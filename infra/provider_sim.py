@@ -3,7 +3,9 @@
 It imitates the parts of a real provider that make a migration hard: rate limits with
 every common retry hint, idempotency keys (honoured or not), duplicate conflicts,
 injected latency, 5xx and lost answers, asynchronous processing and signed webhooks with
-retries, duplicates and forgeries. It speaks one of several wire formats (--profile):
+retries, duplicates and forgeries; and each provider's documented limits (Mux's create
+and read rates, Cloudflare's per-user call budget with its block, its cap on videos in
+progress, its storage and source fetch; api.video's hanging ingests). It speaks one of several wire formats (--profile):
 the seed's generic contract, Mux Video, Cloudflare Stream or api.video. Everything is
 standard library so it runs anywhere Python 3.12 does.
 

@@ -1,6 +1,8 @@
 """The "apivideo" profile: api.video's video API as the project's adapter speaks it (notes/wire-spec.md).
 
-HTTP Basic with the API key as user name and an empty password; POST /videos {"title"
+HTTP Basic with the API key as user name and an empty password, or a bearer token from
+POST /auth/api-key {"apiKey"} (refreshed at POST /auth/refresh), as the official clients'
+AuthenticatedApiClient does; POST /videos {"title"
 (required), "source", "metadata": [{"key", "value"}]} -> 201 video (no status on it);
 GET /videos with metadata[...] filters, sortBy/sortOrder, currentPage/pageSize (<= 100)
 and pagination links; GET /videos/{id}; GET /videos/{id}/status with ingest and
@@ -13,6 +15,8 @@ of the body), and no event at all for a failure.
 from __future__ import annotations
 
 import copy
+import hashlib
+import hmac
 import json
 import math
 import time
@@ -22,6 +26,7 @@ from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
     KIND_STATUS,
+    Account,
     Call,
     Draft,
     Event,
@@ -34,6 +39,7 @@ from .profile import (
     derived_id,
     int_param,
     iso_offset,
+    same,
     x_ratelimit,
 )
 from .signing import sign_seed
@@ -51,6 +57,8 @@ _PROBLEMS = {
     "no_route": (DOCS + "unrecognized-request-url", "Unrecognized request URL."),
     "method": ("about:blank", "Method Not Allowed"),
     "throttled": (DOCS + "too-many-requests", "Too many requests."),
+    "busy": ("about:blank", "Too Many Requests"),
+    "full": ("about:blank", "Payload Too Large"),
     "failed": ("about:blank", "Internal Server Error"),
     "unavailable": ("about:blank", "Service Unavailable"),
 }
@@ -73,6 +81,19 @@ _MEDIA = {
     "audioCodec": "aac",
     "aspectRatio": "16/9",
 }
+# POST /auth/api-key answers {"token_type": "Bearer", "expires_in": 3600, "access_token", "refresh_token"};
+# a wrong key is a 400 "The user credentials were incorrect." (oas_apivideo.yaml, /auth/api-key and /auth/refresh).
+TOKEN_LIFETIME_S = 3600
+BAD_CREDENTIALS = {
+    "type": DOCS + "authentication-invalid-user-credentials",
+    "title": "The user credentials were incorrect.",
+    "name": "",
+    "status": 400,
+}
+# "Results per page. Allowed values 1-100, default is 25." (oas_apivideo.yaml, components/parameters/page-size).
+# The same file's 400 example for GET /videos gives pageSize {min: 10, max: 100}, but names the page parameter
+# `page` where the parameter is `currentPage`: an example out of step with the definition, which is what holds.
+PAGE_SIZE_MIN, PAGE_SIZE_MAX = 1, 100
 _TYPES = {"title": str, "description": str, "source": str, "public": bool, "panoramic": bool, "mp4Support": bool}
 _TYPE_NAMES = {str: "a string", bool: "a boolean"}
 
@@ -106,6 +127,11 @@ def _validate(body: dict) -> Reply | None:
     return None
 
 
+def _token(key: str, kind: str) -> str:
+    """A bearer (or refresh) token for an API key: derived, not stored."""
+    return kind[:1] + "_" + hmac.new(key.encode(), f"provider-sim/{kind}".encode(), hashlib.sha256).hexdigest()
+
+
 def _metadata(video: Video) -> list:
     return video.request.get("metadata", [])
 
@@ -118,6 +144,8 @@ def _has_pairs(video: Video, pairs: dict[str, str]) -> bool:
 class ApiVideo(Profile):
     name = "apivideo"
     routes = (
+        ("/auth/api-key", {"POST": "auth"}),
+        ("/auth/refresh", {"POST": "refresh"}),
         ("/videos", {"POST": "create", "GET": "list"}),
         ("/videos/{id}", {"GET": "get"}),
         ("/videos/{id}/status", {"GET": "status"}),
@@ -126,9 +154,27 @@ class ApiVideo(Profile):
     webhook_backoff_s = (3.0, 3.0, 3.0)
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
-        if cfg.api_key is None or basic_matches(call.headers.get("Authorization"), cfg.api_key, ""):
+        if call.op in ("auth", "refresh") or cfg.api_key is None:
+            return None  # the token endpoints check the key in their body
+        header = call.headers.get("Authorization")
+        if basic_matches(header, cfg.api_key, "") or same(header, f"Bearer {_token(cfg.api_key, 'access')}"):
             return None
         return self.error("unauthorized")
+
+    def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
+        given = body.get("apiKey" if call.op == "auth" else "refreshToken") if isinstance(body, dict) else None
+        if not isinstance(given, str) or not given:
+            return Account(Reply(400, BAD_CREDENTIALS))
+        if cfg.api_key is None:
+            key = given  # no key to check against: any key or refresh token is good
+        else:
+            expected = cfg.api_key if call.op == "auth" else _token(cfg.api_key, "refresh")
+            if not same(given, expected):
+                return Account(Reply(400, BAD_CREDENTIALS))
+            key = cfg.api_key
+        # Tokens derive from the key, so nothing is stored and they never expire here.
+        tokens = {"access_token": _token(key, "access"), "refresh_token": _token(key, "refresh")}
+        return Account(Reply(200, {"token_type": "Bearer", "expires_in": TOKEN_LIFETIME_S, **tokens}))
 
     def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
         kind_url, title = _PROBLEMS[kind]
@@ -219,11 +265,11 @@ class ApiVideo(Profile):
         query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
         try:
             page = int_param(query, "currentPage", 1, 1, None)
-            size = int_param(query, "pageSize", 25, 1, 100)
+            size = int_param(query, "pageSize", 25, PAGE_SIZE_MIN, PAGE_SIZE_MAX)
         except ParamError as exc:
             rng = {"min": exc.low} if exc.high is None else {"min": exc.low, "max": exc.high}
-            title = "This parameter is out of the allowed range of values."
-            return Reply(400, {"title": title, "name": exc.name, "status": 400, "range": rng})
+            problem = {"title": "This parameter is out of the allowed range of values.", "name": exc.name, "range": rng}
+            return Reply(400, {**problem, "status": 400, "problems": [problem]})
         sort_by = query.get("sortBy", ["createdAt"])[0]  # The default order is undocumented: oldest first.
         order = query.get("sortOrder", ["asc"])[0]
         for name, value, allowed in (("sortBy", sort_by, SORT_FIELDS), ("sortOrder", order, ("asc", "desc"))):
@@ -275,7 +321,7 @@ class ApiVideo(Profile):
     def status(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))
 
-    def rate_headers(self, state: RateState) -> dict:
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
         # Per minute, as api.video counts. Retry-After is the wait for the next request (0 while
         # some remain): for a token bucket that is when "the current window resets".
         return {**x_ratelimit(state, 60), "X-RateLimit-Retry-After": str(math.ceil(state.next_in_s))}

@@ -1,13 +1,14 @@
-"""The token bucket that limits creates, and the snapshot of it that rate-limit headers report.
+"""The limits every profile shares: token buckets (creates, other requests), a call budget with a block,
+and the snapshot of either that rate-limit headers report.
 
-One bucket serves every profile: the profiles only differ in how they write its state
-into headers (per second, per minute, IETF structured fields).
+The same limits serve every profile: the profiles only differ in how they write their
+state into headers (per second, per minute, IETF structured fields).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,15 @@ class RateState:
     remaining: int  # whole creates allowed right now
     next_in_s: float  # seconds until one create is allowed (0 while remaining >= 1)
     full_in_s: float  # seconds until the bucket is full again
+    kind: str = "bucket"  # "budget": a fixed quota per window (Budget), whose "full" is the window's reset
+
+    def stated(self, scale: float) -> RateState:
+        """The state as headers that overstate (scale > 1) or understate the limit would tell it."""
+        if scale == 1:
+            return self
+        return replace(
+            self, rate=self.rate * scale, burst=max(1, round(self.burst * scale)), remaining=int(self.remaining * scale)
+        )
 
     def reset_in_s(self) -> int:
         """Whole seconds until the bucket is full: what a "reset" means for a token bucket."""
@@ -80,4 +90,71 @@ class TokenBucket:
             remaining=int(self.tokens),
             next_in_s=next_in,
             full_in_s=(self.burst - self.tokens) / self.rate,
+        )
+
+
+class Budget:
+    """A quota of calls per fixed window, and a block once it is exceeded (Cloudflare's API limit).
+
+    A window opens at the first call after the previous one closed; the call past the quota
+    starts a block of `block_s` (0: to the end of the window) in which every call is refused,
+    and the next call after the block opens a fresh window. Refused calls are not counted and
+    do not extend the block, as "all API calls for the next five minutes will be blocked"
+    reads. quota 0 = no budget.
+    """
+
+    def __init__(self, quota: int, window_s: float, block_s: float) -> None:
+        self.quota, self.window_s, self.block_s = quota, window_s, block_s
+        self.opened: float | None = None  # start of the current window
+        self.used = 0
+        self.blocked_until: float | None = None
+        self.blocks = 0  # how many blocks have started
+
+    @property
+    def on(self) -> bool:
+        return self.quota > 0
+
+    def configure(self, quota: int, window_s: float, block_s: float) -> None:
+        """New limits apply to the current window and block as they stand."""
+        self.quota, self.window_s, self.block_s = quota, window_s, block_s
+
+    def _settle(self, now: float) -> None:
+        if self.blocked_until is not None and now >= self.blocked_until:
+            self.blocked_until, self.opened, self.used = None, None, 0
+        if self.opened is not None and now >= self.opened + self.window_s:
+            self.opened, self.used = None, 0
+
+    def take(self, now: float) -> float | None:
+        """Count one call: None if allowed, else the seconds until calls are allowed again."""
+        if not self.on:
+            return None
+        self._settle(now)
+        if self.blocked_until is not None:
+            return self.blocked_until - now
+        if self.opened is None:
+            self.opened = now
+        if self.used >= self.quota:
+            self.blocked_until = now + self.block_s if self.block_s > 0 else self.opened + self.window_s
+            self.blocks += 1
+            return self.blocked_until - now
+        self.used += 1
+        return None
+
+    def state(self, now: float) -> RateState | None:
+        """The budget as headers report it: quota per window, what is left, when it resets."""
+        if not self.on:
+            return None
+        self._settle(now)
+        if self.blocked_until is not None:
+            remaining, reset_in = 0, self.blocked_until - now
+        else:
+            remaining = self.quota - self.used
+            reset_in = (self.opened + self.window_s - now) if self.opened is not None else self.window_s
+        return RateState(
+            rate=self.quota / self.window_s,
+            burst=self.quota,
+            remaining=remaining,
+            next_in_s=0.0 if remaining >= 1 else reset_in,
+            full_in_s=reset_in,
+            kind="budget",
         )

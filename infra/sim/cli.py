@@ -8,7 +8,16 @@ import signal
 import sys
 import threading
 
-from .config import PROFILES, RETRY_AFTER_MODES, WEBHOOK_SCHEMES, ConfigError, SimConfig
+from .config import (
+    IN_FLIGHT_STATUSES,
+    LIMIT_DEFAULTS,
+    PROFILE_LIMITS,
+    PROFILES,
+    RETRY_AFTER_MODES,
+    WEBHOOK_SCHEMES,
+    ConfigError,
+    SimConfig,
+)
 from .core import ProviderSim
 
 _DESCRIPTION = """\
@@ -18,7 +27,10 @@ cloudflare (Cloudflare Stream) or apivideo (api.video). Every setting can also b
 changed at run time with POST /_sim/config (JSON, field names as below with _);
 GET /_sim/stats, GET /_sim/requests[?op=all], POST /_sim/reset work in every profile.
 Sources whose URL contains "unsupported" are refused, "corrupt" ones fail processing,
-and ?duration=S&drift=D in a source URL set its duration."""
+ones with the word "hang" never finish, and ?duration=S&drift=D in a source URL set its
+duration. Limits left unset take the profile's documented values (mux: creates 1/s in
+bursts of 10, other requests 5/s; cloudflare: 1,200 calls per 300 s then a 300 s block,
+120 videos in progress)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,9 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     def knob(group: argparse._ArgumentGroup, field: str, help: str, **kw: object) -> None:
-        """A flag named after its SimConfig field, typed and defaulted from it (booleans switch on)."""
+        """A flag named after its SimConfig field, typed and defaulted from it (booleans switch on).
+        A limit's flag defaults to unset, so the profile's documented value applies."""
         default = getattr(d, field)
-        if isinstance(default, bool):
+        if field in LIMIT_DEFAULTS:
+            kw.setdefault("type", type(LIMIT_DEFAULTS[field]))
+            kw.setdefault("default", None)
+            help += f" (default: the profile's; {_limit_defaults(field)})"
+        elif isinstance(default, bool):
             kw.setdefault("action", "store_true")
         else:
             kw.setdefault("type", type(default) if default is not None else str)
@@ -53,8 +70,28 @@ def build_parser() -> argparse.ArgumentParser:
         knob(creds, field, f"{text} (env {env_name})", default=env(env_name))
 
     limits = p.add_argument_group("rate limiting")
-    knob(limits, "rate", "creates per second allowed, 0 = unlimited (default %(default)s)")
-    knob(limits, "burst", "token bucket capacity for creates (default %(default)s)")
+    knob(limits, "rate", "creates per second allowed, 0 = unlimited")
+    knob(limits, "burst", "token bucket capacity for creates")
+    knob(limits, "read_rate", "every other request (list, get, status, auth, webhook) per second, 0 = unlimited")
+    knob(limits, "read_burst", "token bucket capacity for those requests")
+    knob(limits, "budget_quota", "calls of every kind allowed per budget window, 0 = no budget")
+    knob(limits, "budget_window_s", "the budget's window in seconds")
+    knob(
+        limits,
+        "budget_block_s",
+        "seconds every call is refused 429 once the budget is exceeded (0: to the window's end)",
+    )
+    knob(limits, "max_in_flight", "videos processing at once past which a create is refused, 0 = no cap")
+    knob(
+        limits,
+        "in_flight_status",
+        "the status of a create past max_in_flight (default %(default)s)",
+        type=int,
+        choices=IN_FLIGHT_STATUSES,
+    )
+    knob(
+        limits, "storage_minutes", "minutes of video the account may hold before creates are refused 413, 0 = unlimited"
+    )
     knob(
         limits,
         "retry_after_mode",
@@ -67,8 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         "rate_headers",
         "send the profile's rate-limit headers on every API answer, true to the bucket: generic "
         "X-RateLimit-Limit/Remaining/Reset + RateLimit-Policy/RateLimit; mux X-RateLimit-*; cloudflare "
-        "Ratelimit/Ratelimit-Policy; apivideo X-RateLimit-Limit (per minute)/Remaining/Retry-After",
+        "Ratelimit/Ratelimit-Policy; apivideo X-RateLimit-Limit (per minute)/Remaining/Retry-After. They report the "
+        "call budget when there is one, else the bucket the request draws from",
     )
+    knob(limits, "legacy_rate_headers", "cloudflare: the older ratelimit-limit/-remaining/-reset headers instead")
+    knob(limits, "rate_header_scale", "rate-limit headers state the limit this many times over (default %(default)s)")
 
     faults = p.add_argument_group("faults (rates are probabilities 0..1)")
     knob(faults, "latency_ms", "delay added to every create")
@@ -90,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     hooks = p.add_argument_group("processing and webhooks")
     knob(hooks, "processing_delay_s", "seconds from create to ready/errored (default %(default)s)")
+    knob(
+        hooks,
+        "check_source",
+        "fetch each source first as Cloudflare does (HEAD with a size, then a range GET answered 206), loopback "
+        "only; a source that fails ends errored",
+    )
+    knob(hooks, "hang_rate", "share of creates whose ingest never finishes and sends no event")
     knob(hooks, "webhook_url", "where to POST the profile's webhook events")
     knob(
         hooks,
@@ -108,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     knob(hooks, "webhook_early", "processing completes at once; its webhook arrives before the create's answer")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return p
+
+
+def _limit_defaults(field: str) -> str:
+    """How each profile sets a limit: `generic 20, mux 1, ...`."""
+    return ", ".join(f"{name} {PROFILE_LIMITS[name].get(field, LIMIT_DEFAULTS[field]):g}" for name in PROFILES)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,11 +1,14 @@
 """The "cloudflare" profile: Cloudflare Stream as the project's adapter speaks it (notes/wire-spec.md).
 
-Bearer API token and an account id in every path; POST /accounts/{a}/stream/copy {"url",
-"creator", "meta"} -> 200 envelope {"success", "errors", "messages", "result": video};
-GET /accounts/{a}/stream with creator/after/before/asc/limit (<= 1000) and total/range;
-GET /accounts/{a}/stream/{uid}; status.state downloading -> queued -> inprogress ->
-ready|error, readyToStream, duration -1 until known; webhooks are the video itself signed
-`Webhook-Signature: time=<unix>,sig1=<hex>`; a 429 carries `retry-after`.
+Bearer API token and an account id in every path; POST /accounts/{a}/stream/copy {"input"
+(or the deprecated "url"), "creator", "meta"} -> 200 envelope {"success", "errors",
+"messages", "result": video}; GET /accounts/{a}/stream with creator/after/before/asc/limit
+(<= 1000) and total/range; GET /accounts/{a}/stream/{uid}; status.state downloading ->
+queued -> inprogress -> ready|error, readyToStream, duration -1 until known; one webhook
+per account (PUT/GET/DELETE /accounts/{a}/stream/webhook, a PUT rotating the secret);
+webhooks are the video itself signed `Webhook-Signature: time=<unix>,sig1=<hex>`; a 429
+carries `retry-after`. Its documented limits (1,200 calls per 5 minutes per user with a
+5-minute block, 120 videos in progress) are this profile's defaults: config.PROFILE_LIMITS.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import time
 import urllib.parse
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -21,6 +25,7 @@ from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
     KIND_STATUS,
+    Account,
     Call,
     Draft,
     Event,
@@ -37,9 +42,11 @@ from .signing import sign_timestamped
 from .video import ERRORED, READY, Video
 
 # Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
-# 10010 (invalid URL) and 10004 (undecodable request) come from a third-party list of
-# Stream codes, 10059 (non-video content) from Stream's changelog; 7000/7001 and the
-# 5xx codes are our choice where nothing is documented.
+# 10010 (invalid URL), 10004 (undecodable request), 10011 (too large) and 10016 (too many
+# requests) come from a third-party list of Stream codes (pub.dev `cloudflare`,
+# CloudflareStreamVideosErrorCodes), 10059 (non-video content) from Stream's changelog;
+# 7000/7001, the 5xx codes and every message of "busy" and "full" are our choice where
+# nothing is documented (the FAQ promises only "more information in the response body").
 _ERRORS = {
     "invalid": (10004, "Decoding Error: cannot decode request"),
     "unsupported": (10059, "The file was not recognized as a valid video file."),
@@ -49,6 +56,8 @@ _ERRORS = {
     "no_route": (7000, "No route for that URI"),
     "method": (7001, "Method not allowed"),
     "throttled": (971, "Please wait and consider throttling your request speed"),
+    "busy": (10016, "Too many videos queued or encoding at once: wait for some to finish"),
+    "full": (10011, "Storage capacity exceeded: the account's minutes of video are used up"),
     "failed": (10002, "Internal server error"),
     "unavailable": (10003, "Service unavailable"),
 }
@@ -57,11 +66,21 @@ CREATOR_MAX = 64
 # Processing stages as fractions of the processing time; readyToStream turns true once
 # "at least one quality level is encoded", halfway through encoding.
 _QUEUED_AT, _ENCODING_AT, _STREAMABLE_AT = 1 / 3, 2 / 3, 5 / 6
-_ERROR_REASON = ("ERR_MALFORMED_VIDEO", "The video is a valid file but contains corrupt data that cannot be recovered.")
+# status.errorReasonCode/Text per failure, from Stream's list ("Use webhooks": ERR_NON_VIDEO,
+# ERR_DURATION_EXCEED_CONSTRAINT, ERR_FETCH_ORIGIN_ERROR "The video failed to download from the URL",
+# ERR_MALFORMED_VIDEO, ERR_DURATION_TOO_SHORT, ERR_UNKNOWN; https://developers.cloudflare.com/stream/manage-video-library/using-webhooks/).
+_ERROR_REASONS = {
+    "corrupt": ("ERR_MALFORMED_VIDEO", "The video is a valid file but contains corrupt data that cannot be recovered."),
+    "fetch": ("ERR_FETCH_ORIGIN_ERROR", "The video failed to download from the URL"),
+}
 
 
 def _envelope(result: object, **extra: object) -> dict:
     return {"result": result, "success": True, "errors": [], "messages": [], **extra}
+
+
+def _subscription(url: str, secret: str | None, held: dict) -> dict:
+    return {"notificationUrl": url, "modified": iso_z(held.get("webhook_modified", time.time())), "secret": secret}
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -93,6 +112,7 @@ class Cloudflare(Profile):
     name = "cloudflare"
     routes = (
         ("/accounts/{account}/stream/copy", {"POST": "create"}),
+        ("/accounts/{account}/stream/webhook", {"PUT": "webhook", "GET": "webhook", "DELETE": "webhook"}),
         ("/accounts/{account}/stream", {"GET": "list"}),
         ("/accounts/{account}/stream/{id}", {"GET": "get"}),
     )
@@ -125,7 +145,8 @@ class Cloudflare(Profile):
     def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
         if parse_error or not isinstance(body, dict):
             return self.error("invalid", parse_error or "request body must be a JSON object")
-        # `input` is the documented field; `url` its deprecated spelling, still accepted.
+        # `input` "is the preferred field over `url`", which "is deprecated in favor of `input`"
+        # (cloudflare-python 5.9.0, stream.copy.create); either is accepted, `input` first.
         field = "input" if "input" in body else "url"
         if not is_http_url(body.get(field)):
             return self.error("invalid", f"Invalid URL: {field} must be an http(s) URL", code=INVALID_URL)
@@ -134,7 +155,9 @@ class Cloudflare(Profile):
             return self.error("invalid", f"creator must be a string of at most {CREATOR_MAX} characters")
         if not isinstance(body.get("meta", {}), dict):
             return self.error("invalid", "meta must be an object")
-        return Draft(source=body[field], ref=self.ref_of(body), request={**body, "creator": creator})
+        return Draft(
+            source=body[field], ref=self.ref_of(body), request={**body, "creator": creator}, log={"source_field": field}
+        )
 
     def render(self, video: Video, now: float) -> dict:
         p = video.progress(now)
@@ -152,23 +175,24 @@ class Cloudflare(Profile):
         streamable = not corrupt and (state == "ready" or (state == "inprogress" and p >= _STREAMABLE_AT))
         if streamable and state == "inprogress":
             since = video.at(_STREAMABLE_AT)
-        # The duration and size are known once the source is downloaded and probed; never for a corrupt one.
-        known = not corrupt and (state == "ready" or p >= _ENCODING_AT)
-        code, text = _ERROR_REASON if state == "error" else ("", "")
+        # The duration and size are known once the source is downloaded and probed; never for a failed one.
+        known = state == "ready" or (state != "error" and not corrupt and p >= _ENCODING_AT)
+        code, text = _ERROR_REASONS[video.failure or "corrupt"] if state == "error" else ("", "")
+        request = video.request
         return {
             "uid": video.id,
-            "creator": video.request.get("creator"),
-            "thumbnailTimestampPct": 0,
+            "creator": request.get("creator"),
+            "thumbnailTimestampPct": request.get("thumbnailTimestampPct", 0),
             "readyToStream": streamable,
             "readyToStreamAt": iso_z(video.at(_STREAMABLE_AT)) if streamable else None,
             "status": {"state": state, "pctComplete": f"{pct:.6f}", "errorReasonCode": code, "errorReasonText": text},
             # Cloudflare records where it fetched the video from in meta.
-            "meta": {"downloaded-from": video.source, **copy.deepcopy(video.request.get("meta") or {})},
+            "meta": {"downloaded-from": video.source, **copy.deepcopy(request.get("meta") or {})},
             "created": iso_z(video.created),
             "modified": iso_z(since),
             "uploaded": iso_z(video.created),
-            "allowedOrigins": [],
-            "requireSignedURLs": False,
+            "allowedOrigins": copy.deepcopy(request.get("allowedOrigins", [])),
+            "requireSignedURLs": request.get("requireSignedURLs", False),
             "scheduledDeletion": None,
             "duration": video.duration if known else -1,
             "input": {"width": 1920, "height": 1080} if known else {"width": -1, "height": -1},
@@ -212,8 +236,46 @@ class Cloudflare(Profile):
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, _envelope(self.render(video, now)))
 
-    def rate_headers(self, state: RateState) -> dict:
-        return ietf_ratelimit(state, "Ratelimit-Policy", "Ratelimit")
+    def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
+        # "Only one webhook subscription is allowed per-account"; PUT .../stream/webhook {"notificationUrl"}
+        # answers the subscription with its signing `secret`, and changing the URL makes a new secret
+        # (https://developers.cloudflare.com/stream/manage-video-library/using-webhooks/). cloudflare-python
+        # may send the field as `notificationUrl` or `notification_url`.
+        if call.method == "DELETE":
+            held.pop("webhook_modified", None)
+            return Account(Reply(200, _envelope("")), {"webhook_url": None, "webhook_secret": None})
+        if call.method == "GET":
+            if not cfg.webhook_url:  # set by a PUT, or by the webhook_url knob
+                return Account(self.error("not_found"))
+            return Account(Reply(200, _envelope(_subscription(cfg.webhook_url, cfg.webhook_secret, held))))
+        if parse_error or not isinstance(body, dict):
+            return Account(self.error("invalid", parse_error or "request body must be a JSON object"))
+        url = body.get("notificationUrl", body.get("notification_url"))
+        if not is_http_url(url):
+            return Account(self.error("invalid", "notificationUrl must be an http(s) URL", code=INVALID_URL))
+        secret = uuid.uuid4().hex  # a second PUT replaces the first: a new URL, a new secret
+        held["webhook_modified"] = time.time()
+        held["webhook_puts"] = held.get("webhook_puts", 0) + 1
+        return Account(
+            Reply(200, _envelope(_subscription(url, secret, held))), {"webhook_url": url, "webhook_secret": secret}
+        )
+
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        # https://developers.cloudflare.com/fundamentals/api/reference/limits/ ("Rate limiting headers"): the
+        # current form, examples `Ratelimit: "default";r=50;t=30` and `Ratelimit-Policy: "burst";q=100;w=60`,
+        # written as given for the budget; the older form (the same page until cloudflare-docs PR 25269,
+        # "Update API Rate Limit Headers to reflect IETF Proposal") was `ratelimit-limit` /
+        # `ratelimit-remaining` / `ratelimit-reset` with no window; the reset is written in seconds, as the
+        # IETF draft those names come from defines it (Cloudflare's own form of it is not documented).
+        if cfg.legacy_rate_headers:
+            quota, _window = state.policy()
+            return {
+                "ratelimit-limit": str(quota),
+                "ratelimit-remaining": str(state.remaining),
+                "ratelimit-reset": str(state.reset_in_s()),
+            }
+        policy_name = "burst" if state.kind == "budget" else "default"
+        return ietf_ratelimit(state, "Ratelimit-Policy", "Ratelimit", policy_name=policy_name)
 
     def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
         told = max(1, math.ceil(wait_s))  # "The number of seconds, rounded up, until more capacity is available"

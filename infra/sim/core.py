@@ -1,11 +1,14 @@
 """ProviderSim: the simulator's state, its request pipeline with fault injection, processing and webhook delivery.
 
 Everything here is shared by the profiles. A request goes through the same steps in every
-profile (route, auth, injected 503, latency, injected 500, token bucket, validation,
-create or read, lost response, rate-limit headers, request log); the active profile
-(config.profile) only supplies the wire format of each step. Processing completes on the
-shared scheduler, and every webhook, whatever its scheme, goes through one delivery path
-with the same retries, duplicates, forgeries and early delivery.
+profile (route, auth, the call budget, injected 503, then for a create latency, injected
+500, the create bucket, validation, the in-flight and storage caps, create; for anything
+else the read bucket, then the read or account operation; lost response, rate-limit
+headers, request log); the active profile (config.profile) only supplies the wire format
+of each step and the limits it documents (config.PROFILE_LIMITS). Processing (with the
+source fetch when check_source is on, and hung ingests that never finish) completes on
+the shared scheduler, and every webhook, whatever its scheme, goes through one delivery
+path with the same retries, duplicates, forgeries and early delivery.
 """
 
 from __future__ import annotations
@@ -24,15 +27,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .apivideo import ApiVideo
-from .bucket import TokenBucket
+from .bucket import Budget, RateState, TokenBucket
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
 from .config import SimConfig
+from .fetch import source_problem
 from .generic import Generic
 from .mux import Mux
 from .profile import Call, Event, Profile, Reply
 from .scheduler import Scheduler
-from .video import ERRORED, IDLE, PROCESSING, READY, Video, is_unsupported
+from .video import ERRORED, IDLE, PROCESSING, READY, Video, is_hang, is_unsupported
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo())}
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"
@@ -40,15 +44,19 @@ assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classe
 WEBHOOK_TIMEOUT_S = 5.0
 REQUEST_LOG_MAX = 200_000
 UNAVAILABLE_RETRY_AFTER_S = 1  # the Retry-After an injected 503 carries, when it carries one
-OPS = ("create", "list", "get", "status")
+OPS = ("create", "list", "get", "status", "auth", "refresh", "webhook")
+_VIDEO_READS = ("list", "get", "status")
 # Computed from the videos at read time; every other key is a counter.
-_DERIVED = ("videos", "duplicate_videos", "errored_videos")
+_DERIVED = ("videos", "duplicate_videos", "errored_videos", "hung_videos")
 STAT_KEYS = (
     "creates", "create_requests", "duplicate_creates_prevented", "throttled", "failed_injected", "rejected",
     "webhooks_delivered", "webhooks_failed", "videos", "duplicate_videos", "lookups",
     # added with the profiles and the new fault knobs
     "gets", "errored_videos", "unavailable_injected", "lost_responses", "webhooks_duplicated",
     "webhooks_forged_sent", "webhooks_forged_refused", "webhooks_forged_accepted",
+    # added with the documented provider limits
+    "read_throttled", "budget_throttled", "blocks", "in_flight_refused", "storage_refused",
+    "source_checks_failed", "hung_videos", "account_calls",
 )  # fmt: skip
 
 
@@ -83,6 +91,9 @@ class _Store:
         self.videos: dict[str, Video] = {}  # in creation order
         self.by_ref: dict[str, list[str]] = {}
         self.by_key: dict[str, str] = {}
+        self.in_flight = 0  # videos processing (neither ready nor errored)
+        self.stored_s = 0.0  # durations of the videos held, errored ones excepted
+        self.account: dict = {}  # what a profile keeps of account operations (a webhook's modified time)
 
     def add(self, video: Video) -> None:
         self.videos[video.id] = video
@@ -122,6 +133,7 @@ class ProviderSim:
         self._server_thread: threading.Thread | None = None
         self._scheduler: Scheduler | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._fetch_pool: ThreadPoolExecutor | None = None
         # Webhooks need an opener that ignores *_proxy variables: receivers are on loopback.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self._generation = 0
@@ -139,6 +151,8 @@ class ProviderSim:
         self._scheduler = Scheduler()
         self._scheduler.start()
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="provider-sim-webhook")
+        # Source fetches (check_source) apart from webhooks, so a slow source never delays an event.
+        self._fetch_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="provider-sim-fetch")
         self._server_thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="provider-sim-server", daemon=True
         )
@@ -156,8 +170,9 @@ class ProviderSim:
         if self._server_thread is not None:
             self._server_thread.join(timeout=5)
         self._scheduler.stop()
-        # In-flight deliveries finish (bounded by the urllib timeout); queued ones are dropped.
+        # In-flight deliveries and fetches finish (bounded by the urllib timeout); queued ones are dropped.
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._fetch_pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> ProviderSim:
         return self.start()
@@ -180,7 +195,10 @@ class ProviderSim:
         self._seq = itertools.count()
         self._requests: deque[dict] = deque(maxlen=REQUEST_LOG_MAX)
         self._counters = dict.fromkeys((k for k in STAT_KEYS if k not in _DERIVED), 0)
-        self._bucket = TokenBucket(self.config.rate, self.config.burst, time.monotonic())
+        cfg, now = self.config, time.monotonic()
+        self._bucket = TokenBucket(cfg.rate, cfg.burst, now)  # creates
+        self._read_bucket = TokenBucket(cfg.read_rate, cfg.read_burst, now)  # every other request
+        self._budget = Budget(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)  # every call
         # Bumped on reset so completions and deliveries scheduled before it become no-ops.
         self._generation += 1
         self._seed_rngs()
@@ -203,6 +221,7 @@ class ProviderSim:
             videos = self._store.videos
             out["videos"] = len(videos)
             out["errored_videos"] = sum(1 for v in videos.values() if v.state == ERRORED)
+            out["hung_videos"] = sum(1 for v in videos.values() if v.hung and v.state == PROCESSING)
             # A duplicate is a second video for one reference that is not errored: an errored
             # video is expected to be replaced by a retry.
             out["duplicate_videos"] = sum(
@@ -224,11 +243,17 @@ class ProviderSim:
         # host and port are accepted but only take effect on the next start().
         with self._lock:
             self.config.patch(changes)
-            # Rate and burst act on the bucket at once, not from its next refill.
-            self._bucket.configure(self.config.rate, self.config.burst, time.monotonic())
+            self._configure_limits()
             if "seed" in changes:
                 self._seed_rngs()
             return self.config.to_dict()
+
+    def _configure_limits(self) -> None:
+        """Limits act at once, not from a bucket's next refill (under the lock)."""
+        cfg, now = self.config, time.monotonic()
+        self._bucket.configure(cfg.rate, cfg.burst, now)
+        self._read_bucket.configure(cfg.read_rate, cfg.read_burst, now)
+        self._budget.configure(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)
 
     # ----- the request pipeline ----------------------------------------------------------
 
@@ -241,7 +266,7 @@ class ProviderSim:
         if isinstance(routed, Reply):
             return routed  # Unknown path or method: not an API operation, not logged.
         op, params = routed
-        call = Call(request.query, params, request.headers, request.base_url)
+        call = Call(request.query, params, request.headers, request.base_url, op=op, method=request.method)
         entry = {
             "t": time.time(),
             "method": request.method,
@@ -251,14 +276,17 @@ class ProviderSim:
         }
         if op == "create":
             reply = self._create(cfg, profile, call, request.body, entry)
-        else:
+        elif op in _VIDEO_READS:
             reply = self._read(cfg, profile, call, op, entry)
+        else:
+            reply = self._account(cfg, profile, call, request.body)
         if cfg.rate_headers:
             with self._lock:
-                state = self._bucket.state(time.monotonic())
+                state = self._header_state(op, time.monotonic())
             if state is not None:
+                state = state.stated(cfg.rate_header_scale)
                 # A 429's own hint headers win over the general ones.
-                reply.headers = {**profile.rate_headers(state), **reply.headers}
+                reply.headers = {**profile.rate_headers(cfg, state), **reply.headers}
         entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)
         with self._lock:
             self._requests.append(entry)
@@ -266,11 +294,38 @@ class ProviderSim:
                 self._counters["rejected"] += 1
         return reply
 
+    def _header_state(self, op: str, now: float) -> RateState | None:
+        """What rate-limit headers report: the budget when there is one (it covers every call), else
+        the bucket the request draws from (the create bucket for a read that no bucket limits)."""
+        if self._budget.on:
+            return self._budget.state(now)
+        if op != "create" and self._read_bucket.rate > 0:
+            return self._read_bucket.state(now)
+        return self._bucket.state(now)
+
+    @staticmethod
+    def _throttled(cfg: SimConfig, profile: Profile, wait_s: float, state: RateState) -> Reply:
+        hint, told = profile.throttle_hint(cfg, wait_s, state)
+        reply = profile.error("throttled")
+        reply.headers.update(hint)
+        reply.told = told
+        return reply
+
     def _gate(self, cfg: SimConfig, profile: Profile, call: Call) -> Reply | None:
-        """Auth, then the injected 503: None if the request may go on."""
+        """Auth, the call budget, then the injected 503: None if the request may go on."""
         denied = profile.authorize(cfg, call)
         if denied is not None:
             return denied
+        with self._lock:
+            now = time.monotonic()
+            blocks = self._budget.blocks
+            wait = self._budget.take(now)
+            if wait is not None:
+                self._counters["budget_throttled"] += 1
+                self._counters["blocks"] += self._budget.blocks - blocks
+                state = self._budget.state(now)
+        if wait is not None:
+            return self._throttled(cfg, profile, wait, state)
         if cfg.unavailable_rate <= 0:
             return None
         with self._lock:
@@ -283,6 +338,17 @@ class ProviderSim:
             reply.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_S)
             reply.told = float(UNAVAILABLE_RETRY_AFTER_S)
         return reply
+
+    def _take_read(self, cfg: SimConfig, profile: Profile) -> Reply | None:
+        """The bucket every request but a create draws from: None, or the 429."""
+        with self._lock:
+            now = time.monotonic()
+            wait = self._read_bucket.take(now)
+            if wait is None:
+                return None
+            self._counters["read_throttled"] += 1
+            state = self._read_bucket.state(now)
+        return self._throttled(cfg, profile, wait, state)
 
     def _create(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes, entry: dict) -> Reply:
         body, parse_error = parse_json(raw)
@@ -311,15 +377,12 @@ class ProviderSim:
         if injected:
             return profile.error("failed")
         if wait is not None:
-            hint, told = profile.throttle_hint(cfg, wait, state)
-            reply = profile.error("throttled")
-            reply.headers.update(hint)
-            reply.told = told
-            return reply
+            return self._throttled(cfg, profile, wait, state)
 
         draft = profile.parse_create(body, parse_error, call)
         if isinstance(draft, Reply):
             return draft
+        entry.update(draft.log)
         if draft.source is not None and is_unsupported(draft.source):
             return profile.error("unsupported")
 
@@ -333,6 +396,10 @@ class ProviderSim:
             if profile.honours_idempotency_key and cfg.conflict_on_duplicate and self._store.by_ref.get(draft.ref):
                 self._counters["duplicate_creates_prevented"] += 1
                 return profile.error("conflict")
+            refused = self._account_limits(cfg, profile)
+            if refused is not None:
+                return refused
+            processing = draft.source is not None
             video = Video(
                 id=profile.new_id(),
                 seq=next(self._seq),
@@ -344,9 +411,14 @@ class ProviderSim:
                 started=now,
                 # Early webhooks mean processing completes at once.
                 delay_s=0.0 if cfg.webhook_early else cfg.processing_delay_s,
-                state=PROCESSING if draft.source is not None else IDLE,
+                state=PROCESSING if processing else IDLE,
+                hung=processing
+                and (is_hang(draft.source) or (cfg.hang_rate > 0 and self._rng.random() < cfg.hang_rate)),
             )
             self._store.add(video)
+            if processing:
+                self._store.in_flight += 1
+                self._store.stored_s += video.duration
             self._counters["creates"] += 1
             generation = self._generation
             # The answer is made now, as the provider makes it; early webhooks overtake it on the wire.
@@ -357,19 +429,31 @@ class ProviderSim:
                 reply.lost = True
 
         self._send_events(cfg, profile, created_events, generation, inline=cfg.webhook_early)
-        if video.state == PROCESSING:
-            if cfg.webhook_early:
-                self._finish(video.id, generation, inline=True)
-            elif self._scheduler is not None:
-                vid = video.id
-                self._scheduler.call_later(video.delay_s, lambda: self._finish(vid, generation))
+        if video.state == PROCESSING and not video.hung:  # a hung ingest is never finished
+            self._process(cfg, video, generation)
         return reply
+
+    def _account_limits(self, cfg: SimConfig, profile: Profile) -> Reply | None:
+        """The account's caps on a create (under the lock): videos processing at once, storage."""
+        # Stream: "up to 120 videos queued or being encoded simultaneously ... Videos in the error, ready, or
+        # pendingupload state do not count toward this limit"; "An account cannot upload videos if the total
+        # video duration exceeds the video storage capacity purchased"; "Uploads over these limits will receive
+        # a 429 (Too Many Requests) or 413 (Payload too large)" (https://developers.cloudflare.com/stream/faq/).
+        if cfg.max_in_flight > 0 and self._store.in_flight >= cfg.max_in_flight:
+            self._counters["in_flight_refused"] += 1
+            reply = profile.error("busy")
+            reply.status = cfg.in_flight_status
+            return reply
+        if cfg.storage_minutes > 0 and self._store.stored_s >= cfg.storage_minutes * 60:
+            self._counters["storage_refused"] += 1
+            return profile.error("full")
+        return None
 
     def _read(self, cfg: SimConfig, profile: Profile, call: Call, op: str, entry: dict) -> Reply:
         with self._lock:
             video = self._store.videos.get(call.params.get("id", ""))
         entry["ref"] = profile.list_ref(call) if op == "list" else (video.ref if video else None)
-        refused = self._gate(cfg, profile, call)
+        refused = self._gate(cfg, profile, call) or self._take_read(cfg, profile)
         if refused is not None:
             return refused
         with self._lock:
@@ -381,16 +465,70 @@ class ProviderSim:
             video = self._store.videos.get(call.params["id"])
             return profile.get(video, now) if op == "get" else profile.status(video, now)
 
+    def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
+        """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""
+        refused = self._gate(cfg, profile, call) or self._take_read(cfg, profile)
+        if refused is not None:
+            return refused
+        body, parse_error = parse_json(raw) if raw else (None, None)
+        with self._lock:
+            self._counters["account_calls"] += 1
+            answer = profile.account(cfg, call, body, parse_error, self._store.account)
+            if answer.changes:
+                self.config.patch(answer.changes)
+        return answer.reply
+
     # ----- processing and webhooks -----------------------------------------------------
 
-    def _finish(self, vid: str, generation: int, inline: bool = False) -> None:
+    def _process(self, cfg: SimConfig, video: Video, generation: int) -> None:
+        """Schedule a new video's completion, fetching its source first when check_source is on."""
+        vid = video.id
+        if cfg.check_source:
+            if cfg.webhook_early:
+                self._check_source(vid, video.source, generation, inline=True)
+            else:
+                self._run(self._fetch_pool, self._check_source, vid, video.source, generation)
+        elif cfg.webhook_early:
+            self._finish(vid, generation, inline=True)
+        elif self._scheduler is not None:
+            self._scheduler.call_later(video.delay_s, lambda: self._finish(vid, generation))
+
+    @staticmethod
+    def _run(pool: ThreadPoolExecutor | None, fn, *args) -> None:
+        try:
+            pool.submit(fn, *args)
+        except (RuntimeError, AttributeError):
+            pass  # The pool is shut down (or never started): the simulator is stopping.
+
+    def _check_source(self, vid: str, source: str, generation: int, inline: bool = False) -> None:
+        """Fetch the source as Cloudflare does; a failure ends the video errored, else processing goes on."""
+        problem = source_problem(source)
+        if problem is not None:
+            with self._lock:
+                if generation == self._generation:
+                    self._counters["source_checks_failed"] += 1
+            self._finish(vid, generation, inline, failure="fetch")
+            return
+        with self._lock:
+            video = self._store.videos.get(vid)
+            left = max(0.0, video.delay_s - (time.monotonic() - video.started)) if video else 0.0
+        if inline:
+            self._finish(vid, generation, inline=True)
+        elif self._scheduler is not None:
+            self._scheduler.call_later(left, lambda: self._finish(vid, generation))
+
+    def _finish(self, vid: str, generation: int, inline: bool = False, failure: str | None = None) -> None:
         """Finish processing one video (scheduler thread, or the request's with early webhooks)."""
         with self._lock:
             video = self._store.videos.get(vid)
             if generation != self._generation or video is None or video.state != PROCESSING:
                 return
-            video.state = ERRORED if video.corrupt else READY
+            failure = failure or ("corrupt" if video.corrupt else None)
+            video.state, video.failure = (ERRORED, failure) if failure else (READY, None)
             video.finished = time.time()
+            self._store.in_flight -= 1
+            if failure:
+                self._store.stored_s -= video.duration  # an errored video holds no storage
             cfg = copy.copy(self.config)
             profile = PROFILES[cfg.profile]
             events = profile.events(video, "finished", time.monotonic()) if self._hooks_on(cfg) else []
@@ -415,10 +553,7 @@ class ProviderSim:
                 self._submit(job, 0)
 
     def _submit(self, job: _Delivery, attempt: int) -> None:
-        try:
-            self._pool.submit(self._deliver, job, attempt)
-        except (RuntimeError, AttributeError):
-            pass  # The pool is shut down (or never started): the simulator is stopping.
+        self._run(self._pool, self._deliver, job, attempt)
 
     def _post(self, job: _Delivery, secret: str | None) -> int | None:
         """POST the event once; the receiver's status, or None if it did not answer."""

@@ -49,6 +49,8 @@ _MESSAGES = {
     "method": "method not allowed",
     "conflict": "exists",
     "throttled": "rate limited",
+    "busy": "too many videos processing",
+    "full": "storage full",
     "failed": "injected",
     "unavailable": "unavailable",
 }
@@ -109,7 +111,8 @@ class Generic(Profile):
         if video.state == READY:
             out["duration"] = video.duration
         elif video.state == ERRORED:
-            out["error"] = {"type": "invalid_input", "message": "source could not be ingested"}
+            message = "source could not be fetched" if video.failure == "fetch" else "source could not be ingested"
+            out["error"] = {"type": "invalid_input", "message": message}
         return out
 
     def created(self, video: Video, now: float, replay: bool) -> Reply:
@@ -141,7 +144,7 @@ class Generic(Profile):
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render(video, now))
 
-    def rate_headers(self, state: RateState) -> dict:
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
         # The de facto X-RateLimit-* (limit per second, reset as epoch seconds) and the IETF fields.
         return {
             **x_ratelimit(state, 1),

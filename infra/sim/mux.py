@@ -5,7 +5,9 @@ HTTP Basic token id/secret; POST /video/v1/assets {"inputs": [{"url"}], "passthr
 limit (<= 100) and an opaque cursor, no filter by passthrough; GET /video/v1/assets/{id};
 status preparing -> ready|errored; errors {"error": {"type", "messages"}}; webhooks
 video.asset.created/ready/errored signed `Mux-Signature: t=<unix>,v1=<hex>`; a 429 carries
-no hint unless the rate_headers knob adds X-RateLimit-*.
+no hint unless the rate_headers knob adds X-RateLimit-*. Its documented limits (creates
+1/s sustained with bursts, other requests 5/s, in separate buckets) are this profile's
+defaults: config.PROFILE_LIMITS.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ _TYPES = {
     "no_route": "not_found",
     "method": "not_found",
     "throttled": "too_many_requests",
+    "busy": "too_many_requests",
+    "full": "payload_too_large",
     "failed": "internal_server_error",
     "unavailable": "service_unavailable",
 }
@@ -60,9 +64,12 @@ _MESSAGES = {
     "unauthorized": "Unauthorized request",
     "not_found": "The requested asset does not exist",
     "throttled": "Too many requests, retry later.",
+    "busy": "Too many assets are preparing, retry later.",
+    "full": "The environment's storage is full.",
     "failed": "Internal server error",
     "unavailable": "Service unavailable",
 }
+_ERRORED_MESSAGES = {False: "The input file could not be processed", True: "The input URL could not be downloaded"}
 _POLICIES = ("public", "signed", "drm")
 _META_LIMITS = {"title": 512, "creator_id": 128, "external_id": 128}  # code points
 PASSTHROUGH_MAX = 255  # characters, counted in UTF-16 units as a JavaScript string length
@@ -166,7 +173,7 @@ class Mux(Profile):
         if video.state == READY:
             out["duration"] = video.duration
         elif video.state == ERRORED:
-            out["errors"] = {"type": "invalid_input", "messages": ["The input file could not be processed"]}
+            out["errors"] = {"type": "invalid_input", "messages": [_ERRORED_MESSAGES[video.failure == "fetch"]]}
         return out
 
     def created(self, video: Video, now: float, replay: bool) -> Reply:
@@ -194,7 +201,10 @@ class Mux(Profile):
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})
 
-    def rate_headers(self, state: RateState) -> dict:
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        # Mux now sends "standard X-RateLimit-Limit and X-RateLimit-Remaining headers" with no documented
+        # window (https://www.mux.com/blog/protect-your-prod-environment-new-rate-limit-controls); this writes
+        # the limit per second, and the X-RateLimit-Reset the simulator has always added.
         return {**x_ratelimit(state, 1), "X-RateLimit-Reset": reset_epoch(state)}
 
     def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:

@@ -40,7 +40,9 @@ KIND_STATUS = {
     "no_route": 404,
     "method": 405,
     "conflict": 409,
+    "full": 413,  # the account's storage is used up (Cloudflare)
     "throttled": 429,
+    "busy": 429,  # too many videos processing at once (Cloudflare; the core may answer 413 instead)
     "failed": 500,
     "unavailable": 503,
 }
@@ -65,6 +67,7 @@ class Draft:
     source: str | None
     ref: str | None
     request: dict
+    log: dict = field(default_factory=dict)  # what the request log should note of it (e.g. which field came)
 
 
 @dataclass
@@ -83,6 +86,16 @@ class Call:
     params: dict  # path parameters, e.g. {"id": ...}
     headers: Mapping  # case-insensitive (http.client.HTTPMessage)
     base_url: str  # scheme://host:port as the client addressed us
+    op: str = ""  # the operation the route named
+    method: str = ""
+
+
+@dataclass
+class Account:
+    """The answer to an account operation, and the config changes it makes."""
+
+    reply: Reply
+    changes: dict = field(default_factory=dict)
 
 
 class Store(Protocol):
@@ -184,12 +197,14 @@ def x_ratelimit(state: RateState, window_s: float) -> dict:
     return {"X-RateLimit-Limit": number(state.rate * window_s), "X-RateLimit-Remaining": str(state.remaining)}
 
 
-def ietf_ratelimit(state: RateState, policy_header: str, current_header: str) -> dict:
-    """IETF structured fields: `"default";q=<quota>;w=<window>` and `"default";r=<left>;t=<reset s>`."""
+def ietf_ratelimit(
+    state: RateState, policy_header: str, current_header: str, policy_name: str = "default", name: str = "default"
+) -> dict:
+    """IETF structured fields: `"<policy_name>";q=<quota>;w=<window>` and `"<name>";r=<left>;t=<reset s>`."""
     quota, window = state.policy()
     return {
-        policy_header: f'"default";q={quota};w={window}',
-        current_header: f'"default";r={state.remaining};t={state.reset_in_s()}',
+        policy_header: f'"{policy_name}";q={quota};w={window}',
+        current_header: f'"{name}";r={state.remaining};t={state.reset_in_s()}',
     }
 
 
@@ -272,9 +287,17 @@ class Profile:
         """A separate status resource (api.video only; others route no "status" op)."""
         raise NotImplementedError
 
+    def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
+        """An operation on the account rather than a video (api.video's tokens, Cloudflare's webhook).
+
+        `held` is the account's state the core keeps for the profile (under its lock); the
+        answer may ask for config changes, which the core applies (a webhook's URL and secret).
+        """
+        raise NotImplementedError
+
     # ----- rate limits
 
-    def rate_headers(self, state: RateState) -> dict:
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
         """The headers every API answer carries when `rate_headers` is on."""
         raise NotImplementedError
 

@@ -3,14 +3,16 @@
 Every profile stores the same record and renders it in its own wire format, so processing,
 stats and the request log never depend on the profile. Source URL conventions (the same
 in every profile): a URL containing "unsupported" is refused at create, one containing
-"corrupt" is accepted and then fails processing, and `?duration=` / `?drift=` set the true
-duration and the provider's reported one.
+"corrupt" is accepted and then fails processing, one with the word "hang" (not inside a
+longer word: "hang-1.mp4", not "change.mp4") is accepted and never finishes, and
+`?duration=` / `?drift=` set the true duration and the provider's reported one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 
@@ -42,6 +44,14 @@ def is_unsupported(url: str) -> bool:
     return "unsupported" in url
 
 
+_HANG = re.compile(r"(?<![a-z0-9])hang(?![a-z0-9])", re.IGNORECASE)
+
+
+def is_hang(url: str) -> bool:
+    """A source whose ingest never finishes: the word "hang" on its own in the URL."""
+    return _HANG.search(url) is not None
+
+
 @dataclass
 class Video:
     """One video as the simulator keeps it, whatever the profile."""
@@ -58,6 +68,8 @@ class Video:
     state: str = PROCESSING
     finished: float | None = None  # epoch seconds at ready/errored
     extra: dict = field(default_factory=dict)  # profile-made values that must not change (playback ids)
+    hung: bool = False  # the ingest never finishes: processing forever, no event
+    failure: str | None = None  # why an errored video failed: "corrupt" (its data) or "fetch" (its source)
 
     @property
     def corrupt(self) -> bool:
@@ -76,8 +88,8 @@ class Video:
         """
         if self.state in (READY, ERRORED):
             return 1.0
-        if self.state == IDLE or self.delay_s <= 0:
-            return 0.0
+        if self.state == IDLE or self.hung or self.delay_s <= 0:
+            return 0.0  # A hung ingest never gets past fetching its source.
         return min(0.999, max(0.0, (now - self.started) / self.delay_s))
 
     def at(self, fraction: float) -> float:

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from infra.provider_sim import ProviderSim, SimConfig  # noqa: E402
-from tests.sim.support import Hooks, wait_for  # noqa: E402
+from tests.sim.support import Hooks, Origin, wait_for  # noqa: E402
 
 
 def _sim_threads() -> set[threading.Thread]:
@@ -31,7 +31,9 @@ def launch():
     started: list[ProviderSim] = []
 
     def start(profile: str = "generic", **config) -> ProviderSim:
-        config = {"port": 0, "processing_delay_s": 0.05, "rate": 0, **config}
+        # Unlimited unless a test says otherwise: no create bucket, and none of the profiles' documented
+        # limits (Mux's 5 reads/s, Cloudflare's 1,200 calls per 5 minutes) that tests of other things would trip.
+        config = {"port": 0, "processing_delay_s": 0.05, "rate": 0, "read_rate": 0, "budget_quota": 0, **config}
         sim = ProviderSim(SimConfig(profile=profile, **config)).start()
         started.append(sim)
         return sim
@@ -56,3 +58,10 @@ def hooks():
     endpoint = Hooks()
     yield endpoint
     endpoint.close()
+
+
+@pytest.fixture
+def origin():
+    server = Origin()
+    yield server
+    server.close()

@@ -1,4 +1,4 @@
-"""Test helpers for the simulator's profile and fault tests: a webhook receiver and independent verifiers.
+"""Test helpers for the simulator's profile and fault tests: a webhook receiver, a media origin, verifiers.
 
 Nothing here uses the simulator's own code: signatures are recomputed with hmac/hashlib
 from each provider's documented scheme, so a bug in the simulator's signing shows up.
@@ -23,7 +23,23 @@ class Delivery:
     answered: int
 
 
-class Hooks:
+class _Loopback:
+    """A threaded HTTP server on a free loopback port, stopped by close()."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> str:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05})
+        self._thread.start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+class Hooks(_Loopback):
     """A webhook endpoint that records deliveries; `decide(headers, body)` picks each answer (204 by default)."""
 
     def __init__(self, decide: Callable[[dict, bytes], int] | None = None) -> None:
@@ -48,21 +64,68 @@ class Hooks:
             def log_message(self, *args):
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hook"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05})
-        self._thread.start()
+        self.url = self._serve(Handler) + "/hook"
 
     def wait(self, n: int, timeout: float = 5.0) -> list[Delivery]:
         with self._cond:
             self._cond.wait_for(lambda: len(self.deliveries) >= n, timeout)
             return list(self.deliveries)
 
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+
+class Origin(_Loopback):
+    """A media origin on loopback whose files behave as the path says, recording each request it gets.
+
+    - `/ok.mp4`: HEAD with a Content-Length, range GETs answered 206 (what Cloudflare needs);
+    - `/no-head.mp4`: HEAD answered 403, as a presigned S3 GET URL answers it;
+    - `/no-range.mp4`: ranges ignored, every GET answered 200 with the whole file;
+    - `/no-size.mp4`: HEAD answered 200 without the file's size;
+    - `/moved.mp4`: a redirect to `/ok.mp4`; anything else 404.
+    """
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, str | None]] = []  # (method, path, Range header)
+        origin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _answer(self, with_body: bool) -> None:
+                path = self.path.split("?")[0]
+                origin.requests.append((self.command, path, self.headers.get("Range")))
+                ranged = self.headers.get("Range") == "bytes=0-1023" and path != "/no-range.mp4"
+                if path == "/moved.mp4":
+                    status, headers, body = 302, {"Location": "/ok.mp4"}, b""
+                elif path not in ("/ok.mp4", "/no-head.mp4", "/no-range.mp4", "/no-size.mp4"):
+                    status, headers, body = 404, {}, b""
+                elif self.command == "HEAD" and path == "/no-head.mp4":
+                    status, headers, body = 403, {}, b""
+                elif ranged:
+                    status, headers, body = 206, {"Content-Range": f"bytes 0-1023/{origin.SIZE}"}, b"\0" * 1024
+                else:
+                    status, headers, body = 200, {}, b"\0" * origin.SIZE
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                if not (self.command == "HEAD" and path == "/no-size.mp4"):
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if with_body:
+                    self.wfile.write(body)
+                elif path == "/no-size.mp4":
+                    self.close_connection = True  # no length: the connection ends the answer
+
+            def do_HEAD(self):
+                self._answer(with_body=False)
+
+            def do_GET(self):
+                self._answer(with_body=True)
+
+            def log_message(self, *args):
+                pass
+
+        self.url = self._serve(Handler)
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 5.0, step: float = 0.02) -> bool:

@@ -239,6 +239,17 @@ def test_rate_headers_are_true_to_the_bucket(launch, web, profile):
     assert api.create(ref="over").status_code == 429
 
 
+def test_rate_header_scale_overstates_the_limit_while_the_bucket_stays_true(launch, web):
+    # A provider whose headers state twice its true limit (issue 20's third bench scenario).
+    sim = launch(rate=5, burst=5, rate_headers=True, rate_header_scale=2.0)
+    api = Api(web, sim, "generic")
+    first = api.create(ref="r0")
+    assert first.headers["X-RateLimit-Limit"] == "10" and first.headers["X-RateLimit-Remaining"] == "8"
+    assert first.headers["RateLimit-Policy"] == '"default";q=10;w=1'
+    codes = [api.create(ref=f"r{i}").status_code for i in range(1, 6)]
+    assert codes.count(429) >= 1 and sim.stats()["creates"] <= 6  # the true bucket: 5, plus what 5/s earned
+
+
 def test_rate_changes_act_on_the_bucket_at_once(launch, web):
     sim = launch(rate=0.5, burst=3)
     api = Api(web, sim, "generic")

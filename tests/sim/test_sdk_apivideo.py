@@ -1,0 +1,121 @@
+"""The "apivideo" profile driven by api.video's official Python SDK (api-video 1.4.7, pinned in the dev extras).
+
+The SDK type-checks every field of every answer against its models, so a simulator that
+drifts from oas_apivideo.yaml fails here. Its AuthenticatedApiClient exchanges the key
+for a bearer token at POST /auth/api-key first; a plain ApiClient with a Basic header
+works too. Also the documented behaviours: an ingest that hangs (no failed state, no
+event) and the list's pageSize range.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import pytest
+from apivideo.api_client import ApiClient
+from apivideo.apis import VideosApi
+from apivideo.auth_api_client import AuthenticatedApiClient
+from apivideo.configuration import Configuration
+from apivideo.exceptions import ApiException, NotFoundException, UnauthorizedException
+from apivideo.model.metadata import Metadata
+from apivideo.model.video_creation_payload import VideoCreationPayload
+
+from tests.sim.support import wait_for
+
+API_KEY = "apivideo-sdk-key"
+
+
+@pytest.fixture
+def authenticated(launch):
+    """start(**config) -> (sim, VideosApi) through the SDK's AuthenticatedApiClient (a bearer token)."""
+    clients = []
+
+    def start(**config):
+        sim = launch("apivideo", api_key=API_KEY, **config)
+        client = AuthenticatedApiClient(API_KEY)
+        client.configuration.host = sim.url  # the SDK knows only production and sandbox
+        client.__enter__()  # POST /auth/api-key, then a refresh thread
+        clients.append(client)
+        return sim, VideosApi(client)
+
+    yield start
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+def _basic(url: str, key: str = API_KEY) -> VideosApi:
+    header = "Basic " + base64.b64encode(f"{key}:".encode()).decode()
+    return VideosApi(ApiClient(Configuration(host=url), header_name="Authorization", header_value=header))
+
+
+def _create(api: VideosApi, source: str, ref: str = "lib/1"):
+    payload = VideoCreationPayload(title=ref, source=source, metadata=[Metadata(key="migration_ref", value=ref)])
+    return api.create(payload)
+
+
+def test_sdk_authenticates_with_a_bearer_token_then_creates_gets_and_lists(authenticated):
+    sim, api = authenticated(processing_delay_s=0.3)
+    video = _create(api, "https://media.example.com/a.mp4?duration=61.4", ref="lib/61")
+    assert video.video_id.startswith("vi") and video.title == "lib/61"
+    assert api.get(video.video_id).metadata == [Metadata(key="migration_ref", value="lib/61")]
+    assert wait_for(lambda: api.get_status(video.video_id).encoding.playable, timeout=3)
+    status = api.get_status(video.video_id)
+    assert status.ingest.status == "ingested" and status.encoding.metadata.duration == 61
+    listed = api.list(metadata={"migration_ref": "lib/61"}, sort_by="createdAt", sort_order="desc")
+    assert [v.video_id for v in listed.data] == [video.video_id] and listed.pagination.items_total == 1
+    with pytest.raises(NotFoundException):
+        api.get("vi" + "0" * 22)
+    assert [r["op"] for r in sim.requests_log(ops=None)][:2] == ["auth", "create"]
+
+
+def test_sdk_with_a_basic_header_works_and_a_wrong_key_is_refused(launch):
+    sim = launch("apivideo", api_key=API_KEY)
+    assert _create(_basic(sim.url), "https://media.example.com/a.mp4").video_id
+    with pytest.raises(UnauthorizedException):
+        _basic(sim.url, "wrong").list()
+    wrong = AuthenticatedApiClient("wrong")
+    wrong.configuration.host = sim.url
+    with pytest.raises(ApiException) as refused:
+        wrong.connect()
+    assert refused.value.status == 400  # "The user credentials were incorrect."
+    forged = VideosApi(ApiClient(Configuration(host=sim.url), header_name="Authorization", header_value="Bearer x"))
+    with pytest.raises(UnauthorizedException):
+        forged.list()
+
+
+def test_sdk_a_hung_ingest_stays_ingesting_and_sends_no_event(launch, hooks):
+    sim = launch("apivideo", api_key=API_KEY, processing_delay_s=0.2, webhook_url=hooks.url, webhook_secret="s")
+    api = _basic(sim.url)
+    hung = _create(api, "https://media.example.com/library/hang-00001.mp4", ref="stuck")
+    done = _create(api, "https://media.example.com/library/change-00002.mp4", ref="fine")  # "hang" inside a word
+    assert wait_for(lambda: api.get_status(done.video_id).encoding.playable, timeout=3)
+    deliveries = hooks.wait(5)  # one per quality of the finished video
+    time.sleep(0.4)  # twice the processing time: the hung one would have finished by now
+    status = api.get_status(hung.video_id)
+    assert status.ingest.status == "ingesting" and not status.encoding.playable
+    assert {q.status for q in status.encoding.qualities} == {"waiting"}
+    assert all(b'"videoId":"' + done.video_id.encode() in d.body for d in hooks.deliveries) and len(deliveries) == 5
+    assert sim.stats()["hung_videos"] == 1
+
+
+def test_hang_rate_one_hangs_every_ingest(launch):
+    sim = launch("apivideo", processing_delay_s=0.05, hang_rate=1.0)
+    api = _basic(sim.url)
+    ids = [_create(api, f"https://media.example.com/{i}.mp4", ref=f"r{i}").video_id for i in range(3)]
+    time.sleep(0.2)
+    assert {api.get_status(i).ingest.status for i in ids} == {"ingesting"} and sim.stats()["hung_videos"] == 3
+
+
+def test_sdk_page_size_is_one_to_a_hundred_as_the_parameter_defines(launch):
+    sim = launch("apivideo")
+    api = _basic(sim.url)
+    for i in range(2):
+        _create(api, f"https://media.example.com/{i}.mp4", ref=f"r{i}")
+    assert len(api.list(page_size=1).data) == 1  # what `doctor` sends: inside "Allowed values 1-100"
+    with pytest.raises(ApiException) as refused:
+        api.list(page_size=101)
+    problem = json.loads(refused.value.body)
+    assert refused.value.status == 400 and problem["range"] == {"min": 1, "max": 100}
+    assert problem["problems"] == [{"title": problem["title"], "name": "pageSize", "range": {"min": 1, "max": 100}}]

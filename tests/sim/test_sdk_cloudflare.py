@@ -1,0 +1,213 @@
+"""The "cloudflare" profile driven by Cloudflare's official Python SDK (cloudflare 5.9.0, pinned in the dev extras).
+
+The SDK parses every answer into its own models, so a simulator that drifts from the
+real API's shapes fails here. Each test also checks one documented behaviour: the
+per-user call budget and its 5-minute block, the cap on videos in progress, the storage
+cap, the source fetch (HEAD and range GET), `input` over the deprecated `url`, the one
+webhook per account and the rate-limit header forms. max_retries=0 everywhere: the SDK
+would otherwise retry a 429 itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import cloudflare
+import pytest
+
+from tests.sim.support import verify_cloudflare, wait_for
+
+TOKEN, ACCOUNT = "cf-sdk-token", "023e105f4ecef8ad9ca31a8372d0c353"
+
+
+@pytest.fixture
+def stream(launch):
+    """start(**config) -> (sim, SDK client) for a cloudflare simulator with the given knobs."""
+    clients = []
+
+    def start(**config):
+        sim = launch("cloudflare", token=TOKEN, account_id=ACCOUNT, **config)
+        client = cloudflare.Cloudflare(api_token=TOKEN, base_url=sim.url, max_retries=0)
+        clients.append(client)
+        return sim, client
+
+    yield start
+    for client in clients:
+        client.close()
+
+
+def _copy(client, source: str, ref: str = "lib/1", **extra):
+    return client.stream.copy.create(
+        account_id=ACCOUNT, input=source, creator=f"vm-{ref}", meta={"migration_ref": ref}, **extra
+    )
+
+
+def _state(client, uid: str) -> str:
+    return client.stream.get(identifier=uid, account_id=ACCOUNT).status.state
+
+
+def test_sdk_copies_by_input_or_url_then_gets_and_lists(stream):
+    sim, client = stream(processing_delay_s=0.3)
+    by_input = _copy(client, "https://media.example.com/a.mp4?duration=7.5", ref="lib/a", require_signed_urls=True)
+    assert by_input.status.state == "downloading" and by_input.duration == -1 and by_input.require_signed_urls
+    by_url = client.stream.copy.create(account_id=ACCOUNT, url="https://media.example.com/b.mp4", creator="vm-lib/b")
+    assert by_url.uid != by_input.uid and by_url.creator == "vm-lib/b"
+    # The simulator records which field carried the source: the adapter should send `input`.
+    assert [entry["source_field"] for entry in sim.requests_log()] == ["input", "url"]
+
+    assert wait_for(lambda: _state(client, by_input.uid) == "ready", timeout=3)
+    ready = client.stream.get(identifier=by_input.uid, account_id=ACCOUNT)
+    assert ready.ready_to_stream and ready.duration == 7.5 and ready.meta["migration_ref"] == "lib/a"
+    listed = client.stream.list(account_id=ACCOUNT, creator="vm-lib/a")
+    assert [video.uid for video in listed] == [by_input.uid]
+    assert {video.uid for video in client.stream.list(account_id=ACCOUNT)} == {by_input.uid, by_url.uid}
+    with pytest.raises(cloudflare.NotFoundError):
+        client.stream.get(identifier="0" * 32, account_id=ACCOUNT)
+    with pytest.raises(cloudflare.BadRequestError) as refused:
+        client.stream.copy.create(account_id=ACCOUNT, input="not a url")
+    assert refused.value.body["errors"][0]["code"] == 10010
+
+
+def test_sdk_every_call_counts_against_the_budget_and_going_over_blocks_every_call(stream):
+    sim, client = stream(budget_quota=4, budget_window_s=60, budget_block_s=2.0, rate_headers=True)
+    uid = _copy(client, "https://media.example.com/a.mp4").uid  # 1: a create
+    client.stream.list(account_id=ACCOUNT)  # 2: a list
+    client.stream.get(identifier=uid, account_id=ACCOUNT)  # 3: a get
+    raw = client.stream.with_raw_response.get(identifier=uid, account_id=ACCOUNT)  # 4: the last one allowed
+    assert raw.headers["Ratelimit-Policy"] == '"burst";q=4;w=60'
+    assert raw.headers["Ratelimit"].startswith('"default";r=0;t=')
+
+    with pytest.raises(cloudflare.RateLimitError) as over:
+        client.stream.list(account_id=ACCOUNT)  # 5: over the budget, and the block starts
+    assert over.value.status_code == 429 and int(over.value.response.headers["retry-after"]) == 2
+    assert over.value.body["errors"][0]["code"] == 971
+    blocked_at = time.monotonic()
+    # During the block every kind of call is refused, a create as much as a read.
+    for call in (
+        lambda: _copy(client, "https://media.example.com/b.mp4", ref="lib/b"),
+        lambda: client.stream.get(identifier=uid, account_id=ACCOUNT),
+        lambda: client.stream.list(account_id=ACCOUNT),
+    ):
+        with pytest.raises(cloudflare.RateLimitError):
+            call()
+    stats = sim.stats()
+    assert stats["blocks"] == 1 and stats["budget_throttled"] == 4 and stats["videos"] == 1
+
+    time.sleep(max(0.0, 2.1 - (time.monotonic() - blocked_at)))
+    assert [v.uid for v in client.stream.list(account_id=ACCOUNT)] == [uid]  # a fresh window after the block
+    assert sim.stats()["blocks"] == 1
+
+
+def test_sdk_a_create_past_the_cap_on_videos_in_progress_is_refused(stream):
+    # Stream: "up to 120 videos queued or being encoded simultaneously"; a cap of 2 shows the same.
+    sim, client = stream(max_in_flight=2, processing_delay_s=2.0)
+    _copy(client, "https://media.example.com/hang.mp4", ref="stuck")  # in progress for ever
+    _copy(client, "https://media.example.com/corrupt.mp4", ref="bad")  # in progress, then errored
+    with pytest.raises(cloudflare.RateLimitError) as busy:
+        _copy(client, "https://media.example.com/c.mp4", ref="c")
+    assert busy.value.body["errors"][0]["code"] == 10016 and "retry-after" not in busy.value.response.headers
+    sim.patch_config({"in_flight_status": 413})  # the FAQ allows either status
+    with pytest.raises(cloudflare.APIStatusError) as too_large:
+        _copy(client, "https://media.example.com/c.mp4", ref="c")
+    assert too_large.value.status_code == 413
+    assert sim.stats()["in_flight_refused"] == 2 and sim.stats()["videos"] == 2
+    # An errored video does not count: once it is done there is room for one more, and only one.
+    assert wait_for(lambda: sim.stats()["errored_videos"] == 1, timeout=5)
+    assert _copy(client, "https://media.example.com/c.mp4", ref="c").status.state == "downloading"
+    with pytest.raises(cloudflare.APIStatusError):
+        _copy(client, "https://media.example.com/d.mp4", ref="d")
+
+
+def test_cloudflare_defaults_cap_120_in_progress_and_budget_1200_per_5_minutes(launch):
+    sim = launch("cloudflare", max_in_flight=None, budget_quota=None)
+    limits = {k: sim.config_dict()[k] for k in ("max_in_flight", "budget_quota", "budget_window_s", "budget_block_s")}
+    assert limits == {"max_in_flight": 120, "budget_quota": 1200, "budget_window_s": 300.0, "budget_block_s": 300.0}
+
+
+def test_sdk_a_create_once_the_storage_minutes_are_used_up_is_413(stream):
+    sim, client = stream(storage_minutes=2, processing_delay_s=0.05)
+    _copy(client, "https://media.example.com/a.mp4?duration=90", ref="a")
+    broken = _copy(client, "https://media.example.com/corrupt.mp4?duration=600", ref="bad")  # 11.5 min held...
+    with pytest.raises(cloudflare.APIStatusError) as full:
+        _copy(client, "https://media.example.com/b.mp4?duration=1", ref="b")
+    assert full.value.status_code == 413 and full.value.body["errors"][0]["code"] == 10011
+    # ...until it errors: an errored video holds no storage. 90 s of the 120 are held then.
+    assert wait_for(lambda: _state(client, broken.uid) == "error", timeout=3)
+    _copy(client, "https://media.example.com/b.mp4?duration=60", ref="b")
+    with pytest.raises(cloudflare.APIStatusError):
+        _copy(client, "https://media.example.com/c.mp4?duration=1", ref="c")  # 150 s held: used up
+    assert sim.stats()["storage_refused"] == 2
+
+
+@pytest.mark.parametrize(
+    "path, fetched",
+    [
+        ("/no-head.mp4", [("HEAD", "/no-head.mp4", None)]),  # a presigned S3 GET URL answers HEAD with 403
+        ("/no-size.mp4", [("HEAD", "/no-size.mp4", None)]),
+        ("/no-range.mp4", [("HEAD", "/no-range.mp4", None), ("GET", "/no-range.mp4", "bytes=0-1023")]),
+        ("/missing.mp4", [("HEAD", "/missing.mp4", None)]),
+    ],
+)
+def test_sdk_a_source_without_head_and_range_gets_ends_in_fetch_error(stream, origin, path, fetched):
+    sim, client = stream(check_source=True, processing_delay_s=0.1)
+    video = _copy(client, origin.url + path)
+    assert video.status.state == "downloading"  # the copy is accepted; the fetch fails after it
+    assert wait_for(lambda: _state(client, video.uid) == "error", timeout=3)
+    failed = client.stream.get(identifier=video.uid, account_id=ACCOUNT)
+    assert failed.status.error_reason_code == "ERR_FETCH_ORIGIN_ERROR" and failed.duration == -1
+    assert failed.status.error_reason_text == "The video failed to download from the URL"
+    assert origin.requests == fetched
+    assert sim.stats()["source_checks_failed"] == 1 and sim.stats()["errored_videos"] == 1
+
+
+def test_sdk_a_source_that_answers_head_and_ranges_is_ingested(stream, origin):
+    sim, client = stream(check_source=True, processing_delay_s=0.2)
+    direct, moved = _copy(client, origin.url + "/ok.mp4", ref="a"), _copy(client, origin.url + "/moved.mp4", ref="b")
+    assert wait_for(lambda: {_state(client, direct.uid), _state(client, moved.uid)} == {"ready"}, timeout=3)
+    assert [r for r in origin.requests if r[1] == "/ok.mp4"].count(("GET", "/ok.mp4", "bytes=0-1023")) == 2
+    assert sim.stats()["source_checks_failed"] == 0
+
+
+def test_check_source_fetches_nothing_off_loopback(stream):
+    _sim, client = stream(check_source=True)
+    video = _copy(client, "https://media.example.com/a.mp4")
+    assert wait_for(lambda: _state(client, video.uid) == "error", timeout=3)
+
+
+def test_without_check_source_the_demo_sources_are_ingested(stream):
+    _sim, client = stream()
+    video = _copy(client, "https://media.example.com/a.mp4")
+    assert wait_for(lambda: _state(client, video.uid) == "ready", timeout=3)
+
+
+def test_sdk_one_webhook_per_account_and_a_second_put_rotates_the_secret(stream, hooks):
+    sim, client = stream()
+    first = client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_2=hooks.url + "?old")
+    second = client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_1=hooks.url)
+    assert first.secret and second.secret and first.secret != second.secret
+    assert second.notification_url == hooks.url and second.modified is not None
+    assert client.stream.webhooks.get(account_id=ACCOUNT).secret == second.secret
+    config = sim.config_dict()
+    assert (config["webhook_url"], config["webhook_secret"]) == (hooks.url, second.secret)  # the first is gone
+
+    uid = _copy(client, "https://media.example.com/a.mp4?duration=3").uid
+    [delivery] = hooks.wait(1)
+    assert verify_cloudflare(second.secret, delivery.headers, delivery.body)
+    assert not verify_cloudflare(first.secret, delivery.headers, delivery.body)
+    assert json.loads(delivery.body)["uid"] == uid
+
+    client.stream.webhooks.delete(account_id=ACCOUNT)
+    assert sim.config_dict()["webhook_url"] is None
+    with pytest.raises(cloudflare.NotFoundError):
+        client.stream.webhooks.get(account_id=ACCOUNT)
+    with pytest.raises(cloudflare.BadRequestError):
+        client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_2="ftp://x")
+
+
+def test_sdk_reads_the_older_rate_limit_header_form_behind_its_knob(stream):
+    _sim, client = stream(budget_quota=1200, rate_headers=True, legacy_rate_headers=True)
+    headers = client.stream.with_raw_response.list(account_id=ACCOUNT).headers
+    assert headers["ratelimit-limit"] == "1200" and headers["ratelimit-remaining"] == "1199"
+    assert 299 <= int(headers["ratelimit-reset"]) <= 300
+    assert "Ratelimit-Policy" not in headers and "Ratelimit" not in headers
