@@ -34,7 +34,25 @@ from migrator.messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Po
 from .errors import CliError
 
 REQUIRED_COLUMNS = ("id", "source_url")
-KNOWN_COLUMNS = ("id", "source_url", "title", "metadata", "duration_s")
+KNOWN_COLUMNS = (
+    "id",
+    "source_url",
+    "title",
+    "metadata",
+    "duration_s",
+    "description",
+    "tags",
+    "privacy",
+    "poster_time_s",
+    "created_at",
+    "folder",
+    "size_bytes",
+    "tracks",
+    "options",
+)
+# Cells that hold JSON (an object or a list); `tags` may also be a plain list split on ";".
+JSON_COLUMNS = ("metadata", "tracks", "options")
+NUMBER_COLUMNS = ("duration_s", "poster_time_s")
 FORMATS = ("csv", "jsonl")
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl"}
 VIDEO_EXTENSIONS = frozenset(
@@ -445,20 +463,30 @@ def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:
         if name in cells:
             doc[name] = cells[name]
     asset_id = cells.get("id") or None
-    if cells.get("title"):
-        doc["title"] = cells["title"]
-    if cells.get("duration_s"):
-        try:
-            doc["duration_s"] = float(cells["duration_s"])
-        except ValueError:
-            doc["duration_s"] = math.nan
-        if not math.isfinite(doc["duration_s"]):  # float() also reads "nan" and "inf"
-            return BadRow(line, f"duration_s {_excerpt(cells['duration_s'])} is not a number", asset_id)
-    if cells.get("metadata"):
-        try:
-            doc["metadata"] = json.loads(cells["metadata"])
-        except (ValueError, RecursionError):
-            return BadRow(line, f"metadata {_excerpt(cells['metadata'])} is not valid JSON", asset_id)
+    for name in ("title", "description", "privacy", "created_at", "folder"):
+        if cells.get(name):
+            doc[name] = cells[name]
+    for name in NUMBER_COLUMNS:
+        if cells.get(name):
+            try:
+                doc[name] = float(cells[name])
+            except ValueError:
+                doc[name] = math.nan
+            if not math.isfinite(doc[name]):  # float() also reads "nan" and "inf"
+                return BadRow(line, f"{name} {_excerpt(cells[name])} is not a number", asset_id)
+    if cells.get("size_bytes"):
+        if not cells["size_bytes"].strip().isdigit():
+            return BadRow(line, f"size_bytes {_excerpt(cells['size_bytes'])} is not a whole number", asset_id)
+        doc["size_bytes"] = int(cells["size_bytes"])
+    tags = cells.get("tags", "").strip()
+    if tags and not tags.startswith("["):  # a plain list: "news; sport; 2024"
+        doc["tags"] = [t.strip() for t in tags.split(";") if t.strip()]
+    for name in (*JSON_COLUMNS, "tags"):
+        if cells.get(name) and name not in doc:
+            try:
+                doc[name] = json.loads(cells[name])
+            except (ValueError, RecursionError):
+                return BadRow(line, f"{name} {_excerpt(cells[name])} is not valid JSON", asset_id)
     body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     problem = _body_problem(body)
     if problem:

@@ -26,10 +26,44 @@ MAX_METADATA_DEPTH = 30
 MAX_DYNAMO_DIGITS = 38
 MAX_DYNAMO_MAGNITUDE = 1e125
 MIN_DYNAMO_MAGNITUDE = 1e-130
-ALLOWED_SCHEMES = ("https", "http", "s3")
+# A source reference names a video on the platform it lives on (`vimeo://<video id>`): the
+# uploader turns it into a fresh download URL just before the create, so no link expires in
+# the queue (migrator.sources).
+SOURCE_PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo")
+ALLOWED_SCHEMES = ("https", "http", "s3", *SOURCE_PLATFORMS)
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).
 RESERVED_PREFIX = "#"
-FIELDS = frozenset({"id", "source_url", "title", "duration_s", "metadata"})
+# What a video is, besides its bytes: carried to the provider's own fields (issue "Fidelity").
+MAX_DESCRIPTION_LENGTH = 10_000
+MAX_TAGS, MAX_TAG_LENGTH = 100, 255
+MAX_FOLDER_LENGTH = 1024
+MAX_TRACKS = 50
+MAX_TRACK_NAME_LENGTH = 255
+MAX_OPTIONS_BYTES = 4096
+PRIVACY = ("public", "unlisted", "private", "signed")
+TRACK_KINDS = ("captions", "subtitles")
+TRACK_FORMATS = ("srt", "vtt")
+TRACK_FIELDS = frozenset({"url", "language", "kind", "name", "closed_captions", "format"})
+# BCP 47 language tags, loosely: letters, digits and hyphens ("en", "pt-BR", "zh-Hant-TW").
+_LANGUAGE = re.compile(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")
+FIELDS = frozenset(
+    {
+        "id",
+        "source_url",
+        "title",
+        "duration_s",
+        "metadata",
+        "description",
+        "tags",
+        "privacy",
+        "poster_time_s",
+        "created_at",
+        "folder",
+        "size_bytes",
+        "tracks",
+        "options",
+    }
+)
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F; `\s` in a str pattern is
 # str.isspace(). One compiled search instead of a per-character loop: loads validate millions.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -40,12 +74,43 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
+class Track:
+    """A caption or subtitle file to attach once the video exists (or with its create)."""
+
+    url: str  # https, s3:// or a source reference; fetched by the tracks worker, never trusted
+    language: str
+    kind: str = "captions"  # captions | subtitles
+    name: str | None = None
+    closed_captions: bool = False
+    format: str | None = None  # srt | vtt; None: told by the content
+
+    def as_dict(self) -> dict:
+        doc: dict = {"url": self.url, "language": self.language, "kind": self.kind}
+        if self.name is not None:
+            doc["name"] = self.name
+        if self.closed_captions:
+            doc["closed_captions"] = True
+        if self.format is not None:
+            doc["format"] = self.format
+        return doc
+
+
+@dataclass(frozen=True)
 class AssetMessage:
     asset_id: str
     source_url: str
     title: str | None = None
     duration_s: float | None = None
     metadata: dict = field(default_factory=dict)
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    privacy: str | None = None  # public | unlisted | private | signed; None: the stack's DefaultPlayback
+    poster_time_s: float | None = None
+    created_at: str | None = None  # when the original was made, RFC 3339 UTC
+    folder: str | None = None
+    size_bytes: int | None = None
+    tracks: tuple[Track, ...] = ()
+    options: dict = field(default_factory=dict)  # per-row provider options (providers read their own keys)
 
 
 @dataclass(frozen=True)
@@ -94,7 +159,7 @@ def source_url_problem(value: object) -> str | None:
         shown = scheme or "none"
         return f"source_url scheme {shown!r} is not one of {', '.join(ALLOWED_SCHEMES)}"
     if not parts.netloc:
-        return "source_url has no host or bucket"
+        return "source_url has no host or bucket" if scheme in ("http", "https", "s3") else "source_url names no video"
     if scheme == "s3" and parts.path in ("", "/"):
         return "s3 source_url has no object key"
     return None
@@ -205,22 +270,171 @@ def parse_message(body: str | bytes) -> AssetMessage | Poison:
     problem = storable_problem(metadata, "metadata")
     if problem:
         return poison(problem)
+    fidelity = _fidelity(doc)
+    if isinstance(fidelity, str):
+        return poison(fidelity)
     return AssetMessage(
         asset_id=asset_id,
         source_url=doc["source_url"],
         title=title,
         duration_s=float(duration) if duration is not None else None,
         metadata=metadata,
+        **fidelity,
     )
+
+
+def _text(doc: dict, name: str, limit: int) -> str | None:
+    value = doc.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise _Refused(f"{name} must be a string of at most {limit:,} characters")
+    if _SURROGATE.search(value):
+        raise _Refused(f"{name} contains a lone surrogate (not valid Unicode text)")
+    return value
+
+
+def _number(doc: dict, name: str, high: float) -> float | None:
+    value = doc.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        raise _Refused(f"{name} must be a number between 0 and {high:,g}")
+    return float(value)
+
+
+class _Refused(ValueError):
+    """One field that makes the message poison; its text is the reason."""
+
+
+def _fidelity(doc: dict) -> dict | str:
+    """The fields that say what a video is besides its bytes, checked; or why they cannot be."""
+    try:
+        out: dict = {
+            "description": _text(doc, "description", MAX_DESCRIPTION_LENGTH),
+            "folder": _text(doc, "folder", MAX_FOLDER_LENGTH),
+            "poster_time_s": _number(doc, "poster_time_s", MAX_DURATION_S),
+            "tags": _tags(doc.get("tags")),
+            "tracks": _tracks(doc.get("tracks")),
+        }
+        privacy = doc.get("privacy")
+        if privacy is not None and privacy not in PRIVACY:
+            raise _Refused(f"privacy must be one of {', '.join(PRIVACY)}")
+        out["privacy"] = privacy
+        out["created_at"] = _created_at(doc.get("created_at"))
+        size = doc.get("size_bytes")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2**63):
+            raise _Refused("size_bytes must be a whole number of bytes")
+        out["size_bytes"] = size
+        options = doc.get("options", {})
+        if not isinstance(options, dict):
+            raise _Refused("options must be an object")
+        problem = storable_problem(options, "options")
+        if problem:
+            raise _Refused(problem)
+        if len(json.dumps(options)) > MAX_OPTIONS_BYTES:
+            raise _Refused(f"options is over {MAX_OPTIONS_BYTES} bytes as JSON")
+        out["options"] = options
+    except _Refused as exc:
+        return str(exc)
+    return out
+
+
+def _tags(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TAGS:
+        raise _Refused(f"tags must be a list of at most {MAX_TAGS} strings")
+    tags = []
+    for tag in value:
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_LENGTH or _CONTROL.search(tag):
+            raise _Refused(f"each tag must be text of 1 to {MAX_TAG_LENGTH} characters without control characters")
+        if _SURROGATE.search(tag):
+            raise _Refused("a tag contains a lone surrogate (not valid Unicode text)")
+        tags.append(tag)
+    return tuple(dict.fromkeys(tags))  # a tag repeated is one tag
+
+
+def _created_at(value: object) -> str | None:
+    """RFC 3339 text (or epoch seconds) as RFC 3339 UTC, to the second."""
+    if value is None:
+        return None
+    from datetime import UTC, datetime
+
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            when = datetime.fromtimestamp(float(value), UTC)
+        elif isinstance(value, str) and len(value) <= 40:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if when.tzinfo is None:
+                raise ValueError("no time zone")
+        else:
+            raise ValueError(value)
+    except (ValueError, OverflowError, OSError):
+        raise _Refused("created_at must be an RFC 3339 date-time with a time zone, or epoch seconds") from None
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tracks(value: object) -> tuple[Track, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TRACKS:
+        raise _Refused(f"tracks must be a list of at most {MAX_TRACKS} objects")
+    tracks = []
+    for n, raw in enumerate(value, start=1):
+        where = f"track {n}"
+        if not isinstance(raw, dict):
+            raise _Refused(f"{where} must be an object")
+        unknown = sorted(set(raw) - TRACK_FIELDS)
+        if unknown:
+            raise _Refused(f"{where} has unknown field(s): {', '.join(unknown)}")
+        problem = source_url_problem(raw.get("url"))
+        if problem:
+            raise _Refused(f"{where}: {problem.replace('source_url', 'url')}")
+        language = raw.get("language")
+        if not isinstance(language, str) or not _LANGUAGE.match(language) or len(language) > 35:
+            raise _Refused(f"{where}: language must be a BCP 47 tag such as en or pt-BR")
+        kind = raw.get("kind", "captions")
+        if kind not in TRACK_KINDS:
+            raise _Refused(f"{where}: kind must be one of {', '.join(TRACK_KINDS)}")
+        fmt = raw.get("format")
+        if fmt is not None and fmt not in TRACK_FORMATS:
+            raise _Refused(f"{where}: format must be one of {', '.join(TRACK_FORMATS)}")
+        closed = raw.get("closed_captions", False)
+        if not isinstance(closed, bool):
+            raise _Refused(f"{where}: closed_captions must be true or false")
+        name = _text(raw, "name", MAX_TRACK_NAME_LENGTH)
+        tracks.append(Track(raw["url"], language, kind, name, closed, fmt))
+    keys = [track_key(t) for t in tracks]
+    if len(set(keys)) != len(keys):
+        raise _Refused("two tracks share a language, kind and name: each track must be told apart")
+    return tuple(tracks)
+
+
+def track_key(track: Track) -> str:
+    """A track's stable name in the ledger: the same track in a later message is the same entry."""
+    return f"{track.language}.{track.kind}.{track.name or ''}"
+
+
+def message_doc(msg: AssetMessage) -> dict:
+    """`msg` as the JSON object a message carries (only what it holds)."""
+    doc: dict = {"id": msg.asset_id, "source_url": msg.source_url}
+    for name in ("title", "duration_s", "description", "privacy", "poster_time_s", "created_at", "folder"):
+        if getattr(msg, name) is not None:
+            doc[name] = getattr(msg, name)
+    if msg.size_bytes is not None:
+        doc["size_bytes"] = msg.size_bytes
+    if msg.metadata:
+        doc["metadata"] = msg.metadata
+    if msg.tags:
+        doc["tags"] = list(msg.tags)
+    if msg.tracks:
+        doc["tracks"] = [t.as_dict() for t in msg.tracks]
+    if msg.options:
+        doc["options"] = msg.options
+    return doc
 
 
 def encode_message(msg: AssetMessage) -> str:
     """The body a loader sends for `msg`; the inverse of parse_message."""
-    doc: dict = {"id": msg.asset_id, "source_url": msg.source_url}
-    if msg.title is not None:
-        doc["title"] = msg.title
-    if msg.duration_s is not None:
-        doc["duration_s"] = msg.duration_s
-    if msg.metadata:
-        doc["metadata"] = msg.metadata
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(message_doc(msg), separators=(",", ":"), ensure_ascii=False)

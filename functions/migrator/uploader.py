@@ -24,7 +24,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from . import fate as F
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
-from .ledger import Claimed, Ledger, Refused
+from .ledger import Claimed, Ledger, NotResendable, Refused, message_of
 from .messages import AssetMessage, Poison, parse_message
 from .pacer import Hold, Pacer
 from .presign import S3Presigner
@@ -349,11 +349,21 @@ class Attempt:
 
 
 def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
-    """What the create needs: the id, a title, and the create generation (moved on by a
-    retry of a rejected asset, so its key differs from the errored try's)."""
+    """What the create needs: the id, a title, the create generation (moved on by a retry of a
+    rejected asset, so its key differs from the errored try's), and what the video is as the
+    ledger keeps it (the first message it saw wins over a later one)."""
     previous = claim.previous or {}
     generation = previous.get("generation")
-    return AssetRef(msg.asset_id, msg.title or previous.get("title"), int(generation) if generation is not None else 0)
+    try:
+        details = message_of(previous) if previous.get("source_url") else msg
+    except NotResendable:
+        details = msg
+    return AssetRef(
+        msg.asset_id,
+        details.title or msg.title,
+        int(generation) if generation is not None else 0,
+        details,
+    )
 
 
 def _paced(item: dict | None) -> int:

@@ -180,3 +180,21 @@ def test_a_rejected_asset_keeps_the_providers_reason(ledger):
     ledger.claim(msg("bad"), NOW, NOW + 60, "tok")
     ledger.settle("bad", State.REJECTED, "vid-2", NOW + 1, error="provider: cannot decode")
     assert ledger.get("bad")["last_error"] == "provider: cannot decode"
+
+
+def test_what_a_video_is_survives_the_ledger_and_comes_back_as_the_same_message(ledger):
+    """Title, description, tags, privacy, poster, creation time, folder, size, tracks and options are
+    kept with the asset, so a retry or a heal sends exactly what the inventory said."""
+    import json
+
+    from migrator.ledger import message_of
+    from migrator.messages import parse_message
+
+    from tests.unit.test_messages import FULL
+
+    msg = parse_message(json.dumps({**FULL, "id": "full-1"}))
+    now = time.time()
+    assert isinstance(ledger.claim(msg, now, now + 60, "t"), Claimed)
+    assert message_of(ledger.get("full-1")) == msg
+    assert ledger.record_intake(parse_message(json.dumps({**FULL, "id": "full-2"})), now).new
+    assert message_of(ledger.get("full-2")) == parse_message(json.dumps({**FULL, "id": "full-2"}))

@@ -97,7 +97,7 @@ def test_csv_duration_accepts_integers_and_decimals(tmp_path):
     [
         (f",{URL}", "id is empty"),
         (f"#pacer,{URL}", "id may not start with '#' (reserved)"),
-        ("a,ftp://x.example/a.mp4", "source_url scheme 'ftp' is not one of https, http, s3"),
+        ("a,ftp://x.example/a.mp4", "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo"),
         ("a,", "source_url is empty"),
         ("a,s3://bucket", "s3 source_url has no object key"),
         (f"a,{URL},,abc", "duration_s 'abc' is not a number"),
@@ -330,7 +330,7 @@ def test_jsonl_rows_bad_rows_and_line_numbers(tmp_path):
         BadRow(3, "row is not JSON"),
         BadRow(4, "unknown field(s): sourceurl", "b"),
         BadRow(5, "row must be a JSON object, got list"),
-        BadRow(6, "source_url scheme 'ftp' is not one of https, http, s3", "c"),
+        BadRow(6, "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo", "c"),
         BadRow(8, "id is missing"),
         Row(9, AssetMessage("d", URL)),
     ]
@@ -671,3 +671,22 @@ def test_a_stream_has_no_known_end(monkeypatch):
         monkeypatch.setattr("sys.stdin", stdin)
         meter = Meter()
         assert len(list(read_inventory("-", fmt="csv", meter=meter))) == 1 and meter.fraction() is None
+
+
+def test_a_csv_row_carries_everything_a_video_is(tmp_path):
+    tracks = '[{""url"": ""https://cdn.example.com/a.en.vtt"", ""language"": ""en""}]'
+    content = (
+        "id,source_url,title,description,tags,privacy,poster_time_s,created_at,folder,size_bytes,tracks,options\n"
+        f'a,{URL},T,"Two\nlines",news; sport,private,4.5,2020-01-02T03:04:05Z,Shows,1024,"{tracks}",'
+        '"{""mux"": {""video_quality"": ""plus""}}"\n'
+        f'b,{URL},T,,"[""x"", ""y""]",,,,,,,\n'
+        f"c,{URL},T,,,,,,,12.5,,\n"
+    )
+    records = list(read_inventory(write(tmp_path, "full.csv", content)))
+    a, b, c = records
+    assert a.message.description == "Two\nlines" and a.message.tags == ("news", "sport")
+    assert (a.message.privacy, a.message.poster_time_s, a.message.size_bytes) == ("private", 4.5, 1024)
+    assert a.message.created_at == "2020-01-02T03:04:05Z" and a.message.folder == "Shows"
+    assert a.message.tracks[0].language == "en" and a.message.options == {"mux": {"video_quality": "plus"}}
+    assert b.message.tags == ("x", "y")  # or a JSON list
+    assert isinstance(c, BadRow) and "size_bytes '12.5' is not a whole number" in c.reason

@@ -145,3 +145,76 @@ def test_the_fast_character_checks_match_unicode_over_every_code_point():
         control = unicodedata.category(ch) == "Cc"
         assert bool(_CONTROL.search(ch)) is control, hex(code)
         assert bool(_SPACE_OR_CONTROL.search(ch)) is (control or ch.isspace()), hex(code)
+
+
+FULL = {
+    **GOOD,
+    "title": "Episode 1",
+    "description": "A long description\nwith lines.",
+    "tags": ["news", "2024", "news"],
+    "privacy": "private",
+    "poster_time_s": 12.5,
+    "created_at": "2019-06-01T10:00:00+02:00",
+    "folder": "Shows/Season 1",
+    "size_bytes": 123456789,
+    "metadata": {"lat": 51.5072178},
+    "tracks": [
+        {"url": "https://cdn.example.com/a.en.srt", "language": "en", "kind": "captions", "closed_captions": True},
+        {"url": "vimeo://123/texttracks/9", "language": "pt-BR", "kind": "subtitles", "name": "Português"},
+    ],
+    "options": {"mux": {"video_quality": "premium"}},
+}
+
+
+def test_everything_a_video_is_travels_in_the_message():
+    msg = parse_message(json.dumps(FULL))
+    assert isinstance(msg, AssetMessage)
+    assert msg.tags == ("news", "2024")  # a tag repeated is one tag
+    assert msg.created_at == "2019-06-01T08:00:00Z"  # normalised to UTC
+    assert [t.language for t in msg.tracks] == ["en", "pt-BR"] and msg.tracks[0].closed_captions
+    assert parse_message(encode_message(msg)) == msg  # the encoder is the parser's inverse
+
+
+@pytest.mark.parametrize(
+    "url", ["vimeo://76979871", "wistia://e4a27b971d", "mux://a1b2", "cloudflare://ea95", "apivideo://vi4b"]
+)
+def test_a_source_reference_is_a_source(url):
+    assert isinstance(parse_message(body(source_url=url)), AssetMessage)
+
+
+FIDELITY_POISON = [
+    (body(description=5), "description must be a string"),
+    (body(description="x" * 10_001), "at most 10,000"),
+    (body(tags="news"), "tags must be a list"),
+    (body(tags=["ok", ""]), "each tag must be text"),
+    (body(tags=["bell\u0007"]), "each tag must be text"),
+    (body(tags=[str(i) for i in range(101)]), "at most 100"),
+    (body(privacy="secret"), "privacy must be one of public, unlisted, private, signed"),
+    (body(poster_time_s=-1), "poster_time_s must be a number between 0"),
+    (body(created_at="yesterday"), "created_at must be an RFC 3339"),
+    (body(created_at="2019-06-01T10:00:00"), "created_at must be an RFC 3339"),  # no time zone
+    (body(size_bytes=1.5), "size_bytes must be a whole number"),
+    (body(tracks={"url": "x"}), "tracks must be a list"),
+    (body(tracks=[{"url": "ftp://x/a.srt", "language": "en"}]), "track 1: url scheme 'ftp'"),
+    (body(tracks=[{"url": "https://x/a.srt", "language": "english!"}]), "track 1: language must be a BCP 47"),
+    (body(tracks=[{"url": "https://x/a.srt", "language": "en", "kind": "chapters"}]), "kind must be one of"),
+    (body(tracks=[{"url": "https://x/a.srt", "language": "en", "lang": "en"}]), "unknown field(s): lang"),
+    (body(tracks=[{"url": "https://x/a.srt", "language": "en"}] * 2), "two tracks share a language"),
+    (body(options=[1]), "options must be an object"),
+    (body(options={"x": "y" * 5000}), "options is over 4096 bytes"),
+    (body(source_url="vimeo://"), "names no video"),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason"), FIDELITY_POISON)
+def test_what_a_video_is_is_checked_like_the_rest(raw, reason):
+    result = parse_message(raw)
+    assert isinstance(result, Poison) and reason in result.reason and result.asset_id == "lib/0001"
+    doc = json.loads(raw)
+    # The schema says nothing of formats, uniqueness or sizes as JSON: the validator alone checks those.
+    if not {"created_at", "tags", "options"} & set(doc) and "share" not in reason:
+        assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(doc)
+
+
+def test_the_schema_accepts_a_full_message():
+    jsonschema.Draft202012Validator(SCHEMA).validate(FULL)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dynamo import plain
-from ..messages import AssetMessage, Poison, parse_message
+from ..messages import FIELDS, AssetMessage, Poison, parse_message
 
 
 class NotResendable(ValueError):
@@ -30,7 +30,7 @@ def message_of(item: Mapping[str, Any]) -> AssetMessage:
     """The queue message for a ledger item; NotResendable when it would not be a valid one."""
     asset_id = str(item.get("asset_id", ""))
     doc: dict = {"id": item.get("asset_id"), "source_url": item.get("source_url")}
-    for field in ("title", "duration_s", "metadata"):
+    for field in sorted(FIELDS - {"id", "source_url"}):
         if item.get(field) is not None:
             doc[field] = plain(item[field])
     try:

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from .. import due
 from ..dynamo import is_condition_failure, to_item, typed
-from ..messages import AssetMessage
+from ..messages import AssetMessage, message_doc
 from ..states import State
 
 SHARDS = 16
@@ -94,11 +94,11 @@ class Update:
         return self
 
     def message_fields(self, msg: AssetMessage, keep_existing: bool = False) -> Update:
-        """What a message says of its asset (title, duration, metadata); `keep_existing`: an
-        item's own values win (the ledger keeps the first it saw)."""
+        """What a message says of its asset (title, duration, metadata, what the video is: see
+        messages.FIELDS); `keep_existing`: an item's own values win (the ledger keeps the first it saw)."""
         put = self.set_if_absent if keep_existing else self.set
-        for attr, value in (("title", msg.title), ("duration_s", msg.duration_s), ("metadata", msg.metadata)):
-            if value is not None and value != {}:
+        for attr, value in message_doc(msg).items():
+            if attr not in ("id", "source_url"):  # the key, and the source the ledger keeps apart
                 put(attr, value)
         return self
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..fate import Outcome, OutcomeKind, excerpt
-from ..messages import id_problem
+from ..messages import AssetMessage, id_problem
 from ..pacing import RateSignal  # noqa: F401  (re-exported: a provider fact too)
 from ..states import State
 
@@ -78,11 +78,15 @@ class WebhookEvent:
 
 @dataclass(frozen=True)
 class AssetRef:
-    """What a create needs to know about the asset besides its source."""
+    """What a create needs to know about the asset besides its source: our id, the create's
+    generation, and everything the video is (`details`: the asset's message as the ledger keeps
+    it: description, tags, privacy, poster, tracks, options...), which each provider carries
+    in its own fields."""
 
     asset_id: str
     title: str | None = None
     generation: int = 0
+    details: AssetMessage | None = None
 
 
 # --- small readers shared by the provider modules ---------------------------------------------
