@@ -97,7 +97,10 @@ def test_csv_duration_accepts_integers_and_decimals(tmp_path):
     [
         (f",{URL}", "id is empty"),
         (f"#pacer,{URL}", "id may not start with '#' (reserved)"),
-        ("a,ftp://x.example/a.mp4", "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo"),
+        (
+            "a,ftp://x.example/a.mp4",
+            "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo",
+        ),
         ("a,", "source_url is empty"),
         ("a,s3://bucket", "s3 source_url has no object key"),
         (f"a,{URL},,abc", "duration_s 'abc' is not a number"),
@@ -330,7 +333,9 @@ def test_jsonl_rows_bad_rows_and_line_numbers(tmp_path):
         BadRow(3, "row is not JSON"),
         BadRow(4, "unknown field(s): sourceurl", "b"),
         BadRow(5, "row must be a JSON object, got list"),
-        BadRow(6, "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo", "c"),
+        BadRow(
+            6, "source_url scheme 'ftp' is not one of https, http, s3, vimeo, wistia, mux, cloudflare, apivideo", "c"
+        ),
         BadRow(8, "id is missing"),
         Row(9, AssetMessage("d", URL)),
     ]
