@@ -184,7 +184,7 @@ ALARMS = {
     "UploaderErrorsAlarm": ("VideoMigration", "Errors"),
     "ThrottleRateAlarm": ("VideoMigration", "ThrottledPercent"),
     "WebhookUnauthorizedAlarm": ("VideoMigration", "WebhookUnauthorized"),
-    "Webhook5xxAlarm": ("AWS/ApiGateway", "5xx"),
+    "Webhook5xxAlarm": ("AWS/ApiGateway", "5XXError"),
     "TallyIteratorAgeAlarm": ("AWS/Lambda", "IteratorAge"),
     "ReconcileFailuresAlarm": ("AWS/Lambda", "Errors"),
     "ReconcileAssetErrorsAlarm": ("VideoMigration", "ReconcileErrors"),
@@ -236,7 +236,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     for name, resource in resources.items():
         if resource["Type"] == "AWS::Serverless::Function":
             assert resource["Properties"]["LoggingConfig"]["LogFormat"] == "JSON", name
-    stage = resources["WebhookStage"]["Properties"]["AccessLogSettings"]
+    stage = resources["WebhookStage"]["Properties"]["AccessLogSetting"]
     assert json.loads(stage["Format"])["status"] == "$context.status"
 
 
@@ -325,3 +325,34 @@ def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_thr
         assert [s["Fn::Sub"].split(".")[0] for s in services] == ["secretsmanager", "ssm"]
     for role_name in ("TallyRole", "IntakeRole"):  # they read no secret
         assert not [st for st in _branches(resources[role_name]) if "kms:Decrypt" in st.get("Action", [])]
+
+
+def test_the_webhook_throttle_takes_what_the_stack_can_cause():
+    """It was 100/s while the stack may create 500 videos/s, each with one or more callbacks."""
+    from migrator.providers import PROVIDERS
+
+    template = load_template()
+    ceiling = template["Parameters"]["ProviderRateLimit"]["MaxValue"]
+    throttle = template["Mappings"]["WebhookThrottle"]
+    assert set(throttle) == set(PROVIDERS)
+    for name, provider in PROVIDERS.items():
+        assert throttle[name]["Rate"] == ceiling * provider.events_per_asset * 2, name
+        assert throttle[name]["Burst"] >= throttle[name]["Rate"], name
+    settings = template["Resources"]["WebhookStage"]["Properties"]["MethodSettings"][0]
+    assert settings["ThrottlingRateLimit"]["Fn::If"][2] == {
+        "Fn::FindInMap": ["WebhookThrottle", {"Ref": "Provider"}, "Rate"]
+    }
+
+
+def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
+    resources = load_template()["Resources"]
+    acl, association = resources["WebhookWebAcl"], resources["WebhookWebAclAssociation"]
+    assert acl["Condition"] == association["Condition"] == "HasWebhookWaf"
+    (rule,) = acl["Properties"]["Rules"]
+    assert rule["Statement"]["RateBasedStatement"] == {
+        "Limit": {"Ref": "WebhookWafRateLimit"},
+        "AggregateKeyType": "IP",
+    }
+    assert rule["Action"] == {"Block": {}} and acl["Properties"]["Scope"] == "REGIONAL"
+    assert "/restapis/${WebhookApi}/stages/${WebhookStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
+    assert resources["WebhookApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only

@@ -121,6 +121,8 @@ class ApiVideoProvider(Provider):
         "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"
     )
 
+    # video.encoding.quality.completed once per quality (4 HLS renditions + 1 MP4 for a 1080p source).
+    events_per_asset = 5
     webhook_scheme = Scheme.APIVIDEO
 
     def auth_headers(self) -> dict[str, str]:

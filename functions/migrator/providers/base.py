@@ -45,6 +45,9 @@ class Provider(ABC):
     default_base_url: str = ""
     # In which window a duplicate video is still possible, for the README and the audit.
     duplicate_window: str = ""
+    # Webhook events one asset causes at the most (created, ready, per-quality, ...): with the
+    # create ceiling, what the webhook route must be able to take (the template's WebhookThrottle).
+    events_per_asset: int = 1
     # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader
     # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
     # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.
@@ -134,6 +137,11 @@ class Provider(ABC):
         return body, sign(self.webhook_scheme, body, secret, now, f"msg_doctor_{int(now)}")
 
     webhook_scheme: Scheme = Scheme.SEED
+
+    def webhook_target(self) -> str | None:
+        """Where the provider sends its callbacks, when it keeps one address per account and can say
+        (Cloudflare Stream); None when it cannot say or keeps many (then doctor has nothing to check)."""
+        return None
 
     # --- pacing -----------------------------------------------------------------------------
 

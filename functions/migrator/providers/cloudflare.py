@@ -99,6 +99,8 @@ class CloudflareProvider(Provider):
         "filter on our per-asset tag), so a create whose answer was lost is found as soon as Cloudflare lists it"
     )
 
+    # one callback when processing is over (Stream: use webhooks).
+    events_per_asset = 1
     webhook_scheme = Scheme.CLOUDFLARE
     # "The URL must support HTTP HEAD requests and HTTP GET range requests" (Stream: upload via a link).
     fetches_presigned_get = False
@@ -113,6 +115,16 @@ class CloudflareProvider(Provider):
         # Cloudflare's callback is a video; one still in progress settles nothing.
         body = json.dumps({"uid": "doctor", "status": {"state": "inprogress"}, "meta": {}}).encode()
         return body, sign(Scheme.CLOUDFLARE, body, secret, now)
+
+    def webhook_target(self) -> str | None:
+        """The account's one webhook (`GET .../stream/webhook`, "Use webhooks": one per account, per
+        user of it: pointing it at this stack takes it from any other integration); "" when unset."""
+        answer = self.http.send("GET", f"{self._stream()}/webhook")
+        if answer.status == 404:
+            return ""
+        result = mapping(mapping(answer.body).get("result"))
+        url = result.get("notificationUrl") or result.get("notification_url")
+        return url if isinstance(url, str) else ""
 
     def _stream(self) -> str:
         return f"/accounts/{quote(credentials(self.secret())[0])}/stream"

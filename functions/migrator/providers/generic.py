@@ -85,6 +85,8 @@ class GenericProvider(Provider):
         "a create whose answer was lost is found by `metadata[migration_ref]` before any second create"
     )
 
+    # video.ready or video.errored (the seed contract).
+    events_per_asset = 1
     def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
         super().__init__(*args, **kwargs)
         self.scheme = Scheme(webhook_scheme)

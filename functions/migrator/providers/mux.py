@@ -115,6 +115,9 @@ class MuxProvider(Provider):
         "`migrator audit` finds any."
     )
 
+    # video.asset.created, video.asset.ready (or .errored), and with static renditions and text
+    # tracks subscribed video.asset.static_renditions.ready and video.asset.track.ready (docs.mux.com webhooks).
+    events_per_asset = 4
     webhook_scheme = Scheme.MUX
 
     def auth_headers(self) -> dict[str, str]:
