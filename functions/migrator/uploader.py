@@ -15,13 +15,14 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from . import fate as F
+from .chaos import Chaos
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, NotResendable, Refused, message_of
@@ -56,6 +57,7 @@ class Uploader:
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
     inline_wait_max_s: float = INLINE_WAIT_MAX_S
+    chaos: Chaos = field(default_factory=Chaos)  # benchmarks only: a crash right after a create
 
     # --- the batch -----------------------------------------------------------------------
 
@@ -180,6 +182,8 @@ class Uploader:
             source = self.presign(claim.source_url)
             attempt.create_sent = True  # from here on, a crash may leave a video behind
             outcome = self.provider.create(_asset_ref(msg, claim), source)
+            if outcome.kind is OutcomeKind.CREATED:
+                self.chaos.after_create()
             self._observe(outcome)
             if outcome.kind is OutcomeKind.THROTTLED:
                 asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
@@ -405,6 +409,7 @@ def build(settings: Settings | None = None) -> Uploader:
         provider=from_settings(settings),
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=S3Presigner(settings.presign_expiry_s),
+        chaos=Chaos.from_env(),
     )
 
 
