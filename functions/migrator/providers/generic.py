@@ -21,7 +21,6 @@ from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     body_event_id,
@@ -35,7 +34,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key
-from .ratelimit import read_rate_headers
 
 # The statuses the seed contract uses for a video the provider is still working on.
 WORKING = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
@@ -135,6 +133,3 @@ class GenericProvider(Provider):
         answer = listed(self.http.send("GET", "/videos"))
         for item in mapping(answer.body).get("data") or []:
             yield read_video(item)
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())

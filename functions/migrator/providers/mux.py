@@ -31,7 +31,6 @@ from .facts import (
     CredentialsError,
     EventError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     duration_of,
@@ -43,7 +42,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key, passthrough_for
-from .ratelimit import read_rate_headers
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
@@ -92,6 +90,9 @@ def read_asset(asset: object) -> Video:
 class MuxProvider(Provider):
     name = "mux"
     default_base_url = "https://api.mux.com"
+    # X-RateLimit-Limit comes with no documented window (www.mux.com/docs/core/make-api-requests:
+    # creates a sustained 1/s, other requests 5/s): a limit it states is not read as a rate.
+    rate_limit_window_s = None
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: after a lost answer the uploader pages "
         "the asset list, newest first, back to the claim's time (at most 5 pages of 100). A duplicate is "
@@ -185,9 +186,6 @@ class MuxProvider(Provider):
             cursor = _cursor(body)
             if not cursor:
                 return
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
 
 
 def _page_params(cursor: str | None) -> dict[str, str]:
