@@ -150,6 +150,23 @@ def test_reconcile_may_write_whole_items_only_for_its_checkpoint(translated):
     assert CHECKPOINT_ID == "#reconcile"
 
 
+def test_the_tally_writes_the_ledger_only_for_the_pacer_item(translated):
+    role = translated["Resources"]["TallyRole"]
+    ledger = [st for st in _statements(role) if st["Resource"] == {"Fn::GetAtt": ["LedgerTable", "Arn"]}]
+    assert len(ledger) == 1 and ledger[0]["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    assert ledger[0]["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["#pacer"]}}
+    from migrator.pacer import PACER_ID
+
+    assert PACER_ID == "#pacer"
+
+
+def test_the_uploader_knows_the_fleet_it_paces():
+    variables = load_template()["Resources"]["UploaderFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["MAXIMUM_CONCURRENCY"] == {"Ref": "MaximumConcurrency"}
+    assert variables["CREATE_SHARE"] == {"Ref": "CreateShare"}
+    assert variables["PROVIDER_MAX_IN_FLIGHT"] == {"Ref": "ProviderMaxInFlight"}
+
+
 def test_the_tally_reads_only_the_ledgers_stream(translated):
     role = translated["Resources"]["TallyRole"]
     (stream,) = [st for st in _statements(role) if "dynamodb:GetRecords" in st["Action"]]
