@@ -117,6 +117,7 @@ class Pacer:
         self.report = Report()
         self.last_seen: dict | None = None  # the item as this worker last saw it
         self._bound_seen = False  # the last look found the in-flight bound reached
+        self._read_at: float | None = None  # when this worker last read the item (`_known`)
 
     # --- reservations ----------------------------------------------------------------
 
@@ -130,41 +131,41 @@ class Pacer:
             return known
         window = pacing.window_id(now)
         ring, tag = pacing.ring_entry(now)
+        item = self.last_seen if self._read_at == now else None  # read just now (`_known`): fresh
         for _ in range(ATTEMPTS):
-            reach = self._reach(self.last_seen, within)
-            old = self._update(
-                "SET next_slot = next_slot + #interval, seq = if_not_exists(seq, :zero) + :one,"
-                f" {ring} = if_not_exists(seq, :zero) + :tag, ok = ok + :ok, err = err + :err",
-                "next_slot <= :reach AND hold_until <= :now AND win = :win AND (next_slot > :now"
-                " OR (catchup_floor > :recent AND next_slot >= catchup_floor AND next_slot >= :owed_from))",
-                {
-                    ":now": now,
-                    ":reach": now + reach,
-                    ":win": window,
-                    ":ok": ok,
-                    ":err": err,
-                    ":zero": 0,
-                    ":one": 1,
-                    ":recent": now - CATCH_UP_S - OWED_WITHIN_S,
-                    ":owed_from": now - CATCH_UP_S,
-                    ":tag": tag,
-                },
-                names={"#interval": "interval"},
-            )
-            if "current" not in old:  # the common case: a slot queued ahead (or owed after a hold)
-                slot, ticket = float(old["next_slot"]), int(old.get("seq", 0))
-                after = {"next_slot": Decimal(str(old["next_slot"])) + Decimal(str(old["interval"]))}
-                after |= {"seq": ticket + 1, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
-                self.last_seen = {**old, **after}
-                return self._granted(slot, ticket, now, purpose)
-            item = old["current"]
-            if item is None or "interval" not in item:  # no pacer yet (or one from before it learned rates)
-                self._create(now)
-                self.last_seen = None
-                continue
-            self.last_seen = item
-            hold = float(item.get("hold_until", 0))
-            if hold > now:
+            if item is None or self._queued(item, now, window, within):
+                old = self._update(
+                    "SET next_slot = next_slot + #interval, seq = if_not_exists(seq, :zero) + :one,"
+                    f" {ring} = if_not_exists(seq, :zero) + :tag, ok = ok + :ok, err = err + :err",
+                    "next_slot <= :reach AND hold_until <= :now AND win = :win AND (next_slot > :now"
+                    " OR (catchup_floor > :recent AND next_slot >= catchup_floor AND next_slot >= :owed_from))",
+                    {
+                        ":now": now,
+                        ":reach": now + self._reach(item or self.last_seen, within),
+                        ":win": window,
+                        ":ok": ok,
+                        ":err": err,
+                        ":zero": 0,
+                        ":one": 1,
+                        ":recent": now - CATCH_UP_S - OWED_WITHIN_S,
+                        ":owed_from": now - CATCH_UP_S,
+                        ":tag": tag,
+                    },
+                    names={"#interval": "interval"},
+                )
+                if "current" not in old:  # the common case: a slot queued ahead (or owed after a hold)
+                    slot, ticket = float(old["next_slot"]), int(old.get("seq", 0))
+                    after = {"next_slot": Decimal(str(old["next_slot"])) + Decimal(str(old["interval"]))}
+                    after |= {"seq": ticket + 1, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
+                    self.last_seen = {**old, **after}
+                    return self._granted(slot, ticket, now, purpose)
+                item = old["current"]
+                if item is None or "interval" not in item:  # no pacer yet (or one from before it learned rates)
+                    self._create(now)
+                    item = self.last_seen = None
+                    continue
+                self.last_seen = item
+            if float(item.get("hold_until", 0)) > now:
                 self._carry(ok, err)
                 return self._hold_of(item, now)
             next_slot = float(item["next_slot"])
@@ -205,10 +206,21 @@ class Pacer:
                 self.last_seen |= {"win": window, "ok": counts.ok, "err": counts.err, "trips": trips}
                 self.last_seen |= {"prev_ok": counts.prev_ok, "prev_err": counts.prev_err, "idle_at": idle_at}
                 return self._granted(slot, ticket, now, purpose)
-            self.last_seen = won["current"]
+            item = self.last_seen = won["current"]  # the item as it is: the next attempt starts from it
         self._carry(ok, err)
         interval = float((self.last_seen or {}).get("interval", 1.0))
         return Hold(now + interval * ATTEMPTS, "pacer contention", "queue", self._spread(self.last_seen))
+
+    def _queued(self, item: dict, now: float, window: int, within: float | None) -> bool:
+        """Whether the item as seen takes the common reservation (the first write's condition): a
+        slot queued ahead within reach, or one owed after a hold, in the current breaker window."""
+        next_slot, floor = float(item["next_slot"]), float(item.get("catchup_floor", 0))
+        if next_slot > now + self._reach(item, within) or float(item.get("hold_until", 0)) > now:
+            return False
+        if int(item.get("win", -1)) != window:
+            return False
+        owed = floor > now - CATCH_UP_S - OWED_WITHIN_S and next_slot >= floor and next_slot >= now - CATCH_UP_S
+        return next_slot > now or owed
 
     def confirm(self, go: Go, now: float) -> Go:
         """Where a far slot is now that it is due: one read. A hold or a rate change since the
@@ -266,19 +278,21 @@ class Pacer:
             item = self._get() or {}
             if "interval" not in item:
                 return None
-            self.last_seen = item
+            self.last_seen, self._read_at = item, now
             if float(item.get("hold_until", 0)) > now:
                 return self._hold_of(item, now)
             return self._over_bound(item, now, issued=1)
         return None
 
     def _near_bound(self, now: float) -> bool:
-        """Whether this worker's last view puts creates in flight within a slot per worker of the
-        bound: the others may have taken those since, so it looks (a read) before it writes."""
+        """Whether this worker's last view puts creates in flight within two slots per worker of the
+        bound: the others may have taken those since, so it looks (a read) before it writes (a
+        slot taken past the bound is a write for nothing; at one slot per worker, a quarter of
+        the slots in the fleet model were)."""
         seen = self.last_seen or {}
         if "interval" not in seen:
             return False
-        return _in_flight(seen, now, 0) + self.concurrency > (self.max_in_flight or 0)
+        return _in_flight(seen, now, 0) + 2 * self.concurrency > (self.max_in_flight or 0)
 
     def known_hold(self, now: float, within: float | None = None) -> Hold | None:
         """The hold this worker's last view of the item shows, without a read or a write: a hold

@@ -82,7 +82,7 @@ ACCOUNT_BASE_S, ACCOUNT_MAX_S, ACCOUNT_CALM_S = 2.0, 300.0, 10.0
 # held), and its end a write per worker. The looks are spread so that the fleet reads the item
 # about IN_FLIGHT_LOOKS_PER_S times a second whatever its size.
 IN_FLIGHT_WAIT_S, IN_FLIGHT_LOOKS_PER_S = 0.25, 20.0
-BOUND_MARK_S = 1.0  # how long the item says the bound holds the fleet (`migrator status`), per write
+BOUND_MARK_S = 5.0  # how long the item says the bound holds the fleet back (`migrator status`), per write
 
 
 def in_flight_wait(concurrency: int) -> float:
