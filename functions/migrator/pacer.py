@@ -119,6 +119,20 @@ class Pacer:
         self._bound_seen = False  # the last look found the in-flight bound reached
         self._read_at: float | None = None  # when this worker last read the item (`_known`)
 
+    @classmethod
+    def configured(cls, settings: Any, client: Any, provider: Any) -> Pacer:
+        """The fleet's pacer as the settings (`settings.Settings`) and the provider's own pacing facts
+        (`providers.base.Provider`) make it: for the uploader, and for reconcile's polls."""
+        return cls(
+            settings.table_name,
+            client,
+            settings.rate_per_s,
+            settings.start_rate_per_s,
+            concurrency=settings.max_concurrency,
+            max_in_flight=settings.max_in_flight_for(provider.max_in_flight),
+            create_share=settings.create_share if provider.budget_covers_all_calls else 1.0,
+        )
+
     # --- reservations ----------------------------------------------------------------
 
     def reserve(self, now: float, within: float | None = None, purpose: str = CREATE) -> Go | Hold:

@@ -1,4 +1,5 @@
-"""Pure pacing decisions: the rate the fleet creates at, learned or told, and the error breaker.
+"""Pure pacing decisions: the rate the fleet creates at, learned or told, the error breaker, how far
+ahead slots are handed out, what is owed after a hold, and how many creates are in flight.
 
 The provider's limit is rarely published and may change, so the rate is found:
 
@@ -26,6 +27,11 @@ is the failure of that one request: only the asset backs off, unless failures be
 rule: the breaker holds the fleet when at least `BREAKER_FRACTION` of the last two
 `WINDOW_S` windows' requests failed (and at least `BREAKER_MIN` were made), for a cooldown
 that doubles with each consecutive trip.
+
+The slot queue reaches `horizon` ahead (room for a slot per worker); after a hold some
+slots are made up (`slot_for`), never more than `CATCH_UP_S` counted back from now; and
+creates in flight at the provider are estimated from the tally's count (`in_flight`) for
+providers that bound them.
 
 Everything here is a function of data (the pacer item's fields, a clock value); the
 pacer module applies the results with conditional writes.

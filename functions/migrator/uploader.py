@@ -360,23 +360,10 @@ def build(settings: Settings | None = None) -> Uploader:
     return Uploader(
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
-        pacer=pacer_of(settings, dynamodb, provider),
+        pacer=Pacer.configured(settings, dynamodb, provider),
         provider=provider,
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=S3Presigner(settings.presign_expiry_s),
-    )
-
-
-def pacer_of(settings: Settings, dynamodb, provider: Provider) -> Pacer:
-    """The fleet's pacer as the settings and the provider's own pacing facts configure it."""
-    return Pacer(
-        settings.table_name,
-        dynamodb,
-        settings.rate_per_s,
-        settings.start_rate_per_s,
-        concurrency=settings.max_concurrency,
-        max_in_flight=settings.max_in_flight_for(provider.max_in_flight),
-        create_share=settings.create_share if provider.budget_covers_all_calls else 1.0,
     )
 
 
