@@ -65,6 +65,8 @@ DEFAULT_CONCURRENCY = 5
 # a new rate may have moved it. Nearer ones go as they are (a hold placed in the meantime
 # costs at most this much of the fleet's sending).
 CONFIRM_AFTER_S = 1.0
+# The item stays under 1 KB, one write unit per write (a reason is the longest field).
+REASON_MAX = 200
 # What a reservation is for: creates count toward the provider's in-flight bound.
 CREATE, LOOKUP, POLL = "create", "lookup", "poll"
 
@@ -273,7 +275,7 @@ class Pacer:
 
     def _mark_bound(self, now: float, reason: str) -> None:
         """Note on the item that the in-flight bound holds creates back (one writer a period)."""
-        values = {":until": now + pacing.BOUND_MARK_S, ":reason": reason[:200], ":now": now}
+        values = {":until": now + pacing.BOUND_MARK_S, ":reason": reason[: REASON_MAX // 2], ":now": now}
         self._update(
             "SET bound_until = :until, bound_reason = :reason",
             "attribute_not_exists(bound_until) OR bound_until <= :now",
@@ -467,7 +469,7 @@ class Pacer:
             if seen_hold >= until:
                 return
             # Nor is the rate what holds the fleet back until a whole step after the hold (`_limiting`).
-            fields = {"hold_until": until, "hold_kind": kind, "hold_reason": reason[:200], "idle_at": until}
+            fields = {"hold_until": until, "hold_kind": kind, "hold_reason": reason[:REASON_MAX], "idle_at": until}
             fields |= {"catchup_floor": resume if kind in CATCH_UP_KINDS else 0, **(extra or {})}
             sets = [f"#h{i} = :h{i}" for i in range(len(fields))]
             values = {f":h{i}": v for i, v in enumerate(fields.values())}

@@ -423,3 +423,35 @@ def test_creates_in_flight_follow_the_providers_bound():
         result = drain(N, Provider(LIMIT, max_in_flight=120, encode_s=20.0), ceiling=LIMIT, seed=seed)
         assert result.seconds / (N * 20.0 / 120) <= 1.10
         assert 100 * result.throttled / N <= 2.0
+
+
+def test_the_pacer_item_stays_within_one_write_unit():
+    """DynamoDB bills a write per started KB of the item: past 1 KB every reservation would cost two
+    units, and the item would sustain half the creates. With every field the pacer and the tally
+    write, and the longest reasons, it stays under."""
+    dynamo = FakeDynamo()
+    pacer = Pacer("ledger", dynamo, LIMIT, max_in_flight=1)
+    for i in range(pacing.RING_N):  # every ring entry
+        pacer.reserve(T0 + i * pacing.RING_S)
+    dynamo.update_item(**pacer_update("ledger", deltas_of([_record(T0 + 3, +1)], T0 + 4), T0 + 4))
+    pacer.reserve(T0 + 5)  # past the bound: its mark
+    pacer.account_hold(T0 + 6, "x" * 1000)  # the longest reason
+    pacer.told(10 * LIMIT, T0 + 7)
+    item = dynamo.items[PACER_ID]
+    assert {"bound_reason", "account_trips", "hold_reason", "stated", "tallied_seq", "finish_rate"} <= item.keys()
+    assert _size(item) <= 1024
+
+
+def _size(item: dict) -> int:
+    """An item's size as DynamoDB counts it: names and values in bytes, a number about a byte per two digits."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode())
+        if isinstance(value, str):
+            total += len(value.encode())
+        elif isinstance(value, bool):
+            total += 1
+        else:
+            digits = len(str(abs(value)).replace(".", "").lstrip("0")) or 1
+            total += (digits + 1) // 2 + 1
+    return total
