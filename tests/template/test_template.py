@@ -149,6 +149,26 @@ def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(transla
     assert not [r for r in ledger["Resource"] if "by_state" in str(r)]
 
 
+def test_the_tally_writes_the_ledger_only_for_the_pacer_item(translated):
+    role = translated["Resources"]["TallyRole"]
+    ledger = [st for st in _statements(role) if st["Resource"] == {"Fn::GetAtt": ["LedgerTable", "Arn"]}]
+    assert len(ledger) == 1 and ledger[0]["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    assert ledger[0]["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["#pacer"]}}
+    from migrator.pacer import PACER_ID
+
+    assert PACER_ID == "#pacer"
+
+
+def test_the_uploader_and_reconcile_know_the_fleet_they_pace():
+    """Both take slots of the one pacer (creates and lookups; polls), so both see its settings."""
+    variables = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["PROVIDER_RATE_LIMIT"] == {"Ref": "ProviderRateLimit"}
+    assert variables["START_RATE"] == {"Ref": "StartRate"}
+    assert variables["MAXIMUM_CONCURRENCY"] == {"Ref": "MaximumConcurrency"}
+    assert variables["CREATE_SHARE"] == {"Ref": "CreateShare"}
+    assert variables["PROVIDER_MAX_IN_FLIGHT"] == {"Ref": "ProviderMaxInFlight"}
+
+
 def test_the_tally_reads_only_the_ledgers_stream(translated):
     role = translated["Resources"]["TallyRole"]
     (stream,) = [st for st in _statements(role) if "dynamodb:GetRecords" in st["Action"]]

@@ -33,7 +33,6 @@ from .facts import (
     CredentialsError,
     EventError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     duration_of,
@@ -45,7 +44,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key, passthrough_for
-from .ratelimit import read_rate_headers
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
@@ -105,6 +103,9 @@ def read_asset(asset: object) -> Video:
 class MuxProvider(Provider):
     name = "mux"
     default_base_url = "https://api.mux.com"
+    # X-RateLimit-Limit comes with no documented window (www.mux.com/docs/core/make-api-requests:
+    # creates a sustained 1/s, other requests 5/s): a limit it states is not read as a rate.
+    rate_limit_window_s = None
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
         "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "
@@ -225,9 +226,6 @@ class MuxProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
 
 
 def find_page_cap(created_after: float | None, now: float) -> int:
