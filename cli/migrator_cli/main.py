@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        help="export the mapping (our id, source, state, provider id, durations, attempts, last error)",
+        help="export the mapping (our id, source, state, provider id, durations, attempts, last error, privacy,"
+        " what did not fit)",
         description="One line per asset, as CSV or JSON Lines, streamed from a parallel scan of the ledger.",
     )
     p.add_argument("--format", choices=["csv", "jsonl"], default="csv", help="default csv")

@@ -130,6 +130,9 @@ class Outcome:
     retry_after: float | None = None
     error: str | None = None
     signal: RateSignal | None = None  # the answer's rate-limit headers, for the pacer
+    # What the create could not carry as the row has it (cut, left out, kept only in the ledger), in
+    # short sentences the ledger keeps with the asset and the report shows.
+    notes: tuple[str, ...] = ()
 
 
 # 401/403 are our configuration (token), 408/425 are timing: none is the asset's fault,

@@ -179,7 +179,7 @@ class Uploader:
                 self.sleep(wait)
             source = self.presign(claim.source_url)
             attempt.create_sent = True  # from here on, a crash may leave a video behind
-            outcome = self.provider.create(_asset_ref(msg, claim), source)
+            outcome = self.provider.create(attempt.asset_ref(msg), source)
             self._observe(outcome)
             if outcome.kind is OutcomeKind.THROTTLED:
                 asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
@@ -243,6 +243,8 @@ class Uploader:
         ledger did not yet know the video (a provider whose events name only the video cannot
         be matched then), so a video the provider has already finished is settled now, from
         one read, rather than waiting for reconcile's poll."""
+        if found.kind is OutcomeKind.CREATED:  # what the earlier create carried: its answer never came
+            found = replace(found, notes=self.provider.create_notes(attempt.asset_ref(msg), attempt.claim.source_url))
         fate = self._apply(msg, attempt, found, spent)
         if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
             answer = self.provider.poll(msg.asset_id, found.remote_id)
@@ -275,7 +277,15 @@ class Uploader:
         decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
         asset_id, token = msg.asset_id, claim.token
         if decision.move is MoveKind.TO_PROCESSING:
-            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now, throttles=waited_out)
+            result = self.ledger.mark_processing(
+                asset_id,
+                token,
+                decision.remote_id,
+                now,
+                throttles=waited_out,
+                notes=outcome.notes,
+                playback=self.provider.playback(attempt.asset_ref(msg)),
+            )
         elif decision.move is MoveKind.RELEASE_THROTTLED:
             result = self.ledger.release_throttled(
                 asset_id,
@@ -341,6 +351,13 @@ class Attempt:
     claim: Claimed
     create_sent: bool = False
     searched: bool = False
+    _asset: AssetRef | None = None
+
+    def asset_ref(self, msg: AssetMessage) -> AssetRef:
+        """What the create carries of the asset (made once a claim: see `_asset_ref`)."""
+        if self._asset is None:
+            self._asset = _asset_ref(msg, self.claim)
+        return self._asset
 
     @property
     def lookup_from(self) -> float | None:
