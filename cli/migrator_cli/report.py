@@ -61,7 +61,7 @@ def row_of(item: dict) -> dict:
 
     row = {column: number(item.get(column)) for column in COLUMNS if column != "id"}
     notes = item.get("fidelity_notes")
-    row["fidelity_notes"] = [str(n) for n in notes] if isinstance(notes, list) else []
+    row["fidelity_notes"] = [str(n) for n in notes] if isinstance(notes, list) and notes else None
     return {"id": item["asset_id"], **row}
 
 
@@ -143,7 +143,7 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
         writer.writeheader()
         for item in items:
             row = row_of(item)
-            row["fidelity_notes"] = NOTES_SEPARATOR.join(row["fidelity_notes"]) or None
+            row["fidelity_notes"] = NOTES_SEPARATOR.join(row["fidelity_notes"] or ()) or None
             writer.writerow({k: csv_cell(v) for k, v in row.items()})
             count += 1
     elif fmt == "jsonl":

@@ -17,10 +17,9 @@ import json
 
 import pytest
 from migrator.ledger import Ledger
-from migrator.providers import build
 
 from tests.conftest import unique
-from tests.e2e.conftest import delete_stack, deploy_stack, wait_for_states
+from tests.e2e.conftest import provider_stack, wait_for_states
 
 pytestmark = pytest.mark.e2e
 PROVIDERS = ("mux", "cloudflare", "apivideo")
@@ -45,62 +44,27 @@ BAD_OPTIONS = {
 PRIVACIES = {"private": "signed", "public": "public", "unlisted": "public", "default": "signed"}
 
 
-class Deployed:
-    def __init__(self, name, outputs, sim, acct, outputs_path):
-        self.name, self.outputs, self.sim, self.acct, self.outputs_path = name, outputs, sim, acct, outputs_path
-
-    def held(self, remote_id: str) -> dict:
-        """The provider's own object for a video, as the simulator holds it (GET, in its wire format)."""
-        client = build(self.name, self.sim.url, lambda: self.acct.credentials)
-        client.http.session.trust_env = False
-        path = {
-            "mux": f"/video/v1/assets/{remote_id}",
-            "cloudflare": f"/accounts/{self.acct.sim.get('account_id')}/stream/{remote_id}",
-            "apivideo": f"/videos/{remote_id}",
-        }[self.name]
-        answer = client.http.send("GET", path)
-        assert answer.status == 200, answer.text
-        return {"mux": lambda b: b["data"], "cloudflare": lambda b: b["result"], "apivideo": lambda b: b}[self.name](
-            answer.body
-        )
+def held(deployed, remote_id: str) -> dict:
+    """The provider's own object for a video, as the simulator holds it (GET, in its wire format)."""
+    client = deployed.client()
+    client.http.session.trust_env = False
+    account = deployed.acct.sim.get("account_id")
+    path, key = {
+        "mux": (f"/video/v1/assets/{remote_id}", "data"),
+        "cloudflare": (f"/accounts/{account}/stream/{remote_id}", "result"),
+        "apivideo": (f"/videos/{remote_id}", None),
+    }[deployed.name]
+    answer = client.http.send("GET", path)
+    assert answer.status == 200, answer.text
+    return answer.body[key] if key else answer.body
 
 
 @pytest.fixture(scope="module", params=PROVIDERS)
 def deployed(request, endpoint, aws, tmp_path_factory):
-    from infra.accounts import account
-    from infra.provider_sim import ProviderSim, SimConfig
-
-    name = request.param
-    acct = account(name)
-    sim = ProviderSim(SimConfig(port=0, profile=name, rate=0, processing_delay_s=0.3, **acct.sim)).start()
-    outputs_path = tmp_path_factory.mktemp(name) / "outputs.json"
-    try:
-        stack_name, outputs = deploy_stack(
-            endpoint,
-            aws,
-            sim,
-            outputs_path,
-            acct,
-            ReconcileScheduleEnabled="false",
-            **STACK_OPTIONS[name],  # DefaultPlayback is left at its default
-        )
-        sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
-        yield Deployed(name, outputs, sim, acct, outputs_path)
-        delete_stack(endpoint, stack_name)
-    finally:
-        sim.stop()
-
-
-@pytest.fixture
-def cli(deployed, endpoint, capsys):
-    from migrator_cli.main import main
-
-    def run(*args: str) -> tuple[int, str, str]:
-        code = main([*args, "--outputs", str(deployed.outputs_path), "--endpoint", endpoint])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
+    # DefaultPlayback is left at its default; the provider's options are set.
+    params = {"ReconcileScheduleEnabled": "false", **STACK_OPTIONS[request.param]}
+    with provider_stack(request.param, endpoint, aws, tmp_path_factory, **params) as stack:
+        yield stack
 
 
 def library(run: str, name: str) -> list[dict]:
@@ -146,11 +110,11 @@ def test_a_library_arrives_with_every_field_in_the_providers_own_place_and_priva
     wait_for_states(aws("dynamodb"), table, ids, {"ready"}, 120)
     ledger = Ledger(table, aws("dynamodb"))
     items = {asset_id: ledger.get(asset_id) for asset_id in ids}  # whole items, lists as lists
-    held = {asset_id: deployed.held(item["remote_id"]) for asset_id, item in items.items()}
+    videos = {asset_id: held(deployed, item["remote_id"]) for asset_id, item in items.items()}
 
     for word, playback in PRIVACIES.items():
         asset_id = f"{run}/{word}"
-        video, item = held[asset_id], items[asset_id]
+        video, item = videos[asset_id], items[asset_id]
         assert item["playback"] == playback, (word, item)
         check = {"mux": _mux_holds, "cloudflare": _cloudflare_holds, "apivideo": _apivideo_holds}[name]
         check(video, word, playback, asset_id)
@@ -161,15 +125,15 @@ def test_a_library_arrives_with_every_field_in_the_providers_own_place_and_priva
         if word == "unlisted":
             assert f"privacy: unlisted sent as public ({name} has no unlisted)" in notes
 
-    options = held[f"{run}/options"]
+    options = videos[f"{run}/options"]
     if name == "mux":
         assert (options["video_quality"], options["max_resolution_tier"]) == ("premium", "2160p")  # the row's
         assert [f["name"] for f in options["static_renditions"]["files"]] == ["highest.mp4"]  # the stack's
-        assert held[f"{run}/long"]["meta"]["title"] == "🎬" * 256  # 512 UTF-16 units
+        assert videos[f"{run}/long"]["meta"]["title"] == "🎬" * 256  # 512 UTF-16 units
         assert "title: cut to 512 characters" in items[f"{run}/long"]["fidelity_notes"]
     elif name == "cloudflare":
         assert options["allowedOrigins"] == ["media.example.org"]
-        assert held[f"{run}/private"]["allowedOrigins"] == ["example.com"]
+        assert videos[f"{run}/private"]["allowedOrigins"] == ["example.com"]
     else:
         assert options["playerId"] == "pl45KFKdlddgk654dspkze" and options["mp4Support"] is False
 

@@ -100,5 +100,5 @@ def test_the_report_says_how_each_video_plays_and_what_its_create_could_not_carr
     out = io.StringIO()
     write_report(iter(NOTED), out, "jsonl")
     docs = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert docs[0]["fidelity_notes"] == NOTED[0]["fidelity_notes"] and docs[1]["fidelity_notes"] == []
+    assert docs[0]["fidelity_notes"] == NOTED[0]["fidelity_notes"] and docs[1]["fidelity_notes"] is None
     assert docs[0]["playback"] == "signed"
