@@ -25,7 +25,7 @@ from . import fate as F
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, NotResendable, Refused, message_of
-from .messages import AssetMessage, Poison, parse_message
+from .messages import AssetMessage, Poison, message_doc, parse_message
 from .pacer import Hold, Pacer
 from .presign import S3Presigner
 from .providers import AssetRef, CredentialsError, Provider, from_settings
@@ -368,11 +368,14 @@ class Attempt:
 def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
     """What the create needs: the id, a title, the create generation (moved on by a retry of a
     rejected asset, so its key differs from the errored try's), and what the video is as the
-    ledger keeps it (the first message it saw wins over a later one)."""
+    ledger keeps it once this claim is written: the first value it saw of each field wins over a
+    later message's, and a field it had none of takes the message's (as the claim just stored it),
+    so a privacy a later row adds is never lost to the one before the claim."""
     previous = claim.previous or {}
     generation = previous.get("generation")
+    carried = {"asset_id": msg.asset_id, **{k: v for k, v in message_doc(msg).items() if k != "id"}}
     try:
-        details = message_of(previous) if previous.get("source_url") else msg
+        details = message_of({**carried, **previous}) if previous.get("source_url") else msg
     except NotResendable:
         details = msg
     return AssetRef(

@@ -607,3 +607,19 @@ def test_an_adopted_video_gets_the_notes_and_playback_of_the_row_the_ledger_kept
     assert write["remote_id"] == "a0" and write["playback"] == "public"
     assert write["notes"] == tuple(n for n in body_of("mux")[1])  # the same fields Mux has no place for
     assert all(r.method == "GET" for r in session.sent)  # found, never created again
+
+
+def test_a_privacy_a_later_row_adds_is_the_one_the_create_carries():
+    # The first message named no privacy and its try failed; the row was reloaded as private. The claim
+    # stores the privacy the ledger lacked, and the create must carry it even where DefaultPlayback is public.
+    previous = {"asset_id": "lib/p", "source_url": SOURCE, "state": "failed", "attempts": 1, "claimed_at": 1.8e9 - 60}
+    listed = {"data": [], "next_cursor": None}  # the lookup first: the failed try made nothing
+    session = Session((200, listed), (201, {"data": {"id": "a2", "status": "preparing"}}))
+    ledger = _Ledger(previous)
+    uploader = _uploader(ledger, session)
+    uploader.provider.create_defaults = CreateDefaults("public")
+    later = AssetMessage("lib/p", SOURCE, title="Now titled", privacy="private")
+    uploader.process({"messageId": "m", "body": encode_message(later)}, 1.8e9 + 60)
+    created = json.loads(session.sent[-1].body)
+    assert created["playback_policies"] == ["signed"] and created["meta"]["title"] == "Now titled"
+    assert ledger.processing[0]["playback"] == "signed"
