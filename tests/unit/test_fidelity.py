@@ -596,7 +596,10 @@ def test_the_uploader_writes_the_creates_notes_and_playback_with_the_processing_
 
 def test_an_adopted_video_gets_the_notes_and_playback_of_the_row_the_ledger_kept():
     # An earlier try created the video and crashed before its write; the ledger holds the row (public here).
-    kept = {**{k: v for k, v in json.loads(encode_message(ROW)).items() if k != "id"}, "privacy": "public"}
+    from migrator.ledger.table import ledger_name
+
+    row = {ledger_name(k): v for k, v in json.loads(encode_message(ROW)).items() if k != "id"}
+    kept = {**row, "privacy": "public", "created_at": 1.8e9 - 3600}  # the ledger's own created_at beside
     previous = {"asset_id": ROW.asset_id, "state": "uploading", "attempts": 1, "claimed_at": 1.8e9 - 60, **kept}
     listed = {"data": [{"id": "a0", "passthrough": ROW.asset_id, "status": "preparing", "created_at": "1799999950"}]}
     session = Session((200, listed), (200, {"data": listed["data"][0]}))
@@ -623,3 +626,45 @@ def test_a_privacy_a_later_row_adds_is_the_one_the_create_carries():
     created = json.loads(session.sent[-1].body)
     assert created["playback_policies"] == ["signed"] and created["meta"]["title"] == "Now titled"
     assert ledger.processing[0]["playback"] == "signed"
+
+
+# --- the original's creation time is kept apart from the ledger's own ------------------------------
+
+
+class _Client:
+    """Records each UpdateItem; answers as DynamoDB does to a write that wins."""
+
+    def __init__(self):
+        self.requests = []
+
+    def update_item(self, **request):
+        self.requests.append(request)
+        return {}
+
+
+def _set_paths(request: dict) -> list[str]:
+    """The attributes an UpdateItem SETs, by name (DynamoDB refuses one named twice: "Two document paths
+    overlap with each other")."""
+    import re
+
+    names = request.get("ExpressionAttributeNames", {})
+    sets = request["UpdateExpression"].split(" REMOVE ")[0].removeprefix("SET ")
+    return [names.get(lhs, lhs) for lhs in re.findall(r"(?:^|, )(#?\w+) = ", sets)]
+
+
+def test_the_ledger_keeps_the_originals_creation_time_apart_from_its_own():
+    from migrator.ledger import Ledger, message_of
+
+    client = _Client()
+    ledger = Ledger("t", client)
+    ledger.record_intake(ROW, 1.8e9)
+    ledger.stage(ROW, 1.8e9)
+    ledger.claim(ROW, 1.8e9, 1.8e9 + 60, "tok")
+    for request in client.requests:
+        paths = _set_paths(request)
+        assert len(paths) == len(set(paths)), paths  # each attribute set once
+        assert "created_at" in paths and "original_created_at" in paths
+    item = {"asset_id": ROW.asset_id, "source_url": SOURCE, "created_at": 1.8e9, "original_created_at": ROW.created_at}
+    assert message_of(item).created_at == "2019-05-01T10:00:00Z"
+    # A row with no creation time: the ledger's own is never taken for the original's.
+    assert message_of({"asset_id": "a", "source_url": SOURCE, "created_at": 1.8e9}).created_at is None
