@@ -133,9 +133,11 @@ def test_a_library_arrives_with_every_field_in_the_providers_own_place_and_priva
         assert "title: cut to 512 characters" in items[f"{run}/long"]["fidelity_notes"]
     elif name == "cloudflare":
         assert options["allowedOrigins"] == ["media.example.org"]
+        assert "created_at" not in options["meta"]  # a row with none: never the ledger's own time
         assert videos[f"{run}/private"]["allowedOrigins"] == ["example.com"]
     else:
         assert options["playerId"] == "pl45KFKdlddgk654dspkze" and options["mp4Support"] is False
+        assert "created_at" not in {m["key"] for m in options["metadata"]}  # a row with none
 
     code, out, err = cli("report", "--format", "jsonl")
     reported = {doc["id"]: doc for doc in map(json.loads, out.splitlines()) if doc["id"].startswith(run)}
