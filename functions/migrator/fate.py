@@ -134,6 +134,9 @@ class Outcome:
     # the rate is cut), "request" (a 503 with Retry-After: only this request waits), "account"
     # (an account limit, such as Cloudflare's 413: the fleet holds, no cut).
     scope: str | None = None
+    # What the create could not carry as the row has it (cut, left out, kept only in the ledger), in
+    # short sentences the ledger keeps with the asset and the report shows.
+    notes: tuple[str, ...] = ()
 
 
 # 401/403 are our configuration (token), 408/425 are timing: none is the asset's fault,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from .create_options import OptionError, stack_options
 
 
 class SettingsError(ValueError):
@@ -14,6 +16,11 @@ class SettingsError(ValueError):
 
 PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo")
 WEBHOOK_SCHEMES = ("seed", "standard")
+# How a row that names no privacy is played (template parameter DefaultPlayback). Signed unless the
+# operator says otherwise: a row whose privacy is unknown may be private at its source, and a
+# signed video made public later costs a setting, a private one leaked costs what it showed.
+PLAYBACKS = ("public", "signed")
+DEFAULT_PLAYBACK = "signed"
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,9 @@ class Settings:
         """Worst-case time one record needs once its slot is due: a lookup and a create, each
         timing out, and the ledger's writes. A slot later than this before the deadline is not taken."""
         return 2 * (self.connect_timeout_s + self.read_timeout_s) + 2.0
+    default_playback: str = DEFAULT_PLAYBACK  # a row with no privacy: public | signed
+    # The stack's create options, per provider (create_options.OPTIONS); a row's own override them.
+    provider_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
     @property
     def record_budget_s(self) -> float:
@@ -106,6 +116,10 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
             raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
         if parts.username or parts.password:
             raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
+    try:
+        options = stack_options(env)
+    except OptionError as exc:
+        raise SettingsError(str(exc)) from None
     attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
@@ -127,6 +141,8 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         max_concurrency=_whole(env, "MAXIMUM_CONCURRENCY", 5, 1, 10_000),
         create_share=_share(env),
         provider_max_in_flight=_whole(env, "PROVIDER_MAX_IN_FLIGHT", None, 0, 1_000_000),
+        default_playback=_choice(env, "DEFAULT_PLAYBACK", PLAYBACKS, DEFAULT_PLAYBACK),
+        provider_options=options,
     )
 
 

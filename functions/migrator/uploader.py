@@ -26,7 +26,7 @@ from .chaos import Chaos
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, NotResendable, Refused, message_of
-from .messages import AssetMessage, Poison, parse_message
+from .messages import AssetMessage, Poison, message_doc, parse_message
 from .pacer import CREATE, LOOKUP, Go, Hold, Pacer
 from .presign import S3Presigner
 from .providers import AssetRef, CredentialsError, Provider, from_settings
@@ -193,7 +193,7 @@ class Uploader:
                 return self._release_held(msg, attempt, slot)
             source = self.presign(claim.source_url)
             attempt.create_sent = True  # from here on, a crash may leave a video behind
-            outcome = self.provider.create(_asset_ref(msg, claim), source)
+            outcome = self.provider.create(attempt.asset_ref(msg), source)
             if outcome.kind is OutcomeKind.CREATED:
                 self.chaos.after_create()
             self._observe(outcome)
@@ -278,6 +278,8 @@ class Uploader:
         ledger did not yet know the video (a provider whose events name only the video cannot
         be matched then), so a video the provider has already finished is settled now, from
         one read, rather than waiting for reconcile's poll."""
+        if found.kind is OutcomeKind.CREATED:  # what the earlier create carried: its answer never came
+            found = replace(found, notes=self.provider.create_notes(attempt.asset_ref(msg), attempt.claim.source_url))
         fate = self._apply(msg, attempt, found, spent)
         if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
             answer = self.provider.poll(msg.asset_id, found.remote_id)
@@ -319,7 +321,15 @@ class Uploader:
         decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
         asset_id, token = msg.asset_id, claim.token
         if decision.move is MoveKind.TO_PROCESSING:
-            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now, throttles=waited_out)
+            result = self.ledger.mark_processing(
+                asset_id,
+                token,
+                decision.remote_id,
+                now,
+                throttles=waited_out,
+                notes=outcome.notes,
+                playback=self.provider.playback(attempt.asset_ref(msg)),
+            )
         elif decision.move is MoveKind.RELEASE_THROTTLED:
             result = self.ledger.release_throttled(
                 asset_id,
@@ -385,6 +395,13 @@ class Attempt:
     claim: Claimed
     create_sent: bool = False
     searched: bool = False
+    _asset: AssetRef | None = None
+
+    def asset_ref(self, msg: AssetMessage) -> AssetRef:
+        """What the create carries of the asset (made once a claim: see `_asset_ref`)."""
+        if self._asset is None:
+            self._asset = _asset_ref(msg, self.claim)
+        return self._asset
 
     @property
     def lookup_from(self) -> float | None:
@@ -395,11 +412,14 @@ class Attempt:
 def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
     """What the create needs: the id, a title, the create generation (moved on by a retry of a
     rejected asset, so its key differs from the errored try's), and what the video is as the
-    ledger keeps it (the first message it saw wins over a later one)."""
+    ledger keeps it once this claim is written: the first value it saw of each field wins over a
+    later message's, and a field it had none of takes the message's (as the claim just stored it),
+    so a privacy a later row adds is never lost to the one before the claim."""
     previous = claim.previous or {}
     generation = previous.get("generation")
+    carried = {"asset_id": msg.asset_id, **{k: v for k, v in message_doc(msg).items() if k != "id"}}
     try:
-        details = message_of(previous) if previous.get("source_url") else msg
+        details = message_of({**carried, **previous}) if previous.get("source_url") else msg
     except NotResendable:
         details = msg
     return AssetRef(

@@ -167,6 +167,12 @@ class RecordingProvider:
     def poll(self, asset_id, remote_id):
         return Poll(200)
 
+    def create_notes(self, asset, source_url):
+        return ()
+
+    def playback(self, asset):
+        return "signed"
+
 
 def test_a_lookup_after_a_throttled_one_still_reaches_the_first_try(aws, table, queue):
     now = [time.time()]

@@ -87,7 +87,7 @@ def test_mux_create_is_the_documented_request():
     assert request.headers["Authorization"] == "Basic " + base64.b64encode(b"tok-id:tok-secret").decode()
     assert session.json() == {
         "inputs": [{"url": SOURCE}],
-        "playback_policies": ["public"],
+        "playback_policies": ["signed"],  # a row with no privacy: DefaultPlayback, signed unless set
         "passthrough": "library/intro-2019",
         "meta": {"external_id": idempotency_key("library/intro-2019"), "title": "Intro"},
     }
@@ -266,6 +266,7 @@ def test_cloudflare_copy_is_the_documented_request():
             "migration_ref": "library/intro-2019",
             "migration_key": idempotency_key(ASSET.asset_id),
         },
+        "requireSignedURLs": True,  # a row with no privacy: DefaultPlayback, signed unless set
     }
     assert len(body["creator"]) <= 64  # the API's maxLength
 
@@ -427,6 +428,7 @@ def test_apivideo_create_is_the_documented_request():
             {"key": "migration_ref", "value": "library/intro-2019"},
             {"key": "migration_key", "value": idempotency_key("library/intro-2019")},
         ],
+        "public": False,  # a row with no privacy: DefaultPlayback, signed (private) unless set
     }
 
 
@@ -578,7 +580,7 @@ def test_generic_create_sends_the_hashed_key_and_the_exact_reference():
     request = session.sent[0]
     assert request.url == "https://p.example/videos" and request.headers["Authorization"] == "Bearer t"
     assert request.headers["Idempotency-Key"] == idempotency_key("café")
-    assert session.json() == {"input": SOURCE, "metadata": {"migration_ref": "café"}}
+    assert session.json() == {"input": SOURCE, "metadata": {"migration_ref": "café", "privacy": "signed"}}
 
 
 @pytest.mark.parametrize(
