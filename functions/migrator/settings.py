@@ -32,6 +32,10 @@ class Settings:
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
     drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
+    tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
+    # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
+    track_test_origins: str = ""
+    max_track_attempts: int = 5
 
     @property
     def record_budget_s(self) -> float:
@@ -98,4 +102,7 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
         drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+        tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
+        track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
+        max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
     )

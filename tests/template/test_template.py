@@ -123,7 +123,7 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 5
+    assert len(functions) == 6
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -137,7 +137,7 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 5  # and SAM made no others
+    assert len(roles) == 6  # and SAM made no others
 
 
 def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
@@ -146,6 +146,7 @@ def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(transla
     assert not [st for st in statements if "dynamodb:PutItem" in st.get("Action", [])]
     (ledger,) = [st for st in statements if "dynamodb:Query" in st.get("Action", [])]
     assert {"Fn::Sub": "${LedgerTable.Arn}/index/by_due"} in ledger["Resource"]
+    assert {"Fn::Sub": "${LedgerTable.Arn}/index/by_tracks_due"} in ledger["Resource"]
     assert not [r for r in ledger["Resource"] if "by_state" in str(r)]
 
 
@@ -188,6 +189,8 @@ ALARMS = {
     "TallyIteratorAgeAlarm": ("AWS/Lambda", "IteratorAge"),
     "ReconcileFailuresAlarm": ("AWS/Lambda", "Errors"),
     "ReconcileAssetErrorsAlarm": ("VideoMigration", "ReconcileErrors"),
+    "TracksDeadLetterAlarm": ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+    "TracksErrorsAlarm": ("AWS/Lambda", "Errors"),
 }
 
 
@@ -230,7 +233,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 6  # five functions and the webhook API's access log
+    assert len(groups) == 7  # six functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -308,7 +311,8 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         for st in _branches(role)
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
-    assert len(grants) == 4  # the provider's secret (uploader, reconcile, webhook) and the signing secret
+    # The provider's secret (uploader, reconcile, webhook, tracks) and the signing secret.
+    assert len(grants) == 5
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
         assert arn.endswith("-??????") and "*" not in arn, arn
@@ -316,7 +320,7 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
 
 def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):
     resources = translated["Resources"]
-    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole"):
+    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole"):
         statements = _statements(resources[role_name])
         (conditional,) = [st for st in statements if "Fn::If" in st and st["Fn::If"][0] == "HasSecretsKey"]
         grant = conditional["Fn::If"][1]
