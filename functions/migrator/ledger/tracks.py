@@ -33,8 +33,9 @@ from .table import LedgerTable, Update, WriteResult
 STATES = "track_states"
 VIDEO = "tracks_video"
 LANE, DUE_AT = due.TRACKS_LANE, due.TRACKS_DUE_AT
-# Where a video must be for its tracks to be worked on: the provider has it.
-WITH_VIDEO = (State.PROCESSING.value, State.READY.value)
+# Tracks are worked on once the video is ready: Mux takes a track only then, and a track never holds a
+# video back (the video reaches ready on its own path first).
+WITH_VIDEO = State.READY.value
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Tracks(LedgerTable):
         self, asset_id: str, key: str, remote_id: str, token: str, now: float, lease_until: float
     ) -> TrackClaim | TrackRefused:
         """Take one track of the video `remote_id` for a pass: pending (or failed with its retry time
-        passed), with no live lease, while the provider has the video (processing or ready)."""
+        passed), with no live lease, once the video is ready."""
         update = Update()
         entry = (STATES, key)
         update.set((*entry, "lease_token"), token).set((*entry, "lease_until"), lease_until)
@@ -72,7 +73,7 @@ class Tracks(LedgerTable):
         v = update.value
         condition = (
             f"{update.path(VIDEO)} = {v(remote_id)} AND remote_id = {v(remote_id)}"
-            f" AND #state IN ({v(WITH_VIDEO[0])}, {v(WITH_VIDEO[1])})"
+            f" AND #state = {v(WITH_VIDEO)}"
             f" AND (attribute_not_exists({lease}) OR {lease} < {v(now)})"
             f" AND (({st} = {v(TrackState.PENDING.value)}"
             f" AND (attribute_not_exists({retry}) OR {retry} <= {v(now)}))"
