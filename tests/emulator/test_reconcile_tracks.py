@@ -20,14 +20,6 @@ from tests.emulator.test_reconcile import LIMITS, claim
 pytestmark = pytest.mark.emulator
 
 
-@pytest.fixture
-def tracks_queue(aws):
-    sqs = aws("sqs")
-    url = sqs.create_queue(QueueName=unique("tracks"))["QueueUrl"]
-    yield url
-    sqs.delete_queue(QueueUrl=url)
-
-
 def bodies(sqs, url) -> list[dict]:
     out = []
     while True:

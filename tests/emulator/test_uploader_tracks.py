@@ -15,14 +15,6 @@ from tests.emulator.test_uploader import make_uploader, send_and_receive
 pytestmark = pytest.mark.emulator
 
 
-@pytest.fixture
-def tracks_queue(aws):
-    sqs = aws("sqs")
-    url = sqs.create_queue(QueueName=unique("tracks"))["QueueUrl"]
-    yield url
-    sqs.delete_queue(QueueUrl=url)
-
-
 def received(sqs, url) -> list[dict]:
     # The uploader delays the message a little (the video must be ready first): wait it out.
     resp = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=20)
