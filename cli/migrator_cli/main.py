@@ -519,7 +519,7 @@ def _retry_tracks(args, ids: list[str], target) -> int:
 
     summary = retry_tracks(ledger, items, send, dry_run=args.dry_run)
     if args.json:
-        _json_lines({"type": "summary", "tracks": True, "dry_run": args.dry_run, **summary.__dict__})
+        _json_lines({"type": "summary", "retried": "tracks", "dry_run": args.dry_run, **summary.__dict__})
     else:
         verb = "would re-arm" if args.dry_run else "re-armed"
         print(f"{verb} {summary.tracks:,} failed tracks on {summary.assets:,} assets", file=sys.stderr)

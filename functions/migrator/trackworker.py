@@ -183,6 +183,7 @@ class TracksWorker:
         states: dict = dict(item.get(STATES) or {})
         labels = track_labels(tracks)
         held = None
+        listing: dict = {}  # the provider's list of the video's tracks, read once a pass (when a look needs it)
         for track in tracks:
             key = track_key(track)
             now = self.clock()
@@ -194,7 +195,7 @@ class TracksWorker:
             if isinstance(claim, TrackRefused):
                 states[key] = ((claim.item.get(STATES) or {}).get(key)) or states.get(key) or {}
                 continue
-            outcome = self._pass(track, claim.entry, remote_id, labels[key])
+            outcome = self._pass(track, claim.entry, remote_id, labels[key], listing)
             attempts, waits = int(claim.entry.get("attempts", 1)), int(claim.entry.get("waits", 0))
             move = decide(outcome, attempts, waits, self.clock(), self.rng, self.max_attempts)
             result = self.ledger.finish_track(asset_id, key, remote_id, claim.token, move, self.clock())
@@ -215,19 +216,24 @@ class TracksWorker:
 
     # --- one track -------------------------------------------------------------------------
 
-    def _pass(self, track: Track, entry: Mapping, remote_id: str, label: str) -> TrackOutcome:
+    def _pass(
+        self, track: Track, entry: Mapping, remote_id: str, label: str, listing: dict | None = None
+    ) -> TrackOutcome:
         """What became of one track in this pass: look first where an earlier pass (or the create)
-        may have given it to the provider, else fetch, check and attach it."""
+        may have given it to the provider, else fetch, check and attach it. `listing` keeps the
+        provider's list of the video's tracks for the rest of the pass (one read serves every track)."""
         submitted = entry.get("via") == Via.CREATE.value or bool(entry.get("submitted"))
         if submitted or int(entry.get("attempts", 1)) > 1:
-            looked = self._look(track, remote_id, waiting_for_it=submitted)
+            looked = self._look(track, remote_id, {} if listing is None else listing)
             if looked is not None:
                 return looked
         return self._upload(track, remote_id, label)
 
-    def _look(self, track: Track, remote_id: str, waiting_for_it: bool) -> TrackOutcome | None:
+    def _look(self, track: Track, remote_id: str, listing: dict) -> TrackOutcome | None:
         """The track as the provider lists it, or None when it is not there (so it is uploaded)."""
-        listed = self.provider.track_list(remote_id)
+        if "listed" not in listing:
+            listing["listed"] = self.provider.track_list(remote_id)
+        listed = listing["listed"]
         if isinstance(listed, TrackOutcome):
             return listed
         if listed.video_gone:

@@ -13,9 +13,11 @@ touches these, so the two never fence each other out:
   refusal returns the item as it stood;
 - `finish_track`: the pass's outcome, fenced by the claim's token and the video, so a pass
   whose lease was taken over (or whose video was replaced) loses cleanly;
-- `close_tracks` / `tracks_due`: the asset's place in reconcile's tracks lane (`tracks#n`
-  in the sparse `by_tracks_due` index, from `tracks_due_at`); it leaves the lane only when
-  every track is settled, checked in the write's own condition;
+- `close_tracks`: the asset's place in reconcile's tracks lane after a pass (`tracks#n` in the
+  sparse `by_tracks_due` index, from `tracks_due_at`): due again at its earliest retry, or out
+  of the lane when every track is settled, checked in the write's own condition. Claims and
+  outcomes leave the lane alone, so they cost no index write; a pass that dies leaves the
+  asset due from before it began, and reconcile's quiet period outlasts any lease.
 - `rearm_failed_tracks` (`migrator retry --tracks`) and `mark_tracks_healed` (reconcile).
 """
 
@@ -68,7 +70,7 @@ class Tracks(LedgerTable):
         update = Update()
         entry = (STATES, key)
         update.set((*entry, "lease_token"), token).set((*entry, "lease_until"), lease_until)
-        update.add((*entry, "attempts"), 1).set((*entry, "updated_at"), now).set(DUE_AT, lease_until)
+        update.add((*entry, "attempts"), 1).set((*entry, "updated_at"), now)
         st, retry, lease = (update.path(*entry, f) for f in ("state", "retry_after", "lease_until"))
         v = update.value
         condition = (
@@ -112,7 +114,6 @@ class Tracks(LedgerTable):
             update.set((*entry, "remote_track_id"), move.remote_track_id)
         if move.state is TrackState.ATTACHED:
             update.set((*entry, "attached_at"), now)
-        update.set(DUE_AT, now)
         condition = f"{update.path(*entry, 'lease_token')} = {update.value(token)}"
         condition += f" AND {update.path(VIDEO)} = {update.value(remote_id)}"
         return self._apply(asset_id, update, condition, "ALL_NEW")
