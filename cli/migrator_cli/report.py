@@ -73,7 +73,7 @@ def tracks_of(item: dict) -> list[dict]:
     """Every caption track of an asset as the JSON Lines carry it: the inventory's fields and its state."""
     from migrator.messages import parse_tracks, track_key
 
-    listed = parse_tracks(item.get("tracks"))
+    listed = parse_tracks(item.get("tracks")) if item.get("tracks") else ()
     states = item.get("track_states") if isinstance(item.get("track_states"), dict) else {}
     out = []
     for track in listed if not isinstance(listed, str) else ():
@@ -171,7 +171,7 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
             count += 1
     elif fmt == "jsonl":
         for item in items:
-            doc = {**row_of(item), "tracks": tracks_of(item)} if item.get("tracks") else row_of(item)
+            doc = {**row_of(item), "tracks": tracks_of(item)}
             out.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
             count += 1
     else:

@@ -329,3 +329,37 @@ def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_thr
         assert [s["Fn::Sub"].split(".")[0] for s in services] == ["secretsmanager", "ssm"]
     for role_name in ("TallyRole", "IntakeRole"):  # they read no secret
         assert not [st for st in _branches(resources[role_name]) if "kms:Decrypt" in st.get("Action", [])]
+
+
+def test_the_tracks_worker_reads_its_own_queue_and_writes_the_ledger_only_by_conditional_updates(translated):
+    resources = translated["Resources"]
+    statements = _branches(resources["TracksRole"])
+    actions = {a for st in statements for a in st.get("Action", [])}
+    assert not actions & {
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+        "sqs:SendMessage",
+    }
+    (queue,) = [st for st in statements if "sqs:ReceiveMessage" in st.get("Action", [])]
+    assert queue["Resource"] == {"Fn::GetAtt": ["TracksQueue", "Arn"]}
+    (ledger,) = [st for st in statements if "dynamodb:UpdateItem" in st.get("Action", [])]
+    assert ledger["Resource"] == {"Fn::GetAtt": ["LedgerTable", "Arn"]}
+    # The uploader and reconcile may send to the tracks queue; the uploader reads only its own.
+    uploader = [st for st in _statements(resources["UploaderRole"]) if "sqs:SendMessage" in st.get("Action", [])]
+    assert uploader and uploader[0]["Resource"] == {"Fn::GetAtt": ["TracksQueue", "Arn"]}
+
+
+def test_the_tracks_lane_index_is_what_the_code_queries_and_its_queue_outlasts_the_worker():
+    from migrator.due import TRACKS_DUE_AT, TRACKS_INDEX, TRACKS_LANE
+
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    resources = template["Resources"]
+    table = resources["LedgerTable"]["Properties"]
+    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == TRACKS_INDEX]
+    assert [k["AttributeName"] for k in index["KeySchema"]] == [TRACKS_LANE, TRACKS_DUE_AT]
+    assert index["Projection"]["ProjectionType"] == "KEYS_ONLY"  # reconcile needs the keys only
+    timeout = resources["TracksFunction"]["Properties"]["Timeout"]
+    assert resources["TracksQueue"]["Properties"]["VisibilityTimeout"] >= 6 * timeout
+    assert template["Parameters"]["TrackFetchTestOrigins"]["Default"] == ""  # tests only: nothing is exempt

@@ -125,3 +125,7 @@ def test_the_jsonl_report_lists_every_track_with_its_state_and_leaves_out_leases
         "remote_track_id": "t1",
     }
     assert doc["tracks_failed"] == 1 and "lease_token" not in json.dumps(doc)
+    out = io.StringIO()
+    write_report(iter([{"asset_id": "lib/plain", "state": "ready"}]), out, "jsonl")
+    plain = json.loads(out.getvalue())  # every line has the same fields
+    assert plain["tracks"] == [] and plain["tracks_attached"] is None and set(plain) == set(doc)
