@@ -32,16 +32,29 @@ class Settings:
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
     drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
+    max_concurrency: int = 5  # the uploaders that may run at once (MaximumConcurrency): the pacer's queue
+    create_share: float = 0.5  # of a stated rate limit that covers every call (Cloudflare's), what creates take
+    provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
     tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
     # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
     track_test_origins: str = ""
     max_track_attempts: int = 5
 
     @property
+    def work_s(self) -> float:
+        """Worst-case time one record needs once its slot is due: a lookup and a create, each
+        timing out, and the ledger's writes. A slot later than this before the deadline is not taken."""
+        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 2.0
+
+    @property
     def record_budget_s(self) -> float:
-        """Worst-case time one record needs: a lookup and a create, each timing out,
-        plus the longest slot wait. A record is not started with less time left."""
-        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 5.0 + 2.0
+        """Worst-case time one record needs with a short slot wait. A record is not started with less time left."""
+        return self.work_s + 5.0
+
+    def max_in_flight_for(self, provider_default: int | None) -> int | None:
+        """The bound on creates in flight: ProviderMaxInFlight, else the provider's documented one; None: none."""
+        chosen = provider_default if self.provider_max_in_flight is None else self.provider_max_in_flight
+        return chosen or None
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -54,6 +67,19 @@ def env_number(env: Mapping[str, str], name: str, default: float, low: float, hi
         raise SettingsError(f"{name} must be a number, got {raw!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
+def _whole(env: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
+    """A whole number in [low, high]; `default` when unset or empty."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise SettingsError(f"{name} must be a whole number, got {raw!r}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be between {low} and {high}, got {value}")
     return value
 
 
@@ -102,7 +128,17 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
         drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+        max_concurrency=_whole(env, "MAXIMUM_CONCURRENCY", 5, 1, 10_000),
+        create_share=_share(env),
+        provider_max_in_flight=_whole(env, "PROVIDER_MAX_IN_FLIGHT", None, 0, 1_000_000),
         tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
     )
+
+
+def _share(env: Mapping[str, str]) -> float:
+    share = env_number(env, "CREATE_SHARE", 0.5, 0.0, 1.0)
+    if share <= 0:
+        raise SettingsError("CREATE_SHARE must be above 0 (creates need some of the budget), got 0")
+    return share

@@ -211,3 +211,27 @@ def test_sdk_reads_the_older_rate_limit_header_form_behind_its_knob(stream):
     assert headers["ratelimit-limit"] == "1200" and headers["ratelimit-remaining"] == "1199"
     assert 299 <= int(headers["ratelimit-reset"]) <= 300
     assert "Ratelimit-Policy" not in headers and "Ratelimit" not in headers
+
+
+def test_doctor_says_where_the_accounts_one_webhook_points(stream, hooks):
+    """Cloudflare keeps one webhook per account: pointing it at the stack takes it from any other
+    integration, so doctor names where it points now (set by the official SDK here)."""
+    from types import SimpleNamespace
+
+    from migrator.providers import build
+    from migrator_cli.doctor import _webhook_target
+
+    sim, client = stream()
+    adapter = build("cloudflare", sim.url, lambda: json.dumps({"account_id": ACCOUNT, "api_token": TOKEN}))
+    ours = "https://hooks.example/live/webhook"
+    target = SimpleNamespace(output=lambda key: ours, provider=lambda *a: adapter)
+
+    (unset,) = _webhook_target(target, None)
+    client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_1=hooks.url)
+    (elsewhere,) = _webhook_target(target, None)
+    client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_1=ours)
+    (here,) = _webhook_target(target, None)
+
+    assert not unset.ok and "no webhook" in unset.detail
+    assert not elsewhere.ok and hooks.url in elsewhere.detail and "one webhook per account" in elsewhere.fix
+    assert here.ok

@@ -27,6 +27,9 @@ from ..messages import AssetMessage, message_doc
 from ..states import State
 
 SHARDS = 16
+# A message field whose name the item uses for something of its own: `created_at` is when the
+# ledger first saw the asset; the original video's creation time is kept beside it.
+ITEM_ATTRIBUTE = {"created_at": "source_created_at"}
 # An expression's placeholders: #name and :value tokens.
 _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 STATE_INDEX = "by_state"
@@ -111,9 +114,9 @@ class Update:
         """What a message says of its asset (title, duration, metadata, what the video is: see
         messages.FIELDS); `keep_existing`: an item's own values win (the ledger keeps the first it saw)."""
         put = self.set_if_absent if keep_existing else self.set
-        for attr, value in message_doc(msg).items():
-            if attr not in ("id", "source_url"):  # the key, and the source the ledger keeps apart
-                put(attr, value)
+        for name, value in message_doc(msg).items():
+            if name not in ("id", "source_url"):  # the key, and the source the ledger keeps apart
+                put(ITEM_ATTRIBUTE.get(name, name), value)
         return self
 
     def to_state(self, state: State, asset_id: str, now: float) -> Update:

@@ -39,7 +39,6 @@ from .base import Provider, listing_pages, lookup_failure, secret_text, too_many
 from .facts import (
     AssetRef,
     Poll,
-    RateSignal,
     RemoteTrack,
     TrackList,
     TrackUpload,
@@ -57,7 +56,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key
-from .ratelimit import read_rate_headers
 
 PAGE_SIZE = 100  # the list's maximum
 # The smallest page the list takes: the OpenAPI file says 1-100, but api.video's own documented
@@ -126,11 +124,15 @@ def emitted_in_window(emitted: float, now: float, tolerance_s: float) -> bool:
 class ApiVideoProvider(Provider):
     name = "apivideo"
     default_base_url = "https://ws.api.video"
+    # X-RateLimit-Limit counts per minute (docs.api.video's rate limits: 100 uploads, 200 writes a minute).
+    rate_limit_window_s = 60.0
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos with the list's "
         "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"
     )
 
+    # video.encoding.quality.completed once per quality (4 HLS renditions + 1 MP4 for a 1080p source).
+    events_per_asset = 5
     webhook_scheme = Scheme.APIVIDEO
 
     def auth_headers(self) -> dict[str, str]:
@@ -236,11 +238,6 @@ class ApiVideoProvider(Provider):
             status.error,
             video.created_at,
         )
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        # X-RateLimit-Limit counts per minute here.
-        return read_rate_headers(headers, self.clock(), window_s=60.0)
-
     # --- caption tracks ----------------------------------------------------------------------
 
     takes_tracks = True

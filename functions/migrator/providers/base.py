@@ -34,6 +34,7 @@ from .facts import (
     WebhookEvent,
 )
 from .http import Answer, HttpTransport, TransportError
+from .ratelimit import read_rate_headers
 
 # How many pages `find` reads when the provider has no filter for our reference and no time bounds
 # the search (`created_after` None: a poll with no recorded id).
@@ -59,10 +60,21 @@ class Provider(ABC):
     default_base_url: str = ""
     # In which window a duplicate video is still possible, for the README and the audit.
     duplicate_window: str = ""
+    # Webhook events one asset causes at the most (created, ready, per-quality, ...): with the
+    # create ceiling, what the webhook route must be able to take (the template's WebhookThrottle).
+    events_per_asset: int = 1
     # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader
     # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
     # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.
     fetches_presigned_get: bool = True
+    # Pacing facts, from the provider's own documents (the pacer reads them):
+    # videos it lets be queued or encoding at once (None: no documented bound);
+    max_in_flight: int | None = None
+    # whether its stated rate limit is a budget of every call (lookups, polls, other tools), not of creates;
+    budget_covers_all_calls: bool = False
+    # the window an `X-RateLimit-Limit` counts over, in seconds; None: not documented, and a limit
+    # without a window is not read as a rate.
+    rate_limit_window_s: float | None = 1.0
 
     def __init__(
         self,
@@ -211,11 +223,16 @@ class Provider(ABC):
             return TrackList(video_gone=f"{self.name} has no such video (HTTP 404)")
         return failure
 
+    def webhook_target(self) -> str | None:
+        """Where the provider sends its callbacks, when it keeps one address per account and can say
+        (Cloudflare Stream); None when it cannot say or keeps many (then doctor has nothing to check)."""
+        return None
+
     # --- pacing -----------------------------------------------------------------------------
 
-    @abstractmethod
     def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        """The provider's rate-limit headers, read in its own dialect."""
+        """The provider's rate-limit headers, read in its own dialect (`rate_limit_window_s`)."""
+        return read_rate_headers(headers, self.clock(), self.rate_limit_window_s)
 
     # --- shared plumbing for the subclasses ------------------------------------------------
 
@@ -311,9 +328,10 @@ def created(answer: Answer, remote_id: str | None) -> Outcome:
 
 
 def lookup_failure(outcome: Outcome) -> Outcome:
-    """A failed lookup says nothing about the source: never a rejection."""
+    """A failed lookup says nothing about the source: never a rejection. Its throttle's scope and
+    rate-limit headers stay: a lookup's 429 paces the fleet like a create's, its 503 does not."""
     kind = OutcomeKind.TRANSIENT if outcome.kind is OutcomeKind.REJECTED else outcome.kind
-    return Outcome(kind, retry_after=outcome.retry_after, error="lookup " + (outcome.error or ""))
+    return replace(outcome, kind=kind, error="lookup " + (outcome.error or ""))
 
 
 def poll_of(found: Outcome) -> Poll | None:

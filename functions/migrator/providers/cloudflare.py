@@ -25,7 +25,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track
@@ -37,7 +39,6 @@ from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
-    RateSignal,
     RemoteTrack,
     TrackList,
     TrackUpload,
@@ -56,7 +57,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import asset_tag, idempotency_key
-from .ratelimit import read_rate_headers
 
 WORKING = frozenset({"pendingupload", "downloading", "queued", "inprogress", "live-inprogress"})
 PAGE_SIZE = 1000  # the list's maximum
@@ -101,14 +101,40 @@ def read_stream_video(video: object) -> Video:
     return Video(remote_id, ref, None, excerpt(state, 40), known=state in WORKING, created_at=created_at)
 
 
+# A create's answer at one of Stream's account limits (developers.cloudflare.com/stream/faq: past 120
+# videos queued or encoding, or past the storage minutes bought, an upload gets a 429 or a 413 with
+# the reason in its body). The body's wording is not documented: a 429 is the in-progress cap when
+# it speaks of videos queued or in progress as the FAQ does; any other 429 is the request rate's
+# (its "please wait and consider throttling your request speed", code 971).
+_IN_PROGRESS = re.compile(r"queued|in ?progress|being encoded|encoding|concurren", re.I)
+
+
+def account_limit(answer: Answer, outcome: Outcome) -> Outcome:
+    """A 413, or a 429 about videos in progress, is the account's limit, not this asset's nor the
+    request rate's: the fleet holds (scope "account"), no cut, and the asset is never rejected for it."""
+    if answer.status == 413 or (answer.status == 429 and _IN_PROGRESS.search(answer.text or "")):
+        detail = excerpt(answer.text, 200)
+        error = f"HTTP {answer.status}: {detail}" if detail else f"HTTP {answer.status}"
+        return replace(outcome, kind=OutcomeKind.THROTTLED, scope="account", error=error)
+    return outcome
+
+
 class CloudflareProvider(Provider):
     name = "cloudflare"
     default_base_url = "https://api.cloudflare.com/client/v4"
+    # developers.cloudflare.com/stream/faq: at most 120 videos queued or encoding at once, by default.
+    max_in_flight = 120
+    # developers.cloudflare.com/fundamentals/api/reference/limits: 1,200 requests per 5 minutes per
+    # user, every call, token and the dashboard together; its `Ratelimit-Policy` states that budget.
+    budget_covers_all_calls = True
+    rate_limit_window_s = None  # it states its window in `Ratelimit-Policy`; a bare limit has none
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos by `creator` (an exact "
         "filter on our per-asset tag), so a create whose answer was lost is found as soon as Cloudflare lists it"
     )
 
+    # one callback when processing is over (Stream: use webhooks).
+    events_per_asset = 1
     webhook_scheme = Scheme.CLOUDFLARE
     # "The URL must support HTTP HEAD requests and HTTP GET range requests" (Stream: upload via a link).
     fetches_presigned_get = False
@@ -123,6 +149,16 @@ class CloudflareProvider(Provider):
         # Cloudflare's callback is a video; one still in progress settles nothing.
         body = json.dumps({"uid": "doctor", "status": {"state": "inprogress"}, "meta": {}}).encode()
         return body, sign(Scheme.CLOUDFLARE, body, secret, now)
+
+    def webhook_target(self) -> str | None:
+        """The account's one webhook (`GET .../stream/webhook`, "Use webhooks": one per account, per
+        user of it: pointing it at this stack takes it from any other integration); "" when unset."""
+        answer = self.http.send("GET", f"{self._stream()}/webhook")
+        if answer.status == 404:
+            return ""
+        result = mapping(mapping(answer.body).get("result"))
+        url = result.get("notificationUrl") or result.get("notification_url")
+        return url if isinstance(url, str) else ""
 
     def _stream(self) -> str:
         return f"/accounts/{quote(credentials(self.secret())[0])}/stream"
@@ -140,7 +176,7 @@ class CloudflareProvider(Provider):
             return answer
         if 200 <= answer.status < 300:
             return self._created(answer, read_stream_video(mapping(answer.body).get("result")).remote_id)
-        return self._failure(answer)
+        return account_limit(answer, self._failure(answer))
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
         listed = self._by_creator(asset_id)
@@ -189,9 +225,6 @@ class CloudflareProvider(Provider):
             boundary = boundary | at_last if last == after else at_last
             after = last
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
 
     # --- caption tracks ----------------------------------------------------------------------
 

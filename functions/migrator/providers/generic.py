@@ -21,7 +21,6 @@ from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     body_event_id,
@@ -36,7 +35,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key
-from .ratelimit import read_rate_headers
 
 PAGE_SIZE = 100  # the listing's page (`limit`), where the provider pages it
 # The statuses the seed contract uses for a video the provider is still working on.
@@ -84,6 +82,9 @@ class GenericProvider(Provider):
         "none while the provider honours the Idempotency-Key; otherwise as with a metadata filter: "
         "a create whose answer was lost is found by `metadata[migration_ref]` before any second create"
     )
+
+    # video.ready or video.errored (the seed contract).
+    events_per_asset = 1
 
     def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
         super().__init__(*args, **kwargs)
@@ -159,6 +160,3 @@ class GenericProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())

@@ -44,7 +44,6 @@ from .facts import (
     CredentialsError,
     EventError,
     Poll,
-    RateSignal,
     RemoteTrack,
     TrackList,
     TrackUpload,
@@ -60,7 +59,6 @@ from .facts import (
 )
 from .http import Answer, quote
 from .keys import idempotency_key, passthrough_for, track_ref
-from .ratelimit import read_rate_headers
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
@@ -125,6 +123,9 @@ def read_asset(asset: object) -> Video:
 class MuxProvider(Provider):
     name = "mux"
     default_base_url = "https://api.mux.com"
+    # X-RateLimit-Limit comes with no documented window (www.mux.com/docs/core/make-api-requests:
+    # creates a sustained 1/s, other requests 5/s): a limit it states is not read as a rate.
+    rate_limit_window_s = None
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
         "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "
@@ -135,6 +136,9 @@ class MuxProvider(Provider):
         "`migrator audit` finds any."
     )
 
+    # video.asset.created, video.asset.ready (or .errored), and with static renditions and text
+    # tracks subscribed video.asset.static_renditions.ready and video.asset.track.ready (docs.mux.com webhooks).
+    events_per_asset = 4
     webhook_scheme = Scheme.MUX
 
     def auth_headers(self) -> dict[str, str]:
@@ -243,9 +247,6 @@ class MuxProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
 
     # --- caption tracks ----------------------------------------------------------------------
 
