@@ -321,14 +321,15 @@ def build(settings: Settings | None = None) -> TracksWorker:
 
     settings = settings or load(require_queue=False)
     dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
+    provider = from_settings(settings)
     return TracksWorker(
         ledger=Ledger(settings.table_name, dynamodb),
-        provider=from_settings(settings),
+        provider=provider,
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         queue_url=settings.tracks_queue_url,
         policy=FetchPolicy(test_origins=parse_test_origins(settings.track_test_origins)),
         presign=S3Presigner(settings.presign_expiry_s),
-        pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s, settings.start_rate_per_s),
+        pacer=Pacer.configured(settings, dynamodb, provider),
         max_attempts=settings.max_track_attempts,
     )
 

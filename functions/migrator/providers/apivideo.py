@@ -238,6 +238,7 @@ class ApiVideoProvider(Provider):
             status.error,
             video.created_at,
         )
+
     # --- caption tracks ----------------------------------------------------------------------
 
     takes_tracks = True
