@@ -18,14 +18,13 @@ never came, an idle pipe), leaves it pending. Those last are the guard's own doi
 ffprobe's words for them ("End of file", "Server returned 400", "moov atom not found" after
 a cut) would otherwise blame the source.
 
-`address_refusal` and `parse_request` are pure; `resolve_host` and
-`Guard` do the I/O.
+`parse_request` is pure and `Guard` does the I/O; the address policy (`address_refusal`,
+`resolve_host`) is `migrator.addresses`, shared with the tracks worker's fetch.
 """
 
 from __future__ import annotations
 
 import errno
-import ipaddress
 import os
 import selectors
 import socket
@@ -34,58 +33,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# The address policy lives with the functions (the tracks worker's fetch applies it too).
+from migrator.addresses import IPAddress, address_refusal, is_public, resolve_host
+
+__all__ = [
+    "Guard",
+    "GuardEvent",
+    "IPAddress",
+    "Request",
+    "address_refusal",
+    "is_public",
+    "parse_request",
+    "resolve_host",
+]
 
 MAX_HEAD = 16 * 1024  # ffprobe's request heads are a few hundred bytes
 MAX_CONNECTIONS = 8  # at once; ffprobe holds one or two (a seek opens the next before closing)
 HEAD_TIMEOUT_S = 10.0  # ffprobe writes its request as soon as it connects
 CHUNK = 64 * 1024
-
-_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not global, yet not "private" to Python 3.12.1
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _DROPPED_HEADERS = (b"proxy-", b"connection:", b"keep-alive:")
-
-
-# --- the address policy (pure) ----------------------------------------------------------------
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """IPv4 addresses an IPv6 address carries and routes to: mapped, 6to4, Teredo, NAT64."""
-    inner = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
-    if ip in _NAT64:
-        inner.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    return [v4 for v4 in inner if v4 is not None]
-
-
-def address_refusal(ip: IPAddress) -> str | None:
-    """Why a connection to `ip` is refused ("loopback", "private", ...), or None when it is global."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            # ::ffff:a.b.c.d is a.b.c.d on the wire: judge that (3.12.1 calls every mapped one private).
-            return address_refusal(ip.ipv4_mapped)
-        for inner in _embedded_ipv4(ip):
-            if why := address_refusal(inner):
-                return why
-        if ip.is_site_local:
-            return "site-local"
-    checks = (
-        ("unspecified", ip.is_unspecified),
-        ("loopback", ip.is_loopback),
-        ("link-local", ip.is_link_local),
-        ("multicast", ip.is_multicast),
-        ("shared address space", ip in _SHARED),
-        ("reserved", ip.is_reserved),
-        ("private", ip.is_private),
-        # Python's is_global reads IANA's special-purpose registries: whatever is left over.
-        ("not globally routable", not ip.is_global),
-    )
-    return next((why for why, hit in checks if hit), None)
-
-
-def is_public(ip: IPAddress) -> bool:
-    """The default policy: only globally routable addresses."""
-    return address_refusal(ip) is None
-
 
 # --- requests (pure) --------------------------------------------------------------------------
 
@@ -142,16 +108,6 @@ class GuardEvent:
 
 
 # --- the proxy --------------------------------------------------------------------------------
-
-
-def resolve_host(host: str, port: int) -> list[IPAddress]:
-    """Every address `host` resolves to, in getaddrinfo's order (which also reads 0x7f000001, 127.1...)."""
-    found: list[IPAddress] = []
-    for *_, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-        ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-        if ip not in found:
-            found.append(ip)
-    return found
 
 
 def _reply(sock: socket.socket, status: str) -> None:

@@ -33,6 +33,8 @@ A typical migration:
   migrator status --watch                 counts, throughput, ETA, 429 rate, DLQ, oldest in flight
   migrator report -o mapping.csv          our id -> provider id, durations, errors
   migrator retry                          re-enqueue failed assets with a fresh attempt budget
+  migrator retry --tracks                 re-arm failed caption tracks (the report says why they failed)
+  migrator show ID                        one asset: state, provider video, errors, its tracks
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
@@ -219,6 +221,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id", action="append", dest="ids", metavar="ID", help="only this asset (repeatable)")
     p.add_argument("--ids-file", metavar="FILE", help="only the ids in FILE, one per line")
     p.add_argument("--dry-run", action="store_true", help="list what would be retried")
+    p.add_argument(
+        "--tracks",
+        action="store_true",
+        help="re-arm the failed caption tracks of ready assets instead (only those; the others are left as they "
+        "are) and send them to the tracks worker; --state does not apply",
+    )
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "show",
+        help="one asset as the ledger holds it: state, provider video, attempts, errors, its caption tracks",
+        description="One consistent read of the asset's ledger item; --json prints it whole (tracks included).",
+    )
+    p.add_argument("asset_id", metavar="ID", help="the asset's id, as in the inventory")
     _stack_options(p)
 
     p = sub.add_parser(
@@ -463,20 +479,66 @@ def _report_html(args) -> int:
     return 0
 
 
+def cmd_show(args) -> int:
+    from migrator.messages import id_problem
+
+    from .show import asset_view, render_asset
+
+    problem = id_problem(args.asset_id)
+    if problem:
+        raise CliError(f"{args.asset_id!r}: {problem}")
+    target = _target(args)
+    item = Ledger(target.output("LedgerTableName"), target.client("dynamodb")).get(args.asset_id)
+    if item is None:
+        raise CliError(f"the ledger has no asset {args.asset_id!r}", exit_code=1)
+    print(json.dumps(asset_view(item), ensure_ascii=False) if args.json else render_asset(item))
+    return 0
+
+
+def _retry_tracks(args, ids: list[str], target) -> int:
+    from migrator.tracks import tracks_message
+
+    from .ops import retry_tracks
+    from .report import scan_ledger
+    from .sender import SENDER_CLIENT_CONFIG, BatchSender
+
+    ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+    queue = target.output("TracksQueueUrl")
+    sender = BatchSender(
+        target.client("sqs", SENDER_CLIENT_CONFIG), queue, encode=lambda due: tracks_message(due.asset_id)
+    )
+    if ids:
+        found = ledger.get_many(ids)
+        items = [found.get(i) or {"asset_id": i} for i in ids]
+    else:
+        items = scan_ledger(ledger.client, ledger.table, [State.READY], with_tracks=True)
+
+    def send(due):
+        result = sender.send(due)
+        if result.fatal:  # re-armed but not sent: reconcile sends them after its quiet period
+            raise CliError(result.fatal)
+        return result.sent, result.failed
+
+    summary = retry_tracks(ledger, items, send, dry_run=args.dry_run)
+    if args.json:
+        _json_lines({"type": "summary", "retried": "tracks", "dry_run": args.dry_run, **summary.__dict__})
+    else:
+        verb = "would re-arm" if args.dry_run else "re-armed"
+        print(f"{verb} {summary.tracks:,} failed tracks on {summary.assets:,} assets", file=sys.stderr)
+        for asset_id, why in summary.moved_on[:20] + summary.failed[:20]:
+            print(f"  {asset_id}: {why}", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
 def cmd_retry(args) -> int:
     from .ops import retry
     from .sender import SENDER_CLIENT_CONFIG, BatchSender
 
+    if args.tracks:
+        return _retry_tracks(args, _ids(args), _target(args))
     if args.state not in REARMABLE:
         raise CliError(f"retry takes failed, rejected, pending or inventoried assets, not {args.state.value}")
-    ids = list(args.ids or [])
-    if args.ids_file:
-        try:
-            ids += [
-                line.strip() for line in Path(args.ids_file).read_text(encoding="utf-8").splitlines() if line.strip()
-            ]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read {args.ids_file}: {getattr(exc, 'strerror', None) or exc}") from None
+    ids = _ids(args)
     target = _target(args)
     ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
     # Straight to the paced queue: the ledger already has these assets (older stacks had one queue).
@@ -512,6 +574,19 @@ def cmd_retry(args) -> int:
     for asset_id, reason in summary.failed[:20]:
         print(f"  not sent {asset_id}: {reason} (reconcile will heal it)", file=sys.stderr)
     return 1 if trouble else 0
+
+
+def _ids(args) -> list[str]:
+    """The ids of --id and --ids-file, in order."""
+    ids = list(args.ids or [])
+    if args.ids_file:
+        try:
+            ids += [
+                line.strip() for line in Path(args.ids_file).read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {args.ids_file}: {getattr(exc, 'strerror', None) or exc}") from None
+    return ids
 
 
 def cmd_redrive(args) -> int:
@@ -628,6 +703,7 @@ COMMANDS = {
     "status": cmd_status,
     "report": cmd_report,
     "retry": cmd_retry,
+    "show": cmd_show,
     "redrive": cmd_redrive,
     "pause": lambda args: cmd_pause(args, True),
     "resume": lambda args: cmd_pause(args, False),

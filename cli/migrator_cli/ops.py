@@ -1,4 +1,5 @@
-"""The operator's levers: retry assets in a state, redrive the DLQ, pause and resume, run reconcile now."""
+"""The operator's levers: retry assets in a state (or their failed caption tracks), redrive the DLQ, pause and
+resume, run reconcile now."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from migrator.ledger import Ledger, NotResendable, message_of
 from migrator.messages import AssetMessage, id_problem
 from migrator.states import State
+from migrator.tracks import TrackState
 
 from .errors import CliError
 
@@ -96,6 +98,60 @@ def retry(
                 yield message_of(result.current)
             except NotResendable as exc:  # it changed between the read and the write: armed, not sent
                 summary.not_retryable.append((item["asset_id"], exc.reason))
+
+    sent, failed = send(rearmed())
+    summary.sent, summary.failed = sent, failed
+    return summary
+
+
+# --- failed caption tracks -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TracksDue:
+    """A tracks-worker message to send (its body is `tracks.tracks_message(asset_id)`)."""
+
+    asset_id: str
+
+
+@dataclass
+class TrackRetrySummary:
+    listed: int = 0  # assets read
+    assets: int = 0  # assets whose failed tracks were re-armed (or would be)
+    tracks: int = 0  # failed tracks re-armed
+    moved_on: list = field(default_factory=list)  # (id, why): its tracks moved since they were read
+    sent: int = 0
+    failed: list = field(default_factory=list)  # (id, reason): re-armed, not sent (reconcile sends it)
+
+
+def retry_tracks(
+    ledger: Ledger,
+    items: Iterable[dict],
+    send: Callable[[Iterable[TracksDue]], tuple[int, list]],
+    dry_run: bool = False,
+    clock: Callable[[], float] = time.time,
+) -> TrackRetrySummary:
+    """`migrator retry --tracks`: each asset's failed tracks (only those) get a fresh attempt budget in one
+    conditional write, then the asset's tracks message goes to the tracks worker. Attached and pending
+    tracks are left as they are; an asset whose tracks moved since they were read is left alone."""
+    summary = TrackRetrySummary()
+
+    def rearmed() -> Iterator[TracksDue]:
+        for item in items:
+            summary.listed += 1
+            states = item.get("track_states") if isinstance(item.get("track_states"), dict) else {}
+            failed = [k for k, e in states.items() if isinstance(e, dict) and e.get("state") == TrackState.FAILED]
+            if not failed:
+                continue
+            if not dry_run:
+                result = ledger.rearm_failed_tracks(item, clock())
+                if not result.won:
+                    summary.moved_on.append((item["asset_id"], "its tracks moved since they were read"))
+                    continue
+            summary.assets += 1
+            summary.tracks += len(failed)
+            if not dry_run:
+                yield TracksDue(item["asset_id"])
 
     sent, failed = send(rearmed())
     summary.sent, summary.failed = sent, failed

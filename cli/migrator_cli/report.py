@@ -10,6 +10,8 @@ table. Filters (states, drift) run server-side.
 
 The CSV is for people, who open it in a spreadsheet, so its text cells are made safe
 for one (`csv_cell`); the JSON Lines are for machines and carry every value exactly.
+Caption tracks: the CSV has each asset's counts per track state and its failed tracks'
+reasons in one cell (`key: reason | ...`); the JSON Lines have every track (`tracks`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ import threading
 from collections.abc import Iterator
 from decimal import Decimal
 
-from migrator.dynamo import to_item, typed
+from migrator.dynamo import plain, to_item, typed
 from migrator.states import State
+from migrator.tracks import counts as track_counts
+from migrator.tracks import failures as track_failures
 
 COLUMNS = (
     "id",
@@ -39,9 +43,14 @@ COLUMNS = (
     "privacy",
     "playback",
     "fidelity_notes",
+    "tracks_attached",
+    "tracks_pending",
+    "tracks_failed",
+    "track_failures",
 )
 # What a create could not carry as the row has it, one cell: notes joined (JSON Lines keeps the list).
 NOTES_SEPARATOR = "; "
+TRACK_FIELDS = ("state", "attempts", "error", "remote_track_id", "via")
 SEGMENTS = 4
 
 # A spreadsheet runs a cell that starts with one of these as a formula (OWASP's list,
@@ -62,7 +71,28 @@ def row_of(item: dict) -> dict:
     row = {column: number(item.get(column)) for column in COLUMNS if column != "id"}
     notes = item.get("fidelity_notes")
     row["fidelity_notes"] = [str(n) for n in notes] if isinstance(notes, list) and notes else None
+    states = item.get("track_states") if isinstance(item.get("track_states"), dict) else None
+    counted = track_counts(states)
+    for state in ("attached", "pending", "failed"):
+        row[f"tracks_{state}"] = counted.get(state, 0) if states is not None else None
+    failed = track_failures(states)
+    row["track_failures"] = " | ".join(f"{key}: {reason}" for key, reason in failed) if failed else None
     return {"id": item["asset_id"], **row}
+
+
+def tracks_of(item: dict) -> list[dict]:
+    """Every caption track of an asset as the JSON Lines carry it: the inventory's fields and its state."""
+    from migrator.messages import parse_tracks, track_key
+
+    listed = parse_tracks(item.get("tracks")) if item.get("tracks") else ()
+    states = item.get("track_states") if isinstance(item.get("track_states"), dict) else {}
+    out = []
+    for track in listed if not isinstance(listed, str) else ():
+        key = track_key(track)
+        entry = states.get(key) if isinstance(states.get(key), dict) else {}
+        shown = {f: plain(entry[f]) for f in TRACK_FIELDS if f in entry}
+        out.append({"key": key, **track.as_dict(), "state": "pending", **shown})
+    return out
 
 
 def csv_cell(value) -> str | int | float:
@@ -83,8 +113,11 @@ def csv_cell(value) -> str | int | float:
     return _LINE_BREAK.sub(" ", text)
 
 
-def scan_ledger(dynamodb, table: str, states: list[State] | None = None, drift_only: bool = False) -> Iterator[dict]:
-    """Every asset item (control items skipped), by a parallel Scan; order is not defined."""
+def scan_ledger(
+    dynamodb, table: str, states: list[State] | None = None, drift_only: bool = False, with_tracks: bool = False
+) -> Iterator[dict]:
+    """Every asset item (control items skipped), by a parallel Scan; order is not defined. `with_tracks`:
+    only assets whose caption tracks are armed."""
     filters, values, names = ["NOT begins_with(asset_id, :control)"], {":control": "#"}, {}
     if states:
         names["#state"] = "state"
@@ -95,6 +128,8 @@ def scan_ledger(dynamodb, table: str, states: list[State] | None = None, drift_o
         filters.append(f"#state IN ({', '.join(keys)})")
     if drift_only:
         filters.append("attribute_exists(drift_s)")
+    if with_tracks:
+        filters.append("attribute_exists(track_states)")
     base: dict = {
         "TableName": table,
         "FilterExpression": " AND ".join(filters),
@@ -148,7 +183,8 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
             count += 1
     elif fmt == "jsonl":
         for item in items:
-            out.write(json.dumps(row_of(item), ensure_ascii=False, separators=(",", ":")) + "\n")
+            doc = {**row_of(item), "tracks": tracks_of(item)}
+            out.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
             count += 1
     else:
         raise ValueError(f"unknown report format {fmt!r}")

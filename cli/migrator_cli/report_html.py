@@ -17,9 +17,12 @@ from decimal import Decimal
 from html import escape
 
 from migrator.states import State
+from migrator.tracks import counts as track_counts
+from migrator.tracks import failures as track_failures
 
 MAX_REASONS = 25  # distinct error texts listed per state
 MAX_DRIFTS = 100  # assets in the drift list, largest drift first
+MAX_TRACK_FAILURES = 200  # failed tracks listed one by one (the commonest reasons are counted apart)
 MAX_BARS = 120  # bars in the throughput chart: minutes are grouped to fit
 REASON_CHARS = 200  # an error's text is cut to this before it is counted
 _REASON_KEYS = 10_000  # distinct texts tracked per state before the rarest are folded into "other"
@@ -59,6 +62,10 @@ class ReportSummary:
     notes: Counter = field(default_factory=Counter)
     noted: int = 0
     playback: Counter = field(default_factory=Counter)
+    tracks: Counter = field(default_factory=Counter)  # caption tracks per track state
+    track_reasons: Counter = field(default_factory=Counter)
+    assets_with_tracks: int = 0
+    track_failures: list = field(default_factory=list)  # (asset id, track key, reason), the first listed
 
     @property
     def total(self) -> int:
@@ -82,6 +89,14 @@ class ReportSummary:
                 self._count_reason(self.notes, note)
         if item.get("playback") is not None:
             self.playback[str(item["playback"])] += 1
+        states = item.get("track_states")
+        if isinstance(states, dict):
+            self.assets_with_tracks += 1
+            self.tracks.update(track_counts(states))
+            for key, reason in track_failures(states):
+                self._count_reason(self.track_reasons, reason)
+                if len(self.track_failures) < MAX_TRACK_FAILURES:
+                    self.track_failures.append((str(item.get("asset_id")), key, reason[:REASON_CHARS]))
         drift = _number(item.get("drift_s"))
         if drift is not None:
             self.drift_count += 1
@@ -260,6 +275,7 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
         for text, count in summary.notes.most_common(MAX_REASONS):
             out.append(f'<tr><td class="n">{count:,}</td><td><code>{escape(text)}</code></td></tr>')
         out.append("</table>")
+    out += _tracks_section(summary)
     out.append("<h2>Duration drift</h2>")
     if not summary.drift_count:
         out.append('<p class="muted">No asset drifted: every duration the provider measured matches.</p>')
@@ -283,6 +299,34 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
     out.append('<p class="muted">migrator report --html. The CSV or JSON Lines report has every asset.</p>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _tracks_section(summary: ReportSummary) -> list[str]:
+    """Caption tracks: how many in each state, why tracks failed, and which (asset, track) failed."""
+    out = ["<h2>Caption tracks</h2>"]
+    if not summary.assets_with_tracks:
+        return [*out, '<p class="muted">No asset has caption tracks at the provider yet.</p>']
+    t = summary.tracks
+    out.append(
+        f'<p id="tracks">{sum(t.values()):,} tracks on {summary.assets_with_tracks:,} assets: '
+        f"<strong>{t.get('attached', 0):,}</strong> attached, {t.get('pending', 0):,} pending, "
+        f"<strong>{t.get('failed', 0):,}</strong> failed.</p>"
+    )
+    if summary.track_reasons:
+        out.append('<table id="track-reasons"><tr><th class="n">tracks</th><th>why they failed</th></tr>')
+        for text, count in summary.track_reasons.most_common(MAX_REASONS):
+            out.append(f'<tr><td class="n">{count:,}</td><td><code>{escape(text)}</code></td></tr>')
+        out.append("</table>")
+        out.append('<table id="track-failures"><tr><th>asset</th><th>track</th><th>reason</th></tr>')
+        for asset_id, key, reason in summary.track_failures:
+            out.append(f"<tr><td><code>{escape(asset_id)}</code></td><td><code>{escape(key)}</code></td>")
+            out.append(f"<td>{escape(reason)}</td></tr>")
+        out.append("</table>")
+        if t.get("failed", 0) > len(summary.track_failures):
+            out.append(
+                f'<p class="muted">The first {len(summary.track_failures):,} failed tracks; the report has all.</p>'
+            )
+    return out
 
 
 def _percent(part: int, whole: int) -> str:

@@ -71,7 +71,10 @@ class BatchResult:
 
 
 def split_batches(
-    messages: Iterable[AssetMessage], max_entries: int = MAX_BATCH_ENTRIES, max_bytes: int = MAX_BATCH_BYTES
+    messages: Iterable[AssetMessage],
+    max_entries: int = MAX_BATCH_ENTRIES,
+    max_bytes: int = MAX_BATCH_BYTES,
+    encode: Callable[[Any], str] = encode_message,
 ) -> Iterator[list[tuple[AssetMessage, str]]]:
     """(message, body) batches of at most `max_entries` entries and `max_bytes` of bodies, in input order.
 
@@ -80,7 +83,7 @@ def split_batches(
     batch: list[tuple[AssetMessage, str]] = []
     size = 0
     for msg in messages:
-        body = encode_message(msg)
+        body = encode(msg)
         body_bytes = len(body.encode("utf-8"))
         if batch and size + body_bytes > max_bytes:
             yield batch
@@ -176,7 +179,8 @@ def run_bounded[T, R](
 
 
 class BatchSender:
-    """Sends AssetMessages to one queue in parallel SendMessageBatch calls."""
+    """Sends AssetMessages (or anything with an `asset_id` that `encode` makes a body of) to one queue,
+    in parallel SendMessageBatch calls."""
 
     def __init__(
         self,
@@ -190,8 +194,10 @@ class BatchSender:
         clock: Callable[[], float] = time.monotonic,
         base_delay_s: float = 0.2,
         max_delay_s: float = 5.0,
+        encode: Callable[[Any], str] = encode_message,
     ):
         self.sqs = sqs
+        self.encode = encode
         self.queue_url = queue_url
         self.workers = workers
         self.max_retries = max_retries
@@ -227,7 +233,8 @@ class BatchSender:
             if on_progress:
                 on_progress(totals.sent, len(totals.failed))
 
-        stopped = run_bounded(split_batches(messages), self.send_batch, on_done, workers=self.workers, stop=stop)
+        batches_of = split_batches(messages, encode=self.encode)
+        stopped = run_bounded(batches_of, self.send_batch, on_done, workers=self.workers, stop=stop)
         return SendSummary(
             sent=totals.sent,
             failed=totals.failed,

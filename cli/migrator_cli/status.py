@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from migrator.dynamo import to_item, typed
@@ -83,6 +83,7 @@ class View:
     # Per minute of the window, oldest first: assets settled, and 429s met.
     settled_per_minute: tuple = ()
     throttled_per_minute: tuple = ()
+    tracks: dict = field(default_factory=dict)  # caption tracks per track state (pending, attached, failed)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -140,6 +141,7 @@ def summarize(
         uploader=uploader,
         settled_per_minute=tuple(m.get("ready", 0) + m.get("rejected", 0) for m in per_minute),
         throttled_per_minute=tuple(m.get("throttled", 0) for m in per_minute),
+        tracks=dict(stats.tracks),
     )
 
 
@@ -195,6 +197,11 @@ def render(view: View, stack: str) -> str:
     for state in State:
         row.append(f"{state.value:<11} {c.get(state.value, 0):>9,}")
     lines += ["  " + "   ".join(row[i : i + 3]) for i in range(0, len(row), 3)]
+    if any(view.tracks.values()):
+        t = view.tracks
+        line = f"tracks      {sum(t.values()):,} captions: {t.get('attached', 0):,} attached,"
+        line += f" {t.get('pending', 0):,} pending, {t.get('failed', 0):,} failed"
+        lines.append(line + (" (report says why; retry --tracks)" if t.get("failed") else ""))
     if view.uploader:
         u = view.uploader
         if u.mapping_state != "Enabled":
@@ -367,7 +374,7 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     ledger = Ledger(target.output("LedgerTableName"), dynamodb)
     stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
     if exact:
-        stats = Stats(exact_counts(ledger), stats.minutes, stats.first)
+        stats = Stats(exact_counts(ledger), stats.minutes, stats.first, stats.tracks)
     queues = read_queues(
         target.client("sqs"),
         target.outputs.get("WorkQueueUrl") or target.output("QueueUrl"),

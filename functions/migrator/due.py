@@ -19,6 +19,12 @@ failed for good, settled) carries no lane and costs reconcile nothing.
   Each answer "still working" moves the next poll further away (`next_poll_at`), so a
   slow encode does not take the poll budget from a lost webhook.
 
+- `tracks`: the asset has caption tracks not yet settled (`tracks.py`). An asset with
+  tracks sits in this lane *as well as* in one of the others, so it lives in an index of its
+  own (`by_tracks_due`: `tracks_lane`, `tracks_due_at`), set from the asset's claim and kept
+  by the tracks worker. Silence past `heal_after_s` means the worker's message was lost:
+  reconcile sends it again.
+
 Each family is spread over SHARDS partitions (`<family>#<n>`), read oldest due first.
 """
 
@@ -29,6 +35,8 @@ from enum import StrEnum
 
 SHARDS = 16
 INDEX = "by_due"
+TRACKS_INDEX = "by_tracks_due"
+TRACKS_LANE, TRACKS_DUE_AT = "tracks_lane", "tracks_due_at"
 # What reconcile reads from the index besides the keys: its projection in the template.
 INDEX_FIELDS = (
     "state",
@@ -52,6 +60,14 @@ class Family(StrEnum):
     HEAL = "heal"
     QUEUED = "queued"
     POLL = "poll"
+    TRACKS = "tracks"
+
+
+def index_of(family: Family) -> tuple[str, str, str]:
+    """(index, lane attribute, due attribute) of the lanes of `family`."""
+    if family is Family.TRACKS:
+        return TRACKS_INDEX, TRACKS_LANE, TRACKS_DUE_AT
+    return INDEX, "due_lane", "due_at"
 
 
 def shard_of(asset_id: str) -> int:

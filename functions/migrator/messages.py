@@ -411,6 +411,14 @@ def _tracks(value: object) -> tuple[Track, ...]:
     return tuple(tracks)
 
 
+def parse_tracks(value: object) -> tuple[Track, ...] | str:
+    """A `tracks` list (a message's, or the ledger's copy of it) as Tracks, or why it is not one."""
+    try:
+        return _tracks(value)
+    except _Refused as exc:
+        return str(exc)
+
+
 def track_key(track: Track) -> str:
     """A track's stable name in the ledger: the same track in a later message is the same entry."""
     return f"{track.language}.{track.kind}.{track.name or ''}"

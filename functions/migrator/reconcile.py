@@ -4,7 +4,8 @@ It runs on a schedule and on demand (`migrator reconcile`). Each run reads recon
 due lanes (`due.py`: a sparse index of only the assets it may have to act on, by the time
 their silence began) and never the settled bulk of the table: `heal#n` (a lost worker
 or deferred message), `queued#n` (a message the queue may have dropped), `poll#n` (a
-video whose webhook may be lost), 16 shards each. Lanes are read in rounds, a page each,
+video whose webhook may be lost), 16 shards each, and `tracks#n` in an index of its own (an
+asset whose caption tracks are unsettled and whose tracks message may be lost). Lanes are read in rounds, a page each,
 the longest silent first, until the run's budget (`max_items` lane items, `max_polls`
 provider calls, the invocation's time) is spent; an asset acted on leaves the window (its
 `due_at` moves on), so the next run starts again from what is still due, with no
@@ -55,6 +56,7 @@ from .settings import env_number, load
 from .settle import settle_reported
 from .states import State
 from .tally import read_stats
+from .tracks import tracks_message
 
 logger = Logger(service="reconcile")
 metrics = Metrics(namespace="VideoMigration", service="reconcile")
@@ -78,6 +80,7 @@ class Summary:
     failed_unfound: int = 0  # processing assets the provider kept saying nothing about: now failed
     failed_stuck: int = 0  # processing past MaxProcessingSeconds: now failed
     parked: int = 0  # due assets whose record can no longer make a message: failed for good
+    tracks_resent: int = 0  # assets whose tracks message was sent again
     skipped: dict = field(default_factory=dict)  # reason -> count
     lanes: int = 0
     lanes_finished: int = 0  # lanes read to the end of what is due
@@ -111,6 +114,7 @@ class Reconciler:
     workers: int = 4
     # Polls take slots of the fleet's pace like creates (None: unpaced, for tests of other things).
     pace: PollPace | None = None
+    tracks_queue_url: str = ""  # the tracks worker's queue; "" (a stack from before tracks): no tracks lanes
 
     def run(self, limits: RunLimits | None = None, remaining_s=lambda: 900.0) -> Summary:
         limits = limits or self.limits
@@ -118,7 +122,9 @@ class Reconciler:
         summary = Summary()
         quiet = {Family.HEAL: limits.heal_after_s, Family.QUEUED: limits.queued_after_s}
         quiet[Family.POLL] = limits.poll_after_s
-        lanes = [_Lane(name, family, now - quiet[family]) for family in Family for name in due.lanes(family)]
+        quiet[Family.TRACKS] = limits.heal_after_s
+        families = [f for f in Family if f is not Family.TRACKS or self.tracks_queue_url]
+        lanes = [_Lane(name, family, now - quiet[family]) for family in families for name in due.lanes(family)]
         summary.lanes = len(lanes)
         budget, polls, lock = _Allowance(limits.max_items), _Allowance(limits.max_polls), Lock()
         # The first round gives every lane the same share, so a crowded lane cannot starve the rest;
@@ -139,7 +145,7 @@ class Reconciler:
             for item in items:
                 if remaining_s() < TIME_MARGIN_S or not budget.take():
                     return  # resume after the last item done (this run) or from what is still due (the next)
-                lane.key = _due_key(item)
+                lane.key = _due_key(item, lane.family)
                 self._one(item, lane.family, limits, polls, summary, lock)
                 with lock:
                     summary.examined += 1
@@ -174,6 +180,9 @@ class Reconciler:
                     with lock:
                         summary.skip("poll budget spent")
                 return
+            if family is Family.TRACKS:
+                self._resend_tracks(item, now, summary, lock)
+                return
             reason = heal_reason(item, now, limits.heal_after_s, limits.queued_after_s)
             if reason is None:
                 with lock:
@@ -206,6 +215,18 @@ class Reconciler:
         metrics.add_metric(name="Healed", unit=MetricUnit.Count, value=1)
         with lock:
             summary.healed += 1
+
+    def _resend_tracks(self, seen: dict, now: float, summary: Summary, lock) -> None:
+        """An asset whose tracks have been silent past the quiet period: its tracks message was lost (or
+        the worker died with it). The marker first, so of two runs at most one sends it."""
+        if not self.ledger.mark_tracks_healed(seen, now).won:
+            with lock:
+                summary.skip("moved since it was read")
+            return
+        self.sqs.send_message(QueueUrl=self.tracks_queue_url, MessageBody=tracks_message(seen["asset_id"]))
+        metrics.add_metric(name="TracksResent", unit=MetricUnit.Count, value=1)
+        with lock:
+            summary.tracks_resent += 1
 
     def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
         asset_id = item["asset_id"]
@@ -336,9 +357,10 @@ def _unreadable(status, http_status: int) -> str:
     return f"status {status.status or 'missing'!r} we cannot read"
 
 
-def _due_key(item: dict) -> dict:
-    """The by_due index position of `item`, as a query's ExclusiveStartKey."""
-    return typed({k: item[k] for k in ("asset_id", "due_lane", "due_at")})
+def _due_key(item: dict, family: Family) -> dict:
+    """The lane index position of `item`, as a query's ExclusiveStartKey."""
+    _, lane, due_at = due.index_of(family)
+    return typed({k: item[k] for k in ("asset_id", lane, due_at)})
 
 
 class _Allowance:
@@ -398,6 +420,7 @@ def build(env=None) -> Reconciler:
         provider=provider,
         limits=load_limits(env),
         pace=PollPace(Pacer.configured(settings, dynamodb, provider)),
+        tracks_queue_url=settings.tracks_queue_url,
     )
 
 

@@ -42,6 +42,10 @@ class Settings:
     max_concurrency: int = 5  # the uploaders that may run at once (MaximumConcurrency): the pacer's queue
     create_share: float = 0.5  # of a stated rate limit that covers every call (Cloudflare's), what creates take
     provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
+    tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
+    # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
+    track_test_origins: str = ""
+    max_track_attempts: int = 5
 
     @property
     def work_s(self) -> float:
@@ -143,6 +147,9 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         provider_max_in_flight=_whole(env, "PROVIDER_MAX_IN_FLIGHT", None, 0, 1_000_000),
         default_playback=_choice(env, "DEFAULT_PLAYBACK", PLAYBACKS, DEFAULT_PLAYBACK),
         provider_options=options,
+        tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
+        track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
+        max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
     )
 
 

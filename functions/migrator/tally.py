@@ -1,11 +1,12 @@
 """The tally Lambda: counts by state and per-minute throughput, aggregated from the ledger's stream.
 
 `migrator status` must answer for a million assets without reading a million items,
-so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state,
-as sums of deltas) and one `minute#<epoch minute>` item per recent minute (assets that
-became ready, rejected, failed or processing, and 429s, and `first_at`, the time of the
-first event counted in it, so a run that began late in a minute is not measured from the
-minute's start). This function keeps them:
+so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state, and
+of caption tracks in each track state as `tracks_<state>`, as sums of deltas) and one
+`minute#<epoch minute>` item per recent minute (assets that became ready, rejected, failed
+or processing, and 429s, and `first_at`, the time of the first event counted in it, so a
+run that began late in a minute is not measured from the minute's start). This function
+keeps them:
 each batch of stream records is reduced in memory to deltas (pure: `deltas_of`), then
 written in one transaction. The transaction's client token is derived from the batch's
 sequence numbers, so a retried batch is not counted twice; the `counts#<k>` item is
@@ -36,6 +37,7 @@ from . import pacing
 from .dynamo import to_item, typed
 from .pacer import PACER_ID
 from .states import State
+from .tracks import STATES as TRACK_STATES
 
 logger = Logger(service="tally")
 
@@ -43,6 +45,8 @@ COUNT_SHARDS = 16
 MINUTE_TTL_S = 7 * 86_400
 STATE_VALUES = frozenset(s.value for s in State)
 EVENTS = ("ready", "rejected", "failed", "created", "throttled", "healed")
+# Tracks per track state, kept in the same count items as the assets' states.
+TRACK_COUNTS = tuple(f"tracks_{state}" for state in TRACK_STATES)
 
 
 @dataclass
@@ -80,6 +84,8 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
         out.assets += 1
         old, new = _image(record, "OldImage"), _image(record, "NewImage")
         before, after = old.get("state"), new.get("state")
+        old_tracks, new_tracks = _track_states(old), _track_states(new)
+        out.counts.update(_track_deltas(old_tracks, new_tracks))
         if before == after and record.get("eventName") == "MODIFY" and not _changed_counters(old, new):
             continue
         if before == State.PROCESSING.value and after != before:
@@ -102,6 +108,26 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
         out.add_event(minute, "healed", max(0, _int(new.get("heals")) - _int(old.get("heals"))), at)
     out.counts = Counter({k: v for k, v in out.counts.items() if v})
     return out
+
+
+def _track_states(image: dict) -> dict[str, str]:
+    """Track key -> its state, from an item image's `track_states` map (what is not one counts as none)."""
+    states = image.get("track_states")
+    if not isinstance(states, dict):
+        return {}
+    return {k: e["state"] for k, e in states.items() if isinstance(e, dict) and e.get("state") in TRACK_STATES}
+
+
+def _track_deltas(old: dict[str, str], new: dict[str, str]) -> Counter:
+    """-1 for each track's old state, +1 for its new one (a re-armed video replaces every entry)."""
+    deltas: Counter = Counter()
+    for key in old.keys() | new.keys():
+        if old.get(key) != new.get(key):
+            if key in old:
+                deltas[f"tracks_{old[key]}"] -= 1
+            if key in new:
+                deltas[f"tracks_{new[key]}"] += 1
+    return deltas
 
 
 def _changed_counters(old: dict, new: dict) -> bool:
@@ -228,6 +254,7 @@ class Stats:
     counts: dict  # state -> assets
     minutes: dict  # epoch minute -> {event: n}
     first: dict = field(default_factory=dict)  # epoch minute -> the first event's time in it
+    tracks: dict = field(default_factory=dict)  # track state -> caption tracks
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -260,13 +287,14 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
         key = item.get("key", "")
         values = {k: int(v) for k, v in item.items() if isinstance(v, Decimal)}
         if key.startswith("counts#"):
-            counts.update({k: v for k, v in values.items() if k in STATE_VALUES})
+            counts.update({k: v for k, v in values.items() if k in STATE_VALUES or k in TRACK_COUNTS})
         elif key.startswith("minute#"):
             minute = int(key.split("#", 1)[1])
             minutes[minute] = {k: v for k, v in values.items() if k in EVENTS}
             if isinstance(item.get("first_at"), Decimal):
                 first[minute] = float(item["first_at"])
-    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first)
+    tracks = {name.removeprefix("tracks_"): counts.get(name, 0) for name in TRACK_COUNTS}
+    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first, tracks)
 
 
 _dynamodb = None

@@ -34,6 +34,7 @@ from .retry import DEFAULT_THROTTLE_S, deferral_floor, visibility_for
 from .settings import Settings, load
 from .settle import settle_reported
 from .states import State
+from .tracks import tracks_message
 
 logger = Logger(service="uploader")
 metrics = Metrics(namespace="VideoMigration", service="uploader")
@@ -43,6 +44,8 @@ LEASE_MARGIN_S = 5.0
 # A hold or a Retry-After up to this long is waited out inside the invocation (when its
 # time allows) instead of sending the message back through the queue.
 INLINE_WAIT_MAX_S = 15.0
+# A video's tracks are worked on once it is ready: its tracks message waits a little for the provider.
+TRACKS_DELAY_S = 15
 
 
 @dataclass
@@ -352,6 +355,8 @@ class Uploader:
                 throttles=waited_out,
                 lookup_from=attempt.lookup_from,
             )
+        if decision.move is MoveKind.TO_PROCESSING:
+            self._tracks_due(msg, claim)  # won or lost to a settle, the video exists: its tracks can go
         metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
         logger.info(
             "%s: %s",
@@ -364,6 +369,20 @@ class Uploader:
             # the truth and the newer holder owns the message's future.
             return Fate.finished("lost the lease; newer holder owns the asset")
         return decision.fate
+
+    def _tracks_due(self, msg: AssetMessage, claim: Claimed) -> None:
+        """Tell the tracks worker about a video with caption tracks (its lane in the ledger is the backstop
+        if this message is lost: reconcile sends it again)."""
+        if not self.settings.tracks_queue_url or not (msg.tracks or (claim.previous or {}).get("tracks")):
+            return
+        try:
+            self.sqs.send_message(
+                QueueUrl=self.settings.tracks_queue_url,
+                MessageBody=tracks_message(msg.asset_id),
+                DelaySeconds=TRACKS_DELAY_S,
+            )
+        except Exception as exc:
+            logger.warning("could not send the tracks message (reconcile will): %s", type(exc).__name__)
 
     def _poison(self, poison: Poison, record: dict) -> Fate:
         metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)

@@ -9,7 +9,8 @@ and pagination links; GET /videos/{id}; GET /videos/{id}/status with ingest and
 per-quality encoding statuses; problem-style errors {"type", "title", "status"};
 X-RateLimit-Limit (per minute) / -Remaining / -Retry-After; webhooks
 video.encoding.quality.completed once per quality, signed X-Api-Video-Signature (hex HMAC
-of the body), and no event at all for a failure.
+of the body), and no event at all for a failure; captions POST /videos/{id}/captions/{language}
+as a multipart `file`, VTT only, one per language, listed at GET /videos/{id}/captions.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from .profile import (
     x_ratelimit,
 )
 from .signing import sign_seed
-from .video import ERRORED, IDLE, READY, Video
+from .texttracks import label_of, uploaded_caption
+from .video import ERRORED, IDLE, READY, TextTrack, Video
 
 DOCS = "https://docs.api.video/reference/"
 # (type, title) per kind, from the OpenAPI file's examples; "about:blank" (RFC 9457: the
@@ -138,6 +140,17 @@ def _validate(body: dict) -> Reply | None:
     return None
 
 
+def _caption(video: Video, track: TextTrack) -> dict:
+    """A caption as the OpenAPI's Caption: `{uri, src, srclang, languageName, default}`."""
+    return {
+        "uri": f"/videos/{video.id}/captions/{track.language}",
+        "src": f"https://vod.api.video/vod/{video.id}/captions/{track.language}.vtt",
+        "srclang": track.language,
+        "languageName": track.name,
+        "default": False,
+    }
+
+
 def _token(key: str, kind: str) -> str:
     """A bearer (or refresh) token for an API key: derived, not stored."""
     return kind[:1] + "_" + hmac.new(key.encode(), f"provider-sim/{kind}".encode(), hashlib.sha256).hexdigest()
@@ -160,7 +173,11 @@ class ApiVideo(Profile):
         ("/videos", {"POST": "create", "GET": "list"}),
         ("/videos/{id}", {"GET": "get"}),
         ("/videos/{id}/status", {"GET": "status"}),
+        ("/videos/{id}/captions", {"GET": "track_list"}),
+        ("/videos/{id}/captions/{language}", {"POST": "track_add"}),
     )
+    # Captions "are uploaded per language" (docs.api.video/vod/add-captions): one file per language.
+    one_track_per_language = True
     # "api.video retries sending the webhook notification 3 times, with 3 second intervals".
     webhook_backoff_s = (3.0, 3.0, 3.0)
 
@@ -329,6 +346,27 @@ class ApiVideo(Profile):
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render(video, now))
+
+    def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
+        if video is None:
+            return self.error("not_found")
+        language = call.params["language"]
+        # "file: The video text track in VTT format only"; "Currently only VTT file format is supported".
+        taken = uploaded_caption(call.headers.get("Content-Type"), raw, cfg.track_max_bytes)
+        if isinstance(taken, str):
+            return _invalid("file", taken)
+        content, fmt = taken
+        return TextTrack(id=language, language=language, name=label_of(language), content=content, format=fmt)
+
+    def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
+        return Reply(200, _caption(video, track))
+
+    def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
+        if video is None:
+            return self.error("not_found")
+        data = [_caption(video, t) for t in video.texts]
+        pagination = {"currentPage": 1, "pageSize": 25, "pagesTotal": 1, "itemsTotal": len(data), "links": []}
+        return Reply(200, {"data": data, "pagination": {**pagination, "currentPageItems": len(data)}})
 
     def status(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))

@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         faults, "unavailable_retry_after_fraction", "share of those 503s carrying Retry-After: 1 (default %(default)s)"
     )
     knob(faults, "lose_rate", "creates performed (the video exists) whose answer is lost: the connection just closes")
+    knob(faults, "track_lose_rate", "caption uploads performed (the track is held) whose answer is lost")
+    knob(faults, "track_max_bytes", "the largest caption file taken (default %(default)s bytes)")
     knob(faults, "seed", "seed the fault draws, for repeatable runs", type=int)
     faults.add_argument(
         "--ignore-idempotency",

@@ -7,7 +7,9 @@ Bearer API token and an account id in every path; POST /accounts/{a}/stream/copy
 queued -> inprogress -> ready|error, readyToStream, duration -1 until known; one webhook
 per account (PUT/GET/DELETE /accounts/{a}/stream/webhook, a PUT rotating the secret);
 webhooks are the video itself signed `Webhook-Signature: time=<unix>,sig1=<hex>`; a 429
-carries `retry-after`. Its documented limits (1,200 calls per 5 minutes per user with a
+carries `retry-after`; captions PUT /accounts/{a}/stream/{uid}/captions/{language} as a
+multipart WebVTT `file`, one per language (a second replaces the first), listed at GET
+.../captions. Its documented limits (1,200 calls per 5 minutes per user with a
 5-minute block, 120 videos in progress) are this profile's defaults: config.PROFILE_LIMITS.
 """
 
@@ -39,7 +41,8 @@ from .profile import (
     same,
 )
 from .signing import sign_timestamped
-from .video import ERRORED, READY, Video
+from .texttracks import label_of, uploaded_caption
+from .video import ERRORED, READY, TextTrack, Video
 
 # Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
 # 10010 (invalid URL), 10004 (undecodable request), 10011 (too large) and 10016 (too many
@@ -77,6 +80,11 @@ _ERROR_REASONS = {
 
 def _envelope(result: object, **extra: object) -> dict:
     return {"result": result, "success": True, "errors": [], "messages": [], **extra}
+
+
+def _caption(track: TextTrack) -> dict:
+    """A caption as Stream answers it: `{generated, label, language, status}` (cloudflare-python Caption)."""
+    return {"language": track.language, "label": track.name, "generated": False, "status": "ready"}
 
 
 def _subscription(url: str, secret: str | None, held: dict) -> dict:
@@ -133,7 +141,11 @@ class Cloudflare(Profile):
         ("/accounts/{account}/stream/webhook", {"PUT": "webhook", "GET": "webhook", "DELETE": "webhook"}),
         ("/accounts/{account}/stream", {"GET": "list"}),
         ("/accounts/{account}/stream/{id}", {"GET": "get"}),
+        ("/accounts/{account}/stream/{id}/captions", {"GET": "track_list"}),
+        ("/accounts/{account}/stream/{id}/captions/{language}", {"PUT": "track_add"}),
     )
+    # "One caption or subtitle file per language is allowed" (cloudflare-python, stream.captions.language.update).
+    one_track_per_language = True
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is not None and not same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
@@ -278,6 +290,23 @@ class Cloudflare(Profile):
         return Account(
             Reply(200, _envelope(_subscription(url, secret, held))), {"webhook_url": url, "webhook_secret": secret}
         )
+
+    def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
+        if video is None:
+            return self.error("not_found")
+        language = call.params["language"]
+        # The PUT's `file` is "The WebVTT file containing the caption or subtitle content".
+        taken = uploaded_caption(call.headers.get("Content-Type"), raw, cfg.track_max_bytes)
+        if isinstance(taken, str):
+            return self.error("invalid", taken)
+        content, fmt = taken
+        return TextTrack(id=language, language=language, name=label_of(language), content=content, format=fmt)
+
+    def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
+        return Reply(200, _envelope(_caption(track)))
+
+    def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
+        return self.error("not_found") if video is None else Reply(200, _envelope([_caption(t) for t in video.texts]))
 
     def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
         # https://developers.cloudflare.com/fundamentals/api/reference/limits/ ("Rate limiting headers"): the

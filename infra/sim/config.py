@@ -114,6 +114,8 @@ _KINDS: dict[str, object] = {
     "webhook_early_rate": "float",
     "unavailable_retry_after_max_s": "int",
     "seed": "optint",
+    "track_lose_rate": "float",
+    "track_max_bytes": "int",
 }
 _FRACTIONS = {
     "fail_rate",
@@ -124,6 +126,7 @@ _FRACTIONS = {
     "webhook_duplicate_rate",
     "webhook_forged_rate",
     "hang_rate",
+    "track_lose_rate",
 }
 _NON_NEGATIVE = {
     "rate",
@@ -135,6 +138,7 @@ _NON_NEGATIVE = {
     "budget_block_s",
     "max_in_flight",
     "storage_minutes",
+    "track_max_bytes",
 }
 _AT_LEAST_ONE = {"burst", "read_burst"}
 
@@ -224,6 +228,13 @@ class SimConfig:
     # > 0: rate-limit headers state the limit (and what remains) this many times over, a provider's headers
     # that overstate its limit (2: twice the true limit). The 429s and their retry hints stay true.
     rate_header_scale: float = 1.0
+    # ----- added with caption tracks (issue 22)
+    # Share of track uploads (Cloudflare's captions PUT, api.video's captions POST, Mux's tracks POST) that
+    # are performed (the provider holds the track) and whose answer is lost: the connection just closes.
+    track_lose_rate: float = 0.0
+    # The largest text-track file taken, in bytes; a larger one is refused (an upload) or errors (a file
+    # Mux fetches). No provider documents its cap: 2 MiB is the simulator's choice.
+    track_max_bytes: int = 2 * 1024 * 1024
 
     def __post_init__(self) -> None:
         self._defaulted: frozenset[str] = frozenset()

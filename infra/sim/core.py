@@ -36,7 +36,8 @@ from .generic import Generic
 from .mux import Mux
 from .profile import Call, Event, Profile, Reply
 from .scheduler import Scheduler
-from .video import ERRORED, IDLE, PROCESSING, READY, Video, is_hang, is_unsupported
+from .texttracks import fetch_caption, read_caption
+from .video import ERRORED, IDLE, PROCESSING, READY, TextTrack, Video, is_hang, is_unsupported
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo())}
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"
@@ -44,7 +45,8 @@ assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classe
 WEBHOOK_TIMEOUT_S = 5.0
 REQUEST_LOG_MAX = 200_000
 UNAVAILABLE_RETRY_AFTER_S = 1  # the Retry-After an injected 503 carries, when it carries one
-OPS = ("create", "list", "get", "status", "auth", "refresh", "webhook")
+OPS = ("create", "list", "get", "status", "auth", "refresh", "webhook", "track_add", "track_list")
+_TRACK_OPS = ("track_add", "track_list")
 _VIDEO_READS = ("list", "get", "status")
 # Computed from the videos at read time; every other key is a counter.
 _DERIVED = ("videos", "duplicate_videos", "errored_videos", "hung_videos")
@@ -57,6 +59,8 @@ STAT_KEYS = (
     # added with the documented provider limits
     "read_throttled", "budget_throttled", "blocks", "in_flight_refused", "storage_refused",
     "source_checks_failed", "hung_videos", "account_calls",
+    # added with caption tracks
+    "track_requests", "track_uploads", "tracks_refused", "lost_track_responses", "track_lists",
 )  # fmt: skip
 
 
@@ -229,6 +233,34 @@ class ProviderSim:
             )
             return {k: out[k] for k in STAT_KEYS}
 
+    def text_tracks(self) -> list[dict]:
+        """What the provider holds of caption tracks: per video with any, its id, our reference, and each
+        track as stored (language, name, status, error, format, how many times it was sent, its content)."""
+        with self._lock:
+            return [
+                {
+                    "video_id": video.id,
+                    "ref": video.ref,
+                    "tracks": [
+                        {
+                            "id": t.id,
+                            "language": t.language,
+                            "name": t.name,
+                            "closed_captions": t.closed_captions,
+                            "ref": t.ref,
+                            "status": t.status,
+                            "error": t.error,
+                            "format": t.format,
+                            "uploads": t.uploads,
+                            "content": t.content.decode("utf-8", "replace") if t.content is not None else None,
+                        }
+                        for t in video.texts
+                    ],
+                }
+                for video in self._store.videos.values()
+                if video.texts
+            ]
+
     def requests_log(self, ops: Sequence[str] | None = ("create",)) -> list[dict]:
         """The request log: creates only by default, as it always was; `ops=None` for every op."""
         with self._lock:
@@ -278,6 +310,8 @@ class ProviderSim:
             reply = self._create(cfg, profile, call, request.body, entry)
         elif op in _VIDEO_READS:
             reply = self._read(cfg, profile, call, op, entry)
+        elif op in _TRACK_OPS:
+            reply = self._track(cfg, profile, call, op, request.body, entry)
         else:
             reply = self._account(cfg, profile, call, request.body)
         if cfg.rate_headers:
@@ -418,6 +452,8 @@ class ProviderSim:
                 and (is_hang(draft.source) or (cfg.hang_rate > 0 and self._rng.random() < cfg.hang_rate)),
             )
             self._store.add(video)
+            for text in draft.texts:
+                video.add_text(text, one_per_language=False)
             if processing:
                 self._store.in_flight += 1
                 self._store.stored_s += video.duration
@@ -431,6 +467,8 @@ class ProviderSim:
                 reply.lost = True
 
         self._send_events(cfg, profile, created_events, generation, inline=early)
+        for text in draft.texts:  # the create's caption files: fetched by the provider, as Mux does
+            self._ingest_later(video.id, text, generation, cfg.track_max_bytes)
         if video.state == PROCESSING and not video.hung:  # a hung ingest is never finished
             self._process(cfg, video, generation, early)
         return reply
@@ -466,6 +504,57 @@ class ProviderSim:
             self._counters["gets"] += 1
             video = self._store.videos.get(call.params["id"])
             return profile.get(video, now) if op == "get" else profile.status(video, now)
+
+    def _track(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes, entry: dict) -> Reply:
+        """A caption track's upload or a video's list of them, in the profile's way; an upload's answer may be lost."""
+        with self._lock:
+            video = self._store.videos.get(call.params.get("id", ""))
+        entry["ref"] = video.ref if video else None
+        refused = self._gate(cfg, profile, call) or self._take_read(cfg, profile)
+        if refused is not None:
+            return refused
+        with self._lock:
+            video = self._store.videos.get(call.params.get("id", ""))
+            now = time.monotonic()
+            if op == "track_list":
+                self._counters["track_lists"] += 1
+                return profile.list_tracks(video, call, now)
+            self._counters["track_requests"] += 1
+            taken = profile.take_track(video, call, raw, cfg)
+            if isinstance(taken, Reply):
+                self._counters["tracks_refused"] += 1
+                return taken
+            held = video.add_text(taken, profile.one_track_per_language)
+            self._counters["track_uploads"] += 1
+            reply = profile.track_taken(video, held, now)
+            if cfg.track_lose_rate > 0 and self._rng.random() < cfg.track_lose_rate:
+                self._counters["lost_track_responses"] += 1
+                reply.lost = True
+            generation = self._generation
+        self._ingest_later(video.id, held, generation, cfg.track_max_bytes)
+        return reply
+
+    def _ingest_later(self, vid: str, track: TextTrack, generation: int, max_bytes: int) -> None:
+        if track.status == "preparing":  # a file the provider fetches itself (Mux)
+            self._run(self._fetch_pool, self._ingest_text, vid, track.id, generation, max_bytes)
+
+    def _ingest_text(self, vid: str, tid: str, generation: int, max_bytes: int) -> None:
+        """Fetch and read a caption file the provider was given a URL for: ready, or errored with why."""
+        with self._lock:
+            video = self._store.videos.get(vid)
+            track = next((t for t in video.texts if t.id == tid), None) if video else None
+            url = track.url if track else None
+        if url is None:
+            return
+        content, why = fetch_caption(url, max_bytes)
+        fmt = None
+        if content is not None:
+            fmt, why = read_caption(content, webvtt_only=False)
+        with self._lock:
+            if generation != self._generation or track.status != "preparing":
+                return
+            track.content, track.format = content, fmt
+            track.status, track.error = ("ready", None) if fmt else ("errored", why)
 
     def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
         """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""

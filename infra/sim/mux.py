@@ -3,6 +3,9 @@
 HTTP Basic token id/secret; POST /video/v1/assets {"inputs": [{"url"}], "passthrough", "meta"}
 -> 201 {"data": asset}, no idempotency key; GET /video/v1/assets newest first with
 limit (<= 100) and an opaque cursor, no filter by passthrough; GET /video/v1/assets/{id};
+text tracks as extra `inputs` of type text at create, or POST /video/v1/assets/{id}/tracks once
+the asset is ready, each fetched from its URL (SRT or WebVTT) and listed in the asset's
+`tracks` as preparing -> ready | errored;
 status preparing -> ready|errored; errors {"error": {"type", "messages"}}; webhooks
 video.asset.created/ready/errored signed `Mux-Signature: t=<unix>,v1=<hex>`; a 429 carries
 no hint unless the rate_headers knob adds X-RateLimit-*. Its documented limits (creates
@@ -16,6 +19,7 @@ import base64
 import binascii
 import copy
 import json
+import re
 import time
 import urllib.parse
 import uuid
@@ -40,7 +44,7 @@ from .profile import (
     x_ratelimit,
 )
 from .signing import sign_timestamped
-from .video import ERRORED, READY, Video
+from .video import ERRORED, READY, TextTrack, Video
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
 # Error "type" per kind: invalid_parameters, unauthorized, not_found and too_many_requests
@@ -92,6 +96,65 @@ def _units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+# "The language code value must be a valid BCP 47 specification compliant value" (create-asset-track).
+_BCP47 = re.compile(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")
+
+
+def _text_problem(entry: dict, where: str, taken: set[str]) -> str | None:
+    """Why a text track (a create's input, or the tracks endpoint's body) is refused, or None."""
+    if entry.get("type") != "text":
+        return f"{where}.type must be text (the simulator takes text tracks only)"
+    if not is_http_url(entry.get("url")):
+        return f"{where}.url must be an http(s) URL"
+    if entry.get("text_type") != "subtitles":
+        return f"{where}.text_type must be subtitles"  # "Required when type is text"
+    language = entry.get("language_code")
+    if not isinstance(language, str) or not _BCP47.match(language):
+        return f"{where}.language_code must be a BCP 47 language tag"
+    if not isinstance(entry.get("closed_captions", False), bool):
+        return f"{where}.closed_captions must be a boolean"
+    name = entry.get("name")
+    if name is not None and not isinstance(name, str):
+        return f"{where}.name must be a string"
+    if (name or language).lower() in taken:  # "This value must be unique within each group of text ... tracks"
+        return f"{where}.name must be unique among the asset's text tracks"
+    passthrough = entry.get("passthrough")
+    if passthrough is not None and (not isinstance(passthrough, str) or len(passthrough) > PASSTHROUGH_MAX):
+        return f"{where}.passthrough must be a string of at most {PASSTHROUGH_MAX} characters"
+    return None
+
+
+def _text_track(entry: dict) -> TextTrack:
+    """A text track Mux is to fetch: preparing until the simulator has read its file."""
+    return TextTrack(
+        id=alnum_id(32),
+        language=entry["language_code"],
+        name=entry.get("name") or entry["language_code"],
+        closed_captions=entry.get("closed_captions", False),
+        ref=entry.get("passthrough"),
+        url=entry["url"],
+        status="preparing",
+    )
+
+
+def _render_track(track: TextTrack) -> dict:
+    out = {
+        "type": "text",
+        "id": track.id,
+        "text_type": "subtitles",
+        "text_source": "uploaded",
+        "language_code": track.language,
+        "name": track.name,
+        "closed_captions": track.closed_captions,
+        "status": track.status,
+    }
+    if track.ref is not None:
+        out["passthrough"] = track.ref
+    if track.error:
+        out["error"] = {"type": "invalid_input", "messages": [track.error]}
+    return out
+
+
 def _validate(body: dict) -> str | None:
     inputs = body.get("inputs", body.get("input"))  # `input` is the deprecated spelling, same meaning
     if isinstance(inputs, str):
@@ -100,6 +163,12 @@ def _validate(body: dict) -> str | None:
         return "inputs must be a non-empty array of input objects"
     if not is_http_url(inputs[0].get("url")):
         return "inputs[0].url must be an http(s) URL"
+    taken: set[str] = set()
+    for n, entry in enumerate(inputs[1:], start=1):
+        problem = _text_problem(entry, f"inputs[{n}]", taken)
+        if problem:
+            return problem
+        taken.add((entry.get("name") or entry["language_code"]).lower())
     passthrough = body.get("passthrough")
     if passthrough is not None and (
         not isinstance(passthrough, str) or len(passthrough.encode("utf-16-le")) // 2 > PASSTHROUGH_MAX
@@ -174,6 +243,13 @@ def _source(body: dict) -> str:
     return inputs if isinstance(inputs, str) else inputs[0]["url"]
 
 
+def _json(raw: bytes) -> tuple[object, str | None]:
+    try:
+        return json.loads(raw), None
+    except (ValueError, UnicodeDecodeError):
+        return None, "request body is not valid JSON"
+
+
 def _encode_cursor(seq: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"before": seq}).encode()).decode().rstrip("=")
 
@@ -193,6 +269,7 @@ class Mux(Profile):
     routes = (
         ("/video/v1/assets", {"POST": "create", "GET": "list"}),
         ("/video/v1/assets/{id}", {"GET": "get"}),
+        ("/video/v1/assets/{id}/tracks", {"POST": "track_add"}),
     )
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
@@ -217,7 +294,8 @@ class Mux(Profile):
         reason = parse_error or (_validate(body) if isinstance(body, dict) else "request body must be a JSON object")
         if reason:
             return self.error("invalid", reason)
-        return Draft(source=_source(body), ref=self.ref_of(body), request=body)
+        texts = [_text_track(e) for e in body.get("inputs", [])[1:]] if isinstance(body.get("inputs"), list) else []
+        return Draft(source=_source(body), ref=self.ref_of(body), request=body, texts=texts)
 
     def render(self, video: Video, now: float) -> dict:
         request = video.request
@@ -235,6 +313,10 @@ class Mux(Profile):
                 out[key] = copy.deepcopy(request[key])
         if request.get("static_renditions"):
             out["static_renditions"] = _static_renditions(request["static_renditions"], video.state == READY)
+
+
+        tracks = [{"type": "video", "id": derived_id(f"{video.id}/video", 32)}] if video.state == READY else []
+        out["tracks"] = tracks + [_render_track(t) for t in video.texts]
         if video.state == READY:
             out["duration"] = video.duration
         elif video.state == ERRORED:
@@ -265,6 +347,22 @@ class Mux(Profile):
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})
+
+    def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
+        if video is None:
+            return self.error("not_found")
+        # "Assets must be in the ready state before tracks can be added" (create-asset-track).
+        if video.state != READY:
+            return self.error("invalid", "The asset must be ready before tracks can be added")
+        body, parse_error = _json(raw)
+        if parse_error or not isinstance(body, dict):
+            return self.error("invalid", parse_error or "request body must be a JSON object")
+        taken = {(t.name or t.language).lower() for t in video.texts}
+        problem = _text_problem(body, "track", taken)
+        return self.error("invalid", problem) if problem else _text_track(body)
+
+    def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
+        return Reply(201, {"data": _render_track(track)})
 
     def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
         # Mux now sends "standard X-RateLimit-Limit and X-RateLimit-Remaining headers" with no documented

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from .bucket import RateState
-from .video import Video
+from .video import TextTrack, Video
 
 if TYPE_CHECKING:
     from .config import SimConfig
@@ -68,6 +68,7 @@ class Draft:
     ref: str | None
     request: dict
     log: dict = field(default_factory=dict)  # what the request log should note of it (e.g. which field came)
+    texts: list[TextTrack] = field(default_factory=list)  # caption files the create carries (Mux's text inputs)
 
 
 @dataclass
@@ -293,6 +294,23 @@ class Profile:
         `held` is the account's state the core keeps for the profile (under its lock); the
         answer may ask for config changes, which the core applies (a webhook's URL and secret).
         """
+        raise NotImplementedError
+
+    # ----- caption tracks
+
+    # Whether a second file in a language replaces the first (Cloudflare, api.video) or stands beside it (Mux).
+    one_track_per_language: ClassVar[bool] = False
+
+    def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
+        """A track upload as the provider takes it: the track to hold, or its refusal (under the state lock)."""
+        raise NotImplementedError
+
+    def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
+        """The answer to an upload the provider took."""
+        raise NotImplementedError
+
+    def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
+        """A video's caption tracks, where the provider lists them on their own."""
         raise NotImplementedError
 
     # ----- rate limits

@@ -1,8 +1,8 @@
 """The HTTP layer: a threaded loopback server that hands API requests to ProviderSim and serves /_sim/*.
 
-The /_sim/ control endpoints (stats, requests, config, reset) are the same in every
-profile; everything else is the active profile's API. A reply marked lost is never
-written: the connection closes without an answer.
+The /_sim/ control endpoints (stats, requests, config, reset, tracks: the caption tracks
+each video holds) are the same in every profile; everything else is the active profile's
+API. A reply marked lost is never written: the connection closes without an answer.
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
         sim = self.server.sim
         routes: dict[str, dict[str, Callable[[], Answer]]] = {
             "/_sim/stats": {"GET": lambda: (200, sim.stats(), {})},
+            "/_sim/tracks": {"GET": lambda: (200, sim.text_tracks(), {})},
             "/_sim/requests": {"GET": lambda: self._requests(query)},
             "/_sim/config": {"GET": lambda: (200, sim.config_dict(), {}), "POST": lambda: self._patch(raw)},
             "/_sim/reset": {"POST": self._reset},

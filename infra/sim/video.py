@@ -53,6 +53,23 @@ def is_hang(url: str) -> bool:
 
 
 @dataclass
+class TextTrack:
+    """A caption or subtitle file a video holds, whatever the profile (what tests read back)."""
+
+    id: str
+    language: str
+    name: str | None = None
+    closed_captions: bool = False
+    ref: str | None = None  # Mux's track passthrough
+    url: str | None = None  # where Mux fetches it from (the file is uploaded to the others)
+    status: str = "ready"  # preparing (Mux fetching it) | ready | errored
+    error: str | None = None
+    content: bytes | None = None
+    format: str | None = None  # vtt | srt: what the simulator read it as
+    uploads: int = 1  # times this track was sent (a second upload of a language replaces the first)
+
+
+@dataclass
 class Video:
     """One video as the simulator keeps it, whatever the profile."""
 
@@ -70,6 +87,18 @@ class Video:
     extra: dict = field(default_factory=dict)  # profile-made values that must not change (playback ids)
     hung: bool = False  # the ingest never finishes: processing forever, no event
     failure: str | None = None  # why an errored video failed: "corrupt" (its data) or "fetch" (its source)
+    texts: list[TextTrack] = field(default_factory=list)  # caption and subtitle tracks, in the order taken
+
+    def add_text(self, track: TextTrack, one_per_language: bool) -> TextTrack:
+        """Hold `track`; where the provider keeps one file per language, it replaces that language's."""
+        if one_per_language:
+            for i, held in enumerate(self.texts):
+                if held.language.lower() == track.language.lower():
+                    track.uploads = held.uploads + 1
+                    self.texts[i] = track
+                    return track
+        self.texts.append(track)
+        return track
 
     @property
     def corrupt(self) -> bool:

@@ -56,3 +56,12 @@ def queue(aws):
     url = sqs.create_queue(QueueName=unique("queue"), Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
     yield url
     sqs.delete_queue(QueueUrl=url)
+
+
+@pytest.fixture
+def tracks_queue(aws):
+    """A queue standing in for the tracks worker's."""
+    sqs = aws("sqs")
+    url = sqs.create_queue(QueueName=unique("tracks"))["QueueUrl"]
+    yield url
+    sqs.delete_queue(QueueUrl=url)

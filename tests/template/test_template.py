@@ -123,7 +123,7 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 5
+    assert len(functions) == 6
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -137,7 +137,7 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 5  # and SAM made no others
+    assert len(roles) == 6  # and SAM made no others
 
 
 def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
@@ -146,6 +146,7 @@ def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(transla
     assert not [st for st in statements if "dynamodb:PutItem" in st.get("Action", [])]
     (ledger,) = [st for st in statements if "dynamodb:Query" in st.get("Action", [])]
     assert {"Fn::Sub": "${LedgerTable.Arn}/index/by_due"} in ledger["Resource"]
+    assert {"Fn::Sub": "${LedgerTable.Arn}/index/by_tracks_due"} in ledger["Resource"]
     assert not [r for r in ledger["Resource"] if "by_state" in str(r)]
 
 
@@ -208,6 +209,8 @@ ALARMS = {
     "TallyIteratorAgeAlarm": ("AWS/Lambda", "IteratorAge"),
     "ReconcileFailuresAlarm": ("AWS/Lambda", "Errors"),
     "ReconcileAssetErrorsAlarm": ("VideoMigration", "ReconcileErrors"),
+    "TracksDeadLetterAlarm": ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+    "TracksErrorsAlarm": ("AWS/Lambda", "Errors"),
 }
 
 
@@ -250,7 +253,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 6  # five functions and the webhook API's access log
+    assert len(groups) == 7  # six functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -328,7 +331,8 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         for st in _branches(role)
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
-    assert len(grants) == 4  # the provider's secret (uploader, reconcile, webhook) and the signing secret
+    # The provider's secret (uploader, reconcile, webhook, tracks) and the signing secret.
+    assert len(grants) == 5
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
         assert arn.endswith("-??????") and "*" not in arn, arn
@@ -336,7 +340,7 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
 
 def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):
     resources = translated["Resources"]
-    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole"):
+    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole"):
         statements = _statements(resources[role_name])
         (conditional,) = [st for st in statements if "Fn::If" in st and st["Fn::If"][0] == "HasSecretsKey"]
         grant = conditional["Fn::If"][1]
@@ -376,3 +380,37 @@ def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
     assert rule["Action"] == {"Block": {}} and acl["Properties"]["Scope"] == "REGIONAL"
     assert "/restapis/${WebhookApi}/stages/${WebhookStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
     assert resources["WebhookApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only
+
+
+def test_the_tracks_worker_reads_its_own_queue_and_writes_the_ledger_only_by_conditional_updates(translated):
+    resources = translated["Resources"]
+    statements = _branches(resources["TracksRole"])
+    actions = {a for st in statements for a in st.get("Action", [])}
+    assert not actions & {
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:Query",
+        "dynamodb:Scan",
+        "sqs:SendMessage",
+    }
+    (queue,) = [st for st in statements if "sqs:ReceiveMessage" in st.get("Action", [])]
+    assert queue["Resource"] == {"Fn::GetAtt": ["TracksQueue", "Arn"]}
+    (ledger,) = [st for st in statements if "dynamodb:UpdateItem" in st.get("Action", [])]
+    assert ledger["Resource"] == {"Fn::GetAtt": ["LedgerTable", "Arn"]}
+    # The uploader and reconcile may send to the tracks queue; the uploader reads only its own.
+    uploader = [st for st in _statements(resources["UploaderRole"]) if "sqs:SendMessage" in st.get("Action", [])]
+    assert uploader and uploader[0]["Resource"] == {"Fn::GetAtt": ["TracksQueue", "Arn"]}
+
+
+def test_the_tracks_lane_index_is_what_the_code_queries_and_its_queue_outlasts_the_worker():
+    from migrator.due import TRACKS_DUE_AT, TRACKS_INDEX, TRACKS_LANE
+
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    resources = template["Resources"]
+    table = resources["LedgerTable"]["Properties"]
+    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == TRACKS_INDEX]
+    assert [k["AttributeName"] for k in index["KeySchema"]] == [TRACKS_LANE, TRACKS_DUE_AT]
+    assert index["Projection"]["ProjectionType"] == "KEYS_ONLY"  # reconcile needs the keys only
+    timeout = resources["TracksFunction"]["Properties"]["Timeout"]
+    assert resources["TracksQueue"]["Properties"]["VisibilityTimeout"] >= 6 * timeout
+    assert template["Parameters"]["TrackFetchTestOrigins"]["Default"] == ""  # tests only: nothing is exempt

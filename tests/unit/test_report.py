@@ -102,3 +102,56 @@ def test_the_report_says_how_each_video_plays_and_what_its_create_could_not_carr
     docs = [json.loads(line) for line in out.getvalue().splitlines()]
     assert docs[0]["fidelity_notes"] == NOTED[0]["fidelity_notes"] and docs[1]["fidelity_notes"] is None
     assert docs[0]["playback"] == "signed"
+
+
+TRACKED = {
+    "asset_id": "lib/captioned",
+    "state": "ready",
+    "tracks": [
+        {"url": "https://c.example.com/en.srt", "language": "en", "kind": "captions", "format": "srt"},
+        {"url": "https://10.0.0.1/fr.vtt", "language": "fr", "kind": "subtitles"},
+        {"url": "https://c.example.com/de.vtt", "language": "de"},
+    ],
+    "track_states": {
+        "en.captions.": {"state": "attached", "attempts": Decimal("1"), "remote_track_id": "t1", "lease_token": "x"},
+        "fr.subtitles.": {
+            "state": "failed",
+            "attempts": Decimal("1"),
+            "error": "=the track URL's host 10.0.0.1 is private",
+        },
+    },
+}
+
+
+def test_the_csv_report_counts_each_assets_tracks_and_says_why_each_failed():
+    _, [row, untracked] = csv_rows([TRACKED, {"asset_id": "lib/plain", "state": "ready"}])
+    assert (row["tracks_attached"], row["tracks_pending"], row["tracks_failed"]) == ("1", "0", "1")
+    # The cell starts with a track key (a language tag: letters), so no reason can start a formula.
+    assert row["track_failures"] == "fr.subtitles.: =the track URL's host 10.0.0.1 is private"
+    assert untracked["tracks_attached"] == "" and untracked["track_failures"] == ""
+
+
+def test_the_jsonl_report_lists_every_track_with_its_state_and_leaves_out_leases():
+    out = io.StringIO()
+    write_report(iter([TRACKED]), out, "jsonl")
+    doc = json.loads(out.getvalue())
+    assert [(t["key"], t["state"]) for t in doc["tracks"]] == [
+        ("en.captions.", "attached"),
+        ("fr.subtitles.", "failed"),
+        ("de.captions.", "pending"),  # not armed yet: the video is not ready
+    ]
+    assert doc["tracks"][0] == {
+        "key": "en.captions.",
+        "url": "https://c.example.com/en.srt",
+        "language": "en",
+        "kind": "captions",
+        "format": "srt",
+        "state": "attached",
+        "attempts": 1,
+        "remote_track_id": "t1",
+    }
+    assert doc["tracks_failed"] == 1 and "lease_token" not in json.dumps(doc)
+    out = io.StringIO()
+    write_report(iter([{"asset_id": "lib/plain", "state": "ready"}]), out, "jsonl")
+    plain = json.loads(out.getvalue())  # every line has the same fields
+    assert plain["tracks"] == [] and plain["tracks_attached"] is None and set(plain) == set(doc)

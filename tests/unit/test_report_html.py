@@ -197,3 +197,36 @@ def test_the_page_counts_what_creates_could_not_carry_and_how_videos_play():
     ]
     assert "<b>title</b>" not in html  # ledger text is escaped
     assert "Played at the provider: 1 public, 2 signed." in html
+
+
+def test_the_page_counts_caption_tracks_and_lists_each_failed_one_with_its_reason_escaped():
+    def captioned(asset_id, **states):
+        entries = {k: {"state": s, **({"error": e} if e else {})} for k, (s, e) in states.items()}
+        return item(asset_id, "ready", track_states=entries)
+
+    items = [
+        captioned(
+            "c1",
+            **{
+                "en.captions.": ("attached", None),
+                "fr.captions.": ("failed", "only https track URLs are fetched, not http"),
+            },
+        ),
+        captioned(
+            "c2",
+            **{"en.captions.": ("attached", None), "de.captions.": ("failed", "<script>not a caption file</script>")},
+        ),
+        captioned("c3", **{"en.captions.": ("pending", None)}),
+        item("plain", "ready"),
+    ]
+    text = render_html(summary_of(items), "prod", T0)
+    page = Page(text)
+    assert "5 tracks on 3 assets: 2 attached, 1 pending, 2 failed." in " ".join(text.split()).replace(
+        "<strong>", ""
+    ).replace("</strong>", "")
+    assert sorted(row[1:] for row in page.tables["track-failures"][1:]) == [
+        ["de.captions.", "<script>not a caption file</script>"],
+        ["fr.captions.", "only https track URLs are fetched, not http"],
+    ]
+    assert "<script>" not in text and {tag for tag, _ in page.tags} <= ALLOWED_TAGS
+    assert sorted(row[0] for row in page.tables["track-reasons"][1:]) == ["1", "1"]

@@ -155,3 +155,16 @@ def test_status_draws_the_migrations_shape_minute_by_minute():
     assert "  per min   ▃█·▅  (peak 40/min, oldest minute first)" in text
     assert "  429s      ·█··  (3 in all)" in text
     assert json.loads(json.dumps(view.as_dict()))["settled_per_minute"] == [10, 40, 0, 20]
+
+
+def test_status_shows_the_caption_tracks_per_state_and_where_failures_are_explained():
+    from migrator.tally import Stats
+    from migrator_cli.status import Queues, render, summarize
+
+    stats = Stats({"ready": 3}, {}, tracks={"pending": 1, "attached": 4, "failed": 2})
+    view = summarize(stats, Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
+    assert "tracks      7 captions: 4 attached, 1 pending, 2 failed (report says why; retry --tracks)" in render(
+        view, "s"
+    )
+    quiet = summarize(Stats({"ready": 3}, {}), Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
+    assert "tracks " not in render(quiet, "s") and view.as_dict()["tracks"]["failed"] == 2

@@ -112,3 +112,28 @@ def test_without_a_ring_the_batch_covers_every_slot_handed_out_and_control_items
     assert "tallied_seq = if_not_exists(seq, :zero)" in pacer_update("ledger", deltas, T, None)["UpdateExpression"]
     pacer_only = deltas_of([record("MODIFY", "#pacer", {"next_slot": 1}, {"next_slot": 2})], T)
     assert pacer_update("ledger", pacer_only, T) is None  # no asset: nothing to say, no write on the hot item
+
+
+def test_track_states_are_counted_from_the_items_track_map_each_change_once():
+    def item(**tracks):
+        return {
+            "state": "ready",
+            "updated_at": T,
+            "track_states": {k: {"state": v, "attempts": 1} for k, v in tracks.items()},
+        }
+
+    records = [
+        record("MODIFY", "a", {"state": "ready", "updated_at": T}, item(en="pending", fr="pending")),  # armed
+        record("MODIFY", "a", item(en="pending", fr="pending"), item(en="attached", fr="pending")),
+        record("MODIFY", "a", item(en="attached", fr="pending"), item(en="attached", fr="failed")),
+        # The same state with a new lease or attempt count is no change of count.
+        record("MODIFY", "a", item(en="attached", fr="failed"), item(en="attached", fr="failed")),
+        record("MODIFY", "b", {"state": "ready"}, item(de="pending")),
+    ]
+    deltas = deltas_of(records, T)
+    assert dict(deltas.counts) == {"tracks_attached": 1, "tracks_failed": 1, "tracks_pending": 1}
+    # A retry of the asset makes another video: its tracks start again (the old ones' counts go).
+    rearmed = deltas_of([record("MODIFY", "a", item(en="attached", fr="failed"), item(en="pending", fr="pending"))], T)
+    assert dict(rearmed.counts) == {"tracks_attached": -1, "tracks_failed": -1, "tracks_pending": 2}
+    garbage = deltas_of([record("MODIFY", "c", {"state": "ready"}, {"state": "ready", "track_states": {"x": "y"}})], T)
+    assert dict(garbage.counts) == {}

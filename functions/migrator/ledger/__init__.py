@@ -6,6 +6,7 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 - `settling`: the provider's outcome (webhook, poll, adoption), forward only;
 - `healing`: reconcile's heals, polls and give-ups;
 - `loading`: intake, staging, the probe's verdicts and the operator's retry;
+- `tracks`: each caption track's own state, claim and fenced writes (the tracks worker);
 - `rules`: the fenced-write and forward-only conditions all of them build on;
 - `resend`: a record turned back into the message that carries it.
 
@@ -19,10 +20,22 @@ from .healing import Healing
 from .loading import REARMABLE, Loading, Recorded
 from .resend import NotResendable, message_of
 from .settling import EventOutcome, EventResult, Settling
-from .table import DUE_INDEX, REMOTE_INDEX, SHARDS, STATE_INDEX, LedgerTable, Update, WriteResult, shard_of, state_shard
+from .table import (
+    DUE_INDEX,
+    REMOTE_INDEX,
+    SHARDS,
+    STATE_INDEX,
+    TRACKS_INDEX,
+    LedgerTable,
+    Update,
+    WriteResult,
+    shard_of,
+    state_shard,
+)
+from .tracks import TrackClaim, TrackRefused, Tracks
 
 
-class Ledger(Claims, Settling, Healing, Loading):
+class Ledger(Claims, Settling, Healing, Loading, Tracks):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -32,6 +45,7 @@ __all__ = [
     "REMOTE_INDEX",
     "SHARDS",
     "STATE_INDEX",
+    "TRACKS_INDEX",
     "Claimed",
     "Claims",
     "EventOutcome",
@@ -44,6 +58,9 @@ __all__ = [
     "Recorded",
     "Refused",
     "Settling",
+    "TrackClaim",
+    "TrackRefused",
+    "Tracks",
     "Update",
     "WriteResult",
     "message_of",

@@ -16,6 +16,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from botocore.exceptions import ClientError
 
+from .. import due
 from ..due import Family
 from ..dynamo import is_condition_failure, to_item, typed
 from ..messages import AssetMessage
@@ -72,6 +73,8 @@ class Claims(LedgerTable):
             .remove("retry_after")
         )
         update.message_fields(msg, keep_existing=True)
+        if msg.tracks:  # tracks: reconcile's backstop from the lease's end, until the worker settles them
+            update.set(due.TRACKS_LANE, due.lane(Family.TRACKS, msg.asset_id)).set(due.TRACKS_DUE_AT, lease_until)
         values = {
             ":now": now,
             ":uploading": State.UPLOADING.value,

@@ -7,7 +7,9 @@ One item per asset, keyed by `asset_id`. Three indexes read it without a scan:
 - `by_remote` (`remote_id`): the provider's video -> our asset, for webhooks that name
   only the video;
 - `by_due` (`due_lane`, `due_at`): a sparse index of the assets reconcile may have to act
-  on (see `due.py`); everything else stays out of it.
+  on (see `due.py`); everything else stays out of it;
+- `by_tracks_due` (`tracks_lane`, `tracks_due_at`): likewise, the assets whose caption tracks
+  are not all settled (`ledger/tracks.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 STATE_INDEX = "by_state"
 REMOTE_INDEX = "by_remote"
 DUE_INDEX = due.INDEX
+TRACKS_INDEX = due.TRACKS_INDEX
 
 
 # A row's fields are kept under their message names, but one the ledger already uses for itself:
@@ -66,8 +69,11 @@ class Update:
     names: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
 
-    def _name(self, attr: str) -> str:
-        """The attribute's placeholder (one per attribute, reused: if_not_exists names it twice)."""
+    def _name(self, attr: str | tuple[str, ...]) -> str:
+        """The attribute's placeholder (one per attribute, reused: if_not_exists names it twice); a
+        tuple is a path into a map (`("track_states", key, "state")`), each part its own placeholder."""
+        if isinstance(attr, tuple):
+            return ".".join(self._name(part) for part in attr)
         for placeholder, name in self.names.items():
             if name == attr:
                 return placeholder
@@ -75,12 +81,20 @@ class Update:
         self.names[placeholder] = attr
         return placeholder
 
+    def path(self, *parts: str) -> str:
+        """The placeholder path of an attribute or a map entry, for a condition on it."""
+        return self._name(parts if len(parts) > 1 else parts[0])
+
+    def value(self, value: Any) -> str:
+        """A value's placeholder, for a condition on it."""
+        return self._value(value)
+
     def _value(self, value: Any) -> str:
         placeholder = f":v{len(self.values)}"
         self.values[placeholder] = value
         return placeholder
 
-    def set(self, attr: str, value: Any) -> Update:
+    def set(self, attr: str | tuple[str, ...], value: Any) -> Update:
         self.sets.append(f"{self._name(attr)} = {self._value(value)}")
         return self
 
@@ -94,12 +108,12 @@ class Update:
         self.sets.append(f"{self._name(attr)} = if_not_exists({self._name(source)}, {self._value(default)})")
         return self
 
-    def add(self, attr: str, delta: int) -> Update:
+    def add(self, attr: str | tuple[str, ...], delta: int) -> Update:
         name = self._name(attr)
         self.sets.append(f"{name} = if_not_exists({name}, {self._value(0)}) + {self._value(delta)}")
         return self
 
-    def remove(self, *attrs: str) -> Update:
+    def remove(self, *attrs: str | tuple[str, ...]) -> Update:
         self.removes += [self._name(a) for a in attrs]
         return self
 
@@ -261,10 +275,11 @@ class LedgerTable:
         self, lane: str, before: float, limit: int, start_key: Mapping | None = None
     ) -> tuple[list[dict], dict | None]:
         """One page of the lane's items silent since before `before`, the longest silent first."""
+        index, lane_attr, due_attr = due.index_of(due.family_of(lane) or due.Family.HEAL)
         kwargs: dict = {
             "TableName": self.table,
-            "IndexName": DUE_INDEX,
-            "KeyConditionExpression": "due_lane = :lane AND due_at < :before",
+            "IndexName": index,
+            "KeyConditionExpression": f"{lane_attr} = :lane AND {due_attr} < :before",
             "ExpressionAttributeValues": typed({":lane": lane, ":before": before}),
             "Limit": limit,
         }

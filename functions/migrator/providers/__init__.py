@@ -72,12 +72,14 @@ __all__ = [
 def from_settings(settings, clock: Callable[[], float] | None = None) -> Provider:
     """The stack's provider, its credentials read from Secrets Manager or SSM (cached, never logged)."""
     from ..secrets import read_secret
+    from ..trackfetch import FetchPolicy, parse_test_origins
 
     options = {
         "connect_timeout_s": settings.connect_timeout_s,
         "read_timeout_s": settings.read_timeout_s,
         "create_defaults": CreateDefaults(settings.default_playback, settings.provider_options),
     }
+    options["track_policy"] = FetchPolicy(test_origins=parse_test_origins(settings.track_test_origins))
     if clock is not None:
         options["clock"] = clock
     return build(

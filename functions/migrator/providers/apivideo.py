@@ -19,7 +19,11 @@
   video and a quality, so it is a prompt to read the video's status, not an outcome; no
   event exists for a failure (reconcile's poll finds those);
 - rate limits: per minute (uploads 100, writes 200, reads 500 in production), with
-  `X-RateLimit-Limit`, `-Remaining` and `-Retry-After` on every answer.
+  `X-RateLimit-Limit`, `-Remaining` and `-Retry-After` on every answer;
+- caption tracks: `POST /videos/{id}/captions/{language}`, a multipart `file` that is WebVTT
+  ("Currently only VTT file format is supported", docs.api.video/vod/add-captions; the
+  OpenAPI's Caption `{uri, src, srclang, languageName, default}`), one per language;
+  `GET /videos/{id}/captions` lists them (`data`, paginated).
 """
 
 from __future__ import annotations
@@ -31,13 +35,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import Track
 from ..redact import strip_controls
 from ..signatures import Scheme, SignatureError, sign
 from ..states import State
+from ..tracks import TrackOutcome, TrackResult
 from .base import Provider, listing_pages, lookup_failure, secret_text, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     Poll,
+    RemoteTrack,
+    TrackList,
+    TrackUpload,
     Video,
     WebhookEvent,
     body_event_id,
@@ -47,6 +56,7 @@ from .facts import (
     mapping,
     our_ref,
     rejected_video,
+    text,
     video_id,
 )
 from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
@@ -254,3 +264,27 @@ class ApiVideoProvider(Provider):
             duration_s=status.duration_s,
             error=status.error,
         )
+
+    # --- caption tracks ----------------------------------------------------------------------
+
+    takes_tracks = True
+    one_track_per_language = True
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        params = {"pageSize": str(PAGE_SIZE)}  # one page: a video holds a caption per language, far fewer than 100
+        answer = self._track_send("GET", f"/videos/{quote(remote_id)}/captions", params=params)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status != 200:
+            return self._track_list_failure(answer)
+        listed = [mapping(c) for c in entries(mapping(answer.body).get("data"))]
+        return TrackList(tuple(RemoteTrack(text(c.get("srclang")), remote_id=text(c.get("uri"))) for c in listed))
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        answer = self._upload_caption(
+            "POST", f"/videos/{quote(remote_id)}/captions/{quote(track.language)}", track, upload
+        )
+        if isinstance(answer, TrackOutcome):
+            return answer
+        uri = text(mapping(answer.body).get("uri"))
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=uri or track.language)

@@ -18,8 +18,22 @@ from dataclasses import replace
 
 from ..create_options import chosen_options
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
+from ..messages import Track
 from ..signatures import Scheme, sign, verify
-from .facts import AssetRef, CredentialsError, EventError, Poll, RateSignal, Video, WebhookEvent
+from ..trackfetch import FetchPolicy
+from ..tracks import TrackOutcome, TrackResult
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    EventError,
+    Poll,
+    RateSignal,
+    RemoteTrack,
+    TrackList,
+    TrackUpload,
+    Video,
+    WebhookEvent,
+)
 from .fidelity import CreateDefaults, details_of, playback_of
 from .http import Answer, HttpTransport, TransportError
 from .ratelimit import read_rate_headers
@@ -75,6 +89,7 @@ class Provider(ABC):
         connect_timeout_s: float = 3.05,
         read_timeout_s: float = 10.0,
         create_defaults: CreateDefaults | None = None,
+        track_policy: FetchPolicy | None = None,
     ):
         base = base_url or self.default_base_url
         if not base:
@@ -82,6 +97,8 @@ class Provider(ABC):
         self.secret = secret
         self.clock = clock
         self.create_defaults = create_defaults or CreateDefaults()
+        # Which track URLs may be handed on as they are (Mux fetches a create's text inputs itself).
+        self.track_policy = track_policy or FetchPolicy()
         self.http = HttpTransport(base, self.auth_headers, session, connect_timeout_s, read_timeout_s)
 
     @abstractmethod
@@ -114,11 +131,6 @@ class Provider(ABC):
         values left out."""
         stack = self.create_defaults.options.get(self.name, {})
         return chosen_options(self.name, stack, details_of(asset).options)
-
-    def tracks_at_create(self, asset: AssetRef) -> list:
-        """Caption-track inputs a create carries itself (Mux's text inputs; WP-G fills this in for Mux):
-        none by default. Pure, like `_create_body`, which calls it."""
-        return []
 
     @abstractmethod
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
@@ -178,6 +190,65 @@ class Provider(ABC):
         return body, sign(self.webhook_scheme, body, secret, now, f"msg_doctor_{int(now)}")
 
     webhook_scheme: Scheme = Scheme.SEED
+
+    # --- caption tracks (the tracks worker; docs/providers.md "Caption tracks") --------------------
+
+    takes_tracks: bool = False  # the provider has a text-track API at all
+    track_needs_webvtt: bool = True  # the file itself is uploaded, and only as WebVTT
+    one_track_per_language: bool = False  # a second file in a language replaces (or is refused)
+
+    def create_time_tracks(self, asset: AssetRef) -> list[Track]:
+        """The asset's tracks its create carries (the provider fetches them itself); none by default."""
+        return []
+
+    def tracks_at_create(self, asset: AssetRef) -> list[dict]:
+        """The create body's entries for `create_time_tracks` (Mux's text inputs); none by default."""
+        return []
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        """The video's text tracks as the provider lists them (the look before an upload)."""
+        return TrackList()
+
+    def track_matches(self, remote: RemoteTrack, track: Track, ref: str) -> bool:
+        """Whether a listed track is ours: by language, where the provider keeps one file per language."""
+        return (remote.language or "").lower() == track.language.lower()
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        """Give the video `remote_id` the track: ATTACHED, SUBMITTED (the provider confirms later) or why not."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no text tracks")
+
+    def _upload_caption(self, method: str, path: str, track: Track, upload: TrackUpload) -> Answer | TrackOutcome:
+        """The caption file sent as a multipart `file` part (as WebVTT where the provider takes only that)."""
+        content, suffix, media_type = upload.caption.for_upload(self.track_needs_webvtt)
+        answer = self._track_send(method, path, files={"file": (f"{track.language}.{suffix}", content, media_type)})
+        if isinstance(answer, Answer) and not 200 <= answer.status < 300:
+            return self._track_failure(answer)
+        return answer
+
+    def _track_send(self, method: str, path: str, **kwargs) -> Answer | TrackOutcome:
+        """A track call's answer, or TRANSIENT when none came (a retry looks before it uploads again)."""
+        try:
+            return self.http.send(method, path, **kwargs)
+        except TransportError as exc:
+            return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: {exc.kind}")
+
+    def _track_failure(self, answer: Answer) -> TrackOutcome:
+        """A track call's non-2xx answer: paced, the video gone, refused (a 4xx about the track) or transient."""
+        detail = excerpt(answer.text, 200)
+        if answer.status == 429:
+            return TrackOutcome(TrackResult.THROTTLED, retry_after=self.rate_signal(answer.headers).retry_after)
+        if answer.status == 404:
+            return TrackOutcome(TrackResult.VIDEO_GONE, error=f"provider: no such video (HTTP 404) {detail}".strip())
+        if 400 <= answer.status < 500 and answer.status != 408:
+            return TrackOutcome(TrackResult.REFUSED, error=f"provider: HTTP {answer.status}: {detail}")
+        return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: HTTP {answer.status}")
+
+    def _track_list_failure(self, answer: Answer) -> TrackList | TrackOutcome:
+        """A listing's non-2xx answer: a video that is not there (404) is an answer, the rest a failure."""
+        failure = self._track_failure(answer)
+        if failure.kind is TrackResult.VIDEO_GONE:
+            return TrackList(video_gone=f"{self.name} has no such video (HTTP 404)")
+        return failure
 
     def webhook_target(self) -> str | None:
         """Where the provider sends its callbacks, when it keeps one address per account and can say

@@ -16,7 +16,11 @@
   the video itself, with no event type and no event id (the body's hash stands in);
   changing the webhook URL rotates the secret, so current and previous are both accepted;
 - rate limits: 1,200 requests per 5 minutes per token, and a 429 blocks every call for
-  5 minutes (`retry-after`); `Ratelimit` / `Ratelimit-Policy` headers on answers.
+  5 minutes (`retry-after`); `Ratelimit` / `Ratelimit-Policy` headers on answers;
+- caption tracks: `PUT /accounts/{a}/stream/{uid}/captions/{language}`, a multipart upload of
+  a WebVTT `file`, "one caption or subtitle file per language" (cloudflare-python
+  `stream.captions.language.update`; developers.cloudflare.com/stream/edit-videos/adding-captions),
+  answered with the caption `{language, label}`; `GET .../captions` lists them.
 """
 
 from __future__ import annotations
@@ -27,17 +31,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import Track
 from ..signatures import Scheme, sign, verify
 from ..states import State
+from ..tracks import TrackOutcome, TrackResult
 from .base import Provider, json_event, listing_pages, too_many_pages
 from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
+    RemoteTrack,
+    TrackList,
+    TrackUpload,
     Video,
     WebhookEvent,
     body_event_id,
     duration_of,
+    entries,
     epoch_of,
     found_among,
     mapping,
@@ -248,6 +258,34 @@ class CloudflareProvider(Provider):
             boundary = boundary | at_last if last == after else at_last
             after = last
         raise too_many_pages()
+
+    # --- caption tracks ----------------------------------------------------------------------
+
+    takes_tracks = True
+    one_track_per_language = True
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        answer = self._track_send("GET", f"{self._stream()}/{quote(remote_id)}/captions")
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status != 200:
+            return self._track_list_failure(answer)
+        listed = [mapping(c) for c in entries(mapping(answer.body).get("result"))]
+        return TrackList(tuple(_caption(c) for c in listed if not c.get("generated")))
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        path = f"{self._stream()}/{quote(remote_id)}/captions/{quote(track.language)}"
+        answer = self._upload_caption("PUT", path, track, upload)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=track.language)
+
+
+def _caption(caption: dict) -> RemoteTrack:
+    language = caption.get("language")
+    status = caption.get("status") if caption.get("status") in ("ready", "inprogress", "error") else "ready"
+    words = {"inprogress": "preparing", "error": "errored"}.get(status, status)
+    return RemoteTrack(language if isinstance(language, str) else None, words, remote_id=text(language))
 
 
 def _result_uid(answer: object) -> str | None:

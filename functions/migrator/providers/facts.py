@@ -15,11 +15,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import AssetMessage, id_problem
 from ..pacing import RateSignal  # noqa: F401  (re-exported: a provider fact too)
 from ..states import State
+
+if TYPE_CHECKING:  # the caption libraries load in the tracks worker only
+    from ..captions import CaptionFile
 
 # A duration outside this is garbage, not a video's length (seconds).
 MAX_DURATION_S = 10_000_000
@@ -90,6 +94,34 @@ class AssetRef:
     title: str | None = None
     generation: int = 0
     details: AssetMessage | None = None
+
+
+@dataclass(frozen=True)
+class RemoteTrack:
+    """A text track as the provider lists it on a video, in our terms (for the look before an upload)."""
+
+    language: str | None
+    status: str = "ready"  # ready | preparing | errored
+    ref: str | None = None  # our track's reference where the provider keeps one (Mux's passthrough)
+    remote_id: str | None = None
+    error: str | None = None  # why the provider gave up on it (errored), short and redacted
+
+
+@dataclass(frozen=True)
+class TrackList:
+    """A video's text tracks, and whether the provider takes a new one now (Mux: only once ready)."""
+
+    tracks: tuple[RemoteTrack, ...] = ()
+    open_for_tracks: bool = True
+    video_gone: str | None = None  # the video errored or no longer exists: why
+
+
+@dataclass(frozen=True)
+class TrackUpload:
+    """What an attach needs: the checked file, and the URL it was fetched from (Mux fetches it itself)."""
+
+    caption: CaptionFile
+    url: str
 
 
 # --- small readers shared by the provider modules ---------------------------------------------

@@ -170,7 +170,9 @@ class HttpTransport:
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
     ) -> Answer:
+        """One request; `files` sends a multipart/form-data body of (file name, bytes, media type) parts."""
         all_headers = {"Accept": "application/json", **self._auth(), **(headers or {})}
         with _Deadline(self.deadline_s) as deadline:
             try:
@@ -178,6 +180,7 @@ class HttpTransport:
                     method,
                     self.base + path,
                     json=json_body,
+                    files=files,
                     params=params,
                     headers=all_headers,
                     timeout=self.timeout,

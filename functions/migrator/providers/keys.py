@@ -37,3 +37,11 @@ def passthrough_for(asset_id: str) -> str:
     if len(asset_id.encode("utf-16-le")) // 2 <= PASSTHROUGH_MAX:
         return asset_id
     return "sha256:" + hashlib.sha256(asset_id.encode()).hexdigest()
+
+
+def track_ref(key: str) -> str:
+    """A caption track's reference at the provider (Mux's track `passthrough`, 255 characters at most):
+    its key (messages.track_key) when it fits, else `sha256:<hex>` of it."""
+    if len(key.encode("utf-16-le")) // 2 <= PASSTHROUGH_MAX:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()

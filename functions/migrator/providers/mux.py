@@ -19,7 +19,14 @@
   (rotation), events `video.asset.ready` / `video.asset.errored` with the asset as `data`
   and the event's own `id`;
 - rate limits: 1 create a second sustained (bursts allowed), 5 other requests a second;
-  a 429 may carry no hint at all.
+  a 429 may carry no hint at all;
+- caption tracks: Mux fetches a text track itself, SRT or WebVTT, from a URL: at create time
+  as an extra `inputs` entry of type text (`language_code`, `name`, `closed_captions`,
+  `text_type: subtitles`, `passthrough`), or later by `POST /video/v1/assets/{id}/tracks`
+  once the asset is ready (docs.mux.com/api-reference/video/assets/create-asset-track;
+  mux-python InputSettings, CreateTrackRequest, Track). A track is attached when the
+  asset's `tracks` list shows it `ready` (matched by its `passthrough`), failed when
+  `errored`.
 """
 
 from __future__ import annotations
@@ -27,20 +34,28 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import Track, track_key
 from ..signatures import Scheme
 from ..states import State
+from ..trackfetch import url_problem
+from ..tracks import TrackOutcome, TrackResult, track_labels
 from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listing_pages, lookup_failure, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     CredentialsError,
     EventError,
     Poll,
+    RemoteTrack,
+    TrackList,
+    TrackUpload,
     Video,
     WebhookEvent,
     duration_of,
+    entries,
     epoch_of,
     mapping,
     our_ref,
@@ -51,7 +66,7 @@ from .facts import (
 from .fidelity import PUBLIC, SIGNED, details_of, not_carried, privacy_notes
 from .fidelity import cut as cut_text
 from .http import Answer, quote
-from .keys import PASSTHROUGH_MAX, idempotency_key, passthrough_for
+from .keys import PASSTHROUGH_MAX, idempotency_key, passthrough_for, track_ref
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
@@ -71,6 +86,11 @@ LOOKUP_TOO_LONG = "lookup window too long"
 # "The asset title. Max 512 code points." (mux-python 5.1.2 AssetMetadata; docs.mux.com "Add metadata to your
 # videos", which counts code points as JavaScript's length does: counted here in UTF-16 units).
 TITLE_MAX = 512
+# A language tag sent with a create: a plain ISO 639 language, and a region or script, if any. A tag Mux
+# might refuse would refuse the whole create (the video rejected for its captions), so anything rarer
+# waits for the asset's tracks endpoint, where a refusal fails that track alone.
+CREATE_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[0-9]{3}|[A-Za-z]{4}(-[A-Za-z]{2})?))?$")
+TRACK_STATUS = {"ready": "ready", "errored": "errored", "preparing": "preparing"}
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
@@ -164,6 +184,7 @@ class MuxProvider(Provider):
         if passthrough != asset.asset_id:
             notes.append(f"id: passthrough carries its hash (over {PASSTHROUGH_MAX} characters)")
         body: dict = {
+            # The video, then its caption files: Mux fetches those itself (tracks_at_create).
             "inputs": [{"url": source_url}, *self.tracks_at_create(asset)],
             # "public": anyone with the playback URL; "signed": a token is needed (CreateAssetRequest).
             "playback_policies": [self.playback(asset)],
@@ -266,6 +287,81 @@ class MuxProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
+
+    # --- caption tracks ----------------------------------------------------------------------
+
+    takes_tracks = True
+    track_needs_webvtt = False  # Mux fetches SRT and WebVTT alike
+
+    def create_time_tracks(self, asset: AssetRef) -> list[Track]:
+        """The tracks Mux can fetch as they are listed: an https URL (or a test origin) that is not plainly
+        internal, in a language tag Mux is sure to take. s3:// and source references wait for the worker."""
+        tracks = asset.details.tracks if asset.details else ()
+        return [
+            t for t in tracks if url_problem(t.url, self.track_policy) is None and CREATE_LANGUAGE.match(t.language)
+        ]
+
+    def tracks_at_create(self, asset: AssetRef) -> list[dict]:
+        chosen = self.create_time_tracks(asset)
+        labels = track_labels(asset.details.tracks) if chosen else {}
+        return [_text_input(t, t.url, labels[track_key(t)]) for t in chosen]
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        answer = self._track_send("GET", f"{ASSETS}/{quote(remote_id)}")
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status != 200:
+            return self._track_list_failure(answer)
+        asset = mapping(mapping(answer.body).get("data"))
+        status = asset.get("status")
+        if status == "errored":
+            return TrackList(video_gone="the asset errored at Mux")
+        tracks = tuple(_remote_track(t) for t in entries(asset.get("tracks")) if mapping(t).get("type") == "text")
+        return TrackList(tracks, open_for_tracks=status == "ready")
+
+    def track_matches(self, remote: RemoteTrack, track: Track, ref: str) -> bool:
+        return remote.ref == ref
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        body = _text_input(track, upload.url, label)  # the tracks endpoint takes the same fields
+        answer = self._track_send("POST", f"{ASSETS}/{quote(remote_id)}/tracks", json_body=body)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if 200 <= answer.status < 300:
+            created = _remote_track(mapping(answer.body).get("data"))
+            return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=created.remote_id)
+        return self._track_failure(answer)
+
+
+def _text_input(track: Track, url: str, label: str) -> dict:
+    """A text track as Mux's create `inputs` entry (and, with `type`, the tracks endpoint's body)."""
+    return {
+        "url": url,
+        "type": "text",
+        "text_type": "subtitles",  # "subtitles for subtitles and closed captions" (create-asset-track)
+        "language_code": track.language,
+        "name": label,
+        "closed_captions": track.closed_captions,
+        "passthrough": track_ref(track_key(track)),
+    }
+
+
+def _remote_track(raw: object) -> RemoteTrack:
+    track = mapping(raw)
+    status = TRACK_STATUS.get(track.get("status") if isinstance(track.get("status"), str) else "", "preparing")
+    error = None
+    if status == "errored":  # the reason, where the track carries one ({"error": {"messages": [...]}})
+        errors = mapping(track.get("error")) or mapping(track.get("errors"))
+        words = "; ".join(m for m in entries(errors.get("messages")) if isinstance(m, str))
+        error = "provider: " + (excerpt(words, 200) or "Mux could not ingest the text track")
+    ref, language = track.get("passthrough"), track.get("language_code")
+    return RemoteTrack(
+        language if isinstance(language, str) else None,
+        status,
+        ref if isinstance(ref, str) else None,
+        video_id(track.get("id")),
+        error,
+    )
 
 
 def find_page_cap(created_after: float | None, now: float) -> int:

@@ -1,0 +1,253 @@
+"""Caption and subtitle tracks: their states and the decisions about them (pure).
+
+Each of an asset's tracks (messages.Track, named by `track_key`) has its own entry in the
+ledger item's `track_states` map, for the provider video it belongs to (`tracks_video`):
+
+- `pending`: not yet at the provider, or sent and not yet confirmed (Mux ingests a file
+  itself: a track sent at create time, `via: create`, or posted later, `submitted`, is
+  attached only once Mux lists it ready);
+- `attached`: the provider holds it (`remote_track_id` where it names one);
+- `failed`: with its reason (`error`); retried at `retry_after` while the attempt budget
+  lasts, for good without a `retry_after` (`migrator retry --tracks` re-arms it).
+
+A track never holds its video back: the video reaches ready on its own path, and the
+tracks worker works on tracks once the provider has the video. One pass on a track is a
+claim (a conditional write with a lease, like the asset's), then what the provider and the
+fetch said (`TrackOutcome`), then `decide`, then a write fenced by the claim's token.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .messages import Track, id_problem, track_key
+from .retry import backoff_delay, throttle_delay
+
+# Real failures (a 5xx, a timeout, a server that cannot be reached) one track may have.
+MAX_TRACK_ATTEMPTS = 5
+# Passes that found the provider not ready for the track yet (the video still processing, a
+# file still being ingested) before the track fails: at the delays below, about a day.
+MAX_TRACK_WAITS = 60
+WAIT_BASE_S, WAIT_CAP_S = 15.0, 1800.0
+# How long a claim on a track lasts past the worker's own deadline (as the asset's lease).
+LEASE_MARGIN_S = 5.0
+
+
+class TrackState(StrEnum):
+    PENDING = "pending"
+    ATTACHED = "attached"
+    FAILED = "failed"
+
+
+STATES = tuple(s.value for s in TrackState)
+
+
+class Via(StrEnum):
+    CREATE = "create"  # sent with the video's create (Mux's text inputs); confirmed afterwards
+    UPLOAD = "upload"  # fetched and checked by the tracks worker, then given to the provider
+
+
+class TrackResult(StrEnum):
+    ATTACHED = "attached"  # the provider holds it
+    SUBMITTED = "submitted"  # handed over; the provider fetches it itself and confirms later (Mux)
+    WAITING = "waiting"  # the provider is not ready for it yet: nothing spent, look again later
+    REFUSED = "refused"  # can never succeed as it is: the file, the address, the provider's 4xx
+    TRANSIENT = "transient"  # may succeed on a later try: a 5xx, a timeout, an unreachable server
+    THROTTLED = "throttled"  # the provider is pacing us: nothing spent
+    VIDEO_GONE = "video_gone"  # the video it belongs to was rejected or is no longer there
+
+
+@dataclass(frozen=True)
+class TrackOutcome:
+    kind: TrackResult
+    error: str | None = None
+    remote_track_id: str | None = None
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class TrackMove:
+    """What to write for one pass on a track (see `decide`)."""
+
+    state: TrackState
+    error: str | None = None
+    retry_at: float | None = None  # pending or failed: when it may be claimed again
+    give_back: bool = False  # the pass spent nothing: its attempt is given back
+    waited: bool = False  # a pass that found the provider not ready (counted apart)
+    submitted: bool = False  # handed to a provider that confirms later
+    remote_track_id: str | None = None
+
+
+def decide(
+    outcome: TrackOutcome, attempts: int, waits: int, now: float, rng: random.Random, max_attempts: int
+) -> TrackMove:
+    """The track's next state after a pass whose claim counted `attempts` (this one included)."""
+    kind = outcome.kind
+    if kind is TrackResult.ATTACHED:
+        return TrackMove(TrackState.ATTACHED, remote_track_id=outcome.remote_track_id)
+    if kind is TrackResult.SUBMITTED:
+        delay = min(WAIT_CAP_S, WAIT_BASE_S)
+        return TrackMove(TrackState.PENDING, retry_at=now + delay, submitted=True)
+    if kind is TrackResult.WAITING:
+        if waits + 1 >= MAX_TRACK_WAITS:
+            error = f"{outcome.error or 'the provider was not ready for the track'}, {waits + 1} times in a row"
+            return TrackMove(TrackState.FAILED, error=error, give_back=True, waited=True)
+        return TrackMove(TrackState.PENDING, retry_at=now + wait_delay(waits + 1, rng), give_back=True, waited=True)
+    if kind is TrackResult.THROTTLED:
+        return TrackMove(TrackState.PENDING, retry_at=now + throttle_delay(outcome.retry_after, rng), give_back=True)
+    if kind in (TrackResult.REFUSED, TrackResult.VIDEO_GONE):
+        return TrackMove(TrackState.FAILED, error=outcome.error or kind.value)
+    # TRANSIENT: backed off, and for good once the budget is spent.
+    error = outcome.error or "transient failure"
+    if attempts >= max_attempts:
+        return TrackMove(TrackState.FAILED, error=f"{error} (after {attempts} attempts)")
+    return TrackMove(TrackState.FAILED, error=error, retry_at=now + backoff_delay(attempts, rng))
+
+
+def wait_delay(waits: int, rng: random.Random) -> float:
+    """How long a track waits for a provider that was not ready, after its `waits`-th such pass."""
+    ceiling = min(WAIT_CAP_S, WAIT_BASE_S * 2 ** max(0, min(waits - 1, 20)))
+    return rng.uniform(ceiling / 2, ceiling)
+
+
+# --- the tracks worker's message ---------------------------------------------------------------------------
+
+
+def tracks_message(asset_id: str) -> str:
+    """The tracks queue's message: only the asset's id (the ledger holds its tracks and their states)."""
+    return json.dumps({"id": asset_id}, ensure_ascii=False, separators=(",", ":"))
+
+
+def tracks_message_id(body: object) -> str | None:
+    """The asset a tracks message names, or None when it is not one."""
+    try:
+        doc = json.loads(body) if isinstance(body, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None
+    asset_id = doc.get("id") if isinstance(doc, dict) and set(doc) == {"id"} else None
+    return asset_id if id_problem(asset_id) is None else None
+
+
+# --- arming: an asset's tracks for one provider video -------------------------------------------------
+
+
+def initial_states(
+    tracks: Iterable[Track],
+    *,
+    takes_tracks: bool,
+    provider: str,
+    at_create: set[str],
+    one_per_language: bool,
+    now: float,
+) -> dict[str, dict]:
+    """The entries an asset's tracks start with for a new provider video.
+
+    A provider with no track API fails every track with that reason. Where the provider keeps
+    one file per language (Cloudflare Stream, api.video), the first track of a language is the
+    one sent and any other fails with the reason; the inventory's order decides, stably.
+    """
+    states: dict[str, dict] = {}
+    languages: dict[str, str] = {}
+    for track in tracks:
+        key = track_key(track)
+        entry: dict = {"state": TrackState.PENDING.value, "attempts": 0, "updated_at": now}
+        entry["via"] = Via.CREATE.value if key in at_create else Via.UPLOAD.value
+        language = track.language.lower()
+        if not takes_tracks:
+            entry |= {"state": TrackState.FAILED.value, "error": f"the {provider} provider takes no text tracks"}
+        elif one_per_language and language in languages:
+            first = languages[language]
+            error = f"{provider} keeps one caption file per language, and {track.language} is track {first}'s"
+            entry |= {"state": TrackState.FAILED.value, "error": error}
+        else:
+            languages.setdefault(language, key)
+        states[key] = entry
+    return states
+
+
+def track_labels(tracks: Iterable[Track]) -> dict[str, str]:
+    """A name per track for the player's menu, unique among the asset's (Mux refuses two text tracks
+    of one name): the track's name, else its language; a repeat gets its kind, then a number."""
+    labels: dict[str, str] = {}
+    taken: set[str] = set()
+    for track in tracks:
+        base = track.name or track.language
+        label = base
+        if label.lower() in taken:
+            label = f"{base} ({track.kind})"
+        n = 2
+        while label.lower() in taken:
+            label, n = f"{base} ({track.kind} {n})", n + 1
+        taken.add(label.lower())
+        labels[track_key(track)] = label
+    return labels
+
+
+# --- reading the ledger's entries ------------------------------------------------------------------
+
+
+def claimable(entry: Mapping | None, now: float) -> bool:
+    """The track claim's condition as a pure predicate: pending or failed with its retry time passed,
+    and no live lease (the emulator tests check the two agree)."""
+    if not entry:
+        return False
+    state = entry.get("state")
+    retry_after = _number(entry.get("retry_after"))
+    lease_until = _number(entry.get("lease_until"))
+    if lease_until is not None and lease_until >= now:
+        return False
+    if state == TrackState.PENDING.value:
+        return retry_after is None or retry_after <= now
+    if state == TrackState.FAILED.value:
+        return retry_after is not None and retry_after <= now
+    return False
+
+
+def settled(entry: Mapping) -> bool:
+    """Nothing more will happen to the track without the operator: attached, or failed for good."""
+    state = entry.get("state")
+    return state == TrackState.ATTACHED.value or (state == TrackState.FAILED.value and "retry_after" not in entry)
+
+
+def next_due(states: Mapping[str, Mapping], now: float) -> float | None:
+    """When the earliest unsettled track may be worked on again (None: every track is settled)."""
+    times = []
+    for entry in states.values():
+        if settled(entry):
+            continue
+        at = max(_number(entry.get("retry_after")) or now, (_number(entry.get("lease_until")) or now))
+        times.append(at)
+    return min(times) if times else None
+
+
+def counts(states: Mapping[str, Mapping] | None) -> Counter:
+    """How many of an asset's tracks are in each state."""
+    out: Counter = Counter()
+    for entry in (states or {}).values():
+        state = entry.get("state") if isinstance(entry, Mapping) else None
+        if state in STATES:
+            out[state] += 1
+    return out
+
+
+def failures(states: Mapping[str, Mapping] | None) -> list[tuple[str, str]]:
+    """(track key, reason) for each failed track, in key order."""
+    return [
+        (key, str(entry.get("error") or "failed"))
+        for key, entry in sorted((states or {}).items())
+        if isinstance(entry, Mapping) and entry.get("state") == TrackState.FAILED.value
+    ]
+
+
+def _number(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

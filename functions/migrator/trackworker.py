@@ -1,0 +1,346 @@
+"""The tracks worker Lambda: attaches an asset's caption and subtitle tracks once its video exists, each track once.
+
+Its queue carries one message per asset (`{"id": ...}`), sent by the uploader when the
+provider accepted the video, by reconcile for tracks left unsettled, and by `migrator retry
+--tracks`. For each message: read the asset; wait while its video is not ready (tracks never
+hold a video back, and Mux takes tracks only on a ready asset); start the tracks of this
+video in the ledger if they are not yet (`ledger.arm_tracks`); then, per track that is due,
+claim it (a conditional write with a lease), look at what the provider already holds when an
+earlier pass may have attached it, else fetch the file (`trackfetch`, the SSRF-guarded
+fetch), check it (`captions`), and hand it to the provider; write the outcome fenced by the
+claim (`ledger.finish_track`). The message comes back when the earliest unsettled track is
+due again, and goes once every track is settled.
+
+A bad track fails alone, with its reason; a provider's 429 holds the fleet's pacer (creates
+and tracks share the provider's limit) and sends the message back without spending anything.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from .captions import read_caption
+from .fate import Fate, FateKind, excerpt
+from .ledger import Ledger, NotResendable, TrackRefused, message_of
+from .ledger.tracks import STATES, VIDEO
+from .messages import SOURCE_PLATFORMS, Track, parse_tracks, track_key
+from .pacer import Pacer
+from .presign import S3Presigner
+from .providers import AssetRef, Provider, from_settings
+from .providers.facts import TrackUpload
+from .providers.keys import track_ref
+from .retry import visibility_for
+from .settings import Settings, load
+from .states import State
+from .trackfetch import FetchFailed, FetchPolicy, fetch, parse_test_origins
+from .tracks import (
+    LEASE_MARGIN_S,
+    TrackOutcome,
+    TrackResult,
+    Via,
+    claimable,
+    decide,
+    initial_states,
+    next_due,
+    settled,
+    track_labels,
+    tracks_message_id,
+    wait_delay,
+)
+
+logger = Logger(service="tracks")
+metrics = Metrics(namespace="VideoMigration", service="tracks")
+
+# While the video is not ready yet, the message comes back after a wait that grows with its receives.
+NOT_READY_BASE_S = 20.0
+NOT_READY_CAP_S = 900.0
+
+
+def resolve_source_track(url: str) -> str | FetchFailed:
+    """A track's source reference (`vimeo://…`) as a URL to fetch: the one place it is resolved.
+    `migrator.sources` (WP-H) does it for videos; until it is there, such a track fails with the reason."""
+    try:
+        from .sources import resolve  # type: ignore[attr-defined]
+    except ImportError:
+        platform = url.split("://", 1)[0]
+        return FetchFailed(f"source references ({platform}://) are not supported for tracks yet: list its https URL")
+    try:
+        resolved = resolve(url)
+    except Exception as exc:  # a platform's failure is the track's, not the worker's
+        return FetchFailed(f"the source reference could not be resolved ({type(exc).__name__})", retryable=True)
+    return getattr(resolved, "url", resolved)
+
+
+@dataclass
+class TracksWorker:
+    ledger: Ledger
+    provider: Provider
+    sqs: object
+    queue_url: str
+    policy: FetchPolicy = field(default_factory=FetchPolicy)
+    presign: Callable[[str], str] = lambda url: url
+    pacer: Pacer | None = None
+    max_attempts: int = 5
+    clock: Callable[[], float] = time.time
+    rng: random.Random = field(default_factory=random.Random)
+    fetch: Callable = fetch
+    resolve_source: Callable[[str], str | FetchFailed] = resolve_source_track
+    # Least time one more track needs: a listing, a fetch and an attach, each to its timeout.
+    track_budget_s: float = 40.0
+
+    # --- the batch -----------------------------------------------------------------------
+
+    def handle_batch(self, event: dict, remaining_s: Callable[[], float]) -> dict:
+        received_at = self.clock()
+        failures = []
+        for record in event.get("Records", []):
+            try:
+                fate = self.process(record, self.clock() + remaining_s())
+            except Exception:  # one bad record never fails the rest of its batch
+                logger.exception("unexpected error; the tracks message will be retried")
+                metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1)
+                fate = Fate.later(self.rng.uniform(5, 15), "unexpected error")
+            finally:
+                logger.set_correlation_id(None)
+            if fate.kind is FateKind.LATER:
+                self._defer(record, fate.delay_s, received_at)
+                failures.append({"itemIdentifier": record.get("messageId", "")})
+        return {"batchItemFailures": failures}
+
+    def _defer(self, record: dict, delay_s: float, received_at: float) -> None:
+        try:
+            self.sqs.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=record["receiptHandle"],
+                VisibilityTimeout=visibility_for(delay_s, received_at, self.clock()),
+            )
+        except Exception as exc:  # the queue's own visibility timeout still brings it back
+            logger.warning("could not set the retry delay: %s", type(exc).__name__)
+
+    # --- one asset -------------------------------------------------------------------------
+
+    def process(self, record: dict, deadline: float) -> Fate:
+        asset_id = tracks_message_id(record.get("body"))
+        if asset_id is None:
+            metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)
+            logger.warning("not a tracks message", extra={"message_id": record.get("messageId")})
+            return Fate.poison("not a tracks message")
+        logger.set_correlation_id(asset_id)
+        item = self.ledger.get(asset_id)
+        tracks = parse_tracks((item or {}).get("tracks")) if item else ()
+        if isinstance(tracks, str) or not tracks:
+            return Fate.finished("the asset has no tracks" if not isinstance(tracks, str) else tracks)
+        state, remote_id = item.get("state"), item.get("remote_id")
+        if state == State.REJECTED.value:
+            return self._video_rejected(item, tracks)
+        if state != State.READY.value or not remote_id:
+            if state == State.FAILED.value and item.get("retry_after") is None:
+                return Fate.finished("the video failed for good: its tracks wait for the operator's retry")
+            receives = _receives(record)
+            delay = min(NOT_READY_CAP_S, NOT_READY_BASE_S * 2 ** min(receives - 1, 10))
+            return Fate.later(delay, f"the video is {state}, not ready: its tracks wait")
+        if item.get(VIDEO) != remote_id:
+            item = self._arm(item, tracks, remote_id)
+            if item is None:
+                return Fate.later(self.rng.uniform(1, 5), "the asset moved while its tracks were armed")
+        held = self._held()
+        if held is not None:
+            return Fate.later(held, "the provider holds the fleet", pacing=True)
+        return self._work(item, tracks, remote_id, deadline)
+
+    def _arm(self, item: dict, tracks: tuple[Track, ...], remote_id: str) -> dict | None:
+        try:
+            details = message_of(item)
+        except NotResendable:
+            details = None
+        asset = AssetRef(item["asset_id"], details=details)
+        at_create = {track_key(t) for t in self.provider.create_time_tracks(asset)}
+        entries = initial_states(
+            tracks,
+            takes_tracks=self.provider.takes_tracks,
+            provider=self.provider.name,
+            at_create=at_create,
+            one_per_language=self.provider.one_track_per_language,
+            now=self.clock(),
+        )
+        result = self.ledger.arm_tracks(item["asset_id"], remote_id, entries, self.clock())
+        if result.won:
+            logger.info("tracks armed", extra={"tracks": len(entries), "remote_id": remote_id})
+            return result.current
+        current = result.current or {}
+        return current if current.get(VIDEO) == remote_id else None
+
+    def _work(self, item: dict, tracks: tuple[Track, ...], remote_id: str, deadline: float) -> Fate:
+        asset_id = item["asset_id"]
+        states: dict = dict(item.get(STATES) or {})
+        labels = track_labels(tracks)
+        held = None
+        listing: dict = {}  # the provider's list of the video's tracks, read once a pass (when a look needs it)
+        for track in tracks:
+            key = track_key(track)
+            now = self.clock()
+            if not claimable(states.get(key), now):
+                continue
+            if deadline - now < self.track_budget_s:
+                break  # the message comes back at once for the rest
+            claim = self.ledger.claim_track(asset_id, key, remote_id, uuid.uuid4().hex, now, deadline + LEASE_MARGIN_S)
+            if isinstance(claim, TrackRefused):
+                states[key] = ((claim.item.get(STATES) or {}).get(key)) or states.get(key) or {}
+                continue
+            outcome = self._pass(track, claim.entry, remote_id, labels[key], listing)
+            attempts, waits = int(claim.entry.get("attempts", 1)), int(claim.entry.get("waits", 0))
+            move = decide(outcome, attempts, waits, self.clock(), self.rng, self.max_attempts)
+            result = self.ledger.finish_track(asset_id, key, remote_id, claim.token, move, self.clock())
+            if result.won:
+                states = dict((result.current or {}).get(STATES) or states)
+                metrics.add_metric(name=f"Track{move.state.value.title()}", unit=MetricUnit.Count, value=1)
+                logger.info("track %s: %s", key, move.state.value, extra={"outcome": outcome.kind.value})
+            else:
+                logger.warning("lost the track's claim before writing its outcome", extra={"track": key})
+            if outcome.kind is TrackResult.THROTTLED:
+                held = self._hold(outcome)
+                break  # the provider is pacing us: the other tracks wait too
+        due_at = next_due(states, self.clock())
+        self.ledger.close_tracks(asset_id, remote_id, [track_key(t) for t in tracks], due_at)
+        if due_at is None:
+            return Fate.finished("every track is settled")
+        return Fate.later(max(due_at - self.clock(), held or 0.0), "tracks still to do", pacing=held is not None)
+
+    # --- one track -------------------------------------------------------------------------
+
+    def _pass(
+        self, track: Track, entry: Mapping, remote_id: str, label: str, listing: dict | None = None
+    ) -> TrackOutcome:
+        """What became of one track in this pass: look first where an earlier pass (or the create)
+        may have given it to the provider, else fetch, check and attach it. `listing` keeps the
+        provider's list of the video's tracks for the rest of the pass (one read serves every track)."""
+        submitted = entry.get("via") == Via.CREATE.value or bool(entry.get("submitted"))
+        if submitted or int(entry.get("attempts", 1)) > 1:
+            looked = self._look(track, remote_id, {} if listing is None else listing)
+            if looked is not None:
+                return looked
+        return self._upload(track, remote_id, label)
+
+    def _look(self, track: Track, remote_id: str, listing: dict) -> TrackOutcome | None:
+        """The track as the provider lists it, or None when it is not there (so it is uploaded)."""
+        if "listed" not in listing:
+            listing["listed"] = self.provider.track_list(remote_id)
+        listed = listing["listed"]
+        if isinstance(listed, TrackOutcome):
+            return listed
+        if listed.video_gone:
+            return TrackOutcome(TrackResult.VIDEO_GONE, error=f"provider: {listed.video_gone}")
+        ref = track_ref(track_key(track))
+        match = next((t for t in listed.tracks if self.provider.track_matches(t, track, ref)), None)
+        if match is not None:
+            if match.status == "ready":
+                return TrackOutcome(TrackResult.ATTACHED, remote_track_id=match.remote_id)
+            if match.status == "errored":
+                return TrackOutcome(TrackResult.REFUSED, error=match.error or "provider: could not ingest the track")
+            return TrackOutcome(TrackResult.WAITING, error="the provider is still ingesting the track")
+        if not listed.open_for_tracks:
+            return TrackOutcome(TrackResult.WAITING, error="the provider's video is not ready for tracks")
+        return None
+
+    def _upload(self, track: Track, remote_id: str, label: str) -> TrackOutcome:
+        location = self._location(track.url)
+        if isinstance(location, FetchFailed):
+            return _failed(location)
+        fetched = self.fetch(location, self.policy)
+        if isinstance(fetched, FetchFailed):
+            return _failed(fetched)
+        caption = read_caption(fetched.body)
+        if isinstance(caption, str):
+            return TrackOutcome(TrackResult.REFUSED, error=f"not a caption file: {caption}")
+        return self.provider.attach_track(remote_id, track, TrackUpload(caption, location), label)
+
+    def _location(self, url: str) -> str | FetchFailed:
+        scheme = url.split("://", 1)[0].lower()
+        if scheme == "s3":
+            try:
+                return self.presign(url)
+            except Exception as exc:
+                return FetchFailed(f"the s3:// track could not be presigned ({type(exc).__name__})", retryable=True)
+        if scheme in SOURCE_PLATFORMS:
+            return self.resolve_source(url)
+        return url
+
+    # --- the provider's pace ---------------------------------------------------------------------
+
+    def _held(self) -> float | None:
+        """Seconds the fleet is held for (creates and tracks share the provider's limit), or None."""
+        if self.pacer is None:
+            return None
+        try:
+            hold = float((self.pacer.state() or {}).get("hold_until", 0))
+        except Exception:  # the pacer's weather: go on, a 429 will say so
+            return None
+        wait = hold - self.clock()
+        return wait + self.rng.uniform(0, 1) if wait > 0 else None
+
+    def _hold(self, outcome: TrackOutcome) -> float:
+        now = self.clock()
+        asked = outcome.retry_after if outcome.retry_after is not None else wait_delay(1, self.rng)
+        metrics.add_metric(name="ProviderThrottled", unit=MetricUnit.Count, value=1)
+        if self.pacer is not None:
+            try:
+                self.pacer.hold(now + asked, "rate", f"tracks: HTTP 429, the provider asked for {asked:g} s", now=now)
+            except Exception:
+                logger.warning("could not hold the pacer after a 429")
+        return asked
+
+    def _video_rejected(self, item: dict, tracks: tuple[Track, ...]) -> Fate:
+        """The video was rejected: its unsettled tracks fail with the reason (a retry of the asset re-arms them)."""
+        states, video = item.get(STATES) or {}, item.get(VIDEO)
+        open_keys = [k for k in (track_key(t) for t in tracks) if k in states and not settled(states[k])]
+        if video and open_keys:
+            reason = f"the video was rejected: {excerpt(str(item.get('last_error') or 'no reason given'), 200)}"
+            self.ledger.fail_tracks(item["asset_id"], video, open_keys, reason, self.clock())
+        return Fate.finished("the video was rejected")
+
+
+def _failed(failure: FetchFailed) -> TrackOutcome:
+    return TrackOutcome(TrackResult.TRANSIENT if failure.retryable else TrackResult.REFUSED, error=failure.reason)
+
+
+def _receives(record: dict) -> int:
+    raw = str(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+
+
+def build(settings: Settings | None = None) -> TracksWorker:
+    from .uploader import count_calls
+
+    settings = settings or load(require_queue=False)
+    dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
+    provider = from_settings(settings)
+    return TracksWorker(
+        ledger=Ledger(settings.table_name, dynamodb),
+        provider=provider,
+        sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
+        queue_url=settings.tracks_queue_url,
+        policy=FetchPolicy(test_origins=parse_test_origins(settings.track_test_origins)),
+        presign=S3Presigner(settings.presign_expiry_s),
+        pacer=Pacer.configured(settings, dynamodb, provider),
+        max_attempts=settings.max_track_attempts,
+    )
+
+
+_worker: TracksWorker | None = None
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event, context):
+    global _worker
+    if _worker is None:
+        _worker = build()
+    return _worker.handle_batch(event, lambda: context.get_remaining_time_in_millis() / 1000)

@@ -1,0 +1,90 @@
+"""Caption files as the simulated providers take them: read (WebVTT or SubRip), fetched (Mux), or uploaded as multipart.
+
+What the real APIs refuse, the profiles refuse with these: Cloudflare Stream and api.video take
+WebVTT files only (`read_caption(..., webvtt_only=True)`), Mux fetches SRT or WebVTT from a URL
+(`fetch_caption`, over loopback only like every fetch the simulator makes) and errors a track
+whose file is neither. A file's cues are parsed with the same libraries the project pins
+(`webvtt-py`, `srt`), so a file the simulator takes is one a player could read.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import urllib.error
+import urllib.request
+from email.parser import BytesParser
+from email.policy import HTTP
+
+import srt
+import webvtt
+
+from .fetch import _OPENER, _on_loopback
+
+FETCH_TIMEOUT_S = 5.0
+# A few of the labels the providers generate from a language ("if sent de, the label Deutsch will be created").
+LABELS = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Español", "it": "Italiano", "pt": "Português"}
+
+
+def label_of(language: str) -> str:
+    return LABELS.get(language.split("-")[0].lower(), language)
+
+
+def read_caption(raw: bytes, webvtt_only: bool) -> tuple[str | None, str | None]:
+    """(format, None) for a caption file the provider takes, else (None, why not)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, "the file is not UTF-8 text"
+    if text.startswith("WEBVTT"):
+        try:
+            cues = webvtt.WebVTT.from_buffer(io.StringIO(text), format="vtt").captions
+        except Exception:
+            cues = []
+        return ("vtt", None) if cues else (None, "the file is not a valid WebVTT file")
+    if webvtt_only:
+        return None, "only WebVTT files are supported"
+    try:
+        return ("srt", None) if list(srt.parse(text)) else (None, "the file has no cues")
+    except Exception:
+        return None, "the file is not a valid WebVTT or SRT file"
+
+
+def fetch_caption(url: str, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """(content, None) or (None, why it could not be downloaded): loopback only, at most `max_bytes`."""
+    if not _on_loopback(url):
+        return None, "the text track could not be downloaded from the URL"
+    try:
+        with _OPENER.open(urllib.request.Request(url), timeout=FETCH_TIMEOUT_S) as response:
+            content = response.read(max_bytes + 1)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return None, f"the text track could not be downloaded from the URL (HTTP {exc.code})"
+    except (OSError, ValueError, http.client.HTTPException):
+        return None, "the text track could not be downloaded from the URL"
+    if len(content) > max_bytes:
+        return None, f"the text track file is larger than {max_bytes} bytes"
+    return content, None
+
+
+def multipart_file(content_type: str | None, body: bytes, field: str = "file") -> tuple[bytes | None, str | None]:
+    """The `field` part of a multipart/form-data body: (its bytes, None), or (None, what is wrong)."""
+    if not content_type or not content_type.lower().startswith("multipart/form-data"):
+        return None, "the request must be multipart/form-data with a file"
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    if not message.is_multipart():
+        return None, "the multipart body could not be read"
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == field:
+            return part.get_payload(decode=True) or b"", None
+    return None, f"the multipart body has no {field!r} part"
+
+
+def uploaded_caption(content_type: str | None, body: bytes, max_bytes: int) -> tuple[bytes, str] | str:
+    """A WebVTT caption uploaded as a multipart `file` (Cloudflare, api.video): (content, format), or why not."""
+    content, problem = multipart_file(content_type, body)
+    if content is not None and len(content) > max_bytes:
+        problem = f"the caption file is larger than {max_bytes} bytes"
+    if problem is None:
+        fmt, problem = read_caption(content, webvtt_only=True)
+    return problem if problem else (content, fmt)

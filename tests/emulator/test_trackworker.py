@@ -1,0 +1,186 @@
+"""The tracks worker against the emulator's ledger and the provider simulator, each provider's way: what the
+provider holds afterwards (read back from the simulator), each track once, after a lost answer and after a
+pass that died; and a bad track failing alone, with its reason, while the others attach."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from migrator.fate import FateKind
+from migrator.ledger import Ledger
+from migrator.messages import AssetMessage, Track, track_key
+from migrator.providers import AssetRef, build
+from migrator.providers.facts import TrackUpload
+from migrator.states import State
+from migrator.trackfetch import FetchPolicy
+from migrator.tracks import initial_states, tracks_message
+from migrator.trackworker import TracksWorker
+
+from infra.accounts import account
+from infra.provider_sim import ProviderSim, SimConfig
+from tests.track_files import SRT, VTT, FileServer, body, declared_huge
+
+pytestmark = pytest.mark.emulator
+
+
+class Clock:
+    """The worker's time: real time plus what the test skipped ahead (retry times, waits)."""
+
+    def __init__(self):
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.skipped
+
+
+@pytest.fixture
+def files():
+    with FileServer() as server:
+        yield server
+
+
+@pytest.fixture(params=["mux", "cloudflare", "apivideo"])
+def setup(request, aws, table, files):
+    name = request.param
+    acct = account(name)
+    sim = ProviderSim(
+        SimConfig(port=0, profile=name, rate=0, read_rate=0, budget_quota=0, processing_delay_s=0.1, **acct.sim)
+    ).start()
+    policy = FetchPolicy(test_origins=frozenset({files.origin}))
+    provider = build(name, sim.url, lambda: acct.credentials, track_policy=policy)
+    clock = Clock()
+    worker = TracksWorker(
+        ledger=Ledger(table, aws("dynamodb")), provider=provider, sqs=None, queue_url="q", policy=policy, clock=clock
+    )
+    yield name, sim, provider, worker, clock
+    sim.stop()
+
+
+def ready_asset(worker, provider, asset_id: str, tracks: tuple[Track, ...]) -> str:
+    """The asset as the uploader and the webhook leave it: created at the provider (Mux's create carrying
+    the tracks it can fetch), then ready in the ledger."""
+    msg = AssetMessage(asset_id, "https://media.example.com/a.mp4?duration=5", tracks=tracks)
+    ledger, now = worker.ledger, time.time()
+    ledger.claim(msg, now, now + 60, "up")
+    made = provider.create(AssetRef(asset_id, details=msg), msg.source_url)
+    assert made.remote_id, made
+    assert ledger.mark_processing(asset_id, "up", made.remote_id, now).won
+    deadline = time.time() + 5
+    while provider.poll(asset_id, made.remote_id).video.target is None:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert ledger.settle(asset_id, State.READY, made.remote_id, time.time()).won
+    return made.remote_id
+
+
+def drive(worker, clock, asset_id: str, passes: int = 20):
+    """Deliver the asset's tracks message until the worker is done with it, skipping ahead to each retry time."""
+    record = {"body": tracks_message(asset_id), "messageId": "m", "attributes": {"ApproximateReceiveCount": "1"}}
+    for _ in range(passes):
+        fate = worker.process(record, clock() + 120)
+        if fate.kind is not FateKind.LATER:
+            return fate
+        clock.skipped += fate.delay_s + 0.01
+        time.sleep(0.15)  # Mux fetches a track in the background
+    raise AssertionError(f"{asset_id}: tracks still not settled after {passes} passes")
+
+
+def held(sim, remote_id: str) -> dict:
+    tracks = next((v["tracks"] for v in sim.text_tracks() if v["video_id"] == remote_id), [])
+    return {t["language"]: t for t in tracks}
+
+
+def states(worker, asset_id: str) -> dict:
+    return worker.ledger.get(asset_id)["track_states"]
+
+
+def test_two_caption_tracks_one_srt_one_webvtt_arrive_once_each(setup, files):
+    name, sim, provider, worker, clock = setup
+    en = Track(files.route("/en.srt", body(SRT)), "en", "captions", closed_captions=True, format="srt")
+    fr = Track(files.route("/fr.vtt", body(VTT)), "fr", "subtitles", format="vtt")
+    remote_id = ready_asset(worker, provider, f"{name}/two", (en, fr))
+    assert drive(worker, clock, f"{name}/two").kind is FateKind.FINISHED
+    entries = states(worker, f"{name}/two")
+    assert {k: e["state"] for k, e in entries.items()} == {track_key(en): "attached", track_key(fr): "attached"}
+    at_provider = held(sim, remote_id)
+    assert set(at_provider) == {"en", "fr"} and all(t["uploads"] == 1 for t in at_provider.values())
+    assert all(t["status"] == "ready" for t in at_provider.values())
+    if name == "mux":  # Mux fetched both itself, from the create's text inputs, and keeps SRT as SRT
+        assert {e["via"] for e in entries.values()} == {"create"} and at_provider["en"]["format"] == "srt"
+        assert sim.stats()["track_uploads"] == 0
+    else:  # the worker uploaded them, the SRT as WebVTT
+        assert at_provider["en"]["format"] == "vtt" and "Hello from SubRip" in at_provider["en"]["content"]
+        assert sim.stats()["track_uploads"] == 2
+    assert "tracks_lane" not in worker.ledger.get(f"{name}/two")
+
+
+def test_a_lost_answer_and_a_pass_that_died_never_attach_a_track_twice(setup, files):
+    name, sim, provider, worker, clock = setup
+    # Languages Mux would not take at create ("x-..." tags wait for the tracks endpoint), so every provider
+    # gets these from the worker.
+    lost = Track(files.route("/lost.vtt", body(VTT)), "de-x-lost")
+    died = Track(files.route("/died.srt", body(SRT)), "es-x-died")
+    asset_id = f"{name}/faults"
+    remote_id = ready_asset(worker, provider, asset_id, (lost, died))
+    entries = initial_states(
+        (lost, died), takes_tracks=True, provider=name, at_create=set(), one_per_language=True, now=time.time()
+    )
+    assert worker.ledger.arm_tracks(asset_id, remote_id, entries, time.time()).won
+    # A pass that died after its upload reached the provider: its claim is left, its lease long over.
+    past = time.time() - 600
+    assert worker.ledger.claim_track(asset_id, track_key(died), remote_id, "dead", past, past + 60)
+    from migrator.captions import read_caption
+
+    done = provider.attach_track(remote_id, died, TrackUpload(read_caption(SRT), died.url), "es")
+    assert done.kind.value in ("attached", "submitted")
+    uploads_before = sim.stats()["track_uploads"]
+    sim.patch_config({"track_lose_rate": 1.0})  # the next upload is performed, its answer lost
+    record = {"body": tracks_message(asset_id), "messageId": "m", "attributes": {}}
+    assert worker.process(record, clock() + 120).kind is FateKind.LATER
+    sim.patch_config({"track_lose_rate": 0.0})
+    assert sim.stats()["lost_track_responses"] == 1
+    assert drive(worker, clock, asset_id).kind is FateKind.FINISHED
+    entries = states(worker, asset_id)
+    assert {e["state"] for e in entries.values()} == {"attached"}
+    assert int(entries[track_key(died)]["attempts"]) == 2  # the dead pass's, then a look that found it
+    # One upload for each track in all: the lost answer's, and the dead pass's.
+    assert sim.stats()["track_uploads"] - uploads_before == 1
+    assert {t["uploads"] for t in held(sim, remote_id).values()} == {1}
+
+
+def test_a_bad_track_fails_alone_with_its_reason_and_the_video_stays_ready(setup, files):
+    name, sim, provider, worker, clock = setup
+    good = Track(files.route("/good.vtt", body(VTT)), "en")
+    tracks = {
+        "internal": Track(files.url("/x.vtt").replace(str(files.port), str(files.port + 1)), "fr"),
+        "metadata": Track("https://169.254.169.254/latest/meta-data/", "de"),
+        "private": Track("https://10.20.30.40/captions.vtt", "es"),
+        "unreachable": Track("https://captions.nowhere.invalid/it.vtt", "it"),
+        "too large": Track(files.route("/big.vtt", declared_huge(3 * 1024 * 1024)), "pt"),
+        "not a caption": Track(files.route("/page.html", body(b"<html><body>Sign in</body></html>")), "nl"),
+    }
+    asset_id = f"{name}/bad"
+    remote_id = ready_asset(worker, provider, asset_id, (good, *tracks.values()))
+    worker.max_attempts = 2  # an unreachable host is retried, then fails for good
+    assert drive(worker, clock, asset_id, passes=30).kind is FateKind.FINISHED
+    entries = states(worker, asset_id)
+    assert entries[track_key(good)]["state"] == "attached"
+    at_provider = held(sim, remote_id)
+    # The plainly internal ones never left us; at Mux the rest were handed on at create and errored there.
+    assert {lang for lang, t in at_provider.items() if t["status"] == "ready"} == {"en"}
+    assert set(at_provider) == ({"en", "it", "pt", "nl"} if name == "mux" else {"en"})
+    reasons = {label: entries[track_key(t)].get("error", "") for label, t in tracks.items()}
+    assert all(entries[track_key(t)]["state"] == "failed" for t in tracks.values()), reasons
+    assert "only https" in reasons["internal"]
+    assert "169.254.169.254 is link-local" in reasons["metadata"]
+    assert "10.20.30.40 is private" in reasons["private"]
+    if name == "mux":  # Mux fetched these itself (the create's inputs): its words
+        assert "could not be downloaded" in reasons["unreachable"]
+        assert "larger than" in reasons["too large"]
+        assert "not a valid WebVTT or SRT" in reasons["not a caption"]
+    else:
+        assert "does not resolve" in reasons["unreachable"] and "after 2 attempts" in reasons["unreachable"]
+        assert "over the 2,097,152 allowed" in reasons["too large"]
+        assert reasons["not a caption"].startswith("not a caption file:")
+    assert worker.ledger.get(asset_id)["state"] == "ready"

@@ -1,0 +1,120 @@
+"""The tracks worker's pass on one track, with a provider and a fetch that are fakes: when it looks before it
+uploads, what it makes of what it finds, and where a track's URL is taken from (https, s3://, a source reference)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from migrator.messages import Track
+from migrator.providers.facts import RemoteTrack, TrackList
+from migrator.trackfetch import Fetched, FetchFailed
+from migrator.tracks import TrackOutcome, TrackResult
+from migrator.trackworker import TracksWorker, resolve_source_track
+
+from tests.track_files import SRT
+
+EN = Track("https://captions.example.com/en.srt", "en")
+
+
+@dataclass
+class FakeProvider:
+    listed: TrackList | TrackOutcome = field(default_factory=TrackList)
+    answer: TrackOutcome = field(default_factory=lambda: TrackOutcome(TrackResult.ATTACHED, remote_track_id="en"))
+    name: str = "fake"
+    looks: int = 0
+    attached: list = field(default_factory=list)
+
+    def track_list(self, remote_id):
+        self.looks += 1
+        return self.listed
+
+    def track_matches(self, remote, track, ref):
+        return remote.language == track.language
+
+    def attach_track(self, remote_id, track, upload, label):
+        self.attached.append((remote_id, track.language, upload.url, upload.caption.format, label))
+        return self.answer
+
+
+def worker(provider, fetched=None, presign=lambda url: "https://bucket.s3.example.com/signed"):
+    fetches = []
+
+    def fetch(url, policy):
+        fetches.append(url)
+        return fetched if fetched is not None else Fetched(SRT, url)
+
+    made = TracksWorker(ledger=None, provider=provider, sqs=None, queue_url="q", presign=presign, fetch=fetch)
+    made.fetches = fetches
+    return made
+
+
+def test_a_first_pass_uploads_without_looking():
+    provider = FakeProvider()
+    got = worker(provider)._pass(EN, {"attempts": 1, "via": "upload"}, "vid", "English")
+    assert got.kind is TrackResult.ATTACHED and provider.looks == 0
+    assert provider.attached == [("vid", "en", EN.url, "srt", "English")]
+
+
+def test_a_later_pass_looks_first_and_a_track_already_there_is_attached_without_a_second_upload():
+    provider = FakeProvider(listed=TrackList((RemoteTrack("en", remote_id="en"),)))
+    made = worker(provider)
+    got = made._pass(EN, {"attempts": 2, "via": "upload"}, "vid", "English")
+    assert got == TrackOutcome(TrackResult.ATTACHED, remote_track_id="en")
+    assert provider.attached == [] and made.fetches == []
+
+
+def test_a_later_pass_that_finds_nothing_uploads():
+    provider = FakeProvider(listed=TrackList((RemoteTrack("fr"),)))
+    assert worker(provider)._pass(EN, {"attempts": 3}, "vid", "en").kind is TrackResult.ATTACHED
+    assert provider.looks == 1 and len(provider.attached) == 1
+
+
+@pytest.mark.parametrize(
+    ("listed", "kind", "uploads"),
+    [
+        (TrackList((RemoteTrack("en", "ready", remote_id="t1"),)), TrackResult.ATTACHED, 0),
+        (TrackList((RemoteTrack("en", "preparing"),)), TrackResult.WAITING, 0),
+        (TrackList((RemoteTrack("en", "errored", error="provider: bad file"),)), TrackResult.REFUSED, 0),
+        (TrackList((), open_for_tracks=False), TrackResult.WAITING, 0),  # Mux: the asset is not ready yet
+        (TrackList(()), TrackResult.ATTACHED, 1),  # ready, and the create's track is not there: sent now
+        (TrackList(video_gone="Mux has no such asset"), TrackResult.VIDEO_GONE, 0),
+        (TrackOutcome(TrackResult.THROTTLED, retry_after=5.0), TrackResult.THROTTLED, 0),
+    ],
+)
+def test_a_track_the_create_carried_is_confirmed_from_the_providers_list(listed, kind, uploads):
+    provider = FakeProvider(listed=listed)
+    got = worker(provider)._pass(EN, {"attempts": 1, "via": "create"}, "vid", "en")
+    assert got.kind is kind and len(provider.attached) == uploads
+
+
+def test_a_bad_file_or_a_refused_fetch_fails_the_track_with_its_reason_and_sends_nothing():
+    provider = FakeProvider()
+    junk = worker(provider, fetched=Fetched(b"<html>", EN.url))._pass(EN, {"attempts": 1}, "vid", "en")
+    assert junk.kind is TrackResult.REFUSED and junk.error.startswith("not a caption file: neither WebVTT")
+    refused = FetchFailed("the track's host c.example resolves to 10.0.0.1, private: only public addresses are fetched")
+    got = worker(provider, fetched=refused)._pass(EN, {"attempts": 1}, "vid", "en")
+    assert got == TrackOutcome(TrackResult.REFUSED, error=refused.reason)
+    slow = worker(provider, fetched=FetchFailed("took too long", retryable=True))._pass(
+        EN, {"attempts": 1}, "vid", "en"
+    )
+    assert slow.kind is TrackResult.TRANSIENT
+    assert provider.attached == []
+
+
+def test_an_s3_track_is_fetched_through_a_presigned_url_and_that_url_is_what_the_provider_gets():
+    provider = FakeProvider()
+    made = worker(provider)
+    made._pass(Track("s3://bucket/en.srt", "en"), {"attempts": 1}, "vid", "en")
+    assert made.fetches == ["https://bucket.s3.example.com/signed"]
+    assert provider.attached[0][2] == "https://bucket.s3.example.com/signed"
+
+
+def test_a_source_reference_is_not_supported_yet_and_says_so():
+    provider = FakeProvider()
+    got = worker(provider)._pass(Track("vimeo://76979871/texttracks/1", "en"), {"attempts": 1}, "vid", "en")
+    assert (
+        got.kind is TrackResult.REFUSED and "source references (vimeo://) are not supported for tracks yet" in got.error
+    )
+    assert isinstance(resolve_source_track("wistia://abc"), FetchFailed)
+    assert provider.attached == []
