@@ -106,6 +106,7 @@ class Receiver:
                 now,
                 provider_duration_s=video.duration_s,
                 error=video.error,
+                playback=video.playback,
             )
         except Exception:
             # Nothing was written (one transaction): the provider's retry acts on the event.

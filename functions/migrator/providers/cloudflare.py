@@ -40,6 +40,7 @@ from .facts import (
     found_among,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     text,
     video_id,
@@ -81,7 +82,13 @@ def read_stream_video(video: object) -> Video:
     created_at = epoch_of(video.get("created"))
     if state == "ready":
         return Video(
-            remote_id, ref, State.READY, state, duration_s=duration_of(video.get("duration")), created_at=created_at
+            remote_id,
+            ref,
+            State.READY,
+            state,
+            duration_s=duration_of(video.get("duration")),
+            created_at=created_at,
+            playback=read_playback(video, remote_id),
         )
     if state == "error":
         code = status.get("errorReasonCode") or status.get("errReasonCode")
@@ -89,6 +96,25 @@ def read_stream_video(video: object) -> Video:
         reason = ": ".join(str(part) for part in (code, text) if isinstance(part, str) and part) or None
         return rejected_video(remote_id, ref, state, reason, created_at=created_at)
     return Video(remote_id, ref, None, excerpt(state, 40), known=state in WORKING, created_at=created_at)
+
+
+def read_playback(video: dict, uid: str | None) -> dict | None:
+    """The video object's `playback.hls`/`dash`, `preview` (its watch page), `thumbnail`, the input's
+    `width`/`height`, and `requireSignedURLs` (true: every URL needs a signed token in place of the uid).
+    (developers.cloudflare.com/api: stream video object; stream/viewing-videos/securing-your-stream.)"""
+    playback = mapping(video.get("playback"))
+    source = mapping(video.get("input"))
+    return playback_of(
+        policy="signed" if video.get("requireSignedURLs") is True else "public",
+        playback_id=uid,
+        hls=playback.get("hls"),
+        dash=playback.get("dash"),
+        preview=video.get("preview"),
+        player=video.get("preview"),
+        thumbnail=video.get("thumbnail"),
+        width=source.get("width"),
+        height=source.get("height"),
+    )
 
 
 class CloudflareProvider(Provider):

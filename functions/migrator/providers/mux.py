@@ -37,9 +37,11 @@ from .facts import (
     Video,
     WebhookEvent,
     duration_of,
+    entries,
     epoch_of,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     video_id,
 )
@@ -62,6 +64,12 @@ MUX_MAX_CREATES_PER_S = 10.0
 # so the uploader never creates a second video on it.
 FIND_ABSOLUTE_MAX_PAGES = 2_000
 LOOKUP_TOO_LONG = "lookup window too long"
+# Where a playback id plays (the asset object carries ids, never URLs): HLS at
+# stream.mux.com/{id}.m3u8 (docs.mux.com/guides/play-your-videos), a thumbnail at
+# image.mux.com/{id}/thumbnail.jpg (docs.mux.com/guides/get-images-from-a-video), Mux Player's
+# iframe at player.mux.com/{id} (docs.mux.com/guides/mux-player-web). A custom domain (or the
+# simulator) replaces each host.
+MUX_HOSTS = {"hls": "https://stream.mux.com", "thumbnail": "https://image.mux.com", "player": "https://player.mux.com"}
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
@@ -91,7 +99,13 @@ def read_asset(asset: object) -> Video:
     created_at = epoch_of(asset.get("created_at"))
     if status == "ready":
         return Video(
-            remote_id, ref, State.READY, status, duration_s=duration_of(asset.get("duration")), created_at=created_at
+            remote_id,
+            ref,
+            State.READY,
+            status,
+            duration_s=duration_of(asset.get("duration")),
+            created_at=created_at,
+            playback=read_playback(asset),
         )
     if status == "errored":
         errors = mapping(asset.get("errors"))
@@ -100,6 +114,40 @@ def read_asset(asset: object) -> Video:
         reason = reason or (errors.get("type") if isinstance(errors.get("type"), str) else None)
         return rejected_video(remote_id, ref, status, reason, created_at=created_at)
     return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created_at)
+
+
+def read_playback(asset: dict) -> dict | None:
+    """`playback_ids: [{id, policy}]` (public, signed or drm) and the largest video track's
+    `max_width`/`max_height`; the public id is the one a page can use without a token."""
+    ids = [
+        {"id": pid, "policy": policy}
+        for item in entries(asset.get("playback_ids"))
+        if (pid := video_id(mapping(item).get("id"))) and (policy := mapping(item).get("policy")) in _POLICIES
+    ]
+    chosen = next((i for i in ids if i["policy"] == "public"), ids[0] if ids else {})
+    video = [t for t in entries(asset.get("tracks")) if mapping(t).get("type") == "video"]
+    track = mapping(video[0]) if video else {}
+    return playback_of(
+        policy=chosen.get("policy"),
+        playback_id=chosen.get("id"),
+        ids=ids,
+        width=track.get("max_width"),
+        height=track.get("max_height"),
+    )
+
+
+def playback_urls(playback_id: str, hosts: dict[str, str] | None = None) -> dict[str, str]:
+    """The HLS, thumbnail and player URLs of a Mux playback id (MUX_HOSTS, or `hosts` in their place)."""
+    base = {**MUX_HOSTS, **(hosts or {})}
+    pid = quote(playback_id)
+    return {
+        "hls": f"{base['hls'].rstrip('/')}/{pid}.m3u8",
+        "thumbnail": f"{base['thumbnail'].rstrip('/')}/{pid}/thumbnail.jpg",
+        "player": f"{base['player'].rstrip('/')}/{pid}",
+    }
+
+
+_POLICIES = ("public", "signed", "drm")
 
 
 class MuxProvider(Provider):
