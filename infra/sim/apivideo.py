@@ -22,6 +22,7 @@ import math
 import time
 import urllib.parse
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -225,6 +226,7 @@ class ApiVideo(Profile):
             "public": request.get("public", True),
             "panoramic": request.get("panoramic", False),
             "mp4Support": request.get("mp4Support", True),
+            "assets": media.apivideo_assets(video),
         }
 
     def _qualities(self, video: Video) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ import time
 import urllib.parse
 import uuid
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -113,6 +114,12 @@ def _source(body: dict) -> str:
     return inputs if isinstance(inputs, str) else inputs[0]["url"]
 
 
+def playback_ids(video: Video) -> list[dict]:
+    """The asset's playback ids, one per policy asked for: stable per asset and policy, so every
+    read shows the same ones (and the media paths find the asset by them)."""
+    return [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in _policies(video.request) or []]
+
+
 def _encode_cursor(seq: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"before": seq}).encode()).decode().rstrip("=")
 
@@ -161,10 +168,8 @@ class Mux(Profile):
     def render(self, video: Video, now: float) -> dict:
         request = video.request
         out = {"id": video.id, "status": _STATUS.get(video.state, "preparing"), "created_at": str(int(video.created))}
-        policies = _policies(request) or []
-        if policies:
-            # Stable per asset and policy, so every read shows the same playback ids.
-            out["playback_ids"] = [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in policies]
+        if playback_ids(video):
+            out["playback_ids"] = playback_ids(video)
         out["mp4_support"] = "none"
         out["master_access"] = "none"
         for key in ("passthrough", "meta", "video_quality"):
@@ -172,6 +177,7 @@ class Mux(Profile):
                 out[key] = copy.deepcopy(request[key])
         if video.state == READY:
             out["duration"] = video.duration
+            out["tracks"] = media.mux_tracks(video)
         elif video.state == ERRORED:
             out["errors"] = {"type": "invalid_input", "messages": [_ERRORED_MESSAGES[video.failure == "fetch"]]}
         return out
