@@ -9,6 +9,7 @@ exits with 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -20,7 +21,10 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from migrator.ledger import REARMABLE, Ledger
 from migrator.states import State
 
+from .cutover import SIGNED as SIGNED_TEXT
 from .errors import CliError
+from .export import ID_FIELDS as EXPORT_ID_FIELDS
+from .export import URL_FIELDS as EXPORT_URL_FIELDS
 from .progress import Progress
 
 EPILOG = """\
@@ -54,6 +58,27 @@ def _stack_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--region", help="AWS region (or AWS_REGION, AWS_DEFAULT_REGION, the profile's)")
     group.add_argument("--profile", help="a named profile from ~/.aws/config (or AWS_PROFILE)")
     group.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+
+
+def _mux_host_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "Mux playback hosts (its video objects carry playback ids, never URLs; these build them)"
+    )
+    for name, what, default in (
+        ("stream", "HLS", "https://stream.mux.com"),
+        ("image", "thumbnail", "https://image.mux.com"),
+        ("player", "player", "https://player.mux.com"),
+    ):
+        group.add_argument(
+            f"--mux-{name}-url",
+            metavar="URL",
+            help=f"the {what} host to build Mux URLs on (default {default}; a custom domain, or the simulator)",
+        )
+
+
+def mux_hosts(args) -> dict[str, str]:
+    hosts = {"hls": args.mux_stream_url, "thumbnail": args.mux_image_url, "player": args.mux_player_url}
+    return {k: v for k, v in hosts.items() if v}
 
 
 def _version() -> str:
@@ -200,6 +225,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="write one self-contained page instead: counts, throughput over time, why assets failed or were "
         "rejected, the largest drifts (no server, nothing loaded from the network)",
     )
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "export",
+        help="the cut-over map: each asset's source and where it now plays, or redirect maps (old URL -> new)",
+        description=(
+            "One row per asset, streamed from the ledger: our id, the source platform and id, the source URL, "
+            "the provider and its video id, the playback id, the HLS, player and thumbnail URLs the provider "
+            "gave when the video was ready, privacy, state and tracks. A video that needs a token to play "
+            f"(signed or private) says '{SIGNED_TEXT}' instead of a URL. --format nginx writes a `map` block "
+            "and --format redirects an old_url,new_url CSV, from --old-url and --new-url templates with "
+            "{placeholders}: ids (" + ", ".join(f"{{{n}}}" for n in EXPORT_ID_FIELDS) + ") are percent-encoded "
+            "into the URL, URLs (" + ", ".join(f"{{{n}}}" for n in EXPORT_URL_FIELDS) + ") go in as they are."
+        ),
+    )
+    p.add_argument("--format", choices=["csv", "jsonl", "nginx", "redirects"], default="csv", help="default csv")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--old-url", metavar="TEMPLATE", help="e.g. 'https://vimeo.com/{source_id}'")
+    p.add_argument("--new-url", metavar="TEMPLATE", help="e.g. 'https://player.example/{playback_id}'")
+    p.add_argument(
+        "--nginx-key",
+        choices=["uri", "url"],
+        default="uri",
+        help="what the nginx map matches: $request_uri (the old URL's path and query; default) or the whole URL",
+    )
+    p.add_argument("--nginx-variable", default="migrator_new_url", metavar="NAME", help="the map's variable")
+    p.add_argument(
+        "--nginx-no-hash-sizes",
+        action="store_true",
+        help="leave out map_hash_max_size and map_hash_bucket_size (set elsewhere in http {}); a comment gives them",
+    )
+    p.add_argument(
+        "--state", type=state_name, action="append", metavar="STATE", help="only assets in STATE (repeatable)"
+    )
+    _mux_host_options(p)
     _stack_options(p)
 
     p = sub.add_parser(
@@ -423,17 +483,25 @@ def cmd_report(args) -> int:
     if args.json:
         args.format = "jsonl"  # --json: one JSON object per asset
     items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state, args.drift)
+    with _output(args.output) as out:
+        count = write_report(items, out, args.format)
     if args.output:
-        try:
-            out = open(args.output, "w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
-        with out:
-            count = write_report(items, out, args.format)
         print(f"{count:,} assets written to {args.output}", file=sys.stderr)
-    else:
-        count = write_report(items, sys.stdout, args.format)
     return 0
+
+
+@contextlib.contextmanager
+def _output(path: str | None):
+    """The file at `path` (written whole, one error line if it cannot be), or standard output."""
+    if not path:
+        yield sys.stdout
+        return
+    try:
+        out = open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    with out:
+        yield out
 
 
 def _report_html(args) -> int:
@@ -459,6 +527,50 @@ def _report_html(args) -> int:
     else:
         print(f"{summary.total:,} assets summarised in {args.html}", file=sys.stderr)
     return 0
+
+
+def cmd_export(args) -> int:
+    from .export import Template, export, show_problems
+    from .report import scan_ledger
+
+    old_url = Template(args.old_url, "--old-url") if args.old_url else None
+    new_url = Template(args.new_url, "--new-url") if args.new_url else None
+    if args.format in ("nginx", "redirects") and (old_url is None or new_url is None):
+        raise CliError(f"--format {args.format} needs --old-url and --new-url templates")
+    target = _target(args)
+    provider = target.outputs.get("Provider") or "generic"
+    fmt = args.format
+    if args.json and not args.output:
+        fmt = "jsonl"  # --json: one JSON object per asset, as report does
+    items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state)
+    progress = Progress(sys.stderr, _count_in_all(target) if not args.state else None, "exported")
+    counted = _counting(items, progress)
+    report = show_problems(progress.write, _json_lines if args.json and args.output else None)
+    options = dict(
+        mux_hosts=mux_hosts(args),
+        old_url=old_url,
+        new_url=new_url,
+        nginx_key=args.nginx_key,
+        nginx_variable=args.nginx_variable,
+        nginx_sizes=not args.nginx_no_hash_sizes,
+        report=report,
+    )
+    try:
+        with _output(args.output) as out:
+            summary = export(counted, out, fmt, provider, **options)
+    finally:
+        progress.close()
+    if args.json and args.output:
+        _json_lines({**summary.as_dict(), "output": args.output})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return 1 if summary.problems else 0
+
+
+def _counting(items, progress: Progress):
+    for n, item in enumerate(items, start=1):
+        progress.update(n)
+        yield item
 
 
 def cmd_retry(args) -> int:
@@ -625,6 +737,7 @@ COMMANDS = {
     "probe": cmd_probe,
     "status": cmd_status,
     "report": cmd_report,
+    "export": cmd_export,
     "retry": cmd_retry,
     "redrive": cmd_redrive,
     "pause": lambda args: cmd_pause(args, True),
