@@ -161,6 +161,32 @@ def build_parser() -> argparse.ArgumentParser:
     _stack_options(p)
 
     p = sub.add_parser(
+        "plan",
+        help="what the migration will be, from the inventory alone (no AWS): assets, hours, size, time, costs",
+        description=(
+            "Read an inventory (CSV or JSON Lines, as load reads it) and print what migrating it will be: assets, "
+            "hours of video, total size where the rows say it, assets the provider could never fetch (by reason), "
+            "caption tracks, the time at the provider's documented create rate (or --rate), the provider's cost "
+            "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
+            "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
+            "overrides) at the region's prices (--aws-prices FILE), and warnings. Nothing is sent; no AWS "
+            "credentials are read."
+        ),
+    )
+    p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
+    p.add_argument("--from", dest="platform", metavar="PLATFORM", help="plan a source platform's listing instead")
+    p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
+    p.add_argument("--provider", choices=["generic", "mux", "cloudflare", "apivideo"], help="only this provider")
+    p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")
+    p.add_argument("--concurrency", type=positive_int, default=5, metavar="N", help="MaximumConcurrency (default 5)")
+    p.add_argument("--storage-minutes", type=float, metavar="N", help="Cloudflare: the account's storage capacity")
+    p.add_argument("--prices", metavar="FILE", help="provider prices (the shape of migrator_cli/data/prices.json)")
+    p.add_argument("--aws-prices", metavar="FILE", help="AWS prices by region (data/aws-prices.json's shape)")
+    p.add_argument("--aws-requests", metavar="FILE", help="requests per asset (data/aws-requests.json's shape)")
+    p.add_argument("--region", default=None, help="AWS region for the prices (default us-east-1, or AWS_REGION)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+
+    p = sub.add_parser(
         "probe",
         help="ffprobe each pending source: inventoried with its duration, or rejected with a reason",
         description=(
@@ -446,6 +472,56 @@ def _standalone_client(service: str, args):
 
     endpoint = args.endpoint or os.environ.get("MIGRATOR_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL") or None
     return make_client(service, endpoint, args.region, session_for(args.profile))
+
+
+def cmd_plan(args) -> int:
+    import importlib.util
+
+    from .inventory import read_inventory
+    from .plan import PROVIDERS, Plan, estimate, load_json, summarise
+
+    if args.platform:
+        # Source listings (functions/migrator/sources, `migrator inventory --from`) come with WP-H.
+        listing = importlib.util.find_spec("migrator_cli.sources_cli")
+        if listing is None:
+            raise CliError(
+                f"--from {args.platform}: not available yet (source listings are being built); list the platform"
+                " into a CSV or JSON Lines inventory and plan that file"
+            )
+        from .sources_cli import listing_records  # type: ignore[import-not-found]
+
+        records, source = listing_records(args.platform), f"{args.platform} listing"
+    elif args.source:
+        records, source = read_inventory(args.source, fmt=args.format), args.source
+    else:
+        raise CliError("plan needs an inventory FILE or --from PLATFORM")
+    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    prices = load_json(args.prices, "prices.json")
+    aws_prices = load_json(args.aws_prices, "aws-prices.json")
+    requests_doc = load_json(args.aws_requests, "aws-requests.json")
+    sources = importlib.util.find_spec("migrator.sources") is not None
+    inventory = summarise(records)
+    estimates = [
+        estimate(
+            inventory,
+            name,
+            prices,
+            aws_prices,
+            requests_doc,
+            region=region,
+            rate=args.rate,
+            concurrency=args.concurrency,
+            storage_minutes=args.storage_minutes,
+            sources_available=sources,
+        )
+        for name in ([args.provider] if args.provider else PROVIDERS)
+    ]
+    plan = Plan(source, inventory, estimates, region)
+    if args.json:
+        print(json.dumps(plan.as_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(plan.lines()))
+    return 1 if inventory.bad else 0
 
 
 def cmd_probe(args) -> int:
@@ -825,6 +901,7 @@ def cmd_reconcile(args) -> int:
 
 COMMANDS = {
     "load": cmd_load,
+    "plan": cmd_plan,
     "probe": cmd_probe,
     "status": cmd_status,
     "report": cmd_report,
