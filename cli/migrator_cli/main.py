@@ -111,6 +111,15 @@ def seconds(text: str) -> float:
     return value
 
 
+def where_filter(text: str) -> tuple[str, str]:
+    from .select import parse_where
+
+    try:
+        return parse_where(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def state_name(text: str) -> State:
     try:
         return State(text.lower())
@@ -158,6 +167,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="record the assets in the ledger as pending instead of enqueuing (probe first)",
     )
     p.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel senders (default 8)")
+    pilot = p.add_argument_group(
+        "a pilot (a reproducible subset; a later full load sends the rest, and the stack drops what moved already)"
+    )
+    pilot.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="send N rows chosen by a hash of their id and --seed: the same rows on every run, whatever their order",
+    )
+    pilot.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
+    pilot.add_argument(
+        "--where",
+        type=where_filter,
+        action="append",
+        metavar="FIELD=VALUE",
+        help="only rows whose folder, tag or privacy matches VALUE (a glob; privacy=default: the stack's); "
+        "repeatable: the same field matches either value, different fields all of them",
+    )
     _stack_options(p)
 
     p = sub.add_parser(
@@ -436,12 +463,25 @@ def cmd_load(args) -> int:
         stop=threading.Event(),
         source_bucket=SourceBucket.of_outputs(target.outputs) if target else None,
         on_problem=(lambda fields: emit({"type": "problem", **fields})) if emit else None,
+        selection=_selection(args),
     )
     if emit:
         emit({"type": "summary", **summary.as_dict()})
     else:
         print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code
+
+
+def _selection(args):
+    """The pilot's --where and --sample, or None for a whole load."""
+    from .select import Selection
+
+    if not args.where and args.sample is None:
+        return None
+    try:
+        return Selection(tuple(args.where or ()), args.sample, args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _tally_counts(target) -> dict:
