@@ -34,10 +34,14 @@ Pick the stack with --stack NAME (its CloudFormation outputs are read), or with 
 call at a local emulator. MIGRATOR_STACK and MIGRATOR_OUTPUTS work like the flags.
 
 A typical migration:
+  migrator plan inventory.csv             what it will be: assets, hours, size, time, provider and AWS cost
+  migrator load inventory.csv --sample 50 a pilot: 50 rows chosen by a hash of their id (reproducible)
   migrator load inventory.csv             push one message per asset (validated, deduped)
   migrator status --watch                 counts, throughput, ETA, 429 rate, DLQ, oldest in flight
   migrator report -o mapping.csv          our id -> provider id, durations, errors
   migrator retry                          re-enqueue failed assets with a fresh attempt budget
+  migrator export --format nginx ...      the cut-over map: old URL -> new playback URL, per asset
+  migrator verify --checkpoint F          each ready asset's HLS manifest, duration, resolution vs the source
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
