@@ -192,7 +192,7 @@ AWS_ITEMS = (
     ("sqs_requests", "sqs_request"),
     ("lambda_requests", "lambda_request"),
     ("lambda_gb_seconds", "lambda_gb_second"),
-    ("http_api_requests", "http_api_request"),
+    ("api_requests", "rest_api_request"),
 )
 
 
@@ -424,7 +424,7 @@ class Plan:
         seen: set[tuple] = set()
         for e in self.estimates:
             for name, price in e.prices.items():
-                key = (e.provider if not name.startswith(("dynamodb", "sqs", "lambda", "http")) else "aws", name)
+                key = (e.provider if not name.startswith(("dynamodb", "sqs", "lambda", "rest_api")) else "aws", name)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -467,7 +467,7 @@ def _breakdown(e: Estimate) -> str:
         "sqs_requests": "SQS",
         "lambda_requests": "Lambda requests",
         "lambda_gb_seconds": "GB-s",
-        "http_api_requests": "HTTP API",
+        "api_requests": "API Gateway",
     }
     parts = [f"{names[k]} {_usd(v)}" for k, v in e.aws_breakdown.items()]
     return ", ".join(parts) + f"; the ledger then {_usd(e.ledger_storage_usd_month)} a month"

@@ -35,7 +35,7 @@ AWS_PRICES = {
                 "dynamodb_read_request_unit",
                 "sqs_request",
                 "lambda_request",
-                "http_api_request",
+                "rest_api_request",
             )
         }
         | {
@@ -54,7 +54,7 @@ REQUESTS = {
             "sqs_requests": 1,
             "lambda_requests": 3,
             "lambda_gb_seconds": 0.5,
-            "http_api_requests": 2,
+            "api_requests": 2,
         }
         for name in ("mux", "cloudflare")
     },
