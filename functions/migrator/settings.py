@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from .create_options import OptionError, stack_options
 
 
 class SettingsError(ValueError):
@@ -14,6 +16,11 @@ class SettingsError(ValueError):
 
 PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo")
 WEBHOOK_SCHEMES = ("seed", "standard")
+# How a row that names no privacy is played (template parameter DefaultPlayback). Signed unless the
+# operator says otherwise: a row whose privacy is unknown may be private at its source, and a
+# signed video made public later costs a setting, a private one leaked costs what it showed.
+PLAYBACKS = ("public", "signed")
+DEFAULT_PLAYBACK = "signed"
 
 
 @dataclass(frozen=True)
@@ -32,12 +39,29 @@ class Settings:
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
     drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
+    max_concurrency: int = 5  # the uploaders that may run at once (MaximumConcurrency): the pacer's queue
+    create_share: float = 0.5  # of a stated rate limit that covers every call (Cloudflare's), what creates take
+    provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
+
+    @property
+    def work_s(self) -> float:
+        """Worst-case time one record needs once its slot is due: a lookup and a create, each
+        timing out, and the ledger's writes. A slot later than this before the deadline is not taken."""
+        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 2.0
+
+    default_playback: str = DEFAULT_PLAYBACK  # a row with no privacy: public | signed
+    # The stack's create options, per provider (create_options.OPTIONS); a row's own override them.
+    provider_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
     @property
     def record_budget_s(self) -> float:
-        """Worst-case time one record needs: a lookup and a create, each timing out,
-        plus the longest slot wait. A record is not started with less time left."""
-        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 5.0 + 2.0
+        """Worst-case time one record needs with a short slot wait. A record is not started with less time left."""
+        return self.work_s + 5.0
+
+    def max_in_flight_for(self, provider_default: int | None) -> int | None:
+        """The bound on creates in flight: ProviderMaxInFlight, else the provider's documented one; None: none."""
+        chosen = provider_default if self.provider_max_in_flight is None else self.provider_max_in_flight
+        return chosen or None
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -50,6 +74,19 @@ def env_number(env: Mapping[str, str], name: str, default: float, low: float, hi
         raise SettingsError(f"{name} must be a number, got {raw!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
+def _whole(env: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
+    """A whole number in [low, high]; `default` when unset or empty."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise SettingsError(f"{name} must be a whole number, got {raw!r}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be between {low} and {high}, got {value}")
     return value
 
 
@@ -80,6 +117,10 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
             raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
         if parts.username or parts.password:
             raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
+    try:
+        options = stack_options(env)
+    except OptionError as exc:
+        raise SettingsError(str(exc)) from None
     attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
@@ -98,4 +139,16 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
         drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+        max_concurrency=_whole(env, "MAXIMUM_CONCURRENCY", 5, 1, 10_000),
+        create_share=_share(env),
+        provider_max_in_flight=_whole(env, "PROVIDER_MAX_IN_FLIGHT", None, 0, 1_000_000),
+        default_playback=_choice(env, "DEFAULT_PLAYBACK", PLAYBACKS, DEFAULT_PLAYBACK),
+        provider_options=options,
     )
+
+
+def _share(env: Mapping[str, str]) -> float:
+    share = env_number(env, "CREATE_SHARE", 0.5, 0.0, 1.0)
+    if share <= 0:
+        raise SettingsError("CREATE_SHARE must be above 0 (creates need some of the budget), got 0")
+    return share

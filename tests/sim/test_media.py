@@ -9,6 +9,7 @@ import time
 
 import pytest
 import requests
+from migrator.messages import AssetMessage
 from migrator.providers import AssetRef, build
 from migrator_cli.cutover import playback_links
 from migrator_cli.hls import parse_master, parse_media
@@ -22,7 +23,8 @@ def ready_video(launch, profile: str, source: str, **config):
     acct = account(profile)
     sim = launch(profile, **acct.sim, **config)
     client = build(profile, sim.url, lambda: acct.credentials)
-    made = client.create(AssetRef("lib/a", "A"), source)
+    public = AssetMessage("lib/a", source, title="A", privacy="public")  # the stack's default is signed
+    made = client.create(AssetRef("lib/a", "A", details=public), source)
     assert made.remote_id, made
     deadline = time.time() + 5
     while time.time() < deadline:
