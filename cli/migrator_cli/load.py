@@ -30,6 +30,7 @@ from migrator.presign import split_s3_url
 from .errors import CliError
 from .inventory import BadRow, Deduper, Meter, Record, Row, Skipped, parse_s3_source, read_inventory
 from .progress import Progress
+from .select import Selection
 from .sender import BatchSender, describe, is_transient, is_unreachable, run_bounded
 
 MAX_SHOWN = 50  # bad rows, warnings and failures printed one by one; the rest are counted
@@ -57,6 +58,13 @@ class LoadSummary:
     limit: int | None = None
     limit_reached: bool = False
     interrupted: bool = False
+    # A pilot's selection (`select.Selection`): rows not matching --where, and matching rows left out of
+    # the --sample; a later full load sends them all (the stack's intake drops what the pilot moved).
+    where: list[str] = field(default_factory=list)
+    sample: int | None = None
+    seed: int | None = None
+    filtered: int = 0
+    sampled_out: int = 0
 
     @property
     def handed_on(self) -> int:
@@ -73,6 +81,15 @@ class LoadSummary:
         """Rows handed on per second (rows validated per second in a dry run)."""
         done = self.rows_read if self.mode == "dry-run" else self.handed_on
         return done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def _selected(self) -> str:
+        matched = self.good + self.sampled_out
+        text = f"{self.good:,} rows"
+        if self.where:
+            text += f" of {matched:,} matching {' and '.join(self.where)} ({self.filtered:,} did not)"
+        if self.sample is not None:
+            text += f"; a sample of {self.sample:,} (seed {self.seed}: the same rows on every run)"
+        return text
 
     @property
     def exit_code(self) -> int:
@@ -93,6 +110,8 @@ class LoadSummary:
             out.append(f"repeated ids    {self.repeats:,} (dropped)")
         if self.skipped:
             out.append(f"skipped         {self.skipped:,} objects that are not videos")
+        if self.where or self.sample is not None:
+            out.append(f"selected        {self._selected()}")
         if self.limit_reached:
             out.append(f"limit           stopped after {self.good:,} good rows (--limit {self.limit})")
         took = f"{self.elapsed_s:.1f} s"
@@ -227,6 +246,7 @@ def load_inventory(
     clock: Callable[[], float] = time.time,
     source_bucket: SourceBucket | None = None,
     on_problem: Callable[[dict], None] | None = None,
+    selection: Selection | None = None,
 ) -> LoadSummary:
     """Read, validate and de-duplicate `source`, then send each good row (or stage it, or only count it).
 
@@ -247,6 +267,8 @@ def load_inventory(
         raise CliError("--workers must be at least 1")
     stop = stop or threading.Event()
     summary = LoadSummary(source=source, mode=mode, limit=limit)
+    if selection is not None:
+        summary.where, summary.sample, summary.seed = selection.described(), selection.sample, selection.seed
     if source_bucket is not None and source.startswith("s3://"):
         problem = source_bucket.refusal(parse_s3_source(source)[0])
         if problem:  # every object listed would be refused: say it once, list nothing
@@ -264,7 +286,7 @@ def load_inventory(
     started = clock()
     try:
         with Deduper() as deduper, _ctrl_c_sets(stop):
-            good = _good_messages(records, deduper, summary, problems, limit)
+            good = _good_messages(records, deduper, summary, problems, limit, selection)
             if mode == "send":
                 _send(good, summary, sqs, queue_url, workers, stop, progress)
             elif mode == "stage":
@@ -288,9 +310,29 @@ def load_inventory(
 
 
 def _good_messages(
-    records: Iterable, deduper: Deduper, summary: LoadSummary, problems: _Notes, limit: int | None
+    records: Iterable,
+    deduper: Deduper,
+    summary: LoadSummary,
+    problems: _Notes,
+    limit: int | None,
+    selection: Selection | None = None,
 ) -> Iterator[AssetMessage]:
-    """The messages to hand on; counts and reports everything else on the way."""
+    """The messages to hand on (those a pilot's selection keeps); counts and reports everything else."""
+    valid = _valid_messages(records, deduper, summary, problems, selection)
+    if selection is not None and selection.sample is not None:
+        valid = selection.sampled(valid, summary)
+    for msg in valid:
+        summary.good += 1
+        yield msg
+        if limit is not None and summary.good >= limit:
+            summary.limit_reached = True
+            return
+
+
+def _valid_messages(
+    records: Iterable, deduper: Deduper, summary: LoadSummary, problems: _Notes, selection: Selection | None
+) -> Iterator[AssetMessage]:
+    """Valid rows, each id once, that match the selection's --where."""
     for record in records:
         summary.rows_read += 1
         summary.last_line = record.line
@@ -324,11 +366,10 @@ def _good_messages(
                 f"line {record.line}: {text}", kind=verdict, line=record.line, id=msg.asset_id, first_line=first
             )
             continue
-        summary.good += 1
+        if selection is not None and not selection.matches(msg):
+            summary.filtered += 1
+            continue
         yield msg
-        if limit is not None and summary.good >= limit:
-            summary.limit_reached = True
-            return
 
 
 def _send(good, summary: LoadSummary, sqs, queue_url, workers: int, stop, progress: Progress) -> None:

@@ -9,8 +9,10 @@ exits with 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sqlite3
 import sys
 import threading
 import time
@@ -20,7 +22,10 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from migrator.ledger import REARMABLE, Ledger
 from migrator.states import State
 
+from .cutover import SIGNED as SIGNED_TEXT
 from .errors import CliError
+from .export import ID_FIELDS as EXPORT_ID_FIELDS
+from .export import URL_FIELDS as EXPORT_URL_FIELDS
 from .progress import Progress
 
 EPILOG = """\
@@ -29,12 +34,16 @@ Pick the stack with --stack NAME (its CloudFormation outputs are read), or with 
 call at a local emulator. MIGRATOR_STACK and MIGRATOR_OUTPUTS work like the flags.
 
 A typical migration:
+  migrator plan inventory.csv             what it will be: assets, hours, size, time, provider and AWS cost
+  migrator load inventory.csv --sample 50 a pilot: 50 rows chosen by a hash of their id (reproducible)
   migrator load inventory.csv             push one message per asset (validated, deduped)
   migrator status --watch                 counts, throughput, ETA, 429 rate, DLQ, oldest in flight
   migrator report -o mapping.csv          our id -> provider id, durations, errors
   migrator retry                          re-enqueue failed assets with a fresh attempt budget
   migrator retry --tracks                 re-arm failed caption tracks (the report says why they failed)
   migrator show ID                        one asset: state, provider video, errors, its tracks
+  migrator export --format nginx ...      the cut-over map: old URL -> new playback URL, per asset
+  migrator verify --checkpoint F          each ready asset's HLS manifest, duration, resolution vs the source
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
@@ -56,6 +65,27 @@ def _stack_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--region", help="AWS region (or AWS_REGION, AWS_DEFAULT_REGION, the profile's)")
     group.add_argument("--profile", help="a named profile from ~/.aws/config (or AWS_PROFILE)")
     group.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+
+
+def _mux_host_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "Mux playback hosts (its video objects carry playback ids, never URLs; these build them)"
+    )
+    for name, what, default in (
+        ("stream", "HLS", "https://stream.mux.com"),
+        ("image", "thumbnail", "https://image.mux.com"),
+        ("player", "player", "https://player.mux.com"),
+    ):
+        group.add_argument(
+            f"--mux-{name}-url",
+            metavar="URL",
+            help=f"the {what} host to build Mux URLs on (default {default}; a custom domain, or the simulator)",
+        )
+
+
+def mux_hosts(args) -> dict[str, str]:
+    hosts = {"hls": args.mux_stream_url, "thumbnail": args.mux_image_url, "player": args.mux_player_url}
+    return {k: v for k, v in hosts.items() if v}
 
 
 def _version() -> str:
@@ -85,6 +115,15 @@ def seconds(text: str) -> float:
     if not 0 <= value <= 30 * 86_400:
         raise argparse.ArgumentTypeError("must be between 0 and 2592000 seconds")
     return value
+
+
+def where_filter(text: str) -> tuple[str, str]:
+    from .select import parse_where
+
+    try:
+        return parse_where(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def state_name(text: str) -> State:
@@ -135,7 +174,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="record the assets in the ledger as pending instead of enqueuing (probe first)",
     )
     p.add_argument("--workers", type=positive_int, default=8, metavar="N", help="parallel senders (default 8)")
+    pilot = p.add_argument_group(
+        "a pilot (a reproducible subset; a later full load sends the rest, and the stack drops what moved already)"
+    )
+    pilot.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="send N rows chosen by a hash of their id and --seed: the same rows on every run, whatever their order",
+    )
+    pilot.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
+    pilot.add_argument(
+        "--where",
+        type=where_filter,
+        action="append",
+        metavar="FIELD=VALUE",
+        help="only rows whose folder, tag or privacy matches VALUE (a glob; privacy=default: the stack's); "
+        "repeatable: the same field matches either value, different fields all of them",
+    )
     _stack_options(p)
+
+    p = sub.add_parser(
+        "plan",
+        help="what the migration will be, from the inventory alone (no AWS): assets, hours, size, time, costs",
+        description=(
+            "Read an inventory (CSV or JSON Lines, as load reads it) and print what migrating it will be: assets, "
+            "hours of video, total size where the rows say it, assets the provider could never fetch (by reason), "
+            "caption tracks, the time at the provider's documented create rate (or --rate), the provider's cost "
+            "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
+            "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
+            "overrides) at the region's prices (--aws-prices FILE), and warnings. Nothing is sent; no AWS "
+            "credentials are read."
+        ),
+    )
+    p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
+    p.add_argument("--from", dest="platform", metavar="PLATFORM", help="plan a source platform's listing instead")
+    p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
+    p.add_argument("--provider", choices=["generic", "mux", "cloudflare", "apivideo"], help="only this provider")
+    p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")
+    p.add_argument("--concurrency", type=positive_int, default=5, metavar="N", help="MaximumConcurrency (default 5)")
+    p.add_argument("--storage-minutes", type=float, metavar="N", help="Cloudflare: the account's storage capacity")
+    p.add_argument("--prices", metavar="FILE", help="provider prices (the shape of migrator_cli/data/prices.json)")
+    p.add_argument("--aws-prices", metavar="FILE", help="AWS prices by region (data/aws-prices.json's shape)")
+    p.add_argument("--aws-requests", metavar="FILE", help="requests per asset (data/aws-requests.json's shape)")
+    p.add_argument("--region", default=None, help="AWS region for the prices (default us-east-1, or AWS_REGION)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
 
     p = sub.add_parser(
         "probe",
@@ -204,6 +287,73 @@ def build_parser() -> argparse.ArgumentParser:
         help="write one self-contained page instead: counts, throughput over time, why assets failed or were "
         "rejected, the largest drifts (no server, nothing loaded from the network)",
     )
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "export",
+        help="the cut-over map: each asset's source and where it now plays, or redirect maps (old URL -> new)",
+        description=(
+            "One row per asset, streamed from the ledger: our id, the source platform and id, the source URL, "
+            "the provider and its video id, the playback id, the HLS, player and thumbnail URLs the provider "
+            "gave when the video was ready, privacy, state and tracks. A video that needs a token to play "
+            f"(signed or private) says '{SIGNED_TEXT}' instead of a URL. --format nginx writes a `map` block "
+            "and --format redirects an old_url,new_url CSV, from --old-url and --new-url templates with "
+            "{placeholders}: ids (" + ", ".join(f"{{{n}}}" for n in EXPORT_ID_FIELDS) + ") are percent-encoded "
+            "into the URL, URLs (" + ", ".join(f"{{{n}}}" for n in EXPORT_URL_FIELDS) + ") go in as they are."
+        ),
+    )
+    p.add_argument("--format", choices=["csv", "jsonl", "nginx", "redirects"], default="csv", help="default csv")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--old-url", metavar="TEMPLATE", help="e.g. 'https://vimeo.com/{source_id}'")
+    p.add_argument("--new-url", metavar="TEMPLATE", help="e.g. 'https://player.example/{playback_id}'")
+    p.add_argument(
+        "--nginx-key",
+        choices=["uri", "url"],
+        default="uri",
+        help="what the nginx map matches: $request_uri (the old URL's path and query; default) or the whole URL",
+    )
+    p.add_argument("--nginx-variable", default="migrator_new_url", metavar="NAME", help="the map's variable")
+    p.add_argument(
+        "--nginx-no-hash-sizes",
+        action="store_true",
+        help="leave out map_hash_max_size and map_hash_bucket_size (set elsewhere in http {}); a comment gives them",
+    )
+    p.add_argument(
+        "--state", type=state_name, action="append", metavar="STATE", help="only assets in STATE (repeatable)"
+    )
+    _mux_host_options(p)
+    _stack_options(p)
+
+    p = sub.add_parser(
+        "verify",
+        help="the parity check: each ready asset's HLS manifest, duration and resolution against its source's",
+        description=(
+            "For each ready asset, fetch its HLS manifest from the provider (master and top variant) and check it "
+            "exists and is a finished playlist, that its duration matches the provider's and the source's "
+            "(duration_s from the inventory or the probe), and that its top resolution reaches the source's "
+            "(metadata width/height from the inventory, else what the provider read from the source). Each "
+            "mismatch is listed with its numbers; exit 1 when any asset fails or got no answer. Bounded "
+            "(--concurrency), paced (--rate fetches a second) and resumable (--checkpoint FILE: a second run "
+            "skips what the first finished). The fetches go from this machine to public addresses only, "
+            "redirects included. Signed playback is not fetched (it needs a token)."
+        ),
+    )
+    p.add_argument("--tolerance", type=seconds, default=1.0, metavar="S", help="duration tolerance (default 1 s)")
+    p.add_argument(
+        "--resolution-tolerance", type=int, default=0, metavar="PX", help="pixels the target may fall short (0)"
+    )
+    p.add_argument("--rate", type=float, default=10.0, metavar="N", help="fetches a second at most (default 10)")
+    p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="assets at once (default 4)")
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="per fetch (default 10)")
+    p.add_argument("--checkpoint", metavar="FILE", help="keep verdicts here; a later run resumes from it")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="check at most N assets this run")
+    p.add_argument("--id", action="append", dest="ids", metavar="ID", help="only this asset (repeatable)")
+    p.add_argument(
+        "--allow-private-addresses",
+        action="store_true",
+        help="let the fetches reach private and local addresses too: for a local simulator only",
+    )
+    _mux_host_options(p)
     _stack_options(p)
 
     p = sub.add_parser(
@@ -335,12 +485,25 @@ def cmd_load(args) -> int:
         stop=threading.Event(),
         source_bucket=SourceBucket.of_outputs(target.outputs) if target else None,
         on_problem=(lambda fields: emit({"type": "problem", **fields})) if emit else None,
+        selection=_selection(args),
     )
     if emit:
         emit({"type": "summary", **summary.as_dict()})
     else:
         print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code
+
+
+def _selection(args):
+    """The pilot's --where and --sample, or None for a whole load."""
+    from .select import Selection
+
+    if not args.where and args.sample is None:
+        return None
+    try:
+        return Selection(tuple(args.where or ()), args.sample, args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _tally_counts(target) -> dict:
@@ -371,6 +534,56 @@ def _standalone_client(service: str, args):
 
     endpoint = args.endpoint or os.environ.get("MIGRATOR_ENDPOINT") or os.environ.get("AWS_ENDPOINT_URL") or None
     return make_client(service, endpoint, args.region, session_for(args.profile))
+
+
+def cmd_plan(args) -> int:
+    import importlib.util
+
+    from .inventory import read_inventory
+    from .plan import PROVIDERS, Plan, estimate, load_json, summarise
+
+    if args.platform:
+        # Source listings (functions/migrator/sources, `migrator inventory --from`) come with WP-H.
+        listing = importlib.util.find_spec("migrator_cli.sources_cli")
+        if listing is None:
+            raise CliError(
+                f"--from {args.platform}: not available yet (source listings are being built); list the platform"
+                " into a CSV or JSON Lines inventory and plan that file"
+            )
+        from .sources_cli import listing_records  # type: ignore[import-not-found]
+
+        records, source = listing_records(args.platform), f"{args.platform} listing"
+    elif args.source:
+        records, source = read_inventory(args.source, fmt=args.format), args.source
+    else:
+        raise CliError("plan needs an inventory FILE or --from PLATFORM")
+    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    prices = load_json(args.prices, "prices.json")
+    aws_prices = load_json(args.aws_prices, "aws-prices.json")
+    requests_doc = load_json(args.aws_requests, "aws-requests.json")
+    sources = importlib.util.find_spec("migrator.sources") is not None
+    inventory = summarise(records)
+    estimates = [
+        estimate(
+            inventory,
+            name,
+            prices,
+            aws_prices,
+            requests_doc,
+            region=region,
+            rate=args.rate,
+            concurrency=args.concurrency,
+            storage_minutes=args.storage_minutes,
+            sources_available=sources,
+        )
+        for name in ([args.provider] if args.provider else PROVIDERS)
+    ]
+    plan = Plan(source, inventory, estimates, region)
+    if args.json:
+        print(json.dumps(plan.as_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(plan.lines()))
+    return 1 if inventory.bad else 0
 
 
 def cmd_probe(args) -> int:
@@ -441,17 +654,25 @@ def cmd_report(args) -> int:
     if args.json:
         args.format = "jsonl"  # --json: one JSON object per asset
     items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state, args.drift)
+    with _output(args.output) as out:
+        count = write_report(items, out, args.format)
     if args.output:
-        try:
-            out = open(args.output, "w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
-        with out:
-            count = write_report(items, out, args.format)
         print(f"{count:,} assets written to {args.output}", file=sys.stderr)
-    else:
-        count = write_report(items, sys.stdout, args.format)
     return 0
+
+
+@contextlib.contextmanager
+def _output(path: str | None):
+    """The file at `path` (written whole, one error line if it cannot be), or standard output."""
+    if not path:
+        yield sys.stdout
+        return
+    try:
+        out = open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    with out:
+        yield out
 
 
 def _report_html(args) -> int:
@@ -528,6 +749,108 @@ def _retry_tracks(args, ids: list[str], target) -> int:
         for asset_id, why in summary.moved_on[:20] + summary.failed[:20]:
             print(f"  {asset_id}: {why}", file=sys.stderr)
     return 1 if summary.failed else 0
+
+
+def cmd_export(args) -> int:
+    from .export import Template, export, show_problems
+    from .report import scan_ledger
+
+    old_url = Template(args.old_url, "--old-url") if args.old_url else None
+    new_url = Template(args.new_url, "--new-url") if args.new_url else None
+    if args.format in ("nginx", "redirects") and (old_url is None or new_url is None):
+        raise CliError(f"--format {args.format} needs --old-url and --new-url templates")
+    target = _target(args)
+    provider = target.outputs.get("Provider") or "generic"
+    fmt = args.format
+    if args.json and not args.output:
+        fmt = "jsonl"  # --json: one JSON object per asset, as report does
+    items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), args.state)
+    progress = Progress(sys.stderr, _count_in_all(target) if not args.state else None, "exported")
+    counted = _counting(items, progress)
+    report = show_problems(progress.write, _json_lines if args.json and args.output else None)
+    options = dict(
+        mux_hosts=mux_hosts(args),
+        old_url=old_url,
+        new_url=new_url,
+        nginx_key=args.nginx_key,
+        nginx_variable=args.nginx_variable,
+        nginx_sizes=not args.nginx_no_hash_sizes,
+        report=report,
+    )
+    try:
+        with _output(args.output) as out:
+            summary = export(counted, out, fmt, provider, **options)
+    finally:
+        progress.close()
+    if args.json and args.output:
+        _json_lines({**summary.as_dict(), "output": args.output})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return 1 if summary.problems else 0
+
+
+def _counting(items, progress: Progress):
+    for n, item in enumerate(items, start=1):
+        progress.update(n)
+        yield item
+
+
+def cmd_verify(args) -> int:
+    from .report import scan_ledger
+    from .verify import Checkpoint, Tolerance, checker, run_verify
+
+    target = _target(args)
+    provider = target.outputs.get("Provider") or "generic"
+    if args.ids:
+        ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+        found = ledger.get_many(list(args.ids))
+        items = [found[i] for i in args.ids if i in found and found[i].get("state") == State.READY.value]
+    else:
+        items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), [State.READY])
+    check = checker(
+        provider,
+        Tolerance(args.tolerance, max(0, args.resolution_tolerance)),
+        rate=args.rate,
+        timeout_s=args.timeout,
+        allow_private=args.allow_private_addresses,
+        mux_hosts=mux_hosts(args),
+    )
+    progress = Progress(sys.stderr, len(items) if args.ids else _count_in(target, State.READY), "verified")
+    shown = [0]
+
+    def on_finding(doc: dict) -> None:
+        if args.json:
+            _json_lines(doc)
+        elif shown[0] < 50:
+            progress.write(f"{doc['id']}: {doc.get('detail') or doc.get('reason')}")
+        shown[0] += 1
+
+    stop = threading.Event()
+    try:
+        checkpoint = Checkpoint(args.checkpoint)
+    except sqlite3.Error as exc:
+        raise CliError(f"cannot use the checkpoint {args.checkpoint}: {exc}") from None
+    try:
+        summary = run_verify(
+            items,
+            check,
+            checkpoint=checkpoint,
+            concurrency=args.concurrency,
+            limit=args.limit,
+            stop=stop,
+            on_finding=on_finding,
+            progress=progress.update,
+        )
+    finally:
+        progress.close()
+        checkpoint.close()
+    if args.json:
+        _json_lines(summary.as_dict())
+    else:
+        if shown[0] > 50:
+            print(f"… and {shown[0] - 50:,} more (--json lists them all)", file=sys.stderr)
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return 0 if summary.ok else 1
 
 
 def cmd_retry(args) -> int:
@@ -699,9 +1022,12 @@ def cmd_reconcile(args) -> int:
 
 COMMANDS = {
     "load": cmd_load,
+    "plan": cmd_plan,
     "probe": cmd_probe,
     "status": cmd_status,
     "report": cmd_report,
+    "export": cmd_export,
+    "verify": cmd_verify,
     "retry": cmd_retry,
     "show": cmd_show,
     "redrive": cmd_redrive,

@@ -52,6 +52,7 @@ class Settings:
         """Worst-case time one record needs once its slot is due: a lookup and a create, each
         timing out, and the ledger's writes. A slot later than this before the deadline is not taken."""
         return 2 * (self.connect_timeout_s + self.read_timeout_s) + 2.0
+
     default_playback: str = DEFAULT_PLAYBACK  # a row with no privacy: public | signed
     # The stack's create options, per provider (create_options.OPTIONS); a row's own override them.
     provider_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)

@@ -32,6 +32,7 @@ def settle_reported(
         now,
         provider_duration_s=video.duration_s,
         error=video.error,
+        playback=video.playback,
     )
     if not result.won:
         return Settled(False)

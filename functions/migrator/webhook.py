@@ -35,6 +35,7 @@ from .secrets import read_secret
 from .settings import load
 from .settle import flag_drift
 from .signatures import SecretError, SignatureError, decode_body
+from .states import State
 
 logger = Logger(service="webhook")
 metrics = Metrics(namespace="VideoMigration", service="webhook")
@@ -83,6 +84,10 @@ class Receiver:
         logger.append_keys(event_id=event.event_id)
         video = event.video
         if event.confirm and event.remote_id:
+            if self._settled_already(event):
+                logger.info("video already settled in the ledger; the provider is not asked again")
+                metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
+                return response(200, result="duplicate", reason="already settled")
             video = self._confirm(event)
         if video is None or video.target is None:
             logger.info("event acknowledged, nothing to do: %s", event.note)
@@ -104,6 +109,7 @@ class Receiver:
                 now,
                 provider_duration_s=video.duration_s,
                 error=video.error,
+                playback=video.playback,
             )
         except Exception:
             # Nothing was written (one transaction): the provider's retry acts on the event.
@@ -171,6 +177,20 @@ class Receiver:
             return None
         logger.info("webhook secret changed since it was cached; checking the signature again")
         return fresh
+
+    def _settled_already(self, event: WebhookEvent) -> bool:
+        """Whether the ledger has settled the event's video already. api.video sends a confirming
+        event per encoded quality (five a video), and each confirmation reads the video twice (its
+        status, then its playback); after the first, asking again spends the provider's read
+        budget (500 a minute against 100 uploads) on an answer the ledger would refuse. A read that
+        fails says nothing: the full path decides."""
+        try:
+            asset_id = event.asset_id or self._asset_of(event.remote_id)
+            item = self.ledger.get(asset_id) if asset_id else None
+        except Exception:
+            return False
+        terminal = (State.READY.value, State.REJECTED.value)
+        return bool(item) and item.get("state") in terminal and item.get("remote_id") == event.remote_id
 
     def _confirm(self, event: WebhookEvent):
         """The video's state, asked of the provider: the event only said that something changed.

@@ -23,6 +23,7 @@ import math
 import time
 import urllib.parse
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -254,6 +255,7 @@ class ApiVideo(Profile):
             "panoramic": request.get("panoramic", False),
             "mp4Support": request.get("mp4Support", True),
             **({"playerId": request["playerId"]} if "playerId" in request else {}),
+            "assets": media.apivideo_assets(video),
         }
 
     def _qualities(self, video: Video) -> list[tuple[str, str]]:

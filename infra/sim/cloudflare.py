@@ -23,6 +23,7 @@ import urllib.parse
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -228,6 +229,7 @@ class Cloudflare(Profile):
             "duration": video.duration if known else -1,
             "input": {"width": 1920, "height": 1080} if known else {"width": -1, "height": -1},
             "watermark": None,
+            **media.cloudflare_fields(video),
         }
 
     def created(self, video: Video, now: float, replay: bool) -> Reply:

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from . import media
 from .apivideo import ApiVideo
 from .bucket import Budget, RateState, TokenBucket
 from .cloudflare import Cloudflare
@@ -34,6 +35,7 @@ from .config import SimConfig
 from .fetch import source_problem
 from .generic import Generic
 from .mux import Mux
+from .mux import playback_ids as mux_playback_ids
 from .profile import Call, Event, Profile, Reply
 from .scheduler import Scheduler
 from .texttracks import fetch_caption, read_caption
@@ -448,6 +450,7 @@ class ProviderSim:
                 started=now,
                 delay_s=0.0 if early else cfg.processing_delay_s,
                 state=PROCESSING if processing else IDLE,
+                extra={"media_base": call.base_url},  # where its playback URLs point (media.py)
                 hung=processing
                 and (is_hang(draft.source) or (cfg.hang_rate > 0 and self._rng.random() < cfg.hang_rate)),
             )
@@ -555,6 +558,30 @@ class ProviderSim:
                 return
             track.content, track.format = content, fmt
             track.status, track.error = ("ready", None) if fmt else ("errored", why)
+
+    def media(self, path: str, query: str) -> media.Answer:
+        """A ready video's playlists, thumbnail, player page (media.py): what its playback URLs serve.
+        Not an API operation: no auth, no bucket, not logged, as a CDN answers apart from the API."""
+        parsed = media.split(path)
+        if parsed is None:
+            return 404, media.TEXT, b"not found\n"
+
+        def find(profile: str, key: str) -> tuple[Video | None, bool]:
+            with self._lock:
+                if profile == "mux":  # a Mux URL names a playback id, never the asset
+                    for video in self._store.videos.values():
+                        for pid in mux_playback_ids(video):
+                            if pid["id"] == key:
+                                return video, pid["policy"] != "public"
+                    return None, False
+                video = self._store.videos.get(key)
+            if video is None:
+                return None, False
+            if profile == "cloudflare":
+                return video, video.request.get("requireSignedURLs") is True
+            return video, profile == "apivideo" and video.request.get("public") is False
+
+        return media.serve(*parsed, query, find)
 
     def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
         """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""

@@ -19,6 +19,7 @@ import time
 import urllib.parse
 import uuid
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -113,6 +114,7 @@ class Generic(Profile):
         }
         if video.state == READY:
             out["duration"] = video.duration
+            out["playback"] = media.generic_playback(video)  # this project's addition to the contract
         elif video.state == ERRORED:
             message = "source could not be fetched" if video.failure == "fetch" else "source could not be ingested"
             out["error"] = {"type": "invalid_input", "message": message}

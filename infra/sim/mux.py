@@ -24,6 +24,7 @@ import time
 import urllib.parse
 import uuid
 
+from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
 from .profile import (
@@ -250,6 +251,12 @@ def _json(raw: bytes) -> tuple[object, str | None]:
         return None, "request body is not valid JSON"
 
 
+def playback_ids(video: Video) -> list[dict]:
+    """The asset's playback ids, one per policy asked for: stable per asset and policy, so every
+    read shows the same ones (and the media paths find the asset by them)."""
+    return [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in _policies(video.request) or []]
+
+
 def _encode_cursor(seq: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"before": seq}).encode()).decode().rstrip("=")
 
@@ -300,10 +307,8 @@ class Mux(Profile):
     def render(self, video: Video, now: float) -> dict:
         request = video.request
         out = {"id": video.id, "status": _STATUS.get(video.state, "preparing"), "created_at": str(int(video.created))}
-        policies = _policies(request) or []
-        if policies:
-            # Stable per asset and policy, so every read shows the same playback ids.
-            out["playback_ids"] = [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in policies]
+        if playback_ids(video):
+            out["playback_ids"] = playback_ids(video)
         # What the create set, as Mux holds it; unset, Mux's documented defaults.
         out["mp4_support"] = request.get("mp4_support", "none")
         out["master_access"] = request.get("master_access", "none")
@@ -314,8 +319,8 @@ class Mux(Profile):
         if request.get("static_renditions"):
             out["static_renditions"] = _static_renditions(request["static_renditions"], video.state == READY)
 
-
-        tracks = [{"type": "video", "id": derived_id(f"{video.id}/video", 32)}] if video.state == READY else []
+        # A ready asset lists its video and audio tracks (media.mux_tracks); text tracks whenever it has them.
+        tracks = media.mux_tracks(video) if video.state == READY else []
         out["tracks"] = tracks + [_render_track(t) for t in video.texts]
         if video.state == READY:
             out["duration"] = video.duration

@@ -112,6 +112,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": "invalid Content-Length"})
             return
         parts = urllib.parse.urlsplit(self.path)
+        if parts.path.startswith("/_media/"):  # playlists and pages, not JSON
+            status, content_type, data = self.server.sim.media(parts.path, parts.query)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         try:
             if parts.path == "/_sim" or parts.path.startswith("/_sim/"):
                 status, payload, headers = self._control(method, parts.path, parts.query, raw)

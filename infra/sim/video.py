@@ -25,11 +25,7 @@ def source_duration(url: str) -> tuple[float, float]:
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
 
     def number(key: str) -> float | None:
-        try:
-            value = float(query[key][0])
-        except (KeyError, IndexError, ValueError):
-            return None
-        return value if math.isfinite(value) else None
+        return query_number(query, key)
 
     duration = number("duration")
     if duration is None:
@@ -38,6 +34,15 @@ def source_duration(url: str) -> tuple[float, float]:
         duration = 5.0 + (n % 595_000) / 1000.0
     drift = number("drift") or 0.0
     return duration, round(duration + drift, 3)
+
+
+def query_number(query: dict[str, list[str]], key: str) -> float | None:
+    """A finite number from a parsed query string, or None."""
+    try:
+        value = float(query[key][0])
+    except (KeyError, IndexError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def is_unsupported(url: str) -> bool:

@@ -473,7 +473,9 @@ def test_apivideo_find_filters_by_metadata_newest_first_and_never_adopts_a_faile
 
 
 def test_apivideo_poll_reads_the_status_endpoint():
-    api, _ = provider("apivideo", (200, STATUS_PLAYABLE), (200, STATUS_FAILED), secret=API_SECRET)
+    api, _ = provider(
+        "apivideo", (200, STATUS_PLAYABLE), (200, {"videoId": "vi_good"}), (200, STATUS_FAILED), secret=API_SECRET
+    )
     ready = api.poll("library/intro-2019", "vi_good").video
     assert (ready.target, ready.duration_s) == (State.READY, 4176.0)
     assert api.poll("x", "vi_failed").video.target is State.REJECTED

@@ -128,3 +128,53 @@ def test_the_rest_payload_keeps_a_header_sent_twice_so_it_is_refused():
     with pytest.raises(SignatureError, match="duplicate header"):
         verify(Scheme.SEED, body, request_headers(twice), [secret], 1_700_000_000)
     assert request_headers({"headers": {"a": "b"}}) == {"a": "b"}  # the HTTP API payload, as before
+
+
+class SettledLedger:
+    """A ledger that has settled `remote_id` as `state` for asset "a"."""
+
+    def __init__(self, state: str, remote_id: str = "vi1"):
+        self.item = {"asset_id": "a", "state": state, "remote_id": remote_id}
+        self.settled = []
+
+    def asset_for_remote(self, remote_id):
+        return "a" if remote_id == self.item["remote_id"] else None
+
+    def get(self, asset_id):
+        return dict(self.item) if asset_id == "a" else None
+
+    def settle_event(self, *args, **kwargs):
+        from migrator.ledger import EventOutcome, EventResult
+
+        self.settled.append(args)
+        return EventResult(EventOutcome.APPLIED, self.item)
+
+
+class ConfirmingProvider:
+    """A provider whose events only say something changed (api.video's), counting its polls."""
+
+    def __init__(self):
+        self.polls = 0
+
+    def read_webhook(self, body, headers, secrets, now, tolerance_s):
+        from migrator.providers import WebhookEvent
+
+        return WebhookEvent("evt", None, "vi1", confirm=True, note="quality encoded")
+
+    def poll(self, asset_id, remote_id):
+        from migrator.providers import Poll, Video
+        from migrator.states import State
+
+        self.polls += 1
+        return Poll(200, Video(remote_id, None, State.READY, "playable", duration_s=3.0))
+
+
+@pytest.mark.parametrize("state, polls", [("ready", 0), ("rejected", 0), ("processing", 1)])
+def test_a_confirming_event_for_a_video_already_settled_asks_the_provider_nothing(state, polls):
+    from migrator.webhook import Receiver
+
+    provider, ledger = ConfirmingProvider(), SettledLedger(state)
+    receiver = Receiver(ledger, "events", provider, lambda: ["s"], clock=lambda: NOW)
+    answer = receiver.handle({"headers": {}, "body": "{}"})
+    assert answer["statusCode"] == 200 and provider.polls == polls
+    assert json.loads(answer["body"])["result"] == ("duplicate" if polls == 0 else "ready")

@@ -43,13 +43,14 @@ class Settling(LedgerTable):
         now: float,
         provider_duration_s: float | None = None,
         error: str | None = None,
+        playback: dict | None = None,
     ) -> WriteResult:
         """Move an asset to the terminal state the provider reported (ready or rejected).
 
         Never backward: a terminal asset stays as it is. An event for another video than the
         one the ledger records is refused, so a stray duplicate cannot decide the asset's fate.
         """
-        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error)
+        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error, playback)
         return self._update(asset_id, **request, ReturnValues="ALL_NEW")
 
     def settle_event(
@@ -62,6 +63,7 @@ class Settling(LedgerTable):
         now: float,
         provider_duration_s: float | None = None,
         error: str | None = None,
+        playback: dict | None = None,
     ) -> EventResult:
         """`settle`, and the record that the webhook event was acted on, in one transaction.
 
@@ -69,7 +71,7 @@ class Settling(LedgerTable):
         (recorded as seen, never applied) nor apply it twice. `event` is the events-table
         item; its `event_id` must be new.
         """
-        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error)
+        request = _settle_request(asset_id, target, remote_id, now, provider_duration_s, error, playback)
         try:
             self.client.transact_write_items(
                 TransactItems=[
@@ -120,6 +122,7 @@ def _settle_request(
     now: float,
     provider_duration_s: float | None,
     error: str | None,
+    playback: dict | None = None,
 ) -> dict:
     """The conditional update that settles an asset (see Settling.settle), as request fields."""
     if target not in (State.READY, State.REJECTED):
@@ -133,6 +136,8 @@ def _settle_request(
         values[":rid"] = remote_id
     if provider_duration_s is not None:
         update.set("provider_duration_s", provider_duration_s)
+    if playback and target is State.READY:
+        update.set("playback_info", playback)  # what the provider says of how it plays: the cut-over map
     if error is not None:
         update.set("last_error", error)
     elif target is State.READY:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -55,6 +56,7 @@ from .facts import (
     epoch_of,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     text,
     video_id,
@@ -104,8 +106,11 @@ def read_status(remote_id: str | None, status: object, ref: str | None = None) -
     qualities = [q for q in entries(encoding.get("qualities")) if isinstance(q, dict)]
     word = ingest.get("status") if isinstance(ingest.get("status"), str) else ""
     if encoding.get("playable") is True:
-        duration = duration_of(mapping(encoding.get("metadata")).get("duration"))
-        return Video(remote_id, ref, State.READY, "playable", duration_s=duration)
+        media = mapping(encoding.get("metadata"))
+        size = playback_of(width=media.get("width"), height=media.get("height"))
+        return Video(
+            remote_id, ref, State.READY, "playable", duration_s=duration_of(media.get("duration")), playback=size
+        )
     if qualities and all(q.get("status") == "failed" for q in qualities):
         return rejected_video(remote_id, ref, "failed", "encoding failed for every quality")
     known = word in INGESTING or any(q.get("status") in ("waiting", "encoding", "encoded") for q in qualities)
@@ -121,6 +126,31 @@ def read_listed(video: object) -> Video:
         status="listed",
         created_at=epoch_of(mapping(video).get("createdAt")),
         privacy=(PUBLIC if public else SIGNED) if isinstance(public, bool) else None,
+    )
+
+
+_IFRAME_SRC = re.compile(r"""\bsrc=["']([^"'<>\s]+)["']""")
+
+
+def read_playback(video: object, size: dict | None = None) -> dict | None:
+    """The video object's `assets` (`hls`, `player`, `iframe`: an HTML snippet whose `src` is read,
+    `thumbnail`, `mp4`) and `public` (false: a private video, whose URLs carry a token that plays
+    once), with the resolution `/status` reported (`size`). (oas_apivideo.yaml: video, video-assets.)"""
+    video = mapping(video)
+    assets = mapping(video.get("assets"))
+    iframe = assets.get("iframe")
+    embed = _IFRAME_SRC.search(iframe) if isinstance(iframe, str) and len(iframe) < 4096 else None
+    size = size or {}
+    return playback_of(
+        policy="private" if video.get("public") is False else "public",
+        playback_id=video.get("videoId"),
+        hls=assets.get("hls"),
+        player=assets.get("player"),
+        embed=embed.group(1) if embed else None,
+        thumbnail=assets.get("thumbnail"),
+        mp4=assets.get("mp4"),
+        width=size.get("width"),
+        height=size.get("height"),
     )
 
 
@@ -219,9 +249,19 @@ class ApiVideoProvider(Provider):
         return read_status(remote_id, answer.body)
 
     def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
-        return self._get_video(
+        polled = self._get_video(
             f"/videos/{quote(remote_id)}/status", lambda body: read_status(remote_id, body, asset_id)
         )
+        video = polled.video
+        if video is None or video.target is not State.READY:
+            return polled
+        # /status has no URLs: a ready video's playback lives on the video object (one read more,
+        # per asset, once: reads are 500 a minute against 100 uploads). Without it the video is
+        # ready all the same; export then says its playback was not recorded.
+        answer = self._send("GET", f"/videos/{quote(remote_id)}")
+        if isinstance(answer, Outcome) or answer.status != 200:
+            return polled
+        return replace(polled, video=replace(video, playback=read_playback(answer.body, video.playback)))
 
     def read_webhook(
         self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int

@@ -52,6 +52,7 @@ from .facts import (
     found_among,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     text,
     video_id,
@@ -96,8 +97,16 @@ def read_stream_video(video: object) -> Video:
     signed = video.get("requireSignedURLs")
     privacy = (SIGNED if signed else PUBLIC) if isinstance(signed, bool) else None
     if state == "ready":
-        duration = duration_of(video.get("duration"))
-        return Video(remote_id, ref, State.READY, state, duration_s=duration, created_at=created_at, privacy=privacy)
+        return Video(
+            remote_id,
+            ref,
+            State.READY,
+            state,
+            duration_s=duration_of(video.get("duration")),
+            created_at=created_at,
+            privacy=privacy,
+            playback=read_playback(video, remote_id),
+        )
     if state == "error":
         code = status.get("errorReasonCode") or status.get("errReasonCode")
         text = status.get("errorReasonText") or status.get("errReasonText")
@@ -123,6 +132,25 @@ def account_limit(answer: Answer, outcome: Outcome) -> Outcome:
         error = f"HTTP {answer.status}: {detail}" if detail else f"HTTP {answer.status}"
         return replace(outcome, kind=OutcomeKind.THROTTLED, scope="account", error=error)
     return outcome
+
+
+def read_playback(video: dict, uid: str | None) -> dict | None:
+    """The video object's `playback.hls`/`dash`, `preview` (its watch page), `thumbnail`, the input's
+    `width`/`height`, and `requireSignedURLs` (true: every URL needs a signed token in place of the uid).
+    (developers.cloudflare.com/api: stream video object; stream/viewing-videos/securing-your-stream.)"""
+    playback = mapping(video.get("playback"))
+    source = mapping(video.get("input"))
+    return playback_of(
+        policy="signed" if video.get("requireSignedURLs") is True else "public",
+        playback_id=uid,
+        hls=playback.get("hls"),
+        dash=playback.get("dash"),
+        preview=video.get("preview"),
+        player=video.get("preview"),
+        thumbnail=video.get("thumbnail"),
+        width=source.get("width"),
+        height=source.get("height"),
+    )
 
 
 class CloudflareProvider(Provider):

@@ -59,6 +59,8 @@ class Video:
     # Who may play it, in our terms: "public" (anyone with its URL), "signed" (a token is needed), None
     # when the answer does not say. `migrator audit` compares it with the row's privacy.
     privacy: str | None = None
+    # How the video plays once ready, in our terms (see `playback_of`): the cut-over map's source.
+    playback: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,15 @@ class TrackUpload:
 
     caption: CaptionFile
     url: str
+
+
+# What a ready video's playback may say, in our terms: each provider's reader maps its own fields
+# onto these, and `playback_of` keeps only what is well formed (untrusted text from the provider).
+PLAYBACK_URLS = ("hls", "dash", "player", "embed", "thumbnail", "preview", "mp4")
+PLAYBACK_POLICIES = ("public", "signed", "drm", "private")
+MAX_PLAYBACK_URL = 2048
+MAX_PLAYBACK_IDS = 10
+MAX_PIXELS = 100_000  # a side longer than this is garbage, not a video's resolution
 
 
 # --- small readers shared by the provider modules ---------------------------------------------
@@ -206,3 +217,52 @@ def entries(value: object) -> list:
 def text(value: object) -> str | None:
     """A string field, or None when it is anything else (a dict where text belongs)."""
     return value if isinstance(value, str) else None
+
+
+def playback_url(value: object) -> str | None:
+    """An absolute http(s) URL a player could open, or None: no whitespace, no control characters,
+    bounded (the cut-over map writes it into CSV, nginx and redirect files)."""
+    if not isinstance(value, str) or not value or len(value) > MAX_PLAYBACK_URL:
+        return None
+    if not value.isascii() or any(c.isspace() or not c.isprintable() for c in value):
+        return None
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme.lower() not in ("https", "http") or not rest or rest[0] in "/?#":
+        return None
+    return value
+
+
+def pixels(value: object) -> int | None:
+    """A width or height in pixels, or None (-1: unknown; absurd numbers; text)."""
+    number = finite_number(value)
+    return int(number) if number is not None and number.is_integer() and 0 < number <= MAX_PIXELS else None
+
+
+def playback_of(
+    *,
+    policy: object = None,
+    playback_id: object = None,
+    ids: list | None = None,
+    width: object = None,
+    height: object = None,
+    **urls: object,
+) -> dict | None:
+    """The checked playback facts of a video: `policy` (public, signed, drm or private: anything but
+    public needs a token to play), `playback_id`, `playback_ids` (Mux: each id with its policy), the
+    URLs of PLAYBACK_URLS and the resolution the provider reports; None when nothing usable is left."""
+    out: dict = {}
+    if isinstance(policy, str) and policy in PLAYBACK_POLICIES:
+        out["policy"] = policy
+    if (pid := video_id(playback_id)) is not None:
+        out["playback_id"] = pid
+    if ids:
+        out["playback_ids"] = ids[:MAX_PLAYBACK_IDS]
+    for name, value in urls.items():
+        if name not in PLAYBACK_URLS:
+            raise TypeError(f"unknown playback field {name!r}")
+        if (url := playback_url(value)) is not None:
+            out[name] = url
+    w, h = pixels(width), pixels(height)
+    if w is not None and h is not None:
+        out["width"], out["height"] = w, h
+    return out or None

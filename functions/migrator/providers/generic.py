@@ -32,6 +32,7 @@ from .facts import (
     found_among,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     text,
     video_id,
@@ -74,14 +75,39 @@ def read_video(video: object) -> Video:
     created = epoch_of(video.get("created_at"))
     privacy = metadata.get("privacy") if metadata.get("privacy") in (PUBLIC, SIGNED) else None
     if status == "ready":
-        duration = duration_of(video.get("duration"))
-        return Video(remote_id, ref, State.READY, status, duration_s=duration, created_at=created, privacy=privacy)
+        return Video(
+            remote_id,
+            ref,
+            State.READY,
+            status,
+            duration_s=duration_of(video.get("duration")),
+            created_at=created,
+            privacy=privacy,
+            playback=read_playback(video, remote_id),
+        )
     if status == "errored":
         error = video.get("error")  # the seed's text, or {"message": text}
         message = text(error.get("message")) if isinstance(error, dict) else text(error)
         return rejected_video(remote_id, ref, status, message, created_at=created, privacy=privacy)
     known = status in WORKING
     return Video(remote_id, ref, None, excerpt(status, 40), known=known, created_at=created, privacy=privacy)
+
+
+def read_playback(video: dict, remote_id: str | None) -> dict | None:
+    """The contract's optional `playback` object: `{policy, hls, player, thumbnail, width, height}`
+    (this project's addition to the seed contract, for the cut-over map)."""
+    playback = mapping(video.get("playback"))
+    if not playback:
+        return None
+    return playback_of(
+        policy=playback.get("policy", "public"),
+        playback_id=remote_id,
+        hls=playback.get("hls"),
+        player=playback.get("player"),
+        thumbnail=playback.get("thumbnail"),
+        width=playback.get("width"),
+        height=playback.get("height"),
+    )
 
 
 class GenericProvider(Provider):

@@ -59,6 +59,7 @@ from .facts import (
     epoch_of,
     mapping,
     our_ref,
+    playback_of,
     rejected_video,
     text,
     video_id,
@@ -91,6 +92,12 @@ TITLE_MAX = 512
 # waits for the asset's tracks endpoint, where a refusal fails that track alone.
 CREATE_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[0-9]{3}|[A-Za-z]{4}(-[A-Za-z]{2})?))?$")
 TRACK_STATUS = {"ready": "ready", "errored": "errored", "preparing": "preparing"}
+# Where a playback id plays (the asset object carries ids, never URLs): HLS at
+# stream.mux.com/{id}.m3u8 (docs.mux.com/guides/play-your-videos), a thumbnail at
+# image.mux.com/{id}/thumbnail.jpg (docs.mux.com/guides/get-images-from-a-video), Mux Player's
+# iframe at player.mux.com/{id} (docs.mux.com/guides/mux-player-web). A custom domain (or the
+# simulator) replaces each host.
+MUX_HOSTS = {"hls": "https://stream.mux.com", "thumbnail": "https://image.mux.com", "player": "https://player.mux.com"}
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
@@ -120,8 +127,16 @@ def read_asset(asset: object) -> Video:
     created_at = epoch_of(asset.get("created_at"))
     privacy = privacy_of(asset.get("playback_ids"))
     if status == "ready":
-        duration = duration_of(asset.get("duration"))
-        return Video(remote_id, ref, State.READY, status, duration_s=duration, created_at=created_at, privacy=privacy)
+        return Video(
+            remote_id,
+            ref,
+            State.READY,
+            status,
+            duration_s=duration_of(asset.get("duration")),
+            created_at=created_at,
+            privacy=privacy,
+            playback=read_playback(asset),
+        )
     if status == "errored":
         errors = mapping(asset.get("errors"))
         messages = errors.get("messages")
@@ -140,6 +155,40 @@ def privacy_of(playback_ids: object) -> str | None:
     if not policies:
         return None
     return PUBLIC if PUBLIC in policies else SIGNED
+
+
+def read_playback(asset: dict) -> dict | None:
+    """`playback_ids: [{id, policy}]` (public, signed or drm) and the largest video track's
+    `max_width`/`max_height`; the public id is the one a page can use without a token."""
+    ids = [
+        {"id": pid, "policy": policy}
+        for item in entries(asset.get("playback_ids"))
+        if (pid := video_id(mapping(item).get("id"))) and (policy := mapping(item).get("policy")) in _POLICIES
+    ]
+    chosen = next((i for i in ids if i["policy"] == "public"), ids[0] if ids else {})
+    video = [t for t in entries(asset.get("tracks")) if mapping(t).get("type") == "video"]
+    track = mapping(video[0]) if video else {}
+    return playback_of(
+        policy=chosen.get("policy"),
+        playback_id=chosen.get("id"),
+        ids=ids,
+        width=track.get("max_width"),
+        height=track.get("max_height"),
+    )
+
+
+def playback_urls(playback_id: str, hosts: dict[str, str] | None = None) -> dict[str, str]:
+    """The HLS, thumbnail and player URLs of a Mux playback id (MUX_HOSTS, or `hosts` in their place)."""
+    base = {**MUX_HOSTS, **(hosts or {})}
+    pid = quote(playback_id)
+    return {
+        "hls": f"{base['hls'].rstrip('/')}/{pid}.m3u8",
+        "thumbnail": f"{base['thumbnail'].rstrip('/')}/{pid}/thumbnail.jpg",
+        "player": f"{base['player'].rstrip('/')}/{pid}",
+    }
+
+
+_POLICIES = ("public", "signed", "drm")
 
 
 class MuxProvider(Provider):

@@ -1,0 +1,138 @@
+"""One guarded GET from the operator's machine, for `migrator verify`: public addresses only, redirects
+included, bounded in size and time.
+
+The URL comes from the provider (or a redirect it answers), so it is untrusted: it could point at
+the cloud's metadata service, at localhost or at the operator's own network. The rules are the
+probe's (guard.py): a name is resolved once, every address it resolves to must be globally
+routable (`address_refusal`), and the connection goes to an address that was checked, never to the
+name again (no DNS-rebinding gap); TLS still verifies the certificate for the name. Each redirect is
+a new URL, checked the same way, at most MAX_REDIRECTS of them. `allow_private` lifts the address
+rule (a local simulator). No proxy from the environment is used: a proxy would resolve the name.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+from .guard import IPAddress, address_refusal, resolve_host
+
+MAX_REDIRECTS = 4
+MAX_BYTES = 4 * 1024 * 1024
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class FetchError(Exception):
+    """No answer worth reading: `kind` is refused (the address policy), unresolved, unreachable
+    (connect, TLS, timeout), too_large, redirects or bad_url; `detail` says it in words."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+    @property
+    def transient(self) -> bool:
+        """Whether a later run may get an answer (the path to the server, not the URL)."""
+        return self.kind in ("unresolved", "unreachable")
+
+
+@dataclass(frozen=True)
+class Fetched:
+    status: int
+    body: bytes
+    url: str  # after redirects
+    content_type: str = ""
+
+
+class _Pinned(http.client.HTTPConnection):
+    """An HTTP connection to `host` (its Host header) made to the checked address `ip`."""
+
+    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._ip = ip
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+
+
+class _PinnedTLS(http.client.HTTPSConnection):
+    """HTTPS to `host`, connected to the checked address `ip`; the certificate is verified for `host`."""
+
+    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float, context: ssl.SSLContext):
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._ip = ip
+
+    def connect(self) -> None:
+        sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def guarded_get(
+    url: str,
+    *,
+    allow_private: bool = False,
+    timeout_s: float = 10.0,
+    max_bytes: int = MAX_BYTES,
+    resolve: Callable[[str, int], list[IPAddress]] = resolve_host,
+    context: ssl.SSLContext | None = None,
+) -> Fetched:
+    """GET `url` under the rules above; FetchError when there is no answer to read."""
+    deadline = time.monotonic() + timeout_s * 3
+    for _ in range(MAX_REDIRECTS + 1):
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        try:
+            host, port = parts.hostname, parts.port or (443 if scheme == "https" else 80)
+        except ValueError:
+            raise FetchError("bad_url", "the port is not a number") from None
+        if scheme not in ("http", "https") or not host:
+            raise FetchError("bad_url", f"not an http(s) URL: {url[:100]}")
+        ip = _checked_address(host, port, allow_private, resolve)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise FetchError("unreachable", f"no answer within {timeout_s * 3:g} s")
+        if scheme == "https":
+            conn: http.client.HTTPConnection = _PinnedTLS(
+                host, port, ip, min(timeout_s, left), context or ssl.create_default_context()
+            )
+        else:
+            conn = _Pinned(host, port, ip, min(timeout_s, left))
+        try:
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            conn.request("GET", path, headers={"User-Agent": "migrator-verify", "Accept": "*/*"})
+            response = conn.getresponse()
+            location = response.getheader("Location")
+            if response.status in REDIRECTS and location:
+                response.read(64 * 1024)
+                url = urljoin(url, location)
+                continue
+            body = response.read(max_bytes + 1)
+            if len(body) > max_bytes:
+                raise FetchError("too_large", f"over {max_bytes} bytes")
+            return Fetched(response.status, body, url, response.getheader("Content-Type") or "")
+        except (OSError, http.client.HTTPException) as exc:
+            raise FetchError("unreachable", f"{host}: {type(exc).__name__}: {exc}"[:200]) from None
+        finally:
+            conn.close()
+    raise FetchError("redirects", f"more than {MAX_REDIRECTS} redirects")
+
+
+def _checked_address(host: str, port: int, allow_private: bool, resolve) -> IPAddress:
+    try:
+        addresses = resolve(host, port)
+    except (OSError, UnicodeError) as exc:
+        raise FetchError("unresolved", f"{host}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not addresses:
+        raise FetchError("unresolved", f"{host}: no address")
+    if not allow_private:
+        # All or nothing: a name with one public and one private answer could be steered (guard.py).
+        for ip in addresses:
+            why = address_refusal(ip)
+            if why:
+                raise FetchError("refused", f"{host} resolves to {ip} ({why}): public addresses only")
+    return addresses[0]

@@ -1,0 +1,497 @@
+"""`migrator plan`: what a migration will be, from its inventory alone, before the first create (no AWS).
+
+It streams the inventory (inventory.read_inventory, the loader's own validation and repeat check) and
+counts: assets, hours of video, total size where the rows say it, what the provider could never fetch
+(by reason), caption tracks, privacy; then, for each provider (or the one named), the time at its
+documented or configured create rate, its cost from the shipped price table (data/prices.json: each
+price with its date and source; --prices FILE overrides), and the AWS cost from requests per asset
+measured on the stack (data/aws-requests.json, which says how) at the region's prices
+(data/aws-prices.json; --aws-prices FILE overrides); and warnings (sources above 1080p on Mux,
+Cloudflare storage beyond the account's capacity, unknown durations, unverified prices).
+
+Rows without a duration are costed at the mean of the rows with one, and said to be. `summarise` and
+`estimate` are pure; the CLI front end prints `lines()` or `as_dict()`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from migrator.messages import SOURCE_PLATFORMS, AssetMessage
+
+from .errors import CliError
+from .inventory import BadRow, Deduper, Record, Skipped
+
+PROVIDERS = ("generic", "mux", "cloudflare", "apivideo")
+# Creates a second each provider documents (what paces a migration), and where it says so.
+DOCUMENTED_RATES = {
+    "mux": (1.0, "1 create/s sustained (docs.mux.com/docs/core/make-api-requests, rate limits)"),
+    "cloudflare": (
+        4.0,
+        "1,200 API calls per 5 minutes per user, every call counted"
+        " (developers.cloudflare.com/fundamentals/api/reference/limits)",
+    ),
+    "apivideo": (100 / 60, "100 uploads a minute in production (docs.api.video/reference/limits)"),
+}
+HIGH_DEFINITION = 1080  # Mux stores up to max_resolution_tier, 1080p unless asked (docs.mux.com: resolution tiers)
+MAX_SHOWN_REASONS = 10
+
+
+@dataclass
+class Inventory:
+    """What the inventory holds, provider aside."""
+
+    rows: int = 0
+    assets: int = 0
+    bad: int = 0
+    repeats: int = 0
+    skipped: int = 0
+    bad_reasons: Counter = field(default_factory=Counter)
+    duration_known: int = 0
+    seconds_known: float = 0.0
+    size_known: int = 0
+    bytes_known: int = 0
+    tracks: int = 0
+    assets_with_tracks: int = 0
+    track_languages: Counter = field(default_factory=Counter)
+    privacy: Counter = field(default_factory=Counter)
+    above_1080p: int = 0
+    s3_sources: int = 0
+    references: Counter = field(default_factory=Counter)  # source references by platform
+
+    @property
+    def seconds_estimated(self) -> float:
+        """The rows without a duration, at the mean of those with one."""
+        missing = self.assets - self.duration_known
+        return missing * self.seconds_known / self.duration_known if self.duration_known and missing else 0.0
+
+    @property
+    def minutes(self) -> float:
+        return (self.seconds_known + self.seconds_estimated) / 60
+
+
+def summarise(records: Iterable[Record]) -> Inventory:
+    """Count the inventory's rows, each id once (a repeat with another URL is a bad row, as load says)."""
+    inv = Inventory()
+    with Deduper() as seen:
+        for record in records:
+            inv.rows += 1
+            if isinstance(record, Skipped):
+                inv.skipped += 1
+                continue
+            if isinstance(record, BadRow):
+                inv.bad += 1
+                inv.bad_reasons[record.reason] += 1
+                continue
+            msg = record.message
+            verdict = seen.check(msg.asset_id, msg.source_url, record.line)
+            if verdict == Deduper.REPEAT:
+                inv.repeats += 1
+                continue
+            if verdict == Deduper.CONFLICT:
+                inv.bad += 1
+                inv.bad_reasons["id repeated with a different source_url"] += 1
+                continue
+            _count(inv, msg)
+    return inv
+
+
+def _count(inv: Inventory, msg: AssetMessage) -> None:
+    inv.assets += 1
+    if msg.duration_s is not None:
+        inv.duration_known += 1
+        inv.seconds_known += msg.duration_s
+    if msg.size_bytes is not None:
+        inv.size_known += 1
+        inv.bytes_known += msg.size_bytes
+    if msg.tracks:
+        inv.assets_with_tracks += 1
+        inv.tracks += len(msg.tracks)
+        inv.track_languages.update(t.language for t in msg.tracks)
+    inv.privacy[msg.privacy or "default"] += 1
+    width, height = (msg.metadata or {}).get("width"), (msg.metadata or {}).get("height")
+    if _number(height) > HIGH_DEFINITION or _number(width) > HIGH_DEFINITION * 16 / 9:
+        inv.above_1080p += 1
+    scheme = msg.source_url.split("://", 1)[0].lower()
+    if scheme == "s3":
+        inv.s3_sources += 1
+    elif scheme in SOURCE_PLATFORMS:
+        inv.references[scheme] += 1
+
+
+def _number(value) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+# --- prices and measured requests --------------------------------------------------------------
+
+
+def load_json(path: str | None, shipped: str) -> dict:
+    """A JSON data file: the operator's `path`, else the one shipped in migrator_cli/data."""
+    try:
+        text = (
+            Path(path).read_text(encoding="utf-8")
+            if path
+            else resources.files("migrator_cli.data").joinpath(shipped).read_text(encoding="utf-8")
+        )
+        doc = json.loads(text)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise CliError(f"{path or shipped} is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CliError(f"{path or shipped}: expected a JSON object")
+    return doc
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float  # per unit (a minute, a minute-month, a request, a GB-s, a GB-month)
+    date: str
+    source: str
+    verified: bool = True
+    block: int = 0  # billed in blocks of this many units (Cloudflare storage: 1,000 minutes)
+    note: str = ""
+
+    @classmethod
+    def of(cls, doc: Mapping, what: str) -> Price:
+        if not isinstance(doc, Mapping):
+            raise CliError(f"price {what}: expected an object")
+        if "usd_per_million" in doc:
+            usd = doc["usd_per_million"] / 1e6
+        else:
+            usd = doc.get("usd")
+        if isinstance(usd, bool) or not isinstance(usd, int | float) or usd < 0 or not math.isfinite(usd):
+            raise CliError(f"price {what}: usd (or usd_per_million) must be a number of dollars, not {usd!r}")
+        date, source = doc.get("date"), doc.get("source")
+        if not isinstance(date, str) or not isinstance(source, str):
+            raise CliError(f"price {what}: every price needs its date and source")
+        block = doc.get("block_minutes", 0)
+        return cls(
+            float(usd), date, source, doc.get("verified", True) is not False, int(block or 0), str(doc.get("note", ""))
+        )
+
+    def cost(self, units: float) -> float:
+        if self.block:
+            units = math.ceil(units / self.block) * self.block if units > 0 else 0
+        return units * self.usd
+
+    def cited(self) -> dict:
+        return {"date": self.date, "source": self.source, "verified": self.verified}
+
+
+AWS_ITEMS = (
+    ("dynamodb_write_units", "dynamodb_write_request_unit"),
+    ("dynamodb_read_units", "dynamodb_read_request_unit"),
+    ("sqs_requests", "sqs_request"),
+    ("lambda_requests", "lambda_request"),
+    ("lambda_gb_seconds", "lambda_gb_second"),
+    ("api_requests", "rest_api_request"),
+)
+
+
+@dataclass
+class Estimate:
+    provider: str
+    rate_per_s: float | None
+    rate_source: str
+    assets_to_send: int
+    unfetchable: dict[str, int]
+    time_s: float | None
+    encoding_usd: float | None
+    storage_usd_month: float | None
+    aws_usd: float
+    aws_breakdown: dict[str, float]
+    ledger_storage_usd_month: float
+    prices: dict[str, dict]
+    warnings: list[str]
+
+    @property
+    def one_off_usd(self) -> float | None:
+        return None if self.encoding_usd is None else round(self.encoding_usd + self.aws_usd, 6)
+
+
+def estimate(
+    inv: Inventory,
+    provider: str,
+    prices: Mapping,
+    aws_prices: Mapping,
+    requests: Mapping,
+    *,
+    region: str = "us-east-1",
+    rate: float | None = None,
+    concurrency: int = 5,
+    storage_minutes: float | None = None,
+    sources_available: bool = False,
+) -> Estimate:
+    """Time, provider cost and AWS cost of migrating `inv` to `provider` (pure)."""
+    warnings: list[str] = []
+    unfetchable: dict[str, int] = {}
+    if provider == "cloudflare" and inv.s3_sources:
+        unfetchable["s3:// source (Cloudflare fetches with HEAD and range GETs, which a presigned GET refuses)"] = (
+            inv.s3_sources
+        )
+    if not sources_available:
+        for platform, n in sorted(inv.references.items()):
+            unfetchable[f"{platform}:// source reference (resolving needs source listings: not available yet)"] = n
+    to_send = inv.assets - sum(unfetchable.values())
+
+    if rate is not None:
+        pace, pace_source = rate, "configured (--rate, the stack's ProviderRateLimit)"
+    elif provider in DOCUMENTED_RATES:
+        pace, pace_source = DOCUMENTED_RATES[provider]
+    else:
+        pace, pace_source = None, "none documented: give --rate"
+        warnings.append(f"{provider}: no documented create rate; give --rate (creates a second) for a time")
+    time_s = to_send / pace if pace else None
+
+    table = (prices.get("providers") or {}).get(provider) or {}
+    cited: dict[str, dict] = {}
+    encoding = storage = None
+    if "encoding_per_minute" in table and "storage_per_minute_month" in table:
+        enc = Price.of(table["encoding_per_minute"], f"{provider} encoding_per_minute")
+        sto = Price.of(table["storage_per_minute_month"], f"{provider} storage_per_minute_month")
+        minutes = inv.minutes * (to_send / inv.assets if inv.assets else 0)
+        encoding, storage = round(enc.cost(minutes), 6), round(sto.cost(minutes), 6)
+        cited = {
+            "encoding_per_minute": {"usd": enc.usd, **enc.cited()},
+            "storage_per_minute_month": {"usd": sto.usd, **sto.cited()},
+        }
+        for name, price in (("encoding", enc), ("storage", sto)):
+            if not price.verified:
+                warnings.append(
+                    f"{provider} {name} price ${price.usd:g} is not verified: check {price.source} (or --prices FILE)"
+                )
+    else:
+        warnings.append(f"{provider}: no prices in the table; give --prices FILE")
+
+    region_prices = (aws_prices.get("regions") or {}).get(region)
+    if region_prices is None:
+        region_prices = (aws_prices.get("regions") or {}).get("us-east-1") or {}
+        warnings.append(f"no AWS prices for {region}: us-east-1's are used (give --aws-prices FILE)")
+    per_asset = (requests.get("per_asset") or {}).get(provider) or {}
+    breakdown: dict[str, float] = {}
+    for count_name, price_name in AWS_ITEMS:
+        count = float(per_asset.get(count_name, 0.0))
+        if count_name == "lambda_gb_seconds":
+            count += _uploader_gb_s(requests, pace, concurrency)
+        if price_name in region_prices:
+            price = Price.of(region_prices[price_name], f"aws {price_name}")
+            breakdown[count_name] = round(price.cost(count * to_send), 6)
+            cited[price_name] = {"usd": price.usd, **price.cited()}
+    ledger_gb = to_send * float(requests.get("ledger_item_bytes", 0)) / 1e9
+    storage_price = region_prices.get("dynamodb_storage_gb_month")
+    ledger_month = (
+        round(Price.of(storage_price, "aws dynamodb_storage_gb_month").cost(ledger_gb), 6) if storage_price else 0.0
+    )
+
+    if provider == "mux" and inv.above_1080p:
+        warnings.append(
+            f"{inv.above_1080p:,} sources are above 1080p: Mux stores at most the asset's max_resolution_tier (1080p"
+            " unless the row's options ask for 1440p or 2160p) and bills the higher tiers at higher rates"
+        )
+    if provider == "cloudflare":
+        needed = math.ceil(inv.minutes * (to_send / inv.assets if inv.assets else 0))
+        if storage_minutes is not None and needed > storage_minutes:
+            warnings.append(
+                f"Cloudflare storage: {needed:,} minutes needed, the account has {storage_minutes:,.0f}: uploads past"
+                " its capacity are refused (413) until more is bought"
+            )
+        elif storage_minutes is None:
+            warnings.append(
+                f"Cloudflare storage is prepaid: {needed:,} minutes ({math.ceil(needed / 1000):,} blocks of 1,000)"
+                " must be bought first; --storage-minutes N checks the account's"
+            )
+    if inv.assets and inv.duration_known < inv.assets:
+        warnings.append(
+            f"{inv.assets - inv.duration_known:,} assets have no duration: costed at the mean of the others"
+            f" ({inv.seconds_estimated / 3600:,.1f} h estimated); `migrator probe` measures them"
+        )
+    return Estimate(
+        provider,
+        pace,
+        pace_source,
+        to_send,
+        unfetchable,
+        time_s,
+        encoding,
+        storage,
+        round(sum(breakdown.values()), 6),
+        breakdown,
+        ledger_month,
+        cited,
+        warnings,
+    )
+
+
+def _uploader_gb_s(requests: Mapping, rate: float | None, concurrency: int) -> float:
+    """The uploader's GB-s per asset: it waits for its paced slot inside the invocation (up to 15 s),
+    so each asset holds a worker about concurrency / rate seconds, plus the create's own time."""
+    model = requests.get("uploader_gb_seconds") or {}
+    memory, create_s, inline = (
+        float(model.get(k, d)) for k, d in (("memory_gb", 0.25), ("create_s", 0.3), ("max_inline_wait_s", 15))
+    )
+    # With no rate known the fleet starts at the stack's StartRate default, 5 creates a second.
+    wait = min(inline, concurrency / (rate or 5.0))
+    return memory * (wait + create_s)
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    source: str
+    inventory: Inventory
+    estimates: list[Estimate]
+    region: str
+
+    def as_dict(self) -> dict:
+        inv = self.inventory
+        return {
+            "type": "plan",
+            "source": self.source,
+            "assets": inv.assets,
+            "rows": inv.rows,
+            "bad": inv.bad,
+            "repeats": inv.repeats,
+            "bad_reasons": dict(inv.bad_reasons.most_common()),
+            "hours": round((inv.seconds_known + inv.seconds_estimated) / 3600, 6),
+            "hours_known": round(inv.seconds_known / 3600, 6),
+            "duration_known": inv.duration_known,
+            "bytes": inv.bytes_known,
+            "size_known": inv.size_known,
+            "tracks": inv.tracks,
+            "assets_with_tracks": inv.assets_with_tracks,
+            "track_languages": dict(inv.track_languages.most_common()),
+            "privacy": dict(inv.privacy.most_common()),
+            "region": self.region,
+            "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
+        }
+
+    def lines(self) -> list[str]:
+        inv = self.inventory
+        hours = (inv.seconds_known + inv.seconds_estimated) / 3600
+        out = [
+            f"inventory       {self.source}",
+            f"assets          {inv.assets:,}"
+            + (
+                f" ({inv.rows:,} rows: {inv.bad:,} bad, {inv.repeats:,} repeated, {inv.skipped:,} skipped)"
+                if inv.rows != inv.assets
+                else ""
+            ),
+            f"video           {hours:,.1f} h"
+            + (
+                f" ({inv.duration_known:,} with a duration, {inv.seconds_known / 3600:,.1f} h; the rest estimated)"
+                if inv.duration_known < inv.assets
+                else ""
+            ),
+            f"size            {_bytes(inv.bytes_known)}"
+            + (f" ({inv.size_known:,} of {inv.assets:,} rows say)" if inv.size_known < inv.assets else ""),
+            f"tracks          {inv.tracks:,} on {inv.assets_with_tracks:,} assets"
+            + (
+                f" ({', '.join(f'{lang} {n:,}' for lang, n in inv.track_languages.most_common(5))})"
+                if inv.tracks
+                else ""
+            ),
+            f"privacy         {', '.join(f'{k} {n:,}' for k, n in inv.privacy.most_common())}"
+            if inv.privacy
+            else "privacy         -",
+        ]
+        for reason, n in inv.bad_reasons.most_common(MAX_SHOWN_REASONS):
+            out.append(f"  bad: {n:>8,}  {reason}")
+        out.append("")
+        out.append(f"{'provider':<11} {'to send':>9} {'time':>10} {'provider once':>14} {'per month':>11} {'AWS':>10}")
+        for e in self.estimates:
+            out.append(
+                f"{e.provider:<11} {e.assets_to_send:>9,} {_duration(e.time_s):>10} {_usd(e.encoding_usd):>14}"
+                f" {_usd(e.storage_usd_month):>11} {_usd(e.aws_usd):>10}"
+            )
+        for e in self.estimates:
+            pace = f"{e.rate_per_s:.4g} creates a second ({e.rate_source})" if e.rate_per_s else e.rate_source
+            out.append(f"  {e.provider}: time at {pace}; AWS {_breakdown(e)}")
+        for e in self.estimates:
+            for reason, n in e.unfetchable.items():
+                out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
+        out.append("")
+        out.append("prices (per unit; date, source):")
+        seen: set[tuple] = set()
+        for e in self.estimates:
+            for name, price in e.prices.items():
+                key = (e.provider if not name.startswith(("dynamodb", "sqs", "lambda", "rest_api")) else "aws", name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                flag = "" if price["verified"] else "  (not verified)"
+                out.append(
+                    f"  {key[0]:<10} {name:<28} {_unit_price(price['usd'])}  {price['date']}  {price['source']}{flag}"
+                )
+        warnings = [w for e in self.estimates for w in e.warnings]
+        if warnings:
+            out.append("")
+            out += [f"warning: {w}" for w in dict.fromkeys(warnings)]
+        return out
+
+
+def _estimate_dict(e: Estimate) -> dict:
+    return {
+        "assets_to_send": e.assets_to_send,
+        "unfetchable": e.unfetchable,
+        "rate_per_s": e.rate_per_s,
+        "rate_source": e.rate_source,
+        "time_s": None if e.time_s is None else round(e.time_s, 3),
+        "encoding_usd": e.encoding_usd,
+        "storage_usd_month": e.storage_usd_month,
+        "aws_usd": e.aws_usd,
+        "aws_breakdown": e.aws_breakdown,
+        "ledger_storage_usd_month": e.ledger_storage_usd_month,
+        "prices": e.prices,
+        "warnings": e.warnings,
+    }
+
+
+def _unit_price(usd: float) -> str:
+    return f"${usd * 1e6:.4g} per million" if 0 < usd < 0.001 else f"${usd:g}"
+
+
+def _breakdown(e: Estimate) -> str:
+    names = {
+        "dynamodb_write_units": "DynamoDB writes",
+        "dynamodb_read_units": "reads",
+        "sqs_requests": "SQS",
+        "lambda_requests": "Lambda requests",
+        "lambda_gb_seconds": "GB-s",
+        "api_requests": "API Gateway",
+    }
+    parts = [f"{names[k]} {_usd(v)}" for k, v in e.aws_breakdown.items()]
+    return ", ".join(parts) + f"; the ledger then {_usd(e.ledger_storage_usd_month)} a month"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 3600:
+        return f"{seconds / 60:,.1f} min"
+    if seconds < 86400 * 2:
+        return f"{seconds / 3600:,.1f} h"
+    return f"{seconds / 86400:,.1f} days"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:,.1f} {unit}" if unit != "B" else f"{n:,} B"
+        n /= 1000
+    return f"{n} B"

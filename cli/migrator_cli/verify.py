@@ -1,0 +1,385 @@
+"""`migrator verify`: the parity check after the last create. Per ready asset, what arrived against what left.
+
+For each ready asset: its HLS manifest is fetched and read (hls.py): the master playlist must exist
+and list variants, the top variant's media playlist must be a finished one whose EXTINF durations
+add up to the duration the provider reports; the provider's duration must match the source's (the
+inventory's or the probe's `duration_s`), and the top variant's resolution must reach the source's
+(the inventory's `metadata.width`/`height`, else what the provider reports it read from the
+source), each within a tolerance. A mismatch is listed with its numbers.
+
+Bounded, paced and resumable for a million assets: the ledger is streamed (a filtered parallel
+scan), at most `concurrency` assets are in flight, fetches leave at `rate` a second, and each
+finished asset is written to a checkpoint (SQLite on disk), so a run that stops is resumed by the
+next with the same --checkpoint, and memory stays flat. A fetch whose path failed (DNS, connect,
+timeout, 5xx) is not a verdict: the asset is left unchecked for the next run. The fetches go from
+the operator's machine to public addresses only (fetch.py) unless told otherwise.
+
+`evaluate` is pure; `run_verify` does the I/O.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from urllib.parse import urljoin
+
+from .cutover import needs_token, row_of
+from .fetch import Fetched, FetchError, guarded_get
+from .hls import Master, Media, PlaylistError, Variant, is_master, parse_master, parse_media
+from .sender import run_bounded
+
+MAX_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Finding:
+    asset_id: str
+    kind: str  # duration, manifest_duration, resolution, manifest_missing, manifest_invalid, no_playback, refused
+    detail: str
+    numbers: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"type": "mismatch", "id": self.asset_id, "kind": self.kind, "detail": self.detail, **self.numbers}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    asset_id: str
+    status: str  # passed, failed, signed (needs a token: not fetched), unchecked (no answer: next run)
+    findings: tuple[Finding, ...] = ()
+    reason: str = ""
+
+
+@dataclass
+class Tolerance:
+    duration_s: float = 1.0
+    pixels: int = 0
+
+
+def number(value) -> float | None:
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def source_size(item: Mapping) -> tuple[int, int] | None:
+    """The source's resolution: the inventory's metadata width/height (or the ledger's source_width/
+    source_height), else what the provider reports it read (Cloudflare's input, api.video's metadata)."""
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}
+    playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else {}
+    for w, h in (
+        (item.get("source_width"), item.get("source_height")),
+        (metadata.get("width"), metadata.get("height")),
+        (playback.get("width"), playback.get("height")),
+    ):
+        w, h = number(w), number(h)
+        if w and h and w > 0 and h > 0:
+            return int(w), int(h)
+    return None
+
+
+def evaluate(item: Mapping, master: Master, media: Media, tolerance: Tolerance) -> list[Finding]:
+    """What differs between the asset that left (the ledger's source facts) and what arrived."""
+    asset_id = str(item.get("asset_id"))
+    findings = []
+    source_s, target_s = number(item.get("duration_s")), number(item.get("provider_duration_s"))
+    if source_s is not None and target_s is not None and abs(target_s - source_s) > tolerance.duration_s:
+        findings.append(
+            Finding(
+                asset_id,
+                "duration",
+                f"duration {target_s:.3f} s at the target, {source_s:.3f} s at the source"
+                f" (off by {target_s - source_s:+.3f} s; tolerance {tolerance.duration_s:g} s)",
+                {"target_s": target_s, "source_s": source_s},
+            )
+        )
+    expected = target_s if target_s is not None else source_s
+    if expected is not None and abs(media.duration_s - expected) > tolerance.duration_s:
+        findings.append(
+            Finding(
+                asset_id,
+                "manifest_duration",
+                f"the manifest lasts {media.duration_s:.3f} s ({media.segments} segments),"
+                f" the video {expected:.3f} s (tolerance {tolerance.duration_s:g} s)",
+                {"manifest_s": media.duration_s, "target_s": expected},
+            )
+        )
+    top = master.top()
+    wanted = source_size(item)
+    if wanted and (top.width is None or top.height is None):
+        findings.append(Finding(asset_id, "resolution", "the top variant states no RESOLUTION", {}))
+    elif wanted and (top.height < wanted[1] - tolerance.pixels or top.width < wanted[0] - tolerance.pixels):
+        findings.append(
+            Finding(
+                asset_id,
+                "resolution",
+                f"resolution {top.width}x{top.height} at the target, {wanted[0]}x{wanted[1]} at the source"
+                + (f" (tolerance {tolerance.pixels} px)" if tolerance.pixels else ""),
+                {"target": f"{top.width}x{top.height}", "source": f"{wanted[0]}x{wanted[1]}"},
+            )
+        )
+    return findings
+
+
+class Pace:
+    """Fetches leave at most `rate` a second, whichever thread asks (0: unpaced)."""
+
+    def __init__(self, rate: float, clock=time.monotonic, sleep=time.sleep):
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.clock, self.sleep = clock, sleep
+        self.next_at = clock()
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self.lock:
+            now = self.clock()
+            at = max(now, self.next_at)
+            self.next_at = at + self.interval
+        if at > now:
+            self.sleep(at - now)
+
+
+class Checker:
+    """Verifies one asset: the manifest fetched (paced, guarded) and read, then `evaluate`."""
+
+    def __init__(self, provider: str, tolerance: Tolerance, pace: Pace, fetch: Callable[[str], Fetched], mux_hosts):
+        self.provider, self.tolerance, self.pace = provider, tolerance, pace
+        self.fetch, self.mux_hosts = fetch, mux_hosts
+
+    def __call__(self, item: Mapping) -> Verdict:
+        asset_id = str(item.get("asset_id"))
+        playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else None
+        if needs_token(playback):
+            return Verdict(asset_id, "signed", reason="signed: needs a token")
+        url = row_of(item, self.provider, self.mux_hosts)["hls_url"]
+        if not url:
+            why = "no HLS URL recorded (settled before playback was kept, or the provider gave none)"
+            return Verdict(asset_id, "failed", (Finding(asset_id, "no_playback", why),))
+        try:
+            master_doc = self._get(url)
+            master = parse_master(master_doc.text) if is_master(master_doc.text) else None
+            if master is None:  # a media playlist given as the HLS URL: one variant, no resolution stated
+                media = parse_media(master_doc.text)
+                master = Master((_single(url),))
+            else:
+                media_doc = self._get(urljoin(master_doc.url, master.top().uri), what="the top variant's playlist")
+                media = parse_media(media_doc.text)
+        except PlaylistError as exc:
+            return Verdict(asset_id, "failed", (Finding(asset_id, "manifest_invalid", f"{url}: {exc}"),))
+        except _Unchecked as exc:
+            return Verdict(asset_id, "unchecked", reason=str(exc))
+        except _Refused as exc:
+            return Verdict(asset_id, "failed", (Finding(asset_id, "refused", str(exc)),))
+        except _Missing as exc:
+            return Verdict(asset_id, "failed", (Finding(asset_id, "manifest_missing", str(exc)),))
+        findings = evaluate(item, master, media, self.tolerance)
+        return Verdict(asset_id, "failed" if findings else "passed", tuple(findings))
+
+    def _get(self, url: str, what: str = "the manifest") -> _Doc:
+        self.pace.wait()
+        try:
+            answer = self.fetch(url)
+        except FetchError as exc:
+            if exc.transient:
+                raise _Unchecked(f"{what}: {exc}") from None
+            raise _Refused(f"{what} at {url[:200]}: {exc}") from None
+        if answer.status >= 500 or answer.status == 429:
+            raise _Unchecked(f"{what}: HTTP {answer.status} at {url[:200]}")
+        if answer.status != 200:
+            raise _Missing(f"{what} missing: HTTP {answer.status} at {url[:200]}")
+        try:
+            text = answer.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PlaylistError("not UTF-8 text") from None
+        return _Doc(text, answer.url)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    text: str
+    url: str
+
+
+class _Unchecked(Exception):
+    pass
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Missing(Exception):
+    pass
+
+
+def _single(url: str) -> Variant:
+    return Variant(url, 0)
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class VerifySummary:
+    checked: int = 0  # verdicts this run
+    passed: int = 0  # in all (this run and the ones before it, from the checkpoint)
+    failed: int = 0
+    signed: int = 0
+    unchecked: int = 0  # this run: no answer, left for the next run
+    skipped_done: int = 0  # already verified by an earlier run (the checkpoint)
+    elapsed_s: float = 0.0
+    stopped: bool = False
+    by_kind: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.unchecked and not self.stopped
+
+    def as_dict(self) -> dict:
+        return {"type": "summary", **self.__dict__, "ok": self.ok}
+
+    def lines(self) -> list[str]:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items()))
+        out = [
+            f"verified        {self.passed + self.failed + self.signed:,} ready assets"
+            + (f" ({self.skipped_done:,} by an earlier run)" if self.skipped_done else ""),
+            f"passed          {self.passed:,}",
+            f"failed          {self.failed:,}" + (f" ({kinds})" if kinds else ""),
+        ]
+        if self.signed:
+            out.append(f"signed          {self.signed:,} not fetched: signed playback needs a token")
+        if self.unchecked:
+            out.append(f"unchecked       {self.unchecked:,} got no answer (run again with the same --checkpoint)")
+        out.append(f"took            {self.elapsed_s:.1f} s")
+        out.append("result          " + ("OK: what arrived matches what left" if self.ok else "MISMATCHES above"))
+        return out
+
+
+class Checkpoint:
+    """Each finished asset's verdict, on disk: a resumed run skips them, and the summary counts them."""
+
+    def __init__(self, path: str | None):
+        self.scratch = path is None
+        if path is None:
+            fd, path = tempfile.mkstemp(prefix="migrator-verify-", suffix=".sqlite")
+            os.close(fd)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL" if not self.scratch else "PRAGMA journal_mode=OFF")
+        self.db.execute("CREATE TABLE IF NOT EXISTS verdicts (id TEXT PRIMARY KEY, status TEXT, findings TEXT)")
+        self.pending = 0
+        self.db.execute("BEGIN")
+
+    def done(self, asset_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM verdicts WHERE id = ?", (asset_id,)).fetchone() is not None
+
+    def record(self, verdict: Verdict) -> None:
+        findings = json.dumps([f.as_dict() for f in verdict.findings])
+        self.db.execute(
+            "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?)", (verdict.asset_id, verdict.status, findings)
+        )
+        self.pending += 1
+        if self.pending >= 100:
+            self.flush()
+
+    def flush(self) -> None:
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN")
+        self.pending = 0
+
+    def totals(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT status, COUNT(*) FROM verdicts GROUP BY status").fetchall())
+
+    def kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for (text,) in self.db.execute("SELECT findings FROM verdicts WHERE status = 'failed'"):
+            for finding in json.loads(text):
+                counts[finding["kind"]] = counts.get(finding["kind"], 0) + 1
+        return counts
+
+    def earlier_failures(self, seen: set[str]):
+        for asset_id, text in self.db.execute("SELECT id, findings FROM verdicts WHERE status = 'failed'"):
+            if asset_id not in seen:
+                yield from json.loads(text)
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("COMMIT")
+        self.db.close()
+        if self.scratch:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
+
+
+def run_verify(
+    items: Iterable[dict],
+    check: Callable[[Mapping], Verdict],
+    *,
+    checkpoint: Checkpoint,
+    concurrency: int = 4,
+    limit: int | None = None,
+    stop: threading.Event | None = None,
+    on_finding: Callable[[dict], None] = lambda doc: None,
+    progress: Callable[[int], None] = lambda n: None,
+    clock: Callable[[], float] = time.monotonic,
+) -> VerifySummary:
+    """Check every item not yet in the checkpoint, `concurrency` at a time; each mismatch goes to
+    `on_finding` as it is found (and the earlier runs' ones at the end)."""
+    summary = VerifySummary()
+    started = clock()
+    stop = stop or threading.Event()
+    seen: set[str] = set()  # this run's failures only (bounded by what is printed)
+
+    def todo():
+        for item in items:
+            if checkpoint.done(str(item.get("asset_id"))):
+                summary.skipped_done += 1
+                continue
+            if limit is not None and summary.checked + summary.unchecked >= limit:
+                stop.set()
+                return
+            yield item
+
+    def on_done(item, verdict: Verdict) -> None:
+        if verdict.status == "unchecked":
+            summary.unchecked += 1
+            on_finding({"type": "unchecked", "id": verdict.asset_id, "reason": verdict.reason})
+        else:
+            summary.checked += 1
+            checkpoint.record(verdict)
+            for finding in verdict.findings:
+                if len(seen) < 10_000:
+                    seen.add(finding.asset_id)
+                on_finding(finding.as_dict())
+        progress(summary.checked + summary.unchecked)
+
+    try:
+        summary.stopped = run_bounded(todo(), check, on_done, workers=concurrency, stop=stop) and limit is None
+    finally:
+        checkpoint.flush()
+    for doc in checkpoint.earlier_failures(seen):
+        on_finding(doc)
+    totals = checkpoint.totals()
+    summary.passed, summary.failed, summary.signed = (totals.get(k, 0) for k in ("passed", "failed", "signed"))
+    summary.by_kind = checkpoint.kinds()
+    summary.elapsed_s = round(clock() - started, 3)
+    return summary
+
+
+def checker(provider: str, tolerance: Tolerance, *, rate: float, timeout_s: float, allow_private: bool, mux_hosts):
+    """The Checker the CLI runs: guarded fetches, paced at `rate` a second."""
+
+    def fetch(url: str) -> Fetched:
+        return guarded_get(url, allow_private=allow_private, timeout_s=timeout_s)
+
+    return Checker(provider, tolerance, Pace(rate), fetch, mux_hosts)

@@ -1,0 +1,32 @@
+"""The operator's guide's JSON table holds plan's, export's, verify's and load's outputs field for field
+(the e2e suite checks the deployed commands against the same table; these need no stack)."""
+
+from __future__ import annotations
+
+from migrator_cli.cutover import COLUMNS
+from migrator_cli.export import ExportSummary
+from migrator_cli.load import LoadSummary
+from migrator_cli.plan import Inventory, Plan
+from migrator_cli.verify import Finding, VerifySummary
+
+from tests.e2e.test_cli_stack import documented_fields
+
+
+def test_the_guide_documents_every_field_of_the_new_outputs():
+    documented = documented_fields()
+    assert {"type", *LoadSummary("f", "send").as_dict()} == documented["load summary"]  # main adds the type
+    assert set(Plan("f", Inventory(), [], "us-east-1").as_dict()) == documented["plan"]
+    assert set(COLUMNS) == documented["export"]
+    assert set(ExportSummary("csv").as_dict()) | {"output"} == documented["export summary"]
+    assert set(VerifySummary().as_dict()) == documented["verify summary"]
+    numbers = {"target_s": 1.0, "source_s": 2.0, "manifest_s": 1.0, "target": "1x1", "source": "2x2"}
+    mismatch = set(Finding("a", "duration", "d", numbers).as_dict()) | {"reason"}
+    assert mismatch == documented["verify mismatch"]
+
+
+def test_the_guide_has_a_section_for_each_new_command():
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "operator-guide.md").read_text()
+    for phrase in ("## Plan it first", "**A pilot first**", "**`export`**", "**`verify`**", "nginx -t"):
+        assert phrase in text

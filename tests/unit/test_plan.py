@@ -1,0 +1,191 @@
+"""`migrator plan`: the figures of a migration from its inventory alone, checked against a case computed
+by hand, on a 10,000-row inventory with no AWS at all, and with the price table's dates and sources."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from migrator_cli.main import main
+from migrator_cli.plan import Price
+
+PRICES = {
+    "providers": {
+        "mux": {
+            "encoding_per_minute": {"usd": 0.02, "date": "2026-01-02", "source": "https://mux.example/p"},
+            "storage_per_minute_month": {"usd": 0.001, "date": "2026-01-02", "source": "https://mux.example/p"},
+        },
+        "cloudflare": {
+            "encoding_per_minute": {"usd": 0.01, "date": "2026-01-03", "source": "https://cf.example/p"},
+            "storage_per_minute_month": {
+                "usd": 0.005,
+                "block_minutes": 1000,
+                "date": "2026-01-03",
+                "source": "https://cf.example/p",
+            },
+        },
+    }
+}
+AWS_PRICES = {
+    "regions": {
+        "eu-west-1": {
+            name: {"usd_per_million": 1.0, "date": "2026-01-04", "source": "https://aws.example/p"}
+            for name in (
+                "dynamodb_write_request_unit",
+                "dynamodb_read_request_unit",
+                "sqs_request",
+                "lambda_request",
+                "rest_api_request",
+            )
+        }
+        | {
+            "lambda_gb_second": {"usd": 0.00001, "date": "2026-01-04", "source": "https://aws.example/l"},
+            "dynamodb_storage_gb_month": {"usd": 1.0, "date": "2026-01-04", "source": "https://aws.example/s"},
+        }
+    }
+}
+REQUESTS = {
+    "ledger_item_bytes": 1_000_000,
+    "uploader_gb_seconds": {"memory_gb": 1.0, "create_s": 1.0, "max_inline_wait_s": 15},
+    "per_asset": {
+        name: {
+            "dynamodb_write_units": 10,
+            "dynamodb_read_units": 2,
+            "sqs_requests": 1,
+            "lambda_requests": 3,
+            "lambda_gb_seconds": 0.5,
+            "api_requests": 2,
+        }
+        for name in ("mux", "cloudflare")
+    },
+}
+SMALL = [
+    '{"id": "a", "source_url": "https://m.example/a.mp4", "duration_s": 60, "size_bytes": 1000,'
+    ' "tracks": [{"url": "https://m.example/a.vtt", "language": "en"}]}',
+    '{"id": "b", "source_url": "s3://bucket/b.mp4", "duration_s": 120, "size_bytes": 3000, "privacy": "private"}',
+    '{"id": "c", "source_url": "vimeo://9"}',
+    '{"id": "a", "source_url": "https://m.example/a.mp4"}',
+    '{"id": "d", "source_url": "ftp://x/d.mp4"}',
+]
+
+
+def write(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+    return str(path)
+
+
+def plan(tmp_path, capsys, *extra, lines=SMALL):
+    inventory = write(tmp_path, "inv.jsonl", "\n".join(lines) + "\n")
+    argv = ["plan", inventory, "--prices", write(tmp_path, "p.json", PRICES)]
+    argv += [
+        "--aws-prices",
+        write(tmp_path, "a.json", AWS_PRICES),
+        "--aws-requests",
+        write(tmp_path, "r.json", REQUESTS),
+    ]
+    code = main([*argv, "--region", "eu-west-1", *extra])
+    out = capsys.readouterr().out
+    return code, out
+
+
+def test_the_arithmetic_of_a_small_case_computed_by_hand(tmp_path, capsys):
+    code, out = plan(tmp_path, capsys, "--json")
+    doc = json.loads(out)
+    assert code == 1  # one bad row: something to look at
+    # 3 assets (a repeat dropped, ftp refused); 60 + 120 s known, c at their mean (90 s): 270 s.
+    assert (doc["assets"], doc["bad"], doc["repeats"], doc["duration_known"]) == (3, 1, 1, 2)
+    assert doc["hours"] == pytest.approx(270 / 3600) and doc["hours_known"] == pytest.approx(180 / 3600)
+    assert (doc["bytes"], doc["size_known"], doc["tracks"], doc["track_languages"]) == (4000, 2, 1, {"en": 1})
+    assert doc["privacy"] == {"default": 2, "private": 1}
+
+    mux = doc["providers"]["mux"]
+    # vimeo:// cannot be resolved yet: 2 to send, 2/3 of 4.5 minutes = 3 minutes.
+    assert mux["assets_to_send"] == 2 and list(mux["unfetchable"].values()) == [1]
+    assert mux["time_s"] == pytest.approx(2.0)  # 2 creates at Mux's documented 1/s
+    assert mux["encoding_usd"] == pytest.approx(3 * 0.02)
+    assert mux["storage_usd_month"] == pytest.approx(3 * 0.001)
+    # Per asset: 10 + 2 + 1 + 3 + 2 requests at $1 a million, and 0.5 + 1 GB x (min(15, 5 workers / 1/s) + 1 s)
+    # = 6.5 GB-s at $0.00001: 18e-6 + 65e-6 = 83e-6 dollars, for 2 assets.
+    assert mux["aws_usd"] == pytest.approx(2 * 83e-6)
+    assert mux["aws_breakdown"]["lambda_gb_seconds"] == pytest.approx(2 * 6.5 * 0.00001)
+    assert mux["ledger_storage_usd_month"] == pytest.approx(0.002)  # 2 x 1 MB at $1 a GB-month
+
+    cf = doc["providers"]["cloudflare"]
+    # s3:// and vimeo:// cannot go: 1 asset, 1.5 minutes; storage is bought 1,000 minutes at a time.
+    assert cf["assets_to_send"] == 1 and sum(cf["unfetchable"].values()) == 2
+    assert cf["time_s"] == pytest.approx(0.25)  # 1 create at 4/s
+    assert cf["encoding_usd"] == pytest.approx(0.015)
+    assert cf["storage_usd_month"] == pytest.approx(5.0)
+    assert cf["prices"]["storage_per_minute_month"] == {
+        "usd": 0.005,
+        "date": "2026-01-03",
+        "source": "https://cf.example/p",
+        "verified": True,
+    }
+    generic = doc["providers"]["generic"]
+    assert generic["time_s"] is None and any("give --rate" in w for w in generic["warnings"])
+
+
+def test_a_configured_rate_and_the_accounts_storage_change_the_figures(tmp_path, capsys):
+    _, out = plan(tmp_path, capsys, "--json", "--provider", "cloudflare", "--rate", "0.5", "--storage-minutes", "1")
+    cf = json.loads(out)["providers"]["cloudflare"]
+    assert cf["time_s"] == pytest.approx(2.0) and "configured" in cf["rate_source"]
+    assert any("2 minutes needed, the account has 1" in w for w in cf["warnings"])
+
+
+def test_the_text_names_each_price_with_its_date_and_source(tmp_path, capsys):
+    _, out = plan(tmp_path, capsys, "--provider", "mux")
+    assert "mux        storage_per_minute_month" in out and "2026-01-02  https://mux.example/p" in out
+    assert "$1 per million  2026-01-04  https://aws.example/p" in out
+    assert "unfetchable 1: vimeo:// source reference" in out
+
+
+def test_a_price_without_its_date_and_source_is_refused():
+    with pytest.raises(Exception, match="date and source"):
+        Price.of({"usd": 1.0}, "x")
+    assert Price.of({"usd": 0.005, "block_minutes": 1000, "date": "d", "source": "s"}, "x").cost(1001) == 10.0
+
+
+def test_ten_thousand_rows_with_no_aws_at_all(tmp_path, capsys, monkeypatch):
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "MIGRATOR_STACK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    import boto3
+
+    def no_aws(*args, **kwargs):
+        raise AssertionError("plan must not reach AWS")
+
+    monkeypatch.setattr(boto3, "client", no_aws)
+    monkeypatch.setattr(boto3.session.Session, "client", no_aws)
+    rows = ["id,source_url,duration_s,size_bytes,privacy,tracks,metadata"]
+    for i in range(10_000):
+        track = f'"[{{""url"": ""https://c.example/{i}.vtt"", ""language"": ""fr""}}]"' if i % 4 == 0 else ""
+        size = '"{""height"": 2160, ""width"": 3840}"' if i % 50 == 0 else ""
+        rows.append(f"lib/{i},https://m.example/{i}.mp4,{60 if i % 10 else ''},{10**6},unlisted,{track},{size}")
+    inventory = tmp_path / "big.csv"
+    inventory.write_text("\n".join(rows) + "\n")
+
+    assert main(["plan", str(inventory), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["assets"], doc["duration_known"], doc["bytes"], doc["tracks"]) == (10_000, 9_000, 10**10, 2_500)
+    assert doc["hours"] == pytest.approx(10_000 / 60) and doc["privacy"] == {"unlisted": 10_000}
+    assert set(doc["providers"]) == {"generic", "mux", "cloudflare", "apivideo"}
+    for name in ("mux", "cloudflare", "apivideo"):
+        figures = doc["providers"][name]
+        assert figures["time_s"] > 0 and figures["storage_usd_month"] > 0 and figures["aws_usd"] > 0
+        assert all(price["date"] and price["source"].startswith("https://") for price in figures["prices"].values())
+    assert doc["providers"]["mux"]["time_s"] == pytest.approx(10_000)  # 1 create a second, documented
+    assert any("200 sources are above 1080p" in w for w in doc["providers"]["mux"]["warnings"])
+    assert any("10,000 minutes" in w for w in doc["providers"]["cloudflare"]["warnings"])
+
+    assert main(["plan", str(inventory)]) == 0
+    text = capsys.readouterr().out
+    assert "assets          10,000" in text and "video           166.7 h" in text and "size            10.0 GB" in text
+    assert "https://developers.cloudflare.com/stream/pricing/" in text and "2026-12-01" in text
+
+
+def test_from_a_platform_says_it_is_not_available_yet(capsys):
+    assert main(["plan", "--from", "vimeo"]) == 2
+    assert "not available yet" in capsys.readouterr().err
