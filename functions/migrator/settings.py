@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 
@@ -32,6 +32,12 @@ class Settings:
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
     drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
+    # Sources (migrator.sources): the credentials secret ({"<platform>": {...}}), the platforms'
+    # addresses where not their own, and how long a file the source prepares may keep an asset waiting.
+    source_secret_name: str | None = None
+    source_parameter_name: str | None = None
+    source_base_urls: dict = field(default_factory=dict)
+    source_prepare_timeout_s: float = 3600.0
 
     @property
     def record_budget_s(self) -> float:
@@ -98,4 +104,17 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
         drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+        source_secret_name=env.get("SOURCE_TOKEN_SECRET", "").strip() or None,
+        source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,
+        source_base_urls=_source_base_urls(env),
+        source_prepare_timeout_s=env_number(env, "SOURCE_PREPARE_TIMEOUT_SECONDS", 3600, 10, 86_400),
     )
+
+
+def _source_base_urls(env: Mapping[str, str]) -> dict:
+    from .sources import parse_base_urls
+
+    try:
+        return parse_base_urls(env.get("SOURCE_BASE_URLS", ""))
+    except ValueError as exc:
+        raise SettingsError(f"SOURCE_BASE_URLS: {exc}") from None

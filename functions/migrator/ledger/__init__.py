@@ -7,7 +7,8 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 - `healing`: reconcile's heals, polls and give-ups;
 - `loading`: intake, staging, the probe's verdicts and the operator's retry;
 - `rules`: the fenced-write and forward-only conditions all of them build on;
-- `resend`: a record turned back into the message that carries it.
+- `resend`: a record turned back into the message that carries it;
+- `sources`: the wait for a file the source is still preparing.
 
 `Ledger` is all of them together, for callers that need more than one part.
 """
@@ -19,10 +20,11 @@ from .healing import Healing
 from .loading import REARMABLE, Loading, Recorded
 from .resend import NotResendable, message_of
 from .settling import EventOutcome, EventResult, Settling
+from .sources import Preparing
 from .table import DUE_INDEX, REMOTE_INDEX, SHARDS, STATE_INDEX, LedgerTable, Update, WriteResult, shard_of, state_shard
 
 
-class Ledger(Claims, Settling, Healing, Loading):
+class Ledger(Claims, Settling, Healing, Loading, Preparing):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -41,6 +43,7 @@ __all__ = [
     "LedgerTable",
     "Loading",
     "NotResendable",
+    "Preparing",
     "Recorded",
     "Refused",
     "Settling",
