@@ -65,7 +65,9 @@ class S3Source(Source):
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
         from botocore.exceptions import BotoCoreError, ClientError
 
+        # RestoreStatus is listed only when asked for: whether an archived object has been restored.
         kwargs = {"Bucket": self.bucket, "Prefix": self.prefix, "MaxKeys": MAX_KEYS}
+        kwargs["OptionalObjectAttributes"] = ["RestoreStatus"]
         if cursor:
             kwargs["ContinuationToken"] = cursor
         self.requests += 1
