@@ -183,3 +183,16 @@ def test_the_s3_source_lists_videos_skips_others_and_names_archived_ones():
     assert isinstance(archived, Unfetchable) and "DEEP_ARCHIVE" in archived.reason
     assert isinstance(bad_key, Unfetchable) and "cannot be carried" in bad_key.reason
     assert skipped == 2 and source.requests == 3
+
+
+def test_the_stacks_source_settings_are_read_strictly():
+    from migrator.settings import SettingsError, load
+
+    env = {"LEDGER_TABLE": "t", "QUEUE_URL": "q", "PROVIDER": "mux"}
+    settings = load({**env, "SOURCE_BASE_URLS": "vimeo=http://127.0.0.1:9", "SOURCE_PREPARE_TIMEOUT_SECONDS": "30"})
+    assert settings.source_base_urls == {"vimeo": "http://127.0.0.1:9"} and settings.source_prepare_timeout_s == 30
+    assert load(env).source_prepare_timeout_s == 3600 and load(env).source_secret_name is None
+    with pytest.raises(SettingsError, match="SOURCE_BASE_URLS"):
+        load({**env, "SOURCE_BASE_URLS": "vimeo=ftp://x"})
+    with pytest.raises(SettingsError, match="SOURCE_PREPARE_TIMEOUT_SECONDS"):
+        load({**env, "SOURCE_PREPARE_TIMEOUT_SECONDS": "5"})
