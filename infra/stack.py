@@ -127,7 +127,9 @@ def deploy(
     outputs.update({"StackName": stack_name, "Endpoint": endpoint or "", "Region": REGION if endpoint else ""})
     if endpoint and "WebhookApiId" in outputs:
         # An emulator has no DNS for <api>.execute-api...; it routes by path instead.
-        outputs["WebhookUrl"] = f"{endpoint}/_aws/execute-api/{outputs['WebhookApiId']}/webhook"
+        # The deployed URL's path is the REST stage and the resource: /live/webhook.
+        path = outputs["WebhookUrl"].split(".amazonaws.com", 1)[-1] if "WebhookUrl" in outputs else "/live/webhook"
+        outputs["WebhookUrl"] = f"{endpoint}/_aws/execute-api/{outputs['WebhookApiId']}{path}"
     outputs_path.parent.mkdir(parents=True, exist_ok=True)
     outputs_path.write_text(json.dumps(outputs, indent=2) + "\n")
     log(f"[stack] outputs written to {outputs_path}")

@@ -7,7 +7,10 @@ It pages through the provider's whole library and through the ledger, and lists:
 - **missing**: a ledger asset whose recorded provider video the library does not have;
 - **state drift**: a ledger asset whose video the provider sees in another state (ready at
   the provider but processing in the ledger is a webhook still to come or lost, which
-  reconcile's poll settles; ready in the ledger but errored at the provider is not).
+  reconcile's poll settles; ready in the ledger but errored at the provider is not);
+- **privacy**: a ledger asset whose video the provider plays otherwise than its row asks
+  (a private or signed row public at the provider, above all): the row's privacy, or for a
+  row with none the playback its create recorded (the stack's DefaultPlayback then).
 
 Both sides are streamed into a temporary SQLite file, so memory stays flat for a library
 of millions; the provider is paced by its own 429s (Retry-After honoured, bounded).
@@ -24,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from migrator.providers import Provider, Video
+from migrator.providers.fidelity import playback_of
 from migrator.providers.http import Answer
 from migrator.states import State
 
@@ -34,7 +38,7 @@ THROTTLE_WAIT_CAP_S = 300.0
 
 @dataclass
 class Finding:
-    kind: str  # duplicate | missing | state
+    kind: str  # duplicate | missing | state | privacy
     asset_id: str
     detail: str
     remote_ids: list[str] = field(default_factory=list)
@@ -61,6 +65,7 @@ class AuditReport:
             "duplicates": self.count("duplicate"),
             "missing": self.count("missing"),
             "state_drift": self.count("state"),
+            "privacy_drift": self.count("privacy"),
             "ok": self.ok,
         }
 
@@ -71,6 +76,7 @@ class AuditReport:
             f"duplicates        {self.count('duplicate'):,}   (assets with more than one live provider video)",
             f"missing           {self.count('missing'):,}   (ledger points at a video the provider does not have)",
             f"state drift       {self.count('state'):,}   (the provider sees the video in another state)",
+            f"privacy drift     {self.count('privacy'):,}   (the provider plays the video otherwise than its row asks)",
             f"errored leftovers {self.errored_leftovers:,}   (an errored video beside a live one: not a duplicate)",
         ]
         for finding in self.findings[:MAX_SHOWN]:
@@ -113,7 +119,8 @@ def audit(
     try:
         db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-            "CREATE TABLE videos (remote_id TEXT PRIMARY KEY, ref TEXT, target TEXT, status TEXT, errored INTEGER);"
+            "CREATE TABLE videos (remote_id TEXT PRIMARY KEY, ref TEXT, target TEXT, status TEXT, errored INTEGER,"
+            " privacy TEXT);"
             "CREATE INDEX by_ref ON videos (ref);"
         )
         db.execute("BEGIN")
@@ -122,8 +129,15 @@ def audit(
             report.our_videos += int(video.ref is not None)
             errored = int(video.target is State.REJECTED)
             db.execute(
-                "INSERT OR REPLACE INTO videos VALUES (?, ?, ?, ?, ?)",
-                (video.remote_id, video.ref, video.target.value if video.target else None, video.status, errored),
+                "INSERT OR REPLACE INTO videos VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    video.remote_id,
+                    video.ref,
+                    video.target.value if video.target else None,
+                    video.status,
+                    errored,
+                    video.privacy,
+                ),
             )
             if progress and report.provider_videos % 1000 == 0:
                 progress("provider videos", report.provider_videos)
@@ -138,9 +152,7 @@ def audit(
                 report.errored_leftovers += dead
         for item in ledger_items:
             report.ledger_assets += 1
-            finding = _check(item, db)
-            if finding:
-                report.findings.append(finding)
+            report.findings += [f for f in (_check(item, db), _privacy_check(item, db)) if f]
     finally:
         db.close()
         with contextlib.suppress(FileNotFoundError):
@@ -177,3 +189,25 @@ def _check(item: dict, db: sqlite3.Connection) -> Finding | None:
             [remote_id],
         )
     return None
+
+
+def wanted_playback(item: dict) -> str | None:
+    """How the row asks its video to be played (public or signed): from its privacy, else from what its
+    create recorded (the stack's DefaultPlayback then); None when neither is known (an older ledger)."""
+    privacy, recorded = item.get("privacy"), item.get("playback")
+    if privacy is None and recorded is None:
+        return None
+    return playback_of(privacy, recorded)
+
+
+def _privacy_check(item: dict, db: sqlite3.Connection) -> Finding | None:
+    """A video the provider plays otherwise than its row asks (one whose privacy it does not say is skipped)."""
+    remote_id, wanted = item.get("remote_id"), wanted_playback(item)
+    if not remote_id or wanted is None:
+        return None
+    row = db.execute("SELECT privacy FROM videos WHERE remote_id = ?", (remote_id,)).fetchone()
+    if row is None or row[0] is None or row[0] == wanted:
+        return None
+    asked = item.get("privacy") or f"none (DefaultPlayback {item.get('playback')})"
+    detail = f"row privacy {asked}: {wanted} wanted, {row[0]} at the provider"
+    return Finding("privacy", item["asset_id"], detail, [remote_id])

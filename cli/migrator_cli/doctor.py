@@ -37,7 +37,7 @@ class Check:
 def run_checks(target, clock: Callable[[], float] = time.time) -> list[Check]:
     """Every check, in the order an operator would fix them; each one failing on its own."""
     checks: list[Check] = []
-    for check in (_inside, _webhook, _mapping, _visibility, _alarms, _dead_letters):
+    for check in (_inside, _webhook, _webhook_target, _mapping, _visibility, _alarms, _dead_letters):
         try:
             result = check(target, clock)
         except CliError:
@@ -129,6 +129,25 @@ def _webhook(target, clock) -> list[Check]:
     }
     fix = fixes.get(answer.status_code, "read the webhook function's log group")
     return [Check("webhook", False, f"the test event was answered HTTP {answer.status_code}", fix)]
+
+
+def _webhook_target(target, clock) -> list[Check]:
+    """Where the provider's one webhook per account points (Cloudflare Stream): here, or away."""
+    here = target.output("WebhookUrl")
+    there = target.provider().webhook_target()
+    if there is None:
+        return []  # the provider keeps many subscriptions, or cannot say: nothing to check
+    if not there:
+        fix = f"point the account's webhook at {here} (one per account: docs/providers.md)"
+        return [Check("provider's webhook", False, "the account has no webhook: no callback will come", fix)]
+    if there != here:
+        detail = f"the account's only webhook points at {there}"
+        fix = (
+            f"point it at {here}; the provider keeps one webhook per account, so that takes it from whatever"
+            " listens there now (docs/providers.md)"
+        )
+        return [Check("provider's webhook", False, detail, fix)]
+    return [Check("provider's webhook", True, "the account's one webhook points at this stack")]
 
 
 def _webhook_secret(target, name: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
+from migrator.create_options import row_problems
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage
 from migrator.presign import split_s3_url
@@ -173,6 +174,17 @@ def in_source_bucket(records: Iterable[Record], allowed: SourceBucket) -> Iterat
         yield record
 
 
+def with_usable_options(records: Iterable[Record], provider: str) -> Iterator[Record]:
+    """`records`, with each row whose options for the stack's `provider` the provider would not take
+    (an unknown option, a value its check refuses) turned into a bad row naming the option."""
+    for record in records:
+        if isinstance(record, Row):
+            problems = row_problems(provider, record.message.options)
+            if problems:
+                record = BadRow(record.line, "; ".join(problems[:3]), record.message.asset_id)
+        yield record
+
+
 class _Notes:
     """Prints the first MAX_SHOWN lines of a kind and counts the rest; every one, whole and
     structured, goes to `each` when given (`load --json`: one JSON line per problem)."""
@@ -221,8 +233,8 @@ def load_inventory(
     Problems with the source as a whole raise CliError before anything is sent. Ctrl-C
     (or `stop`) ends the run after the batches in flight: the summary says what was sent.
     With `source_bucket` (the stack's), s3:// sources elsewhere are bad rows, in every mode,
-    and a listing of another bucket is refused before it starts; without it (no stack
-    known) buckets are not checked.
+    and a listing of another bucket is refused before it starts, and so are rows whose options
+    for the stack's provider it would not take; without it (no stack known) neither is checked.
     """
     mode = "dry-run" if dry_run else "stage" if stage else "send"
     if mode == "send" and (sqs is None or not queue_url):
@@ -243,6 +255,7 @@ def load_inventory(
     records = read_inventory(source, fmt=fmt, s3=s3, meter=meter)  # a bad source fails here, before anything happens
     if source_bucket is not None:
         records = in_source_bucket(records, source_bucket)
+        records = with_usable_options(records, source_bucket.provider)
 
     label = {"send": "sending", "stage": "staging", "dry-run": "validating"}[mode]
     # How far: the bytes of the file read so far (a listing has no known end: a count and a rate).

@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
             "the video objects under the prefix: the id is derived from bucket and key, and the uploader "
             "hands the provider a presigned GET URL (stack parameter PresignExpirySeconds). Every s3:// "
             "source, listed or in a file, must be in the stack's bucket (stack parameter SourceBucketName), "
-            "the only one the uploader can read. Bad rows are "
+            "the only one the uploader can read. A row's options for the stack's provider (options.mux, "
+            "options.cloudflare, options.apivideo) must be ones that provider takes. Bad rows are "
             "reported with their line numbers and the good rows still go; an id repeated with the same URL "
             "is dropped with a warning, with a different URL it is an error. The file is streamed. Loading "
             "the same file twice creates nothing twice: the ledger's claim refuses duplicates."
@@ -277,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        help="export the mapping (our id, source, state, provider id, durations, attempts, last error)",
+        help="export the mapping (our id, source, state, provider id, durations, attempts, last error, privacy,"
+        " what did not fit)",
         description="One line per asset, as CSV or JSON Lines, streamed from a parallel scan of the ledger.",
     )
     p.add_argument("--format", choices=["csv", "jsonl"], default="csv", help="default csv")

@@ -1,5 +1,9 @@
 """`migrator report`: the mapping from our ids to the provider's, one line per asset, as CSV or JSONL.
 
+Each line also says how the provider plays the video (`playback`, against the row's `privacy`) and
+what its create could not carry as the row has it (`fidelity_notes`: cut, left out, kept only in
+the ledger).
+
 An export reads every asset once, so it is a parallel segmented Scan (the one place
 the CLI scans), streamed straight to the output: memory stays flat however large the
 table. Filters (states, drift) run server-side.
@@ -32,7 +36,12 @@ COLUMNS = (
     "attempts",
     "last_error",
     "updated_at",
+    "privacy",
+    "playback",
+    "fidelity_notes",
 )
+# What a create could not carry as the row has it, one cell: notes joined (JSON Lines keeps the list).
+NOTES_SEPARATOR = "; "
 SEGMENTS = 4
 
 # A spreadsheet runs a cell that starts with one of these as a formula (OWASP's list,
@@ -51,6 +60,8 @@ def row_of(item: dict) -> dict:
         return value
 
     row = {column: number(item.get(column)) for column in COLUMNS if column != "id"}
+    notes = item.get("fidelity_notes")
+    row["fidelity_notes"] = [str(n) for n in notes] if isinstance(notes, list) and notes else None
     return {"id": item["asset_id"], **row}
 
 
@@ -132,6 +143,7 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
         writer.writeheader()
         for item in items:
             row = row_of(item)
+            row["fidelity_notes"] = NOTES_SEPARATOR.join(row["fidelity_notes"] or ()) or None
             writer.writerow({k: csv_cell(v) for k, v in row.items()})
             count += 1
     elif fmt == "jsonl":

@@ -55,6 +55,10 @@ class ReportSummary:
     reasons: dict = field(default_factory=lambda: {State.FAILED.value: Counter(), State.REJECTED.value: Counter()})
     drift_count: int = 0
     _drifts: list = field(default_factory=list)  # a min-heap of (|drift|, asset_id, Drift)
+    # What creates could not carry as the rows have it (fidelity_notes), and how the provider plays each video.
+    notes: Counter = field(default_factory=Counter)
+    noted: int = 0
+    playback: Counter = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -71,6 +75,13 @@ class ReportSummary:
                 self.failed_per_minute[minute] += 1
         if state in self.reasons:
             self._count_reason(self.reasons[state], item.get("last_error"))
+        notes = item.get("fidelity_notes")
+        if isinstance(notes, list) and notes:
+            self.noted += 1
+            for note in notes:
+                self._count_reason(self.notes, note)
+        if item.get("playback") is not None:
+            self.playback[str(item["playback"])] += 1
         drift = _number(item.get("drift_s"))
         if drift is not None:
             self.drift_count += 1
@@ -233,6 +244,21 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
         if len(reasons) > MAX_REASONS:
             rest = sum(reasons.values()) - sum(c for _, c in reasons.most_common(MAX_REASONS))
             out.append(f'<tr><td class="n">{rest:,}</td><td class="muted">other errors</td></tr>')
+        out.append("</table>")
+    out.append("<h2>What the provider could not carry</h2>")
+    played = ", ".join(f"{count:,} {escape(way)}" for way, count in sorted(summary.playback.items()))
+    if played:
+        out.append(f"<p>Played at the provider: {played}.</p>")
+    if not summary.noted:
+        out.append('<p class="muted">Every field of every row went to its place at the provider.</p>')
+    else:
+        out.append(
+            f"<p>{summary.noted:,} assets with something cut, left out or kept only in the ledger"
+            " (the CSV or JSON Lines report lists each asset's notes):</p>"
+        )
+        out.append('<table id="notes"><tr><th class="n">assets</th><th>note</th></tr>')
+        for text, count in summary.notes.most_common(MAX_REASONS):
+            out.append(f'<tr><td class="n">{count:,}</td><td><code>{escape(text)}</code></td></tr>')
         out.append("</table>")
     out.append("<h2>Duration drift</h2>")
     if not summary.drift_count:

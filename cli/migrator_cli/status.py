@@ -50,12 +50,14 @@ class Uploader:
 
     mapping_state: str  # the event source mapping's State: Enabled, Disabled, ...
     hold_until: float | None  # the fleet-wide hold (the pacer item)
-    hold_kind: str = ""  # rate (a 429), unavailable (a 503 with Retry-After), errors (the breaker)
+    hold_kind: str = ""  # rate (a 429), errors (the breaker), account (an account limit, e.g. a 413)
     hold_reason: str = ""
     rate: float | None = None  # creates per second in use
     rate_source: str = ""  # start | told | learned | ceiling
     ceiling: float | None = None
     limit_seen: float | None = None  # the rate at which the provider last pushed back
+    bound_until: float | None = None  # the in-flight bound holds creates back until then (the pacer item)
+    bound_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,8 @@ def render(view: View, stack: str) -> str:
         elif u.hold_until and u.hold_until > view.at:
             why = HOLD_WORDS.get(u.hold_kind, "the provider asked us to wait")
             lines.append(f"uploader    holding creates for {duration(u.hold_until - view.at)}: {why} ({u.hold_reason})")
+        elif u.bound_until and u.bound_until > view.at:
+            lines.append(f"uploader    waiting at the provider's bound on videos in progress ({u.bound_reason})")
         else:
             lines.append("uploader    running")
         if u.rate is not None:
@@ -245,8 +249,8 @@ def render(view: View, stack: str) -> str:
 
 HOLD_WORDS = {
     "rate": "the provider is pacing us (429)",
-    "unavailable": "the provider is unavailable (503 with Retry-After)",
     "errors": "the breaker: most recent requests failed",
+    "account": "an account limit at the provider (videos in progress or storage used up)",
     "queue": "the create queue is full",
 }
 SOURCE_WORDS = {
@@ -352,6 +356,8 @@ def read_uploader(lambda_client, mapping_id: str, ledger: Ledger) -> Uploader:
         rate.source if rate else "",
         rate.ceiling if rate else None,
         rate.limit if rate else None,
+        float(item["bound_until"]) if item.get("bound_until") is not None else None,
+        str(item.get("bound_reason", "")),
     )
 
 

@@ -118,7 +118,7 @@ class OutcomeKind(StrEnum):
     CREATED = "created"  # the provider has a video for this asset (remote_id)
     CONFLICT = "conflict"  # 409: it exists already; find it by migration_ref
     NOT_FOUND = "not_found"  # a lookup found no video for this asset
-    THROTTLED = "throttled"  # 429/503: not created; come back after retry_after
+    THROTTLED = "throttled"  # 429, 503 with Retry-After, an account limit: not created; come back later
     TRANSIENT = "transient"  # may succeed later; counts against the attempt budget
     REJECTED = "rejected"  # the provider will never take this source
 
@@ -130,6 +130,13 @@ class Outcome:
     retry_after: float | None = None
     error: str | None = None
     signal: RateSignal | None = None  # the answer's rate-limit headers, for the pacer
+    # THROTTLED only, what the answer is about (`pacing.response`): "rate" (a 429: the fleet holds,
+    # the rate is cut), "request" (a 503 with Retry-After: only this request waits), "account"
+    # (an account limit, such as Cloudflare's 413: the fleet holds, no cut).
+    scope: str | None = None
+    # What the create could not carry as the row has it (cut, left out, kept only in the ledger), in
+    # short sentences the ledger keeps with the asset and the report shows.
+    notes: tuple[str, ...] = ()
 
 
 # 401/403 are our configuration (token), 408/425 are timing: none is the asset's fault,
@@ -153,12 +160,15 @@ def transport_failure(kind: str) -> Outcome:
 
 
 def classify_failure(status: int, text: str | None, retry_after: float | None) -> Outcome:
-    """A non-2xx answer: the provider pacing us (a 429, or a 503 that says when to come back),
-    a refusal of the asset itself (another 4xx), or a failure of this one request that may
-    pass (a 503 without a hint, other 5xx, and the 4xx that are ours to fix).
-    `retry_after` is the provider's hint, read from its headers in its own dialect."""
-    if status == 429 or (status == 503 and retry_after is not None):
-        return Outcome(OutcomeKind.THROTTLED, retry_after=retry_after, error=f"HTTP {status}")
+    """A non-2xx answer: the provider pacing us (a 429: scope "rate"), this one request asked to
+    come back later (a 503 that says when: scope "request"), a refusal of the asset itself
+    (another 4xx), or a failure of this one request that may pass (a 503 without a hint, other
+    5xx, and the 4xx that are ours to fix). `retry_after` is the provider's hint, read from its
+    headers in its own dialect. Account limits are the provider module's to recognise."""
+    if status == 429:
+        return Outcome(OutcomeKind.THROTTLED, retry_after=retry_after, error=f"HTTP {status}", scope="rate")
+    if status == 503 and retry_after is not None:
+        return Outcome(OutcomeKind.THROTTLED, retry_after=retry_after, error=f"HTTP {status}", scope="request")
     if 400 <= status < 500 and status not in RETRYABLE_4XX:
         detail = excerpt(text)
         return Outcome(OutcomeKind.REJECTED, error=f"HTTP {status}: {detail}" if detail else f"HTTP {status}")

@@ -32,7 +32,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from . import due
 from .due import Family
 from .dynamo import typed
-from .fate import excerpt
+from .fate import classify_failure, excerpt
 from .heal import (
     DEFAULT_RETENTION_S,
     MAX_POLL_MISSES,
@@ -48,7 +48,8 @@ from .heal import (
 )
 from .ledger import Ledger, NotResendable, message_of
 from .messages import encode_message
-from .providers import Provider, from_settings
+from .pacer import POLL, Go, Pacer
+from .providers import Poll, Provider, from_settings
 from .providers.http import TransportError
 from .settings import env_number, load
 from .settle import settle_reported
@@ -108,8 +109,8 @@ class Reconciler:
     limits: RunLimits
     clock: Callable[[], float] = time.time
     workers: int = 4
-    # Called before each provider poll: False means the fleet is held (the pacer says so), poll no more.
-    before_poll: Callable[[], bool] = lambda: True
+    # Polls take slots of the fleet's pace like creates (None: unpaced, for tests of other things).
+    pace: PollPace | None = None
 
     def run(self, limits: RunLimits | None = None, remaining_s=lambda: 900.0) -> Summary:
         limits = limits or self.limits
@@ -208,7 +209,7 @@ class Reconciler:
 
     def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
         asset_id = item["asset_id"]
-        if not self.before_poll():
+        if self.pace is not None and not self.pace.take():
             polls.stop()  # the fleet is held: a poll now would only meet the same limit
             with lock:
                 summary.skip("provider held the fleet")
@@ -217,6 +218,8 @@ class Reconciler:
             summary.polled += 1
         # By the recorded id, or (none recorded) found by our reference.
         answer = self.provider.poll(asset_id, item.get("remote_id"))
+        if self.pace is not None:
+            self.pace.told(answer)
         if answer.http_status == 429:
             polls.stop()  # the provider's limit is the uploader's too: no more polls this run
             with lock:
@@ -292,6 +295,41 @@ class Reconciler:
             summary.drifted += int(settled.drift_s is not None)
 
 
+@dataclass
+class PollPace:
+    """Reconcile's polls as the fleet's pacer sees them: each takes a slot of the one pace the
+    creates and lookups take (a provider whose budget covers every call, Cloudflare's, would
+    otherwise be spent twice), waited out in place; and each answer tells the pacer what a
+    create's would (a 429 holds the fleet and cuts the rate, a failure counts for the breaker)."""
+
+    pacer: Pacer
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+    max_wait_s: float = 30.0
+
+    def take(self) -> bool:
+        """Wait for a poll slot; False when the fleet is held for longer than a poll should wait."""
+        slot = self.pacer.reserve(self.clock(), self.max_wait_s, POLL)
+        while isinstance(slot, Go):
+            wait = slot.at - self.clock()
+            if wait > self.max_wait_s:
+                return False
+            if wait > 0:
+                self.sleep(wait)
+            if not slot.confirm:
+                return True
+            slot = self.pacer.confirm(slot, self.clock())
+        return False
+
+    def told(self, answer: Poll) -> None:
+        if 200 <= answer.http_status < 300 or answer.http_status == 404:
+            self.pacer.saw(True)  # an answer: the provider is serving
+        elif answer.http_status == 0:
+            self.pacer.saw(False)  # no answer at all
+        else:
+            self.pacer.observe(classify_failure(answer.http_status, None, answer.retry_after), self.clock())
+
+
 def _unreadable(status, http_status: int) -> str:
     if status is None:
         return f"HTTP {http_status} without a video"
@@ -352,12 +390,14 @@ def build(env=None) -> Reconciler:
     env = os.environ if env is None else env
     settings = load(env)
     dynamodb = boto3.client("dynamodb")
+    provider = from_settings(settings)
     return Reconciler(
         ledger=Ledger(settings.table_name, dynamodb),
         sqs=boto3.client("sqs"),
         queue_url=settings.queue_url,
-        provider=from_settings(settings),
+        provider=provider,
         limits=load_limits(env),
+        pace=PollPace(Pacer.configured(settings, dynamodb, provider)),
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .create_options import OptionError, stack_options
+
 
 class SettingsError(ValueError):
     """A setting is missing or malformed. The message names it and never shows a secret."""
@@ -14,6 +16,11 @@ class SettingsError(ValueError):
 
 PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo")
 WEBHOOK_SCHEMES = ("seed", "standard")
+# How a row that names no privacy is played (template parameter DefaultPlayback). Signed unless the
+# operator says otherwise: a row whose privacy is unknown may be private at its source, and a
+# signed video made public later costs a setting, a private one leaked costs what it showed.
+PLAYBACKS = ("public", "signed")
+DEFAULT_PLAYBACK = "signed"
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,19 @@ class Settings:
     read_timeout_s: float = 10.0
     presign_expiry_s: int = 86_400
     drift_tolerance_s: float = 0.5  # the duration-drift canary's threshold
+    max_concurrency: int = 5  # the uploaders that may run at once (MaximumConcurrency): the pacer's queue
+    create_share: float = 0.5  # of a stated rate limit that covers every call (Cloudflare's), what creates take
+    provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
+
+    @property
+    def work_s(self) -> float:
+        """Worst-case time one record needs once its slot is due: a lookup and a create, each
+        timing out, and the ledger's writes. A slot later than this before the deadline is not taken."""
+        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 2.0
+
+    default_playback: str = DEFAULT_PLAYBACK  # a row with no privacy: public | signed
+    # The stack's create options, per provider (create_options.OPTIONS); a row's own override them.
+    provider_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     # Sources (migrator.sources): the credentials secret ({"<platform>": {...}}), the platforms'
     # addresses where not their own, and how long a file the source prepares may keep an asset waiting.
     source_secret_name: str | None = None
@@ -41,9 +61,13 @@ class Settings:
 
     @property
     def record_budget_s(self) -> float:
-        """Worst-case time one record needs: a lookup and a create, each timing out,
-        plus the longest slot wait. A record is not started with less time left."""
-        return 2 * (self.connect_timeout_s + self.read_timeout_s) + 5.0 + 2.0
+        """Worst-case time one record needs with a short slot wait. A record is not started with less time left."""
+        return self.work_s + 5.0
+
+    def max_in_flight_for(self, provider_default: int | None) -> int | None:
+        """The bound on creates in flight: ProviderMaxInFlight, else the provider's documented one; None: none."""
+        chosen = provider_default if self.provider_max_in_flight is None else self.provider_max_in_flight
+        return chosen or None
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
@@ -56,6 +80,19 @@ def env_number(env: Mapping[str, str], name: str, default: float, low: float, hi
         raise SettingsError(f"{name} must be a number, got {raw!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name} must be between {low:g} and {high:g}, got {value:g}")
+    return value
+
+
+def _whole(env: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
+    """A whole number in [low, high]; `default` when unset or empty."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise SettingsError(f"{name} must be a whole number, got {raw!r}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be between {low} and {high}, got {value}")
     return value
 
 
@@ -86,6 +123,10 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
             raise SettingsError("PROVIDER_BASE_URL must be an http(s) URL")
         if parts.username or parts.password:
             raise SettingsError("PROVIDER_BASE_URL must not carry credentials; use the token secret")
+    try:
+        options = stack_options(env)
+    except OptionError as exc:
+        raise SettingsError(str(exc)) from None
     attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
@@ -104,6 +145,11 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         read_timeout_s=env_number(env, "PROVIDER_READ_TIMEOUT", 10.0, 0.1, 120.0),
         presign_expiry_s=int(env_number(env, "PRESIGN_EXPIRY_SECONDS", 86_400, 60, 604_800)),
         drift_tolerance_s=env_number(env, "DRIFT_TOLERANCE_SECONDS", 0.5, 0, 3600),
+        max_concurrency=_whole(env, "MAXIMUM_CONCURRENCY", 5, 1, 10_000),
+        create_share=_share(env),
+        provider_max_in_flight=_whole(env, "PROVIDER_MAX_IN_FLIGHT", None, 0, 1_000_000),
+        default_playback=_choice(env, "DEFAULT_PLAYBACK", PLAYBACKS, DEFAULT_PLAYBACK),
+        provider_options=options,
         source_secret_name=env.get("SOURCE_TOKEN_SECRET", "").strip() or None,
         source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,
         source_base_urls=_source_base_urls(env),
@@ -118,3 +164,10 @@ def _source_base_urls(env: Mapping[str, str]) -> dict:
         return parse_base_urls(env.get("SOURCE_BASE_URLS", ""))
     except ValueError as exc:
         raise SettingsError(f"SOURCE_BASE_URLS: {exc}") from None
+
+
+def _share(env: Mapping[str, str]) -> float:
+    share = env_number(env, "CREATE_SHARE", 0.5, 0.0, 1.0)
+    if share <= 0:
+        raise SettingsError("CREATE_SHARE must be above 0 (creates need some of the budget), got 0")
+    return share

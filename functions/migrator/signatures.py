@@ -69,7 +69,7 @@ class SecretError(SignatureError):
 
 
 def decode_body(body: str | None, is_base64: bool) -> bytes:
-    """The exact bytes the sender signed, from an API Gateway payload v2 body."""
+    """The exact bytes the sender signed, from an API Gateway proxy payload's body."""
     if body is None:
         return b""
     if not is_base64:
@@ -286,8 +286,8 @@ class _Headers:
             if not isinstance(name, str):
                 continue
             key = name.lower()
-            if key in self._values:
-                self._ambiguous.add(key)
+            if key in self._values or (isinstance(value, list) and len(value) > 1):
+                self._ambiguous.add(key)  # a second spelling, or the same name sent twice
             self._values[key] = value
 
     def get(self, name: str) -> str | None:

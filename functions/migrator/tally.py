@@ -12,6 +12,12 @@ sequence numbers, so a retried batch is not counted twice; the `counts#<k>` item
 chosen by the batch too, so concurrent stream shards rarely write the same item.
 
 The uploader's and webhook's hot path is untouched: the stream costs them nothing.
+
+The same deltas tell the pacer how many creates are in flight at the provider: each batch
+with an asset in it adds its change in `processing` to the `#pacer` item of the ledger
+(`pacer_update`: one read and one UpdateItem, outside the transaction, which must not
+contend with the reservations on that hot item) and notes how many slots the batch covers
+(`tallied_seq`), so in flight is `processing` plus the slots handed out since (`pacer.py`).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from decimal import Decimal
 import boto3
 from aws_lambda_powertools import Logger
 
+from . import pacing
 from .dynamo import to_item, typed
+from .pacer import PACER_ID
 from .states import State
 
 logger = Logger(service="tally")
@@ -42,6 +50,9 @@ class Deltas:
     counts: Counter = field(default_factory=Counter)  # state -> change in the number of assets
     minutes: dict = field(default_factory=dict)  # epoch minute -> Counter of EVENTS
     first: dict = field(default_factory=dict)  # epoch minute -> the earliest event time in it
+    assets: int = 0  # records of assets (not control items) in the batch
+    newest: float | None = None  # the latest change the batch carries (the items' updated_at): where the stream is
+    finished: int = 0  # assets that left processing (the provider finished them)
 
     def add_event(self, minute: int, event: str, n: int = 1, at: float | None = None) -> None:
         if n:
@@ -66,10 +77,13 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
         asset_id = keys.get("asset_id")
         if not isinstance(asset_id, str) or asset_id.startswith("#"):
             continue  # control items (pacer, checkpoint) are not assets
+        out.assets += 1
         old, new = _image(record, "OldImage"), _image(record, "NewImage")
         before, after = old.get("state"), new.get("state")
         if before == after and record.get("eventName") == "MODIFY" and not _changed_counters(old, new):
             continue
+        if before == State.PROCESSING.value and after != before:
+            out.finished += 1
         if before != after:
             if before in STATE_VALUES:
                 out.counts[before] -= 1
@@ -77,6 +91,8 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
                 out.counts[after] += 1
         when = new.get("updated_at") or old.get("updated_at")
         at = float(when) if isinstance(when, (int, Decimal)) and not isinstance(when, bool) else None
+        if at is not None:
+            out.newest = at if out.newest is None else max(out.newest, at)
         minute = int(at // 60) if at is not None else int(now // 60)
         if after != before and after in ("ready", "rejected", "failed"):
             out.add_event(minute, after, at=at)
@@ -145,7 +161,46 @@ def transaction(table: str, deltas: Deltas, token: str) -> list[dict]:
     return entries
 
 
-def apply(dynamodb, table: str, records: list[dict], now: float) -> Deltas:
+# Slots handed out this soon before the stream's newest change may not have reached the ledger
+# yet (a create takes its slot, then its answer, then the ledger's write): counted as after it.
+STREAM_MARGIN_S = 0.25
+
+
+def pacer_update(ledger_table: str, deltas: Deltas, now: float, pacer_item: dict | None = None) -> dict | None:
+    """The UpdateItem that moves the pacer's count of assets processing by this batch's change and
+    notes where the stream is: how many slots the batch already covers (`tallied_seq`, those handed
+    out by its newest change, from the item's ring: `pacing.issued_by`; else all handed out by now),
+    that change's time (`tallied_at`) and how fast assets left processing since the last batch
+    (`finish_rate`). None for a batch with no asset in it. Written for every such batch, a change of
+    0 included: slots handed out since are counted as in flight until a tally says otherwise."""
+    if not deltas.assets:
+        return None
+    item = pacer_item or {}
+    ring = [v for k, v in item.items() if k in RING_KEYS]
+    newest = deltas.newest if deltas.newest is not None else now
+    covered = pacing.issued_by(ring, newest - STREAM_MARGIN_S)
+    previous = float(item.get("tallied_at", 0))
+    span = newest - previous if 0 < previous < newest else None
+    values = {":zero": 0, ":delta": deltas.counts.get(State.PROCESSING.value, 0), ":at": newest}
+    values[":finish"] = pacing.finish_rate(deltas.finished, span, float(item.get("finish_rate", 0)))
+    if covered is None:
+        tallied = "tallied_seq = if_not_exists(seq, :zero)"
+    else:
+        tallied, values[":covered"] = "tallied_seq = :covered", covered
+    return {
+        "TableName": ledger_table,
+        "Key": typed({"asset_id": PACER_ID}),
+        "UpdateExpression": f"SET #p = if_not_exists(#p, :zero) + :delta, {tallied}, tallied_at = :at,"
+        " finish_rate = :finish",
+        "ExpressionAttributeNames": {"#p": "processing"},
+        "ExpressionAttributeValues": typed(values),
+    }
+
+
+RING_KEYS = frozenset(f"r{i}" for i in range(pacing.RING_N))
+
+
+def apply(dynamodb, table: str, records: list[dict], now: float, ledger_table: str | None = None) -> Deltas:
     deltas = deltas_of(records, now)
     token = batch_token(records)
     entries = transaction(table, deltas, token)
@@ -153,6 +208,16 @@ def apply(dynamodb, table: str, records: list[dict], now: float) -> Deltas:
     for start in range(0, len(entries), 100):
         chunk = entries[start : start + 100]
         dynamodb.transact_write_items(TransactItems=chunk, ClientRequestToken=f"{token[:30]}{start:06d}")
+    if ledger_table and deltas.assets:
+        # After the counts, and never failing the batch: a retried batch would count them again (its
+        # bisected halves carry other tokens). A lost update leaves the pacer's count off by this
+        # batch's change; the provider's own answer at its bound (an account limit) still holds the fleet.
+        try:
+            key = typed({"asset_id": PACER_ID})
+            item = to_item(dynamodb.get_item(TableName=ledger_table, Key=key, ConsistentRead=True).get("Item"))
+            dynamodb.update_item(**pacer_update(ledger_table, deltas, now, item))
+        except Exception as exc:
+            logger.warning("could not update the pacer's in-flight count: %s", type(exc).__name__)
     return deltas
 
 
@@ -213,6 +278,6 @@ def handler(event, context):
     if _dynamodb is None:
         _dynamodb = boto3.client("dynamodb")
     records = event.get("Records", [])
-    deltas = apply(_dynamodb, os.environ["STATS_TABLE"], records, time.time())
+    deltas = apply(_dynamodb, os.environ["STATS_TABLE"], records, time.time(), os.environ.get("LEDGER_TABLE"))
     logger.debug("tallied", extra={"records": len(records), "counts": dict(deltas.counts)})
     return {"records": len(records)}

@@ -15,18 +15,19 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from . import fate as F
+from .chaos import Chaos
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from .ledger import Claimed, Ledger, NotResendable, Refused, message_of
-from .messages import AssetMessage, Poison, parse_message
-from .pacer import Hold, Pacer
+from .messages import AssetMessage, Poison, message_doc, parse_message
+from .pacer import CREATE, LOOKUP, Go, Hold, Pacer
 from .presign import S3Presigner
 from .providers import AssetRef, CredentialsError, Provider, from_settings
 from .retry import DEFAULT_THROTTLE_S, deferral_floor, visibility_for
@@ -57,6 +58,7 @@ class Uploader:
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
     inline_wait_max_s: float = INLINE_WAIT_MAX_S
+    chaos: Chaos = field(default_factory=Chaos)  # benchmarks only: a crash right after a create
     # source_url -> what the provider is handed (presigned s3://, a platform's fresh link); None: the
     # presigner alone, and no platform's references resolvable.
     sources: Callable[[str], Resolution] | None = None
@@ -68,9 +70,12 @@ class Uploader:
         failures = []
         for record in event.get("Records", []):
             message_id = record.get("messageId", "")
+            beyond = self._beyond_reach(self.clock() + remaining_s())
             if remaining_s() < self.settings.record_budget_s:
                 fate = Fate.later(0, "not enough invocation time left to start")
                 logger.info(fate.reason, extra={"message_id": message_id})
+            elif beyond is not None:
+                fate = beyond
             else:
                 try:
                     fate = self.process(record, self.clock() + remaining_s())
@@ -90,6 +95,16 @@ class Uploader:
         if rate is not None:  # the pace in use, for the dashboard
             metrics.add_metric(name="PaceRate", unit=MetricUnit.CountPerSecond, value=float(rate))
         return {"batchItemFailures": failures}
+
+    def _beyond_reach(self, deadline: float) -> Fate | None:
+        """A record's fate when the pacer's queue (as this worker last saw it, no write) is beyond
+        what this invocation can wait: deferred as pacing, before a claim, until it would be in reach."""
+        now = self.clock()
+        slot = self.pacer.known_hold(now, deadline - now - self.settings.work_s)
+        if slot is None or slot.kind != "queue":
+            return None
+        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, slot.spread))
+        return Fate.later(delay, f"held: {slot.reason}", pacing=True)
 
     def _defer(self, record: dict, fate: Fate, received_at: float) -> None:
         receives = str(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
@@ -167,7 +182,9 @@ class Uploader:
         if problem:  # never fetchable by this provider: refused before any request, with the fix
             return self._apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=problem), spent)
         if lookup_first:
-            found = self._find(msg.asset_id, claim)
+            found = self._find(msg.asset_id, claim, deadline)
+            if isinstance(found, Hold):
+                return self._release_held(msg, attempt, found)
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self._adopt(msg, attempt, found, spent)
             attempt.searched = True  # nothing exists from the tries before this claim
@@ -176,17 +193,16 @@ class Uploader:
             return handed
         waited_out = 0  # 429s met and waited out inside this invocation
         while True:
-            slot = self.pacer.reserve(self.clock())
+            slot = self._slot(deadline, CREATE)
             if isinstance(slot, Hold):
-                if self._wait_if_short(slot.until, deadline):
+                if self._wait_if_short(slot.until, deadline, slot.spread):
                     continue  # a short hold costs a sleep, not a trip through the queue
                 return self._release_held(msg, attempt, slot)
-            wait = slot.at - self.clock()
-            if wait > 0:
-                self.sleep(wait)
             source = handed
             attempt.create_sent = True  # from here on, a crash may leave a video behind
-            outcome = self.provider.create(_asset_ref(msg, claim), source)
+            outcome = self.provider.create(attempt.asset_ref(msg), source)
+            if outcome.kind is OutcomeKind.CREATED:
+                self.chaos.after_create()
             self._observe(outcome)
             if outcome.kind is OutcomeKind.THROTTLED:
                 asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
@@ -195,7 +211,10 @@ class Uploader:
                     continue
                 outcome = replace(outcome, retry_after=asked)
             if outcome.kind is OutcomeKind.CONFLICT:
-                return self._adopt(msg, attempt, self._find(msg.asset_id, claim), spent)
+                found = self._find(msg.asset_id, claim, deadline)
+                if isinstance(found, Hold):
+                    return self._release_held(msg, attempt, found)
+                return self._adopt(msg, attempt, found, spent)
             return self._apply(msg, attempt, outcome, spent, waited_out)
 
     def _hand_off(self, msg: AssetMessage, attempt: Attempt, spent: int) -> str | Fate:
@@ -246,40 +265,56 @@ class Uploader:
         logger.info("source preparing; back in %.0f s: %s", delay, reason)
         return Fate.later(delay, reason, pacing=True)
 
-    def _observe(self, outcome: Outcome) -> None:
-        """What one create's answer tells the pacer: a pacing signal, the stated limit, and an
-        outcome for the breaker (a failure of the request; a 429 and a 4xx are not failures)."""
+    def _slot(self, deadline: float, purpose: str) -> Go | Hold:
+        """A slot of the fleet's pace for a create (or a lookup, a poll), waited out in place: one
+        this record could not wait for and still finish in its invocation is not taken; a far
+        one is confirmed when it is due (a hold or a cut may have moved it)."""
         now = self.clock()
+        slot = self.pacer.reserve(now, deadline - now - self.settings.work_s, purpose)
+        while isinstance(slot, Go):
+            wait = slot.at - self.clock()
+            if slot.at + self.settings.work_s > deadline:
+                return Hold(slot.at, "the slot moved past this invocation's time", "queue")
+            if wait > 0:
+                self.sleep(wait)
+            if not slot.confirm:
+                return slot
+            slot = self.pacer.confirm(slot, self.clock())
+        return slot
+
+    def _observe(self, outcome: Outcome) -> None:
+        """What one create's answer tells the pacer (`Pacer.observe`: the stated limit, a throttle
+        by its scope, an outcome for the breaker), and the metrics on it."""
         throttled = outcome.kind is OutcomeKind.THROTTLED
         # 100 or 0 per attempt: the metric's average is the share of attempts that met a 429 (its alarm).
         metrics.add_metric(name="ThrottledPercent", unit=MetricUnit.Percent, value=100 if throttled else 0)
-        if outcome.signal is not None and outcome.signal.limit_per_s is not None:
-            self.pacer.told(outcome.signal.limit_per_s, now)
-        if outcome.kind is OutcomeKind.THROTTLED:
+        if throttled:
             metrics.add_metric(name="ProviderThrottled", unit=MetricUnit.Count, value=1)
-            asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
-            if outcome.error == "HTTP 429":
-                self.pacer.throttled(now)
-                self.pacer.hold(now + asked, "rate", f"{outcome.error}: the provider asked for {asked:g} s", now=now)
-            else:  # a 503 that said when to come back: pacing, but nothing about the rate
-                self.pacer.hold(now + asked, "unavailable", f"{outcome.error}: back in {asked:g} s", now=now)
-            return
-        self.pacer.saw(outcome.kind is not OutcomeKind.TRANSIENT)
+        self.pacer.observe(outcome, self.clock())
 
-    def _wait_if_short(self, until: float, deadline: float) -> bool:
-        """Sleep until `until` (plus a little jitter, so the fleet does not resume in one burst)
-        when that is short and leaves this record its time budget; False when it is not."""
-        now = self.clock()
-        wait = until - now + self.rng.uniform(0.0, 0.05 + 0.02 * max(0.0, until - now))
-        if wait > self.inline_wait_max_s or now + wait + self.settings.record_budget_s > deadline:
+    def _wait_if_short(self, until: float, deadline: float, spread: float = 0.0) -> bool:
+        """Sleep until `until` when that is short and leaves this record its time budget
+        (`_inline_wait`); False when it is not."""
+        wait = self._inline_wait(until, deadline, spread)
+        if wait is None:
             return False
         if wait > 0:
             self.sleep(wait)
         return True
 
+    def _inline_wait(self, until: float, deadline: float, spread: float = 0.0) -> float | None:
+        """How long to sleep for `until` in place (plus a little jitter, so the fleet does not
+        resume in one burst; a fleet held together comes back over `spread`); None when that
+        is not short or would not leave this record its time budget."""
+        now = self.clock()
+        wait = until - now + self.rng.uniform(0.0, 0.05 + 0.02 * max(0.0, until - now) + spread)
+        if wait > self.inline_wait_max_s or now + wait + self.settings.record_budget_s > deadline:
+            return None
+        return wait
+
     def _release_held(self, msg: AssetMessage, attempt: Attempt, slot: Hold) -> Fate:
         now, claim = self.clock(), attempt.claim
-        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now)))
+        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now), slot.spread))
         self.ledger.release_throttled(
             msg.asset_id,
             claim.token,
@@ -298,6 +333,8 @@ class Uploader:
         ledger did not yet know the video (a provider whose events name only the video cannot
         be matched then), so a video the provider has already finished is settled now, from
         one read, rather than waiting for reconcile's poll."""
+        if found.kind is OutcomeKind.CREATED:  # what the earlier create carried: its answer never came
+            found = replace(found, notes=self.provider.create_notes(attempt.asset_ref(msg), attempt.claim.source_url))
         fate = self._apply(msg, attempt, found, spent)
         if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
             answer = self.provider.poll(msg.asset_id, found.remote_id)
@@ -315,13 +352,22 @@ class Uploader:
                     metrics.add_metric(name="SettledOnAdoption", unit=MetricUnit.Count, value=1)
         return fate
 
-    def _find(self, asset_id: str, claim: Claimed) -> Outcome:
+    def _find(self, asset_id: str, claim: Claimed, deadline: float) -> Outcome | Hold:
         """What an earlier try may have created, looked for among videos made since the earliest try
         that may have made one (`lookup_from`: the first claim, moved on only by a lookup that completed
-        and found nothing), so a throttled or interrupted lookup in between never narrows the search."""
+        and found nothing), so a throttled or interrupted lookup in between never narrows the search.
+
+        A lookup is paced like a create (one slot of the fleet's pace, however many pages it reads),
+        and what it is answered tells the pacer the same (a 429 holds the fleet); a Hold when the
+        fleet is held for longer than this record can wait."""
+        while isinstance(slot := self._slot(deadline, LOOKUP), Hold):
+            if not self._wait_if_short(slot.until, deadline, slot.spread):
+                return slot
         previous = claim.previous or {}
         earlier = previous.get("lookup_from", previous.get("claimed_at"))
-        return self.provider.find(asset_id, float(earlier) if earlier is not None else None)
+        found = self.provider.find(asset_id, float(earlier) if earlier is not None else None)
+        self.pacer.observe(found, self.clock())
+        return found
 
     def _apply(self, msg: AssetMessage, attempt: Attempt, outcome: Outcome, spent: int, waited_out: int = 0) -> Fate:
         """Move the ledger and choose the message's fate for `outcome`. `waited_out`: 429s this
@@ -330,7 +376,15 @@ class Uploader:
         decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
         asset_id, token = msg.asset_id, claim.token
         if decision.move is MoveKind.TO_PROCESSING:
-            result = self.ledger.mark_processing(asset_id, token, decision.remote_id, now, throttles=waited_out)
+            result = self.ledger.mark_processing(
+                asset_id,
+                token,
+                decision.remote_id,
+                now,
+                throttles=waited_out,
+                notes=outcome.notes,
+                playback=self.provider.playback(attempt.asset_ref(msg)),
+            )
         elif decision.move is MoveKind.RELEASE_THROTTLED:
             result = self.ledger.release_throttled(
                 asset_id,
@@ -396,6 +450,13 @@ class Attempt:
     claim: Claimed
     create_sent: bool = False
     searched: bool = False
+    _asset: AssetRef | None = None
+
+    def asset_ref(self, msg: AssetMessage) -> AssetRef:
+        """What the create carries of the asset (made once a claim: see `_asset_ref`)."""
+        if self._asset is None:
+            self._asset = _asset_ref(msg, self.claim)
+        return self._asset
 
     @property
     def lookup_from(self) -> float | None:
@@ -406,11 +467,14 @@ class Attempt:
 def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
     """What the create needs: the id, a title, the create generation (moved on by a retry of a
     rejected asset, so its key differs from the errored try's), and what the video is as the
-    ledger keeps it (the first message it saw wins over a later one)."""
+    ledger keeps it once this claim is written: the first value it saw of each field wins over a
+    later message's, and a field it had none of takes the message's (as the claim just stored it),
+    so a privacy a later row adds is never lost to the one before the claim."""
     previous = claim.previous or {}
     generation = previous.get("generation")
+    carried = {"asset_id": msg.asset_id, **{k: v for k, v in message_doc(msg).items() if k != "id"}}
     try:
-        details = message_of(previous) if previous.get("source_url") else msg
+        details = message_of({**carried, **previous}) if previous.get("source_url") else msg
     except NotResendable:
         details = msg
     return AssetRef(
@@ -457,15 +521,17 @@ def count_calls(client, metric: str):
 def build(settings: Settings | None = None) -> Uploader:
     settings = settings or load()
     dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
+    provider = from_settings(settings)
     presign = S3Presigner(settings.presign_expiry_s)
     return Uploader(
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
-        pacer=Pacer(settings.table_name, dynamodb, settings.rate_per_s, settings.start_rate_per_s),
-        provider=from_settings(settings),
+        pacer=Pacer.configured(settings, dynamodb, provider),
+        provider=provider,
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
         presign=presign,
         sources=Resolver.from_settings(settings, presign),
+        chaos=Chaos.from_env(),
     )
 
 

@@ -66,9 +66,7 @@ class Receiver:
     _reread_at: float | None = field(default=None, init=False, repr=False)
 
     def handle(self, request: Mapping) -> dict:
-        # Headers as received: the verifier refuses a name sent twice in different case
-        # rather than guessing which of the two the sender meant.
-        headers = request.get("headers") or {}
+        headers = request_headers(request)
         raw = request.get("body") or ""
         if len(raw) > MAX_BODY_BYTES * 4 // 3 + 4:  # cheap check before decoding
             return self._refuse(413, "body too large")
@@ -214,6 +212,19 @@ class Receiver:
         if status == 401:  # forgery, or a rotated secret: its own alarm
             metrics.add_metric(name="WebhookUnauthorized", unit=MetricUnit.Count, value=1)
         return response(status, error=reason)
+
+
+def request_headers(request: Mapping) -> Mapping:
+    """The headers as received. API Gateway's REST payload keeps every value of a header sent
+    twice in `multiValueHeaders` (its `headers` keeps only the last); the verifier refuses a
+    name sent twice, in one spelling or two, rather than guess which one the sender meant."""
+    multi = request.get("multiValueHeaders")
+    if isinstance(multi, Mapping) and multi:
+        return {
+            name: values if not isinstance(values, list) or len(values) != 1 else values[0]
+            for name, values in multi.items()
+        }
+    return request.get("headers") or {}
 
 
 def secret_getter(secret_name: str | None, parameter_name: str | None, fresh: bool = False) -> Callable[[], list[str]]:

@@ -95,7 +95,18 @@ BAD_CREDENTIALS = {
 # The same file's 400 example for GET /videos gives pageSize {min: 10, max: 100}, but names the page parameter
 # `page` where the parameter is `currentPage`: an example out of step with the definition, which is what holds.
 PAGE_SIZE_MIN, PAGE_SIZE_MAX = 1, 100
-_TYPES = {"title": str, "description": str, "source": str, "public": bool, "panoramic": bool, "mp4Support": bool}
+# Each field's type in video-creation-payload (oas_apivideo.yaml); it documents no lengths or counts.
+_TYPES = {
+    "title": str,
+    "description": str,
+    "source": str,
+    "public": bool,
+    "panoramic": bool,
+    "mp4Support": bool,
+    "playerId": str,
+    "transcript": bool,
+    "transcriptSummary": bool,
+}
 _TYPE_NAMES = {str: "a string", bool: "a boolean"}
 
 
@@ -241,6 +252,7 @@ class ApiVideo(Profile):
             "public": request.get("public", True),
             "panoramic": request.get("panoramic", False),
             "mp4Support": request.get("mp4Support", True),
+            **({"playerId": request["playerId"]} if "playerId" in request else {}),
         }
 
     def _qualities(self, video: Video) -> list[tuple[str, str]]:

@@ -109,6 +109,24 @@ def _time_param(query: dict, *names: str) -> int | None:
     return None
 
 
+def _fields_problem(body: dict) -> str | None:
+    """What the copy's other fields break of their documented types and ranges (cloudflare-python 5.9.0
+    CopyCreateParams; Cloudflare's OpenAPI: stream_thumbnailTimestampPct 0 to 1)."""
+    if not isinstance(body.get("meta", {}), dict):
+        return "meta must be an object"
+    if not isinstance(body.get("requireSignedURLs", False), bool):
+        return "requireSignedURLs must be a boolean"
+    origins = body.get("allowedOrigins", [])
+    if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
+        return "allowedOrigins must be an array of strings"
+    pct = body.get("thumbnailTimestampPct", 0)
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 1:
+        return "thumbnailTimestampPct must be a number from 0 to 1"
+    if "name" in body and not isinstance(body["name"], str):
+        return "name must be a string"
+    return None
+
+
 # As a source: unfetchable in turn, a video that requires signed URLs, one still encoding, one whose
 # encoding failed. A private library video requires signed URLs too.
 FAULTS = ("signed", "processing", "error")
@@ -172,8 +190,9 @@ class Cloudflare(Profile):
         creator = body.get("creator", call.headers.get("Upload-Creator"))  # the header is the documented alternative
         if creator is not None and (not isinstance(creator, str) or len(creator) > CREATOR_MAX):
             return self.error("invalid", f"creator must be a string of at most {CREATOR_MAX} characters")
-        if not isinstance(body.get("meta", {}), dict):
-            return self.error("invalid", "meta must be an object")
+        problem = _fields_problem(body)
+        if problem:
+            return self.error("invalid", problem)
         return Draft(
             source=body[field], ref=self.ref_of(body), request={**body, "creator": creator}, log={"source_field": field}
         )

@@ -116,6 +116,8 @@ _KINDS: dict[str, object] = {
     "webhook_duplicate_rate": "float",
     "webhook_forged_rate": "float",
     "webhook_early": "bool",
+    "webhook_early_rate": "float",
+    "unavailable_retry_after_max_s": "int",
     "seed": "optint",
     "library_size": "int",
     "library_private_every": "int",
@@ -130,6 +132,7 @@ _FRACTIONS = {
     "fail_rate",
     "unavailable_rate",
     "unavailable_retry_after_fraction",
+    "webhook_early_rate",
     "lose_rate",
     "webhook_duplicate_rate",
     "webhook_forged_rate",
@@ -202,6 +205,10 @@ class SimConfig:
     webhook_duplicate_rate: float = 0.0
     webhook_forged_rate: float = 0.0
     webhook_early: bool = False
+    # A share of the videos finish at once, their webhooks sent before the create's answer.
+    webhook_early_rate: float = 0.0
+    # An injected 503's Retry-After is a whole number of seconds from 1 to this (1: always 1).
+    unavailable_retry_after_max_s: int = 1
     seed: int | None = None
     # ----- added with the documented provider limits (issue 20)
     # Every request that is not a create (list, get, status, auth, webhook) per second, 0 = unlimited: a
@@ -323,6 +330,8 @@ def _check_field(name: str, kind: object, value: object) -> object:
         raise ConfigError(f"{name} must be at least 1")
     if name in ("budget_window_s", "rate_header_scale") and value <= 0:
         raise ConfigError(f"{name} must be positive")
+    if name == "unavailable_retry_after_max_s" and not 1 <= value <= 3600:
+        raise ConfigError("unavailable_retry_after_max_s must be between 1 and 3600")
     if name in _FRACTIONS and not 0.0 <= value <= 1.0:
         raise ConfigError(f"{name} must be between 0 and 1")
     if name in _NON_NEGATIVE and value < 0:

@@ -341,10 +341,11 @@ class ProviderSim:
                 return None
             self._counters["unavailable_injected"] += 1
             hinted = self._rng.random() < cfg.unavailable_retry_after_fraction
+            told = self._rng.randint(UNAVAILABLE_RETRY_AFTER_S, max(1, cfg.unavailable_retry_after_max_s))
         reply = profile.error("unavailable")
         if hinted:
-            reply.headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_S)
-            reply.told = float(UNAVAILABLE_RETRY_AFTER_S)
+            reply.headers["Retry-After"] = str(told)
+            reply.told = float(told)
         return reply
 
     def _take_read(self, cfg: SimConfig, profile: Profile) -> Reply | None:
@@ -408,6 +409,8 @@ class ProviderSim:
             if refused is not None:
                 return refused
             processing = draft.source is not None
+            # Early webhooks (all, or a share of the videos) mean processing completes at once.
+            early = cfg.webhook_early or (cfg.webhook_early_rate > 0 and self._rng.random() < cfg.webhook_early_rate)
             video = Video(
                 id=profile.new_id(),
                 seq=next(self._seq),
@@ -417,8 +420,7 @@ class ProviderSim:
                 request=copy.deepcopy(draft.request),
                 created=time.time(),
                 started=now,
-                # Early webhooks mean processing completes at once.
-                delay_s=0.0 if cfg.webhook_early else cfg.processing_delay_s,
+                delay_s=0.0 if early else cfg.processing_delay_s,
                 state=PROCESSING if processing else IDLE,
                 hung=processing
                 and (is_hang(draft.source) or (cfg.hang_rate > 0 and self._rng.random() < cfg.hang_rate)),
@@ -436,9 +438,9 @@ class ProviderSim:
                 self._counters["lost_responses"] += 1
                 reply.lost = True
 
-        self._send_events(cfg, profile, created_events, generation, inline=cfg.webhook_early)
+        self._send_events(cfg, profile, created_events, generation, inline=early)
         if video.state == PROCESSING and not video.hung:  # a hung ingest is never finished
-            self._process(cfg, video, generation)
+            self._process(cfg, video, generation, early)
         return reply
 
     def _account_limits(self, cfg: SimConfig, profile: Profile) -> Reply | None:
@@ -530,15 +532,16 @@ class ProviderSim:
 
     # ----- processing and webhooks -----------------------------------------------------
 
-    def _process(self, cfg: SimConfig, video: Video, generation: int) -> None:
-        """Schedule a new video's completion, fetching its source first when check_source is on."""
+    def _process(self, cfg: SimConfig, video: Video, generation: int, early: bool) -> None:
+        """Schedule a new video's completion, fetching its source first when check_source is on.
+        `early`: it completes at once, its webhooks sent before the create's answer."""
         vid = video.id
         if cfg.check_source:
-            if cfg.webhook_early:
+            if early:
                 self._check_source(vid, video.source, generation, inline=True)
             else:
                 self._run(self._fetch_pool, self._check_source, vid, video.source, generation)
-        elif cfg.webhook_early:
+        elif early:
             self._finish(vid, generation, inline=True)
         elif self._scheduler is not None:
             self._scheduler.call_later(video.delay_s, lambda: self._finish(vid, generation))

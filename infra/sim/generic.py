@@ -69,6 +69,9 @@ def _validate_create(body: object) -> str | None:
     ref = metadata.get("migration_ref")
     if not isinstance(ref, str) or not ref:
         return "metadata.migration_ref must be a non-empty string"
+    # This project's contract (docs/providers.md): metadata is a free map, whose `privacy` says who may play.
+    if "privacy" in metadata and metadata["privacy"] not in ("public", "signed"):
+        return "metadata.privacy must be public or signed"
     return None
 
 

@@ -72,8 +72,25 @@ _MESSAGES = {
 }
 _ERRORED_MESSAGES = {False: "The input file could not be processed", True: "The input URL could not be downloaded"}
 _POLICIES = ("public", "signed", "drm")
-_META_LIMITS = {"title": 512, "creator_id": 128, "external_id": 128}  # code points
+# "Max 512 / 128 / 128 code points" (mux-python 5.1.2 AssetMetadata), counted as JavaScript counts a
+# string's length (docs.mux.com "Add metadata to your videos"): in UTF-16 units.
+_META_LIMITS = {"title": 512, "creator_id": 128, "external_id": 128}
 PASSTHROUGH_MAX = 255  # characters, counted in UTF-16 units as a JavaScript string length
+# The enums of CreateAssetRequest (mux-python 5.1.2, generated from Mux's OpenAPI), and of
+# CreateStaticRenditionRequest.resolution; each names the file the rendition makes (StaticRendition.name).
+_ENUMS = {
+    "video_quality": ("basic", "plus", "premium"),
+    "encoding_tier": ("smart", "baseline", "premium"),
+    "max_resolution_tier": ("1080p", "1440p", "2160p"),
+    "mp4_support": ("none", "standard", "capped-1080p", "audio-only", "audio-only,capped-1080p"),
+    "master_access": ("none", "temporary"),
+}
+_BOOLEANS = ("test", "normalize_audio", "per_title_encode")
+_RENDITIONS = ("highest", "audio-only", "2160p", "1440p", "1080p", "720p", "540p", "480p", "360p", "270p")
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _validate(body: dict) -> str | None:
@@ -94,12 +111,56 @@ def _validate(body: dict) -> str | None:
         if not isinstance(meta, dict):
             return "meta must be an object"
         for key, limit in _META_LIMITS.items():
-            if key in meta and (not isinstance(meta[key], str) or len(meta[key]) > limit):
+            if key in meta and (not isinstance(meta[key], str) or _units(meta[key]) > limit):
                 return f"meta.{key} must be a string of at most {limit} characters"
     policies = _policies(body)
     if policies is None or any(p not in _POLICIES for p in policies):
         return f"playback_policies must be a list of {', '.join(_POLICIES)}"
+    for key, allowed in _ENUMS.items():
+        if key in body and body[key] not in allowed:
+            return f"{key} must be one of {', '.join(allowed)}"
+    for key in _BOOLEANS:
+        if key in body and not isinstance(body[key], bool):
+            return f"{key} must be a boolean"
+    return _renditions_problem(body)
+
+
+def _renditions_problem(body: dict) -> str | None:
+    renditions = body.get("static_renditions")
+    if renditions is None:
+        return None
+    if not isinstance(renditions, list) or not all(
+        isinstance(r, dict) and r.get("resolution") in _RENDITIONS for r in renditions
+    ):
+        return f"static_renditions must be a list of {{resolution}} with a resolution of {', '.join(_RENDITIONS)}"
+    for rendition in renditions:
+        passthrough = rendition.get("passthrough")
+        if passthrough is not None and (not isinstance(passthrough, str) or _units(passthrough) > PASSTHROUGH_MAX):
+            return f"static_renditions[].passthrough must be a string of at most {PASSTHROUGH_MAX} characters"
+    # "You may not enable both `static_renditions` and `mp4_support`" (CreateAssetRequest).
+    if body.get("mp4_support", "none") != "none":
+        return "static_renditions and mp4_support may not both be set"
     return None
+
+
+def _static_renditions(renditions: list, ready: bool) -> dict:
+    """The asset's `static_renditions` (AssetStaticRenditions): one file per requested resolution, named as
+    StaticRendition.name lists them (`highest.mp4`, `audio.m4a`, `1080p.mp4`)."""
+    files = []
+    for rendition in renditions:
+        resolution = rendition["resolution"]
+        audio = resolution == "audio-only"
+        files.append(
+            {
+                "name": "audio.m4a" if audio else f"{resolution}.mp4",
+                "ext": "m4a" if audio else "mp4",
+                "resolution": resolution,
+                "type": "standard",
+                "status": "ready" if ready else "preparing",
+                **({"passthrough": rendition["passthrough"]} if "passthrough" in rendition else {}),
+            }
+        )
+    return {"status": "ready" if ready else "preparing", "files": files}
 
 
 def _policies(body: dict) -> list | None:
@@ -187,11 +248,15 @@ class Mux(Profile):
         if policies:
             # Stable per asset and policy, so every read shows the same playback ids.
             out["playback_ids"] = [{"policy": p, "id": derived_id(f"{video.id}/{p}", 34)} for p in policies]
-        out["mp4_support"] = "none"
-        out["master_access"] = "none"
-        for key in ("passthrough", "meta", "video_quality"):
+        # What the create set, as Mux holds it; unset, Mux's documented defaults.
+        out["mp4_support"] = request.get("mp4_support", "none")
+        out["master_access"] = request.get("master_access", "none")
+        out["max_resolution_tier"] = request.get("max_resolution_tier", "1080p")
+        for key in ("passthrough", "meta", "video_quality", "encoding_tier", "test", "normalize_audio"):
             if key in request:
                 out[key] = copy.deepcopy(request[key])
+        if request.get("static_renditions"):
+            out["static_renditions"] = _static_renditions(request["static_renditions"], video.state == READY)
         if video.state == READY:
             out["duration"] = video.duration
         elif video.state == ERRORED:

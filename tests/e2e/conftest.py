@@ -11,6 +11,8 @@ import base64
 import json
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -79,6 +81,51 @@ def delete_stack(endpoint, name):
         capture_output=True,
         timeout=120,
     )
+
+
+class ProviderStack:
+    """template.yaml deployed with `Provider=<name>` against a simulator speaking that provider's API."""
+
+    def __init__(self, name, outputs, sim, acct, outputs_path):
+        self.name, self.outputs, self.sim, self.acct, self.outputs_path = name, outputs, sim, acct, outputs_path
+
+    def client(self):
+        """Our own adapter for this provider, pointed at the simulator: a client of its API."""
+        from migrator.providers import build
+
+        return build(self.name, self.sim.url, lambda: self.acct.credentials)
+
+
+@contextmanager
+def provider_stack(name, endpoint, aws, tmp_path_factory, **params) -> Iterator[ProviderStack]:
+    """A fresh simulator speaking `name`'s API with a made-up account, and the stack deployed against it
+    with `params` (template parameters), its webhook pointed at the stack; both gone afterwards."""
+    from infra.accounts import account
+    from infra.provider_sim import ProviderSim, SimConfig
+
+    acct = account(name)
+    sim = ProviderSim(SimConfig(port=0, profile=name, rate=0, processing_delay_s=0.3, **acct.sim)).start()
+    outputs_path = tmp_path_factory.mktemp(name) / "outputs.json"
+    try:
+        stack_name, outputs = deploy_stack(endpoint, aws, sim, outputs_path, acct, **params)
+        sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
+        yield ProviderStack(name, outputs, sim, acct, outputs_path)
+        delete_stack(endpoint, stack_name)
+    finally:
+        sim.stop()
+
+
+@pytest.fixture
+def cli(deployed, endpoint, capsys):
+    """Run the CLI in-process against the module's `deployed` provider stack: (exit code, stdout, stderr)."""
+    from migrator_cli.main import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([*args, "--outputs", str(deployed.outputs_path), "--endpoint", endpoint])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
 
 
 @pytest.fixture(scope="package")

@@ -131,10 +131,17 @@ def test_pause_holds_the_queue_and_resume_drains_it(stack, aws, live_sim, migrat
         time.sleep(2)  # a poll already under way may still deliver
         waiting = unique("paused")
         send_all(aws("sqs"), stack["QueueUrl"], [asset(waiting)])
-        time.sleep(5)
         # Intake records it at once (status counts it), and the paced queue holds its message.
-        assert Ledger(stack["LedgerTableName"], aws("dynamodb")).get(waiting)["state"] == "pending"
+        ledger = Ledger(stack["LedgerTableName"], aws("dynamodb"))
+        deadline = time.time() + 30
+        while time.time() < deadline and not (
+            (ledger.get(waiting) or {}).get("state") == "pending" and queue_depth(aws("sqs"), stack["WorkQueueUrl"])
+        ):
+            time.sleep(0.5)
+        assert ledger.get(waiting)["state"] == "pending"
         assert queue_depth(aws("sqs"), stack["WorkQueueUrl"]) >= 1
+        time.sleep(3)  # and nothing claims it while paused
+        assert ledger.get(waiting)["state"] == "pending"
         code, text, _ = migrator("status")
         assert code == 0 and "uploader    DISABLED" in text
     finally:

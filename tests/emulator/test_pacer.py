@@ -1,6 +1,7 @@
 """The shared pacer against DynamoDB (emulator) and the uploader's pacing against the simulator:
-a rate signal holds the fleet, a fault does not; the rate is learned once per step however many
-workers race; short holds cost a sleep, not a trip through the queue."""
+a rate signal holds the fleet, a fault and a 503 with Retry-After do not; slots handed out move
+with a hold; the rate is learned once per step however many workers race; short holds cost a
+sleep, not a trip through the queue; lookups take slots too."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import time
 
 import pytest
 from migrator import pacing
-from migrator.fate import Fate
-from migrator.pacer import Go, Hold, Pacer
+from migrator.fate import Fate, Outcome, OutcomeKind, classify_failure
+from migrator.pacer import LOOKUP, Go, Hold, Pacer
 
 from tests.emulator.test_uploader import body, make_uploader, plenty, send_and_receive
 
@@ -31,16 +32,25 @@ def test_a_scattered_503_without_a_hint_holds_no_one(aws, table, queue, sim):
     assert isinstance(other.pacer.reserve(time.time()), Go)  # the rest of the fleet goes on
 
 
-def test_a_503_that_says_when_holds_the_fleet_then_the_slots_it_cost_are_made_up(aws, table):
+def test_a_503_that_says_when_is_about_its_request_and_holds_no_one(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 20.0)
     now = time.time()
     assert isinstance(pacer.reserve(now), Go)
-    pacer.hold(now + 2, "unavailable", "HTTP 503: back in 2 s", now=now)
-    held = pacer.reserve(now + 0.5)
-    assert isinstance(held, Hold) and held.kind == "unavailable" and held.until == pytest.approx(now + 2, abs=0.01)
-    after = [pacer.reserve(now + 2.01) for _ in range(5)]
-    assert all(isinstance(s, Go) for s in after)
-    assert after[0].at < now + 2.01 - 0.5  # owed slots from when the hold began: the provider's budget kept accruing
+    pacer.observe(classify_failure(503, None, 2.0), now)  # the request waits; the fleet goes on
+    assert isinstance(pacer.reserve(now + 0.1), Go)
+    assert int(pacer.state()["err"]) == 1  # it counts for the breaker
+
+
+def test_a_fleet_back_late_from_the_breakers_hold_makes_up_at_most_catch_up_s_of_slots(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 20.0)
+    now = float(round(time.time()))  # whole seconds: the item keeps times to the millisecond
+    pacer.reserve(now)
+    pacer.hold(now + 2, "errors", "breaker: 12 of the last requests failed", now=now)
+    back = now + 2 + 3.0  # 3 s late: counted from the hold's end, that was 78 creates at once
+    burst = 0
+    while isinstance(slot := pacer.reserve(back), Go) and slot.at <= back:
+        burst += 1
+    assert burst <= pacing.CATCH_UP_S * 20 + 1
 
 
 def test_after_a_429_hold_no_slots_are_made_up(aws, table):
@@ -50,6 +60,8 @@ def test_after_a_429_hold_no_slots_are_made_up(aws, table):
     pacer.hold(now + 2, "rate", "HTTP 429", now=now)
     slot = pacer.reserve(now + 2.01)
     assert isinstance(slot, Go) and slot.at >= now + 2.0 - 0.001  # the bucket was empty: nothing is owed (ms precision)
+    late = pacer.reserve(now + 5)  # nor to a fleet that comes back late (it used to get every slot since)
+    assert isinstance(late, Go) and late.at >= now + 5 - 0.001
 
 
 def test_the_breaker_holds_the_fleet_when_failures_are_the_rule(aws, table):
@@ -104,7 +116,7 @@ def test_a_step_spent_held_does_not_grow_the_rate(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
     now = float(round(time.time()))  # whole seconds: the item keeps times to the millisecond
     pacer.reserve(now)
-    pacer.hold(now + 1.5, "unavailable", "HTTP 503: back in 1.5 s", now=now)
+    pacer.hold(now + 1.5, "errors", "breaker: 10 of the last requests failed", now=now)
     while isinstance(pacer.reserve(now + 1.6), Go):  # owed slots, then a full queue: the rate limits
         pass
     assert float(pacer.state()["rate"]) == 5.0
@@ -136,7 +148,7 @@ def test_a_rate_recovered_through_the_item_goes_on_to_probe(aws, table):
     assert float(pacer.state()["rate"]) > 12.13 * pacing.MARGIN * 1.02
 
 
-def test_a_stated_limit_sets_the_pace(aws, table):
+def test_a_stated_limit_sets_the_pace_until_a_429_and_is_a_ceiling_after(aws, table):
     pacer = Pacer(table, aws("dynamodb"), 0.0, 5.0)
     now = time.time()
     pacer.reserve(now)
@@ -144,6 +156,49 @@ def test_a_stated_limit_sets_the_pace(aws, table):
     state = pacer.state()
     assert float(state["rate"]) == pytest.approx(19.6) and state["rate_source"] == "told"
     assert float(state["interval"]) == pytest.approx(1 / 19.6, rel=1e-6)
+    pacer.reserve(now + 0.1)
+    pacer.throttled(now + 0.2)  # the header overstated the limit
+    pacer.told(20.0, now + 0.3)  # and says it again
+    assert float(pacer.state()["rate"]) == pytest.approx(19.6 * pacing.BETA, abs=0.001)  # the cut stands
+
+
+def test_slots_handed_out_move_with_a_hold_and_are_confirmed_when_due(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 5.0, concurrency=50)  # a queue of 10 s: 50 workers at 5/s
+    now = float(round(time.time()))
+    slots = [pacer.reserve(now) for _ in range(20)]
+    far = slots[-1]
+    assert isinstance(far, Go) and far.confirm and far.at == pytest.approx(now + 19 * 0.2, abs=0.01)
+    pacer.hold(now + 3, "rate", "HTTP 429: the provider asked for 3 s", now=now)
+    moved = pacer.confirm(far, now + 1)
+    assert moved.at == pytest.approx(far.at + 3, abs=0.01) and moved.confirm  # every slot moved by the hold
+    assert pacer.confirm(moved, moved.at).confirm is False  # due now: go
+
+
+def test_a_lookup_takes_a_slot_and_its_429_holds_the_creates(aws, table):
+    """For the uploader's lookups and reconcile's polls: a slot like a create's (the in-flight bound
+    is for creates), and a 429 on it holds the fleet like a create's."""
+    lookups, creates = Pacer(table, aws("dynamodb"), 20.0, max_in_flight=1), Pacer(table, aws("dynamodb"), 20.0)
+    now = time.time()
+    assert isinstance(lookups.reserve(now, purpose=LOOKUP), Go)
+    assert isinstance(lookups.reserve(now, purpose=LOOKUP), Go)  # over a bound of 1 in flight: not a create
+    lookups.observe(classify_failure(429, "", 2.0), now)
+    held = creates.reserve(now + 0.5)
+    assert isinstance(held, Hold) and held.kind == "rate" and held.until == pytest.approx(now + 2, abs=0.01)
+    assert float(creates.state()["rate"]) == pytest.approx(20.0 * pacing.BETA)
+
+
+def test_an_account_limit_holds_the_fleet_longer_while_it_repeats(aws, table):
+    pacer = Pacer(table, aws("dynamodb"), 20.0)
+    now = time.time()
+    pacer.reserve(now)
+    full = Outcome(OutcomeKind.THROTTLED, error="HTTP 413: storage capacity exceeded", scope="account")
+    pacer.observe(full, now)
+    first = pacer.reserve(now + 0.1)
+    assert isinstance(first, Hold) and first.kind == "account" and "413" in first.reason
+    pacer.observe(full, first.until + 0.1)  # the first create after the hold meets it again
+    second = pacer.reserve(first.until + 0.2)
+    assert second.until - (first.until + 0.1) == pytest.approx(2 * (first.until - now), abs=0.01)
+    assert float(pacer.state()["rate"]) == 20.0  # no cut: it says nothing about the rate
 
 
 def test_a_short_hold_is_waited_out_inside_the_invocation(aws, table, queue, sim):

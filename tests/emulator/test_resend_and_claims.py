@@ -20,7 +20,7 @@ from migrator.fate import Outcome, OutcomeKind
 from migrator.ledger import Claimed, Ledger
 from migrator.messages import AssetMessage, parse_message
 from migrator.pacer import Pacer
-from migrator.providers import build
+from migrator.providers import AssetRef, build
 from migrator.providers.__init__ import readable
 from migrator.providers.facts import Poll
 from migrator.settings import Settings
@@ -167,6 +167,12 @@ class RecordingProvider:
     def poll(self, asset_id, remote_id):
         return Poll(200)
 
+    def create_notes(self, asset, source_url):
+        return ()
+
+    def playback(self, asset):
+        return "signed"
+
 
 def test_a_lookup_after_a_throttled_one_still_reaches_the_first_try(aws, table, queue):
     now = [time.time()]
@@ -184,3 +190,71 @@ def test_a_lookup_after_a_throttled_one_still_reaches_the_first_try(aws, table, 
     assert provider.creates == 1 and fate.kind.value == "finished"
     assert provider.searched_from == [pytest.approx(first_try, abs=0.01)] * 2
     assert uploader.ledger.get(asset_id)["remote_id"] == "vid-first"
+
+
+# --- lookups and polls are paced like creates, and their 429 holds the fleet ------------------------
+
+
+class ThrottledLookups(RecordingProvider):
+    """Every lookup is answered 429."""
+
+    def find(self, asset_id, created_after):
+        self.lookups += 1
+        return Outcome(OutcomeKind.THROTTLED, retry_after=30.0, error="lookup HTTP 429", scope="rate")
+
+
+def test_the_uploaders_lookup_takes_a_slot_and_its_429_holds_the_creates(aws, table, queue):
+    from migrator.pacer import Hold
+
+    now = [time.time()]
+    provider = ThrottledLookups()
+    uploader = uploader_with(aws, table, queue, provider, clock=lambda: now[0])
+    asset_id = unique("throttled-lookup")
+    uploader.process(record_for(asset_id), deadline=now[0] + 60)  # try 1: its answer is lost
+    now[0] += 900
+    before = float(uploader.pacer.state()["next_slot"])
+
+    fate = uploader.process(record_for(asset_id), deadline=now[0] + 60)  # try 2 looks first: a 429
+
+    state = uploader.pacer.state()
+    assert provider.lookups == 1 and provider.creates == 1  # the lookup was answered 429: no create
+    assert float(state["next_slot"]) > before  # the lookup took a slot of the pace
+    held = uploader.pacer.reserve(now[0] + 1)
+    assert isinstance(held, Hold) and held.kind == "rate" and "429" in held.reason
+    assert fate.kind.value == "later" and uploader.ledger.get(asset_id)["state"] == "pending"
+
+
+def test_reconciles_polls_take_slots_and_a_throttled_poll_holds_the_fleet(aws, table, queue, sim):
+    from migrator.heal import RunLimits
+    from migrator.pacer import Hold
+    from migrator.reconcile import PollPace, Reconciler
+
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
+    provider = build("generic", sim.url, lambda: sim.config.token)
+    ledger = Ledger(table, aws("dynamodb"))
+    for _ in range(3):
+        asset_id = unique("polled")
+        claim = ledger.claim(AssetMessage(asset_id, "https://m.example/p.mp4"), time.time(), time.time() + 60, "t")
+        remote = provider.create(AssetRef(asset_id), "https://m.example/p.mp4").remote_id
+        ledger.mark_processing(asset_id, claim.token, remote, time.time())
+    pacer = Pacer(table, aws("dynamodb"), 0.0, 50.0)
+    later = time.time() + 3600
+    reconciler = Reconciler(ledger, aws("sqs"), queue, provider, RunLimits(poll_after_s=600), clock=lambda: later)
+    reconciler.pace = PollPace(pacer, clock=lambda: later, sleep=lambda s: None)
+    reconciler.workers = 1
+
+    first = reconciler.run()
+    slots = float(pacer.state()["next_slot"])
+    assert first.polled == 3 and slots >= later + 2 / 50.0  # each poll took a slot of the fleet's pace
+
+    for item in list(ledger.iter_state(State.PROCESSING)):  # due again
+        ledger.client.update_item(
+            TableName=table,
+            Key={"asset_id": {"S": item["asset_id"]}},
+            UpdateExpression="SET due_at = :t",
+            ExpressionAttributeValues={":t": {"N": str(time.time() - 7200)}},
+        )
+    reconciler.provider.poll = lambda asset_id, remote_id: Poll(429, retry_after=20.0)  # the provider's limit
+    second = reconciler.run()
+    held = pacer.reserve(later + 1)
+    assert second.polled == 1 and isinstance(held, Hold) and held.kind == "rate"

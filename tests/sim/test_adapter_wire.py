@@ -60,3 +60,24 @@ def test_cloudflare_copy_sends_input_and_the_simulator_takes_it(launch, web):
     assert client.copy("https://m.example/two.mp4").status_code == 200
     bad = web.post(f"{client.root}/copy", json={"input": "not a url"}, headers=client.headers)
     assert bad.status_code == 400 and "input" in json.dumps(bad.json())
+
+
+def test_generic_simulator_holds_the_rows_fields_in_metadata_and_refuses_a_privacy_it_does_not_know(launch, web):
+    from migrator.messages import AssetMessage
+
+    sim = launch("generic")
+    generic = build("generic", sim.url, lambda: None)
+    generic.http.session.trust_env = False
+    row = AssetMessage("lib/1", "https://m.example/1.mp4", title="T", tags=("a",), privacy="private", folder="f")
+    outcome = generic.create(AssetRef(row.asset_id, row.title, 0, row), row.source_url)
+    held = web.get(f"{sim.url}/videos/{outcome.remote_id}").json()
+    assert held["metadata"] == {
+        "migration_ref": "lib/1",
+        "title": "T",
+        "tags": ["a"],
+        "folder": "f",
+        "privacy": "signed",
+    }
+    assert generic.poll(row.asset_id, outcome.remote_id).video.privacy == "signed"
+    body = {"input": "https://m.example/2.mp4", "metadata": {"migration_ref": "lib/2", "privacy": "hidden"}}
+    assert web.post(f"{sim.url}/videos", json=body).status_code == 400

@@ -434,3 +434,29 @@ def test_cli_serves_the_chosen_profile(web):
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def test_a_share_of_videos_finish_early_and_503s_say_one_to_n_seconds(launch, web, hooks):
+    """The benchmarks' hostile provider: 10 % of webhooks before the create's answer, and 503s
+    whose Retry-After is 1 to 3 s."""
+    sim = launch(
+        "generic",
+        seed=5,
+        processing_delay_s=30.0,
+        webhook_early_rate=0.1,
+        webhook_url=hooks.url,
+        unavailable_rate=0.3,
+        unavailable_retry_after_fraction=1.0,
+        unavailable_retry_after_max_s=3,
+    )
+    told = set()
+    for i in range(200):
+        answer = web.post(
+            f"{sim.url}/videos", json={"input": f"https://m.example/{i}.mp4", "metadata": {"migration_ref": f"r{i}"}}
+        )
+        if answer.status_code == 503:
+            told.add(answer.headers["Retry-After"])
+    assert told == {"1", "2", "3"}
+    accepted = sim.stats()["videos"]
+    early = len(hooks.wait(1))  # sent inline, before each early video's answer; the rest take 30 s
+    assert 0.04 * accepted <= early <= 0.2 * accepted, (early, accepted)

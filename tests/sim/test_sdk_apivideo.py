@@ -119,3 +119,50 @@ def test_sdk_page_size_is_one_to_a_hundred_as_the_parameter_defines(launch):
     problem = json.loads(refused.value.body)
     assert refused.value.status == 400 and problem["range"] == {"min": 1, "max": 100}
     assert problem["problems"] == [{"title": problem["title"], "name": "pageSize", "range": {"min": 1, "max": 100}}]
+
+
+# --- what a create carries, held by the simulator as api.video holds it -----------------------------
+
+
+def test_sdk_reads_back_what_our_create_carried_each_in_api_videos_own_field(launch):
+    from migrator.messages import AssetMessage
+    from migrator.providers import AssetRef, build
+
+    sim = launch("apivideo", api_key=API_KEY)
+    row = AssetMessage(
+        "lib/full",
+        "https://media.example.com/full.mp4?duration=40",
+        title="A title",
+        description="About it",
+        tags=("a", "b"),
+        metadata={"author": "Ada", "episode": 3},
+        privacy="private",
+        created_at="2019-05-01T10:00:00Z",
+        options={"apivideo": {"mp4Support": False, "playerId": "pl45KFKdlddgk654dspkze"}},
+    )
+    api = build("apivideo", sim.url, lambda: API_KEY)
+    api.http.session.trust_env = False
+    outcome = api.create(AssetRef(row.asset_id, row.title, 0, row), row.source_url)
+    held = _basic(sim.url).get(outcome.remote_id)  # the SDK type-checks every field of the answer
+    assert (held.title, held.description, held.tags) == ("A title", "About it", ["a", "b"])
+    assert held["public"] is False and held.mp4_support is False and held.player_id == "pl45KFKdlddgk654dspkze"
+    pairs = {m.key: m.value for m in held.metadata}
+    assert {k: pairs[k] for k in ("author", "episode", "migration_ref", "created_at")} == {
+        "author": "Ada",
+        "episode": "3",
+        "migration_ref": "lib/full",
+        "created_at": "2019-05-01T10:00:00Z",
+    }
+    listed = next(v for v in api.videos() if v.remote_id == outcome.remote_id)
+    assert listed.privacy == "signed"  # our reader agrees
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("public", "no"), ("mp4Support", 1), ("playerId", 7), ("tags", "a,b"), ("metadata", [{"key": "k", "value": 3}])],
+)
+def test_api_video_refuses_what_its_api_refuses(launch, web, field, value):
+    sim = launch("apivideo", api_key=API_KEY)
+    body = {"title": "t", "source": "https://media.example.com/a.mp4", field: value}
+    answer = web.post(f"{sim.url}/videos", json=body, auth=(API_KEY, ""))
+    assert answer.status_code == 400 and answer.json()["name"] == field, answer.text

@@ -211,3 +211,89 @@ def test_sdk_reads_the_older_rate_limit_header_form_behind_its_knob(stream):
     assert headers["ratelimit-limit"] == "1200" and headers["ratelimit-remaining"] == "1199"
     assert 299 <= int(headers["ratelimit-reset"]) <= 300
     assert "Ratelimit-Policy" not in headers and "Ratelimit" not in headers
+
+
+def test_doctor_says_where_the_accounts_one_webhook_points(stream, hooks):
+    """Cloudflare keeps one webhook per account: pointing it at the stack takes it from any other
+    integration, so doctor names where it points now (set by the official SDK here)."""
+    from types import SimpleNamespace
+
+    from migrator.providers import build
+    from migrator_cli.doctor import _webhook_target
+
+    sim, client = stream()
+    adapter = build("cloudflare", sim.url, lambda: json.dumps({"account_id": ACCOUNT, "api_token": TOKEN}))
+    ours = "https://hooks.example/live/webhook"
+    target = SimpleNamespace(output=lambda key: ours, provider=lambda *a: adapter)
+
+    (unset,) = _webhook_target(target, None)
+    client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_1=hooks.url)
+    (elsewhere,) = _webhook_target(target, None)
+    client.stream.webhooks.update(account_id=ACCOUNT, body_notification_url_1=ours)
+    (here,) = _webhook_target(target, None)
+
+    assert not unset.ok and "no webhook" in unset.detail
+    assert not elsewhere.ok and hooks.url in elsewhere.detail and "one webhook per account" in elsewhere.fix
+    assert here.ok
+
+
+# --- what a create carries, held by the simulator as Stream holds it ------------------------------
+
+
+def test_sdk_reads_back_what_our_create_carried_each_in_streams_own_field(stream):
+    from migrator.messages import AssetMessage
+    from migrator.providers import AssetRef, CreateDefaults, build
+
+    sim, client = stream()
+    row = AssetMessage(
+        "lib/full",
+        "https://media.example.com/full.mp4?duration=40",
+        title="A title",
+        duration_s=40.0,
+        description="About it",
+        tags=("a", "b"),
+        metadata={"author": "Ada"},
+        privacy="signed",
+        poster_time_s=10.0,
+        created_at="2019-05-01T10:00:00Z",
+        folder="talks",
+    )
+    defaults = CreateDefaults("signed", {"cloudflare": {"allowedOrigins": ["example.com"]}})
+    cf = build(
+        "cloudflare", sim.url, lambda: json.dumps({"account_id": ACCOUNT, "api_token": TOKEN}), create_defaults=defaults
+    )
+    cf.http.session.trust_env = False
+    outcome = cf.create(AssetRef(row.asset_id, row.title, 0, row), row.source_url)
+    assert outcome.notes == ()
+    held = client.stream.get(identifier=outcome.remote_id, account_id=ACCOUNT)
+    assert held.require_signed_urls is True and held.allowed_origins == ["example.com"]
+    assert held.thumbnail_timestamp_pct == 0.25
+    assert {k: held.meta[k] for k in ("name", "description", "tags", "author", "created_at", "folder")} == {
+        "name": "A title",
+        "description": "About it",
+        "tags": ["a", "b"],
+        "author": "Ada",
+        "created_at": "2019-05-01T10:00:00Z",
+        "folder": "talks",
+    }
+    assert cf.poll(row.asset_id, outcome.remote_id).video.privacy == "signed"  # our reader agrees
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("thumbnailTimestampPct", 1.5),
+        ("thumbnailTimestampPct", "half"),
+        ("requireSignedURLs", "yes"),
+        ("allowedOrigins", "example.com"),
+        ("meta", ["not", "a", "map"]),
+        ("creator", "c" * 65),
+    ],
+)
+def test_stream_refuses_what_its_api_refuses(stream, field, value):
+    _, client = stream()
+    with pytest.raises(cloudflare.BadRequestError) as refused:
+        client.stream.copy.create(
+            account_id=ACCOUNT, input="https://media.example.com/a.mp4", extra_body={field: value}
+        )
+    assert field in refused.value.body["errors"][0]["message"]

@@ -8,10 +8,13 @@ behaviours: the list newest first with cursor paging, and the profile's default 
 
 from __future__ import annotations
 
+import json
 import time
 
 import mux_python
 import pytest
+from migrator.messages import AssetMessage
+from migrator.providers import AssetRef, build
 from mux_python.exceptions import ApiException, NotFoundException, UnauthorizedException
 
 from tests.sim.support import wait_for
@@ -111,3 +114,65 @@ def test_mux_paces_creates_at_one_per_second_and_other_requests_at_five_by_defau
     assert 10 <= passed <= 10 + int(took * 5.0) + 1
     stats = sim.stats()
     assert (stats["throttled"], stats["read_throttled"], stats["videos"]) == (1, 1, len(made))
+
+
+# --- what a create carries, held by the simulator as Mux holds it ---------------------------------
+
+FULL_ROW = AssetMessage(
+    "lib/full",
+    "https://media.example.com/full.mp4?duration=20",
+    title="A title",
+    description="Mux has no field for this",
+    tags=("a",),
+    privacy="private",
+    options={
+        "mux": {"video_quality": "plus", "max_resolution_tier": "2160p", "static_renditions": ["highest"], "test": True}
+    },
+)
+
+
+def test_sdk_reads_back_what_our_create_carried_each_in_muxs_own_field(assets):
+    sim, api = assets(processing_delay_s=0.2)
+    mux = build("mux", sim.url, lambda: json.dumps({"token_id": TOKEN_ID, "token_secret": TOKEN_SECRET}))
+    mux.http.session.trust_env = False
+    outcome = mux.create(AssetRef(FULL_ROW.asset_id, FULL_ROW.title, 0, FULL_ROW), FULL_ROW.source_url)
+    assert "description: not carried by mux (kept in the ledger)" in outcome.notes
+    assert wait_for(lambda: api.get_asset(outcome.remote_id).data.status == "ready", timeout=3)
+    held = api.get_asset(outcome.remote_id).data
+    assert [p.policy for p in held.playback_ids] == ["signed"]  # a private row: a token is needed to play
+    assert (held.meta.title, held.passthrough) == ("A title", "lib/full")
+    assert (held.video_quality, held.max_resolution_tier, held.test) == ("plus", "2160p", True)
+    assert [(f.name, f.resolution, f.status) for f in held.static_renditions.files] == [
+        ("highest.mp4", "highest", "ready")
+    ]
+    assert mux.poll(FULL_ROW.asset_id, outcome.remote_id).video.privacy == "signed"  # our reader agrees
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("video_quality", "ultra"),
+        ("max_resolution_tier", "4k"),
+        ("test", "yes"),
+        ("static_renditions", [{"resolution": "8k"}]),
+        ("meta", {"title": "x" * 511 + "🎬"}),  # 513 UTF-16 units: over "Max 512 code points"
+        ("playback_policies", ["private"]),
+    ],
+)
+def test_mux_refuses_what_its_api_refuses(assets, web, field, value):
+    sim, _ = assets()
+    body = {"inputs": [{"url": "https://media.example.com/a.mp4"}], field: value}
+    answer = web.post(f"{sim.url}/video/v1/assets", json=body, auth=(TOKEN_ID, TOKEN_SECRET))
+    assert answer.status_code == 400 and answer.json()["error"]["type"] == "invalid_parameters", answer.text
+    assert field.split("_")[0] in answer.json()["error"]["messages"][0]
+
+
+def test_mux_refuses_static_renditions_with_the_deprecated_mp4_support_beside_them(assets, web):
+    sim, _ = assets()
+    body = {
+        "inputs": [{"url": "https://media.example.com/a.mp4"}],
+        "static_renditions": [{"resolution": "highest"}],
+        "mp4_support": "capped-1080p",
+    }
+    answer = web.post(f"{sim.url}/video/v1/assets", json=body, auth=(TOKEN_ID, TOKEN_SECRET))
+    assert answer.status_code == 400 and "may not both be set" in answer.text

@@ -149,6 +149,26 @@ def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(transla
     assert not [r for r in ledger["Resource"] if "by_state" in str(r)]
 
 
+def test_the_tally_writes_the_ledger_only_for_the_pacer_item(translated):
+    role = translated["Resources"]["TallyRole"]
+    ledger = [st for st in _statements(role) if st["Resource"] == {"Fn::GetAtt": ["LedgerTable", "Arn"]}]
+    assert len(ledger) == 1 and ledger[0]["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    assert ledger[0]["Condition"] == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["#pacer"]}}
+    from migrator.pacer import PACER_ID
+
+    assert PACER_ID == "#pacer"
+
+
+def test_the_uploader_and_reconcile_know_the_fleet_they_pace():
+    """Both take slots of the one pacer (creates and lookups; polls), so both see its settings."""
+    variables = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["PROVIDER_RATE_LIMIT"] == {"Ref": "ProviderRateLimit"}
+    assert variables["START_RATE"] == {"Ref": "StartRate"}
+    assert variables["MAXIMUM_CONCURRENCY"] == {"Ref": "MaximumConcurrency"}
+    assert variables["CREATE_SHARE"] == {"Ref": "CreateShare"}
+    assert variables["PROVIDER_MAX_IN_FLIGHT"] == {"Ref": "ProviderMaxInFlight"}
+
+
 def test_the_tally_reads_only_the_ledgers_stream(translated):
     role = translated["Resources"]["TallyRole"]
     (stream,) = [st for st in _statements(role) if "dynamodb:GetRecords" in st["Action"]]
@@ -184,7 +204,7 @@ ALARMS = {
     "UploaderErrorsAlarm": ("VideoMigration", "Errors"),
     "ThrottleRateAlarm": ("VideoMigration", "ThrottledPercent"),
     "WebhookUnauthorizedAlarm": ("VideoMigration", "WebhookUnauthorized"),
-    "Webhook5xxAlarm": ("AWS/ApiGateway", "5xx"),
+    "Webhook5xxAlarm": ("AWS/ApiGateway", "5XXError"),
     "TallyIteratorAgeAlarm": ("AWS/Lambda", "IteratorAge"),
     "ReconcileFailuresAlarm": ("AWS/Lambda", "Errors"),
     "ReconcileAssetErrorsAlarm": ("VideoMigration", "ReconcileErrors"),
@@ -236,7 +256,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     for name, resource in resources.items():
         if resource["Type"] == "AWS::Serverless::Function":
             assert resource["Properties"]["LoggingConfig"]["LogFormat"] == "JSON", name
-    stage = resources["WebhookStage"]["Properties"]["AccessLogSettings"]
+    stage = resources["WebhookStage"]["Properties"]["AccessLogSetting"]
     assert json.loads(stage["Format"])["status"] == "$context.status"
 
 
@@ -355,3 +375,34 @@ def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_thr
         assert [s["Fn::Sub"].split(".")[0] for s in services] == ["secretsmanager", "ssm"]
     for role_name in ("TallyRole", "IntakeRole"):  # they read no secret
         assert not [st for st in _branches(resources[role_name]) if "kms:Decrypt" in st.get("Action", [])]
+
+
+def test_the_webhook_throttle_takes_what_the_stack_can_cause():
+    """It was 100/s while the stack may create 500 videos/s, each with one or more callbacks."""
+    from migrator.providers import PROVIDERS
+
+    template = load_template()
+    ceiling = template["Parameters"]["ProviderRateLimit"]["MaxValue"]
+    throttle = template["Mappings"]["WebhookThrottle"]
+    assert set(throttle) == set(PROVIDERS)
+    for name, provider in PROVIDERS.items():
+        assert throttle[name]["Rate"] == ceiling * provider.events_per_asset * 2, name
+        assert throttle[name]["Burst"] >= throttle[name]["Rate"], name
+    settings = template["Resources"]["WebhookStage"]["Properties"]["MethodSettings"][0]
+    assert settings["ThrottlingRateLimit"]["Fn::If"][2] == {
+        "Fn::FindInMap": ["WebhookThrottle", {"Ref": "Provider"}, "Rate"]
+    }
+
+
+def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
+    resources = load_template()["Resources"]
+    acl, association = resources["WebhookWebAcl"], resources["WebhookWebAclAssociation"]
+    assert acl["Condition"] == association["Condition"] == "HasWebhookWaf"
+    (rule,) = acl["Properties"]["Rules"]
+    assert rule["Statement"]["RateBasedStatement"] == {
+        "Limit": {"Ref": "WebhookWafRateLimit"},
+        "AggregateKeyType": "IP",
+    }
+    assert rule["Action"] == {"Block": {}} and acl["Properties"]["Scope"] == "REGIONAL"
+    assert "/restapis/${WebhookApi}/stages/${WebhookStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
+    assert resources["WebhookApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only

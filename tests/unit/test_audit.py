@@ -83,3 +83,47 @@ def test_the_audit_waits_out_429s_with_the_providers_hint():
     slept: list[float] = []
     paced(provider, sleep=slept.append)
     assert provider.http.send("GET", "/videos").status == 200 and slept == [7.0]
+
+
+def test_a_video_played_otherwise_than_its_row_asks_is_listed_a_private_row_public_above_all():
+    library = Library(
+        [
+            Video("v1", "priv", State.READY, "ready", privacy="public"),  # private row, public at the provider
+            Video("v2", "pub", State.READY, "ready", privacy="public"),
+            Video("v3", "default", State.READY, "ready", privacy="public"),  # no privacy: DefaultPlayback signed
+            Video("v4", "unlisted", State.READY, "ready", privacy="public"),
+            Video("v5", "unknown", State.READY, "ready"),  # the provider's answer does not say
+            Video("v6", "old", State.READY, "ready", privacy="signed"),  # a ledger from before playback was kept
+            Video("v7", "over", State.READY, "ready", privacy="signed"),  # public row made signed: also drift
+        ]
+    )
+    ledger = [
+        {"asset_id": "priv", "state": "ready", "remote_id": "v1", "privacy": "private", "playback": "signed"},
+        {"asset_id": "pub", "state": "ready", "remote_id": "v2", "privacy": "public", "playback": "public"},
+        {"asset_id": "default", "state": "ready", "remote_id": "v3", "playback": "signed"},
+        {"asset_id": "unlisted", "state": "ready", "remote_id": "v4", "privacy": "unlisted"},
+        {"asset_id": "unknown", "state": "ready", "remote_id": "v5", "privacy": "signed"},
+        {"asset_id": "old", "state": "ready", "remote_id": "v6"},
+        {"asset_id": "over", "state": "ready", "remote_id": "v7", "privacy": "public"},
+    ]
+    report = audit(library, ledger)
+    found = {f.asset_id: f.detail for f in report.findings if f.kind == "privacy"}
+    assert found == {
+        "priv": "row privacy private: signed wanted, public at the provider",
+        "default": "row privacy none (DefaultPlayback signed): signed wanted, public at the provider",
+        "over": "row privacy public: public wanted, signed at the provider",
+    }
+    assert report.as_dict()["privacy_drift"] == 3 and not report.ok
+    assert any(line.startswith("privacy drift     3") for line in report.lines())
+
+
+def test_api_videos_status_read_keeps_the_privacy_its_listing_gave():
+    from migrator.providers.apivideo import ApiVideoProvider
+    from migrator.providers.http import Answer as HttpAnswer
+
+    api = build("apivideo", None, lambda: "key")
+    assert isinstance(api, ApiVideoProvider)
+    status = {"encoding": {"playable": True, "metadata": {"duration": 9}}}
+    api.http.send = lambda *a, **k: HttpAnswer(200, status, "", {})
+    settled = api.settled(Video("v1", "a", status="listed", privacy="signed"))
+    assert (settled.target, settled.privacy) == (State.READY, "signed")

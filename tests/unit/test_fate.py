@@ -197,3 +197,17 @@ def test_rejection_keeps_a_short_excerpt():
 def test_excerpt():
     assert excerpt(None) == ""
     assert excerpt("a\n b\t c") == "a b c"
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "scope"),
+    [
+        (429, None, "rate"),  # the provider paces the fleet
+        (429, 2.0, "rate"),
+        (503, 2.0, "request"),  # about this request: only it waits
+        (503, None, None),  # not a throttle: this request failed
+        (500, None, None),
+    ],
+)
+def test_a_throttle_says_what_it_is_about(status, retry_after, scope):
+    assert classify_failure(status, "", retry_after).scope == scope

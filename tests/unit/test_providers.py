@@ -87,7 +87,7 @@ def test_mux_create_is_the_documented_request():
     assert request.headers["Authorization"] == "Basic " + base64.b64encode(b"tok-id:tok-secret").decode()
     assert session.json() == {
         "inputs": [{"url": SOURCE}],
-        "playback_policies": ["public"],
+        "playback_policies": ["signed"],  # a row with no privacy: DefaultPlayback, signed unless set
         "passthrough": "library/intro-2019",
         "meta": {"external_id": idempotency_key("library/intro-2019"), "title": "Intro"},
     }
@@ -266,6 +266,7 @@ def test_cloudflare_copy_is_the_documented_request():
             "migration_ref": "library/intro-2019",
             "migration_key": idempotency_key(ASSET.asset_id),
         },
+        "requireSignedURLs": True,  # a row with no privacy: DefaultPlayback, signed unless set
     }
     assert len(body["creator"]) <= 64  # the API's maxLength
 
@@ -307,6 +308,69 @@ def test_cloudflare_429_and_its_rate_limit_fields():
     assert outcome.kind is OutcomeKind.THROTTLED and outcome.retry_after == 300.0
     signal = cf.rate_signal(headers)
     assert (signal.limit_per_s, signal.remaining, signal.reset_after) == (4.0, 0.0, 300.0)
+
+
+def test_cloudflare_rate_limit_429_is_the_rate_s_scope():
+    body = cf_envelope(
+        None, False, [{"code": 971, "message": "Please wait and consider throttling your request speed"}]
+    )
+    cf, _ = provider("cloudflare", (429, body, {"retry-after": "300"}), secret=CF_SECRET)
+    assert cf.create(ASSET, SOURCE).scope == "rate"
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (413, "Storage capacity exceeded: purchase more minutes"),  # the account's storage minutes
+        (413, ""),  # whatever the body says: a 413 is an account limit on Stream
+        (429, "Too many videos queued or in progress"),  # the cap of 120 queued or encoding
+        (429, "You have reached the limit of videos being encoded at once"),
+    ],
+)
+def test_cloudflare_account_limits_hold_the_fleet_and_never_reject_the_asset(status, message):
+    """developers.cloudflare.com/stream/faq: past 120 videos queued or encoding, or past the storage
+    bought, uploads get a 429 or a 413. A 413 used to reject the asset for good: on a full account,
+    every remaining asset."""
+    body = cf_envelope(None, False, [{"code": 10000, "message": message}] if message else [])
+    cf, _ = provider("cloudflare", (status, body), secret=CF_SECRET)
+    outcome = cf.create(ASSET, SOURCE)
+    assert (outcome.kind, outcome.scope) == (OutcomeKind.THROTTLED, "account")
+    assert outcome.error.startswith(f"HTTP {status}")
+
+
+def test_a_lookup_keeps_its_throttles_scope():
+    """A lookup's 503 with Retry-After is about that request, its 429 about the fleet's rate: the
+    pacer must tell them apart for lookups as for creates."""
+    cf, _ = provider("cloudflare", (503, cf_envelope(None, False), {"retry-after": "2"}), secret=CF_SECRET)
+    found = cf.find("library/intro-2019", None)
+    assert (found.kind, found.scope, found.retry_after) == (OutcomeKind.THROTTLED, "request", 2.0)
+    cf, _ = provider("cloudflare", (429, cf_envelope(None, False), {"retry-after": "300"}), secret=CF_SECRET)
+    assert cf.find("library/intro-2019", None).scope == "rate"
+
+
+@pytest.mark.parametrize(
+    ("name", "headers", "limit_per_s"),
+    [
+        ("generic", {"X-RateLimit-Limit": "20"}, 20.0),  # the contract counts per second
+        ("apivideo", {"X-RateLimit-Limit": "100"}, 100 / 60),  # per minute
+        ("mux", {"X-RateLimit-Limit": "5"}, None),  # no documented window: not a rate
+        ("cloudflare", {"ratelimit-limit": "1200", "ratelimit-remaining": "5"}, None),  # the older form: no window
+        ("cloudflare", {"Ratelimit-Policy": '"burst";q=1200;w=300'}, 4.0),  # the current form says its window
+        ("generic", {"RateLimit-Limit": "10, 10;w=1, 50;w=60"}, 10.0),  # an older draft's quota policy
+    ],
+)
+def test_a_stated_limit_is_read_as_a_rate_only_with_its_window(name, headers, limit_per_s):
+    made, _ = provider(name, secret={"mux": MUX_SECRET, "cloudflare": CF_SECRET, "apivideo": API_SECRET}.get(name, "t"))
+    signal = made.rate_signal(headers)
+    assert signal.limit_per_s == (pytest.approx(limit_per_s) if limit_per_s is not None else None)
+
+
+def test_the_providers_pacing_facts():
+    cf = build("cloudflare", None, lambda: CF_SECRET)
+    assert (cf.max_in_flight, cf.budget_covers_all_calls) == (120, True)
+    for name in ("generic", "mux", "apivideo"):
+        made = build(name, "https://p.example", lambda: "t")
+        assert (made.max_in_flight, made.budget_covers_all_calls) == (None, False)
 
 
 def test_cloudflare_webhook_is_the_video_itself_signed_over_time_dot_body():
@@ -364,6 +428,7 @@ def test_apivideo_create_is_the_documented_request():
             {"key": "migration_ref", "value": "library/intro-2019"},
             {"key": "migration_key", "value": idempotency_key("library/intro-2019")},
         ],
+        "public": False,  # a row with no privacy: DefaultPlayback, signed (private) unless set
     }
 
 
@@ -515,7 +580,7 @@ def test_generic_create_sends_the_hashed_key_and_the_exact_reference():
     request = session.sent[0]
     assert request.url == "https://p.example/videos" and request.headers["Authorization"] == "Bearer t"
     assert request.headers["Idempotency-Key"] == idempotency_key("café")
-    assert session.json() == {"input": SOURCE, "metadata": {"migration_ref": "café"}}
+    assert session.json() == {"input": SOURCE, "metadata": {"migration_ref": "café", "privacy": "signed"}}
 
 
 @pytest.mark.parametrize(

@@ -76,3 +76,29 @@ def _is_number(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+NOTED = [
+    {
+        "asset_id": "lib/1",
+        "state": "ready",
+        "privacy": "private",
+        "playback": "signed",
+        "fidelity_notes": ["description: not carried by mux (kept in the ledger)", "=title: cut to 512 characters"],
+    },
+    {"asset_id": "lib/2", "state": "ready"},
+]
+
+
+def test_the_report_says_how_each_video_plays_and_what_its_create_could_not_carry():
+    _, rows = csv_rows(NOTED)
+    assert (rows[0]["privacy"], rows[0]["playback"]) == ("private", "signed")
+    assert rows[0]["fidelity_notes"] == (
+        "description: not carried by mux (kept in the ledger); =title: cut to 512 characters"
+    )
+    assert rows[1]["fidelity_notes"] == "" and rows[1]["playback"] == ""
+    out = io.StringIO()
+    write_report(iter(NOTED), out, "jsonl")
+    docs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert docs[0]["fidelity_notes"] == NOTED[0]["fidelity_notes"] and docs[1]["fidelity_notes"] is None
+    assert docs[0]["playback"] == "signed"

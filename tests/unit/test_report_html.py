@@ -180,3 +180,20 @@ def test_a_ledger_value_that_is_not_a_number_is_not_charted():
     )
     assert summary.counts["ready"] == 3 and sum(summary.ready_per_minute.values()) == 2
     assert summary.drift_count == 0
+
+
+def test_the_page_counts_what_creates_could_not_carry_and_how_videos_play():
+    notes = ["description: not carried by mux (kept in the ledger)", "<b>title</b>: cut to 512 characters"]
+    items = [
+        item("a", "ready", T0, fidelity_notes=notes, playback="signed"),
+        item("b", "ready", T0, fidelity_notes=notes[:1], playback="signed"),
+        item("c", "ready", T0, playback="public"),
+    ]
+    html = render_html(summary_of(items), "prod", T0 + 600)
+    page = Page(html)
+    assert page.tables["notes"][1:] == [
+        ["2", "description: not carried by mux (kept in the ledger)"],
+        ["1", "<b>title</b>: cut to 512 characters"],
+    ]
+    assert "<b>title</b>" not in html  # ledger text is escaped
+    assert "Played at the provider: 1 public, 2 signed." in html

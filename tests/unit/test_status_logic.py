@@ -114,6 +114,11 @@ def test_status_says_why_the_uploader_waits():
     assert held.startswith("uploader    holding creates for 42 s: the provider is pacing us (429)")
     assert held.endswith("(HTTP 429: the provider asked for 42 s)")
     assert line(Uploader("Enabled", NOW - 1)) == "uploader    running"
+    full = line(Uploader("Enabled", NOW + 8, "account", "HTTP 413: storage capacity exceeded"))
+    assert "an account limit at the provider" in full and "HTTP 413" in full
+    reason = "about 120 creates in flight at the provider; ProviderMaxInFlight is 120"
+    bound = line(Uploader("Enabled", NOW - 1, bound_until=NOW + 0.5, bound_reason=reason))
+    assert bound == f"uploader    waiting at the provider's bound on videos in progress ({reason})"
 
 
 def test_status_says_when_the_counts_are_short_of_batches_the_tally_gave_up_on():

@@ -1,7 +1,9 @@
 """The tally's pure part: stream records reduced to count and per-minute deltas."""
 
-from migrator.dynamo import typed
-from migrator.tally import batch_token, deltas_of, transaction
+import pytest
+from migrator import pacing
+from migrator.dynamo import to_item, typed
+from migrator.tally import STREAM_MARGIN_S, batch_token, deltas_of, pacer_update, transaction
 
 T = 1_800_000_000.0  # an epoch second; minute = T // 60
 
@@ -80,3 +82,33 @@ def test_the_sample_stream_event_is_one_asset_becoming_ready():
     event = json.loads((Path(__file__).parents[2] / "events" / "ledger-stream.json").read_text())
     deltas = deltas_of(event["Records"], T)
     assert dict(deltas.counts) == {"processing": -1, "ready": 1}
+
+
+def test_the_pacer_learns_the_processing_change_and_the_slots_the_batch_covers():
+    """The in-flight count (issue 20.3): processing moves by the batch's change; the slots handed
+    out by the stream's newest change (from the item's ring) are the ones the batch covers."""
+    records = [
+        record("MODIFY", "a", {"state": "uploading"}, {"state": "processing", "updated_at": T + 1}),
+        record("MODIFY", "b", {"state": "uploading"}, {"state": "processing", "updated_at": T + 2}),
+        record("MODIFY", "c", {"state": "processing"}, {"state": "ready", "updated_at": T + 3}),
+    ]
+    deltas = deltas_of(records, T + 5)
+    assert (deltas.counts["processing"], deltas.finished, deltas.newest) == (1, 1, T + 3)
+    ring = {}
+    for ticket, at in enumerate([T + 1, T + 2, T + 2.5, T + 3.5]):
+        name, tag = pacing.ring_entry(at)
+        ring[name] = tag + ticket
+    request = pacer_update("ledger", deltas, T + 5, {"tallied_at": T + 1, **ring})
+    values = to_item(request["ExpressionAttributeValues"])
+    assert values[":delta"] == 1 and values[":at"] == T + 3
+    assert values[":covered"] == 3  # tickets 0-2, before T + 3 - STREAM_MARGIN_S; the one at T + 3.5 is in flight
+    assert T + 3 - STREAM_MARGIN_S > T + 2.5
+    assert float(values[":finish"]) == pytest.approx(pacing.finish_rate(1, 2.0))
+    assert "tallied_seq = :covered" in request["UpdateExpression"]
+
+
+def test_without_a_ring_the_batch_covers_every_slot_handed_out_and_control_items_say_nothing():
+    deltas = deltas_of([record("MODIFY", "a", {"state": "processing"}, {"state": "ready", "updated_at": T})], T)
+    assert "tallied_seq = if_not_exists(seq, :zero)" in pacer_update("ledger", deltas, T, None)["UpdateExpression"]
+    pacer_only = deltas_of([record("MODIFY", "#pacer", {"next_slot": 1}, {"next_slot": 2})], T)
+    assert pacer_update("ledger", pacer_only, T) is None  # no asset: nothing to say, no write on the hot item

@@ -46,26 +46,22 @@ class FakeLedger:
 
 
 class FakePacer:
+    """A slot at once, every time; whatever else the uploader tells the pacer is heard and ignored."""
+
     last_seen = None
 
     def __init__(self):
         self.reserved = 0
 
-    def reserve(self, now):
+    def reserve(self, now, *args, **kwargs):
         self.reserved += 1
         return Go(now)
 
-    def told(self, *a, **k):
-        pass
+    def known_hold(self, *args, **kwargs):
+        return None
 
-    def throttled(self, *a, **k):
-        pass
-
-    def hold(self, *a, **k):
-        pass
-
-    def saw(self, *a, **k):
-        pass
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
 
 
 class FakeProvider:
@@ -78,6 +74,12 @@ class FakeProvider:
     def create(self, asset, source_url):
         self.created.append(source_url)
         return Outcome(OutcomeKind.CREATED, remote_id="remote-1")
+
+    def create_notes(self, asset, source_url):
+        return ()
+
+    def playback(self, asset):
+        return "public"
 
 
 class Clock:

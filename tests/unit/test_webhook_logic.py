@@ -108,3 +108,23 @@ def test_a_secret_that_cannot_be_read_again_answers_503_so_a_genuine_event_is_re
     receiver.monotonic.now += SECRET_REREAD_EVERY_S
     store.down = False
     assert receiver.handle(request(NEW, "msg_3"))["statusCode"] == 200
+
+
+def test_the_rest_payload_keeps_a_header_sent_twice_so_it_is_refused():
+    """API Gateway's REST proxy payload keeps only the last value in `headers`; `multiValueHeaders`
+    has both, and a signature header sent twice must be refused, not one of them believed."""
+    from migrator.signatures import Scheme, SignatureError, sign, verify
+    from migrator.webhook import request_headers
+
+    body, secret = b'{"type": "video.ready"}', "s3cret"
+    good = sign(Scheme.SEED, body, secret, 1_700_000_000)
+    ((name, value),) = good.items()
+    twice = {"headers": {name: value}, "multiValueHeaders": {name: ["00" * 32, value]}}
+    once = {"headers": {name: value}, "multiValueHeaders": {name: [value]}}
+
+    assert verify(Scheme.SEED, body, request_headers(once), [secret], 1_700_000_000)
+    import pytest
+
+    with pytest.raises(SignatureError, match="duplicate header"):
+        verify(Scheme.SEED, body, request_headers(twice), [secret], 1_700_000_000)
+    assert request_headers({"headers": {"a": "b"}}) == {"a": "b"}  # the HTTP API payload, as before

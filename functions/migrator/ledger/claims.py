@@ -9,6 +9,7 @@ that fits (processing: `poll`; deferred: `heal` from its retry time) or out of t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,10 +105,20 @@ class Claims(LedgerTable):
         remote_id: str,
         now: float,
         throttles: int = 0,
+        notes: Sequence[str] = (),
+        playback: str | None = None,
     ) -> WriteResult:
-        """The provider has the video: reconcile polls it if no webhook comes."""
+        """The provider has the video: reconcile polls it if no webhook comes. `notes`: what its create
+        could not carry as the row has it (`fidelity_notes`, for the report; the last create's only);
+        `playback`: how the provider plays it, public or signed (the audit checks it against the row)."""
         update = Update().set("remote_id", remote_id).set("processing_at", now).to_lane(Family.POLL, asset_id, now)
         update.remove("retry_after", "last_error", "polls", "poll_misses")
+        if notes:
+            update.set("fidelity_notes", list(notes))
+        else:
+            update.remove("fidelity_notes")
+        if playback is not None:
+            update.set("playback", playback)
         if throttles:
             update.add("throttles", throttles)
         return self._fenced(asset_id, token, State.PROCESSING, now, update)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..dynamo import plain
 from ..messages import FIELDS, AssetMessage, Poison, parse_message
+from .table import ledger_name
 
 
 class NotResendable(ValueError):
@@ -31,8 +32,9 @@ def message_of(item: Mapping[str, Any]) -> AssetMessage:
     asset_id = str(item.get("asset_id", ""))
     doc: dict = {"id": item.get("asset_id"), "source_url": item.get("source_url")}
     for field in sorted(FIELDS - {"id", "source_url"}):
-        if item.get(field) is not None:
-            doc[field] = plain(item[field])
+        value = item.get(ledger_name(field))
+        if value is not None:
+            doc[field] = plain(value)
     try:
         body = json.dumps(doc, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:

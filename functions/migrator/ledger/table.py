@@ -32,6 +32,16 @@ REMOTE_INDEX = "by_remote"
 DUE_INDEX = due.INDEX
 
 
+# A row's fields are kept under their message names, but one the ledger already uses for itself:
+# `created_at` is when the ledger item was made, so the original video's creation time is kept apart.
+LEDGER_NAMES = {"created_at": "original_created_at"}
+
+
+def ledger_name(field_name: str) -> str:
+    """The item attribute that holds a message field (messages.FIELDS)."""
+    return LEDGER_NAMES.get(field_name, field_name)
+
+
 def shard_of(asset_id: str) -> int:
     return due.shard_of(asset_id)
 
@@ -99,7 +109,7 @@ class Update:
         put = self.set_if_absent if keep_existing else self.set
         for attr, value in message_doc(msg).items():
             if attr not in ("id", "source_url"):  # the key, and the source the ledger keeps apart
-                put(attr, value)
+                put(ledger_name(attr), value)
         return self
 
     def to_state(self, state: State, asset_id: str, now: float) -> Update:

@@ -23,6 +23,7 @@ from .facts import (
     Video,
     WebhookEvent,
 )
+from .fidelity import CreateDefaults
 from .generic import GenericProvider
 from .mux import MuxProvider
 
@@ -35,8 +36,9 @@ PROVIDERS: dict[str, type[Provider]] = {
 
 
 def build(name: str, base_url: str | None, secret: Callable[[], str | None], **options) -> Provider:
-    """The provider called `name` (see PROVIDERS). `options`: clock, session, timeouts,
-    and for the generic provider its `webhook_scheme`."""
+    """The provider called `name` (see PROVIDERS). `options`: clock, session, timeouts, the stack's
+    `create_defaults` (DefaultPlayback and the create options), and for the generic provider its
+    `webhook_scheme`."""
     try:
         cls = PROVIDERS[name]
     except KeyError:
@@ -51,6 +53,7 @@ __all__ = [
     "ApiVideoProvider",
     "AssetRef",
     "CloudflareProvider",
+    "CreateDefaults",
     "CredentialsError",
     "EventError",
     "GenericProvider",
@@ -70,7 +73,11 @@ def from_settings(settings, clock: Callable[[], float] | None = None) -> Provide
     """The stack's provider, its credentials read from Secrets Manager or SSM (cached, never logged)."""
     from ..secrets import read_secret
 
-    options = {"connect_timeout_s": settings.connect_timeout_s, "read_timeout_s": settings.read_timeout_s}
+    options = {
+        "connect_timeout_s": settings.connect_timeout_s,
+        "read_timeout_s": settings.read_timeout_s,
+        "create_defaults": CreateDefaults(settings.default_playback, settings.provider_options),
+    }
     if clock is not None:
         options["clock"] = clock
     return build(

@@ -2,9 +2,12 @@
 
 - credentials: the API key, as HTTP Basic's user name with an empty password; the secret
   holds the key, or JSON `{"api_key": "..."}`;
-- create: `POST /videos` with `title` (required), `source` (the URL) and `metadata`
-  key/value pairs: our exact id as `migration_ref` and the attempt's key; 201 (or 202)
-  with the video, its id `videoId`; the video object has no status;
+- create: `POST /videos` with `title` (required), `description`, `tags`, `source` (the URL),
+  `public` (false for a private row), the operator's `mp4Support` and `playerId`, and
+  `metadata` key/value pairs (text only): our exact id as `migration_ref`, the attempt's key,
+  the original's creation time, the folder, the poster time (a thumbnail is picked by a later
+  call, not at create) and the row's custom fields; 201 (or 202) with the video, its id
+  `videoId`; the video object has no status;
 - no idempotency key: an earlier create is found with the list's metadata filter
   (`metadata[migration_ref]=<id>`), newest first, and its `/status` is read so an
   encoding that failed is never adopted;
@@ -24,16 +27,17 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from ..fate import Outcome, OutcomeKind, excerpt
+from ..redact import strip_controls
 from ..signatures import Scheme, SignatureError, sign
 from ..states import State
 from .base import Provider, listing_pages, lookup_failure, secret_text, too_many_pages, verified_event
 from .facts import (
     AssetRef,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     body_event_id,
@@ -45,9 +49,9 @@ from .facts import (
     rejected_video,
     video_id,
 )
+from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
 from .http import Answer, quote
 from .keys import idempotency_key
-from .ratelimit import read_rate_headers
 
 PAGE_SIZE = 100  # the list's maximum
 # The smallest page the list takes: the OpenAPI file says 1-100, but api.video's own documented
@@ -61,7 +65,10 @@ PAGE_SIZE_MIN = 10
 # copy older than that memory.
 EVENT_MEMORY_S = 14 * 86_400
 MAX_CLOCK_SKEW_S = 3600  # how far ahead emittedAt may run (WebhookToleranceSeconds, at most this)
-TITLE_MAX = 255
+# The row's fields `metadata` carries as pairs, as text (oas_apivideo.yaml: metadata values are strings).
+METADATA_FIELDS = ("created_at", "folder", "poster_time_s")
+# How many keys a note names when it lists the custom values sent as text.
+NOTE_KEYS = 5
 INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
 QUALITY_EVENT = "video.encoding.quality.completed"
 
@@ -96,12 +103,14 @@ def read_status(remote_id: str | None, status: object, ref: str | None = None) -
 
 
 def read_listed(video: object) -> Video:
-    """A video object (create answer, list entry): identity only; its status lives elsewhere."""
+    """A video object (create answer, list entry): identity and privacy only; its status lives elsewhere."""
+    public = mapping(video).get("public")  # "If set to `false` the video will become private"
     return Video(
         video_id(mapping(video).get("videoId")),
         our_ref(metadata_value(video, "migration_ref")),
         status="listed",
         created_at=epoch_of(mapping(video).get("createdAt")),
+        privacy=(PUBLIC if public else SIGNED) if isinstance(public, bool) else None,
     )
 
 
@@ -116,11 +125,15 @@ def emitted_in_window(emitted: float, now: float, tolerance_s: float) -> bool:
 class ApiVideoProvider(Provider):
     name = "apivideo"
     default_base_url = "https://ws.api.video"
+    # X-RateLimit-Limit counts per minute (docs.api.video's rate limits: 100 uploads, 200 writes a minute).
+    rate_limit_window_s = 60.0
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos with the list's "
         "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"
     )
 
+    # video.encoding.quality.completed once per quality (4 HLS renditions + 1 MP4 for a 1080p source).
+    events_per_asset = 5
     webhook_scheme = Scheme.APIVIDEO
 
     def auth_headers(self) -> dict[str, str]:
@@ -135,20 +148,37 @@ class ApiVideoProvider(Provider):
         return body, sign(Scheme.APIVIDEO, body, secret, now)
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
-        body = {
-            "title": (asset.title or asset.asset_id)[:TITLE_MAX],
-            "source": source_url,
-            "metadata": [
-                {"key": "migration_ref", "value": asset.asset_id},
-                {"key": "migration_key", "value": idempotency_key(asset.asset_id, asset.generation)},
-            ],
+        body, notes = self._create_body(asset, source_url)
+        return self._post_create("/videos", body, notes, lambda answer: read_listed(answer).remote_id)
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        # Fields: oas_apivideo.yaml video-creation-payload (api-video 1.4.7 VideoCreationPayload); no lengths or
+        # counts are documented for them, so what the message allows goes whole.
+        details, notes = details_of(asset), []
+        ours = {
+            "migration_ref": asset.asset_id,
+            "migration_key": idempotency_key(asset.asset_id, asset.generation),
+            **row_fields(details, METADATA_FIELDS),
         }
-        answer = self._send("POST", "/videos", json_body=body)
-        if isinstance(answer, Outcome):
-            return answer
-        if 200 <= answer.status < 300:
-            return self._created(answer, read_listed(answer.body).remote_id)
-        return self._failure(answer)
+        pairs, clash_notes = free_map(ours, details.metadata, "metadata")
+        as_json = [key for key, value in details.metadata.items() if key not in ours and not isinstance(value, str)]
+        body: dict = {"title": asset.title or asset.asset_id, "source": source_url}
+        if details.description is not None:
+            body["description"] = details.description
+        if details.tags:
+            body["tags"] = list(details.tags)
+        body["metadata"] = [{"key": key, "value": as_text(value)} for key, value in pairs.items()]
+        # "Default: True. If set to `false` the video will become private."
+        body["public"] = self.playback(asset) == PUBLIC
+        options, option_notes = self.create_options(asset)
+        body.update({name: options[name] for name in ("mp4Support", "playerId") if name in options})
+        if details.poster_time_s is not None:
+            notes.append("poster_time_s: kept in metadata only (api.video picks a thumbnail by a later call)")
+        if as_json:
+            shown = ", ".join(strip_controls(k)[:40] for k in as_json[:NOTE_KEYS])
+            shown += ", …" if len(as_json) > NOTE_KEYS else ""
+            notes.append(f"metadata: {len(as_json)} values sent as JSON text (api.video keeps text): {shown}")
+        return body, notes + clash_notes + privacy_notes(details.privacy, self.name) + option_notes
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
         listed = self._listed(asset_id)
@@ -215,18 +245,12 @@ class ApiVideoProvider(Provider):
             return video
         status = self._status(video.remote_id)
         if isinstance(status, Outcome):
-            return Video(video.remote_id, video.ref, status=f"status unknown ({status.error})", known=False)
-        return Video(
-            video.remote_id,
-            video.ref,
-            status.target,
-            status.status,
-            status.known,
-            status.duration_s,
-            status.error,
-            video.created_at,
+            return replace(video, status=f"status unknown ({status.error})", known=False)
+        return replace(
+            video,
+            target=status.target,
+            status=status.status,
+            known=status.known,
+            duration_s=status.duration_s,
+            error=status.error,
         )
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        # X-RateLimit-Limit counts per minute here.
-        return read_rate_headers(headers, self.clock(), window_s=60.0)

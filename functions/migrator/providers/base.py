@@ -16,10 +16,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
+from ..create_options import chosen_options
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
 from ..signatures import Scheme, sign, verify
 from .facts import AssetRef, CredentialsError, EventError, Poll, RateSignal, Video, WebhookEvent
+from .fidelity import CreateDefaults, details_of, playback_of
 from .http import Answer, HttpTransport, TransportError
+from .ratelimit import read_rate_headers
 
 # How many pages `find` reads when the provider has no filter for our reference and no time bounds
 # the search (`created_after` None: a poll with no recorded id).
@@ -45,10 +48,23 @@ class Provider(ABC):
     default_base_url: str = ""
     # In which window a duplicate video is still possible, for the README and the audit.
     duplicate_window: str = ""
+    # Webhook events one asset causes at the most (created, ready, per-quality, ...): with the
+    # create ceiling, what the webhook route must be able to take (the template's WebhookThrottle).
+    events_per_asset: int = 1
     # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader
     # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
     # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.
     fetches_presigned_get: bool = True
+    # Pacing facts, from the provider's own documents (the pacer reads them):
+    # videos it lets be queued or encoding at once (None: no documented bound);
+    max_in_flight: int | None = None
+    # whether its stated rate limit is a budget of every call (lookups, polls, other tools), not of creates;
+    budget_covers_all_calls: bool = False
+    # the window an `X-RateLimit-Limit` counts over, in seconds; None: not documented, and a limit
+    # without a window is not read as a rate.
+    rate_limit_window_s: float | None = 1.0
+    # Whether a 409 to a create means "it exists already" (the seed contract), to be found by our reference.
+    conflict_means_exists: bool = False
 
     def __init__(
         self,
@@ -58,12 +74,14 @@ class Provider(ABC):
         session=None,
         connect_timeout_s: float = 3.05,
         read_timeout_s: float = 10.0,
+        create_defaults: CreateDefaults | None = None,
     ):
         base = base_url or self.default_base_url
         if not base:
             raise CredentialsError(f"the {self.name} provider needs a base URL (ProviderBaseUrl)")
         self.secret = secret
         self.clock = clock
+        self.create_defaults = create_defaults or CreateDefaults()
         self.http = HttpTransport(base, self.auth_headers, session, connect_timeout_s, read_timeout_s)
 
     @abstractmethod
@@ -74,7 +92,33 @@ class Provider(ABC):
 
     @abstractmethod
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
-        """Ask for a video made from `source_url`, tagged with the asset; the answer classified."""
+        """Ask for a video made from `source_url`, tagged with the asset, carrying what the row says
+        of it (`_create_body`); the answer classified, with the body's notes."""
+
+    @abstractmethod
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        """The create request's body, each of the row's fields in the provider's own place, and a
+        note for each value cut, left out or kept only in the ledger. Pure: the uploader also calls
+        it to know the notes of a video an earlier try made (`create_notes`)."""
+
+    def create_notes(self, asset: AssetRef, source_url: str) -> tuple[str, ...]:
+        """What a create of `asset` could not carry as the row has it (the notes of `_create_body`)."""
+        return tuple(self._create_body(asset, source_url)[1])
+
+    def playback(self, asset: AssetRef) -> str:
+        """How the asset's video is played at the provider, in our terms: public or signed."""
+        return playback_of(details_of(asset).privacy, self.create_defaults.playback)
+
+    def create_options(self, asset: AssetRef) -> tuple[dict[str, object], list[str]]:
+        """The provider options this create uses (the row's over the stack's) and the notes of row
+        values left out."""
+        stack = self.create_defaults.options.get(self.name, {})
+        return chosen_options(self.name, stack, details_of(asset).options)
+
+    def tracks_at_create(self, asset: AssetRef) -> list:
+        """Caption-track inputs a create carries itself (Mux's text inputs; WP-G fills this in for Mux):
+        none by default. Pure, like `_create_body`, which calls it."""
+        return []
 
     @abstractmethod
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
@@ -135,11 +179,16 @@ class Provider(ABC):
 
     webhook_scheme: Scheme = Scheme.SEED
 
+    def webhook_target(self) -> str | None:
+        """Where the provider sends its callbacks, when it keeps one address per account and can say
+        (Cloudflare Stream); None when it cannot say or keeps many (then doctor has nothing to check)."""
+        return None
+
     # --- pacing -----------------------------------------------------------------------------
 
-    @abstractmethod
     def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        """The provider's rate-limit headers, read in its own dialect."""
+        """The provider's rate-limit headers, read in its own dialect (`rate_limit_window_s`)."""
+        return read_rate_headers(headers, self.clock(), self.rate_limit_window_s)
 
     # --- shared plumbing for the subclasses ------------------------------------------------
 
@@ -197,6 +246,31 @@ class Provider(ABC):
         """A 2xx create answer, with what its headers say about the limit."""
         return replace(created(answer, remote_id), signal=self.rate_signal(answer.headers))
 
+    def _post_create(
+        self,
+        path: str,
+        body: dict,
+        notes: Sequence[str],
+        remote_id_of: Callable[[object], str | None],
+        headers: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        """POST one create and classify its answer (`remote_id_of` reads the id from a 2xx body); the
+        outcome carries the body's notes whatever it is."""
+        answer = self._send("POST", path, json_body=body, headers=headers)
+        if isinstance(answer, Outcome):
+            outcome = answer
+        elif 200 <= answer.status < 300:
+            outcome = self._created(answer, remote_id_of(answer.body))
+        elif answer.status == 409 and self.conflict_means_exists:
+            outcome = Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
+        else:
+            outcome = self._create_failure(answer)
+        return replace(outcome, notes=tuple(notes))
+
+    def _create_failure(self, answer: Answer) -> Outcome:
+        """A create's non-2xx answer classified (a provider with account limits reads them here)."""
+        return self._failure(answer)
+
 
 # --- plumbing shared by the provider modules -----------------------------------------------------
 
@@ -235,9 +309,10 @@ def created(answer: Answer, remote_id: str | None) -> Outcome:
 
 
 def lookup_failure(outcome: Outcome) -> Outcome:
-    """A failed lookup says nothing about the source: never a rejection."""
+    """A failed lookup says nothing about the source: never a rejection. Its throttle's scope and
+    rate-limit headers stay: a lookup's 429 paces the fleet like a create's, its 503 does not."""
     kind = OutcomeKind.TRANSIENT if outcome.kind is OutcomeKind.REJECTED else outcome.kind
-    return Outcome(kind, retry_after=outcome.retry_after, error="lookup " + (outcome.error or ""))
+    return replace(outcome, kind=kind, error="lookup " + (outcome.error or ""))
 
 
 def poll_of(found: Outcome) -> Poll | None:

@@ -3,10 +3,11 @@
 - credentials: an account id and an API token (Bearer); the secret holds JSON
   `{"account_id": "...", "api_token": "..."}`;
 - create: `POST /accounts/{account}/stream/copy` with `input` (the source URL; the older `url`
-  is deprecated), `creator` (a 64-character
-  field Cloudflare can filter on: our per-asset tag `vm-<hash>`) and `meta` (our exact id
-  as `migration_ref`, the attempt's key, and a `name` for the dashboard); 200 with the
-  video in `result`, its id `uid`;
+  is deprecated), `creator` (a 64-character field Cloudflare can filter on: our per-asset tag
+  `vm-<hash>`), `meta` (a free map: the title as `name`, our exact id as `migration_ref`, the
+  attempt's key, and the row's description, tags, creation time, folder and custom fields),
+  `requireSignedURLs` from the row's privacy, `thumbnailTimestampPct` from its poster time and
+  duration, and the operator's `allowedOrigins`; 200 with the video in `result`, its id `uid`;
 - no idempotency key: an earlier create is found by the `creator` filter, exactly;
 - poll: `GET /accounts/{account}/stream/{uid}`; `status.state` pendingupload, downloading,
   queued, inprogress → ready | error (`errorReasonCode`/`errorReasonText`, spelt
@@ -21,7 +22,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..signatures import Scheme, sign, verify
@@ -31,7 +34,6 @@ from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     body_event_id,
@@ -44,13 +46,14 @@ from .facts import (
     text,
     video_id,
 )
+from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields
 from .http import Answer, quote
 from .keys import asset_tag, idempotency_key
-from .ratelimit import read_rate_headers
 
 WORKING = frozenset({"pendingupload", "downloading", "queued", "inprogress", "live-inprogress"})
 PAGE_SIZE = 1000  # the list's maximum
-NAME_MAX = 255
+# The row's fields `meta` carries under their own names (Stream documents no size limit for `meta`).
+META_FIELDS = ("description", "tags", "created_at", "folder")
 
 
 def credentials(raw: str | None) -> tuple[str, str]:
@@ -79,26 +82,55 @@ def read_stream_video(video: object) -> Video:
     status = mapping(video.get("status"))
     state = status.get("state") if isinstance(status.get("state"), str) else ""
     created_at = epoch_of(video.get("created"))
+    # "When set to true, a signed token must be generated with a signing key to view the video."
+    signed = video.get("requireSignedURLs")
+    privacy = (SIGNED if signed else PUBLIC) if isinstance(signed, bool) else None
     if state == "ready":
-        return Video(
-            remote_id, ref, State.READY, state, duration_s=duration_of(video.get("duration")), created_at=created_at
-        )
+        duration = duration_of(video.get("duration"))
+        return Video(remote_id, ref, State.READY, state, duration_s=duration, created_at=created_at, privacy=privacy)
     if state == "error":
         code = status.get("errorReasonCode") or status.get("errReasonCode")
         text = status.get("errorReasonText") or status.get("errReasonText")
         reason = ": ".join(str(part) for part in (code, text) if isinstance(part, str) and part) or None
-        return rejected_video(remote_id, ref, state, reason, created_at=created_at)
-    return Video(remote_id, ref, None, excerpt(state, 40), known=state in WORKING, created_at=created_at)
+        return rejected_video(remote_id, ref, state, reason, created_at=created_at, privacy=privacy)
+    known = state in WORKING
+    return Video(remote_id, ref, None, excerpt(state, 40), known=known, created_at=created_at, privacy=privacy)
+
+
+# A create's answer at one of Stream's account limits (developers.cloudflare.com/stream/faq: past 120
+# videos queued or encoding, or past the storage minutes bought, an upload gets a 429 or a 413 with
+# the reason in its body). The body's wording is not documented: a 429 is the in-progress cap when
+# it speaks of videos queued or in progress as the FAQ does; any other 429 is the request rate's
+# (its "please wait and consider throttling your request speed", code 971).
+_IN_PROGRESS = re.compile(r"queued|in ?progress|being encoded|encoding|concurren", re.I)
+
+
+def account_limit(answer: Answer, outcome: Outcome) -> Outcome:
+    """A 413, or a 429 about videos in progress, is the account's limit, not this asset's nor the
+    request rate's: the fleet holds (scope "account"), no cut, and the asset is never rejected for it."""
+    if answer.status == 413 or (answer.status == 429 and _IN_PROGRESS.search(answer.text or "")):
+        detail = excerpt(answer.text, 200)
+        error = f"HTTP {answer.status}: {detail}" if detail else f"HTTP {answer.status}"
+        return replace(outcome, kind=OutcomeKind.THROTTLED, scope="account", error=error)
+    return outcome
 
 
 class CloudflareProvider(Provider):
     name = "cloudflare"
     default_base_url = "https://api.cloudflare.com/client/v4"
+    # developers.cloudflare.com/stream/faq: at most 120 videos queued or encoding at once, by default.
+    max_in_flight = 120
+    # developers.cloudflare.com/fundamentals/api/reference/limits: 1,200 requests per 5 minutes per
+    # user, every call, token and the dashboard together; its `Ratelimit-Policy` states that budget.
+    budget_covers_all_calls = True
+    rate_limit_window_s = None  # it states its window in `Ratelimit-Policy`; a bare limit has none
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos by `creator` (an exact "
         "filter on our per-asset tag), so a create whose answer was lost is found as soon as Cloudflare lists it"
     )
 
+    # one callback when processing is over (Stream: use webhooks).
+    events_per_asset = 1
     webhook_scheme = Scheme.CLOUDFLARE
     # "The URL must support HTTP HEAD requests and HTTP GET range requests" (Stream: upload via a link).
     fetches_presigned_get = False
@@ -114,23 +146,60 @@ class CloudflareProvider(Provider):
         body = json.dumps({"uid": "doctor", "status": {"state": "inprogress"}, "meta": {}}).encode()
         return body, sign(Scheme.CLOUDFLARE, body, secret, now)
 
+    def webhook_target(self) -> str | None:
+        """The account's one webhook (`GET .../stream/webhook`, "Use webhooks": one per account, per
+        user of it: pointing it at this stack takes it from any other integration); "" when unset."""
+        answer = self.http.send("GET", f"{self._stream()}/webhook")
+        if answer.status == 404:
+            return ""
+        result = mapping(mapping(answer.body).get("result"))
+        url = result.get("notificationUrl") or result.get("notification_url")
+        return url if isinstance(url, str) else ""
+
     def _stream(self) -> str:
         return f"/accounts/{quote(credentials(self.secret())[0])}/stream"
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
-        meta = {
-            "name": (asset.title or asset.asset_id)[:NAME_MAX],
+        body, notes = self._create_body(asset, source_url)
+        return self._post_create(f"{self._stream()}/copy", body, notes, _result_uid)
+
+    def _create_failure(self, answer: Answer) -> Outcome:
+        """A 413, or a 429 about videos in progress, is an account limit, never the asset's fault."""
+        return account_limit(answer, self._failure(answer))
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        # Fields: cloudflare-python 5.9.0 stream.copy.create (CopyCreateParams), from Cloudflare's OpenAPI.
+        details, notes = details_of(asset), []
+        ours = {
+            "name": asset.title or asset.asset_id,
             "migration_ref": asset.asset_id,
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
+            **row_fields(details, META_FIELDS),
         }
+        options, option_notes = self.create_options(asset)
+        # The row's poster time as a fraction of its duration, else the option (the row's, else the stack's).
+        pct = options.get("thumbnailTimestampPct")
+        if details.poster_time_s is not None:
+            if details.duration_s:
+                pct = min(1.0, details.poster_time_s / details.duration_s)
+                if details.poster_time_s > details.duration_s:
+                    notes.append("poster_time_s: past the duration, the last frame taken (thumbnailTimestampPct 1)")
+            else:
+                ours["poster_time_s"] = details.poster_time_s
+                notes.append("poster_time_s: kept in meta only (thumbnailTimestampPct needs the duration, not known)")
+        meta, clash_notes = free_map(ours, details.metadata, "meta")
         # `input`, not the deprecated `url` (developers.cloudflare.com/api: stream "upload from URL").
-        body = {"input": source_url, "creator": asset_tag(asset.asset_id), "meta": meta}
-        answer = self._send("POST", f"{self._stream()}/copy", json_body=body)
-        if isinstance(answer, Outcome):
-            return answer
-        if 200 <= answer.status < 300:
-            return self._created(answer, read_stream_video(mapping(answer.body).get("result")).remote_id)
-        return self._failure(answer)
+        body: dict = {
+            "input": source_url,
+            "creator": asset_tag(asset.asset_id),
+            "meta": meta,
+            "requireSignedURLs": self.playback(asset) == SIGNED,
+        }
+        if pct is not None:
+            body["thumbnailTimestampPct"] = round(float(pct), 6)
+        if options.get("allowedOrigins"):
+            body["allowedOrigins"] = list(options["allowedOrigins"])
+        return body, notes + clash_notes + privacy_notes(details.privacy, self.name) + option_notes
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
         listed = self._by_creator(asset_id)
@@ -180,8 +249,10 @@ class CloudflareProvider(Provider):
             after = last
         raise too_many_pages()
 
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
+
+def _result_uid(answer: object) -> str | None:
+    """The uid of the video an envelope's `result` carries (a create's answer)."""
+    return read_stream_video(mapping(answer).get("result")).remote_id
 
 
 def _uid(item: object) -> str | None:

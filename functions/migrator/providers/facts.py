@@ -52,6 +52,9 @@ class Video:
     duration_s: float | None = None
     error: str | None = None  # why the provider gave up (REJECTED), redacted and short
     created_at: float | None = None  # epoch seconds, when the provider says
+    # Who may play it, in our terms: "public" (anyone with its URL), "signed" (a token is needed), None
+    # when the answer does not say. `migrator audit` compares it with the row's privacy.
+    privacy: str | None = None
 
 
 @dataclass(frozen=True)

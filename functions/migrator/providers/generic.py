@@ -1,7 +1,10 @@
 """The seed's provider contract ("generic"): the one the project began with, kept as it was.
 
-- create: `POST {base}/videos` `{"input": url, "metadata": {"migration_ref": id}}` with an
-  `Idempotency-Key` (a hash of the id and its generation, see `idempotency_key`);
+- create: `POST {base}/videos` `{"input": url, "metadata": {"migration_ref": id, ...}}` with an
+  `Idempotency-Key` (a hash of the id and its generation, see `idempotency_key`); the seed
+  documents only `input` and `metadata`, so `metadata` (a free map) carries the rest of the
+  row under its own names (title, description, tags, poster_time_s, created_at, folder,
+  privacy as public | signed, and the row's custom fields);
 - find: `GET {base}/videos?metadata[migration_ref]=<id>`;
 - poll: `GET {base}/videos/{id}`; statuses preparing | ready | errored;
 - webhooks: the seed's `x-signature` or Standard Webhooks, chosen by `WebhookScheme`;
@@ -21,7 +24,6 @@ from .facts import (
     AssetRef,
     CredentialsError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     body_event_id,
@@ -34,13 +36,15 @@ from .facts import (
     text,
     video_id,
 )
+from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields
 from .http import Answer, quote
 from .keys import idempotency_key
-from .ratelimit import read_rate_headers
 
 PAGE_SIZE = 100  # the listing's page (`limit`), where the provider pages it
 # The statuses the seed contract uses for a video the provider is still working on.
 WORKING = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
+# The row's fields `metadata` carries under their own names, beside our reference and the privacy.
+METADATA_FIELDS = ("description", "tags", "poster_time_s", "created_at", "folder")
 
 
 def bearer_token(raw: str | None) -> dict[str, str]:
@@ -64,26 +68,32 @@ def read_video(video: object) -> Video:
     if not isinstance(video, dict):
         return Video(None, status="not an object", known=False)
     remote_id = video_id(video.get("id"))
-    ref = our_ref(mapping(video.get("metadata")).get("migration_ref"))
+    metadata = mapping(video.get("metadata"))
+    ref = our_ref(metadata.get("migration_ref"))
     status = video.get("status") if isinstance(video.get("status"), str) else ""
     created = epoch_of(video.get("created_at"))
+    privacy = metadata.get("privacy") if metadata.get("privacy") in (PUBLIC, SIGNED) else None
     if status == "ready":
-        return Video(
-            remote_id, ref, State.READY, status, duration_s=duration_of(video.get("duration")), created_at=created
-        )
+        duration = duration_of(video.get("duration"))
+        return Video(remote_id, ref, State.READY, status, duration_s=duration, created_at=created, privacy=privacy)
     if status == "errored":
         error = video.get("error")  # the seed's text, or {"message": text}
         message = text(error.get("message")) if isinstance(error, dict) else text(error)
-        return rejected_video(remote_id, ref, status, message, created_at=created)
-    return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created)
+        return rejected_video(remote_id, ref, status, message, created_at=created, privacy=privacy)
+    known = status in WORKING
+    return Video(remote_id, ref, None, excerpt(status, 40), known=known, created_at=created, privacy=privacy)
 
 
 class GenericProvider(Provider):
     name = "generic"
+    conflict_means_exists = True
     duplicate_window = (
         "none while the provider honours the Idempotency-Key; otherwise as with a metadata filter: "
         "a create whose answer was lost is found by `metadata[migration_ref]` before any second create"
     )
+
+    # video.ready or video.errored (the seed contract).
+    events_per_asset = 1
 
     def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
         super().__init__(*args, **kwargs)
@@ -102,19 +112,19 @@ class GenericProvider(Provider):
         return self.http.send("GET", "/videos", params={"metadata[migration_ref]": "#doctor"})
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
-        answer = self._send(
-            "POST",
-            "/videos",
-            json_body={"input": source_url, "metadata": {"migration_ref": asset.asset_id}},
-            headers={"Idempotency-Key": idempotency_key(asset.asset_id, asset.generation)},
-        )
-        if isinstance(answer, Outcome):
-            return answer
-        if 200 <= answer.status < 300:
-            return self._created(answer, read_video(answer.body).remote_id)
-        if answer.status == 409:
-            return Outcome(OutcomeKind.CONFLICT, error="HTTP 409: already exists")
-        return self._failure(answer)
+        body, notes = self._create_body(asset, source_url)
+        key = {"Idempotency-Key": idempotency_key(asset.asset_id, asset.generation)}
+        return self._post_create("/videos", body, notes, lambda answer: read_video(answer).remote_id, headers=key)
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        details = details_of(asset)
+        ours: dict = {"migration_ref": asset.asset_id}
+        if asset.title:
+            ours["title"] = asset.title
+        ours.update(row_fields(details, METADATA_FIELDS))
+        ours["privacy"] = self.playback(asset)
+        metadata, notes = free_map(ours, details.metadata, "metadata")
+        return {"input": source_url, "metadata": metadata}, notes + privacy_notes(details.privacy, self.name)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
         items = self._listing("/videos", {"metadata[migration_ref]": asset_id}, "data", absent_is_empty=True)
@@ -159,6 +169,3 @@ class GenericProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())

@@ -2,9 +2,14 @@
 
 - credentials: an access token id and secret, HTTP Basic; the secret holds JSON
   `{"token_id": "...", "token_secret": "..."}`;
-- create: `POST /video/v1/assets` with `inputs: [{url}]`, `playback_policies: ["public"]`,
-  our id in `passthrough` (255 characters at most; a longer id travels as its hash) and
-  the attempt's key in `meta.external_id`; 201 `{"data": asset}`;
+- create: `POST /video/v1/assets` with `inputs: [{url}]` (and caption-track inputs),
+  `playback_policies` `["signed"]` or `["public"]` from the row's privacy, our id in
+  `passthrough` (255 characters at most; a longer id travels as its hash), the attempt's key
+  in `meta.external_id`, the title in `meta.title` (512), and the operator's `video_quality`,
+  `max_resolution_tier`, `static_renditions` and `test`; 201 `{"data": asset}`. Mux has no
+  field for a description, tags, custom metadata, a poster time (a thumbnail's time is chosen
+  per image request), the original's creation time or a folder: those stay in the ledger,
+  and the create's notes say so;
 - no idempotency key and no filter by passthrough: an earlier create is found by paging
   the asset list (newest first, 100 a page) back to the time the caller gives, as many
   pages as the creates Mux allows since then can fill (see `find_page_cap`);
@@ -33,7 +38,6 @@ from .facts import (
     CredentialsError,
     EventError,
     Poll,
-    RateSignal,
     Video,
     WebhookEvent,
     duration_of,
@@ -41,11 +45,13 @@ from .facts import (
     mapping,
     our_ref,
     rejected_video,
+    text,
     video_id,
 )
+from .fidelity import PUBLIC, SIGNED, details_of, not_carried, privacy_notes
+from .fidelity import cut as cut_text
 from .http import Answer, quote
-from .keys import idempotency_key, passthrough_for
-from .ratelimit import read_rate_headers
+from .keys import PASSTHROUGH_MAX, idempotency_key, passthrough_for
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100  # the list's maximum
@@ -62,6 +68,9 @@ MUX_MAX_CREATES_PER_S = 10.0
 # so the uploader never creates a second video on it.
 FIND_ABSOLUTE_MAX_PAGES = 2_000
 LOOKUP_TOO_LONG = "lookup window too long"
+# "The asset title. Max 512 code points." (mux-python 5.1.2 AssetMetadata; docs.mux.com "Add metadata to your
+# videos", which counts code points as JavaScript's length does: counted here in UTF-16 units).
+TITLE_MAX = 512
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
@@ -89,22 +98,36 @@ def read_asset(asset: object) -> Video:
     ref = our_ref(passthrough) if isinstance(passthrough, str) and not passthrough.startswith("sha256:") else None
     status = asset.get("status") if isinstance(asset.get("status"), str) else ""
     created_at = epoch_of(asset.get("created_at"))
+    privacy = privacy_of(asset.get("playback_ids"))
     if status == "ready":
-        return Video(
-            remote_id, ref, State.READY, status, duration_s=duration_of(asset.get("duration")), created_at=created_at
-        )
+        duration = duration_of(asset.get("duration"))
+        return Video(remote_id, ref, State.READY, status, duration_s=duration, created_at=created_at, privacy=privacy)
     if status == "errored":
         errors = mapping(asset.get("errors"))
         messages = errors.get("messages")
         reason = "; ".join(m for m in messages if isinstance(m, str)) if isinstance(messages, list) else None
         reason = reason or (errors.get("type") if isinstance(errors.get("type"), str) else None)
-        return rejected_video(remote_id, ref, status, reason, created_at=created_at)
-    return Video(remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created_at)
+        return rejected_video(remote_id, ref, status, reason, created_at=created_at, privacy=privacy)
+    known = status in WORKING
+    return Video(remote_id, ref, None, excerpt(status, 40), known=known, created_at=created_at, privacy=privacy)
+
+
+def privacy_of(playback_ids: object) -> str | None:
+    """Who may play an asset, from its `playback_ids` (each with a `policy`: public, signed or drm): public
+    when any id is public, signed when it has ids and none is; None when it lists none (unknown)."""
+    policies = [text(mapping(p).get("policy")) for p in playback_ids] if isinstance(playback_ids, list) else []
+    policies = [p for p in policies if p]
+    if not policies:
+        return None
+    return PUBLIC if PUBLIC in policies else SIGNED
 
 
 class MuxProvider(Provider):
     name = "mux"
     default_base_url = "https://api.mux.com"
+    # X-RateLimit-Limit comes with no documented window (www.mux.com/docs/core/make-api-requests:
+    # creates a sustained 1/s, other requests 5/s): a limit it states is not read as a rate.
+    rate_limit_window_s = None
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
         "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "
@@ -115,6 +138,9 @@ class MuxProvider(Provider):
         "`migrator audit` finds any."
     )
 
+    # video.asset.created, video.asset.ready (or .errored), and with static renditions and text
+    # tracks subscribed video.asset.static_renditions.ready and video.asset.track.ready (docs.mux.com webhooks).
+    events_per_asset = 4
     webhook_scheme = Scheme.MUX
 
     def auth_headers(self) -> dict[str, str]:
@@ -124,21 +150,39 @@ class MuxProvider(Provider):
         return self.http.send("GET", ASSETS, params={"limit": "1"})
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        body, notes = self._create_body(asset, source_url)
+        return self._post_create(ASSETS, body, notes, lambda answer: read_asset(mapping(answer).get("data")).remote_id)
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        # Fields: mux-python 5.1.2 CreateAssetRequest and AssetMetadata (generated from Mux's OpenAPI).
+        details, notes = details_of(asset), []
         meta = {"external_id": idempotency_key(asset.asset_id, asset.generation)}
         if asset.title:
-            meta["title"] = asset.title[:512]
-        body = {
-            "inputs": [{"url": source_url}],
-            "playback_policies": ["public"],
-            "passthrough": passthrough_for(asset.asset_id),
+            meta["title"], cut_notes = cut_text(asset.title, TITLE_MAX, "title", utf16=True)
+            notes += cut_notes
+        passthrough = passthrough_for(asset.asset_id)
+        if passthrough != asset.asset_id:
+            notes.append(f"id: passthrough carries its hash (over {PASSTHROUGH_MAX} characters)")
+        body: dict = {
+            "inputs": [{"url": source_url}, *self.tracks_at_create(asset)],
+            # "public": anyone with the playback URL; "signed": a token is needed (CreateAssetRequest).
+            "playback_policies": [self.playback(asset)],
+            "passthrough": passthrough,
             "meta": meta,
         }
-        answer = self._send("POST", ASSETS, json_body=body)
-        if isinstance(answer, Outcome):
-            return answer
-        if 200 <= answer.status < 300:
-            return self._created(answer, read_asset(mapping(answer.body).get("data")).remote_id)
-        return self._failure(answer)
+        notes += privacy_notes(details.privacy, self.name)
+        options, option_notes = self.create_options(asset)
+        for name in ("video_quality", "max_resolution_tier", "test"):
+            if name in options:
+                body[name] = options[name]
+        if options.get("static_renditions"):  # the current form; `mp4_support` is deprecated and exclusive
+            body["static_renditions"] = [{"resolution": r} for r in options["static_renditions"]]
+        notes += option_notes
+        notes += not_carried(details, self.name, ("description", "tags", "metadata", "created_at", "folder"))
+        notes += not_carried(
+            details, self.name, ("poster_time_s",), "a Mux thumbnail's time is chosen per image request"
+        )
+        return body, notes
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
         """Page the asset list newest first until a page reaches back before `created_after`
@@ -222,9 +266,6 @@ class MuxProvider(Provider):
                 return
             seen.add(cursor)
         raise too_many_pages()
-
-    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
-        return read_rate_headers(headers, self.clock())
 
 
 def find_page_cap(created_after: float | None, now: float) -> int:
