@@ -1,4 +1,4 @@
-"""Made-up accounts for each provider, for local runs: the stack's secrets and the simulator's matching settings.
+"""Made-up accounts for each provider and source platform, for local runs: secrets and simulator settings.
 
 A local run (the demo, the benchmarks, the end-to-end tests) stores the provider's
 credentials and the webhook signing secret in the emulator's Secrets Manager, in the
@@ -48,3 +48,18 @@ def account(provider: str, webhook_scheme: str = "standard") -> Account:
     if provider == "apivideo":
         return Account(provider, json.dumps({"api_key": token}), {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
     raise ValueError(f"unknown provider {provider!r}")
+
+
+def source_account(platform: str) -> tuple[dict, dict]:
+    """A made-up account on a source platform: (its entry in the stack's source secret, `{"<platform>": this}`,
+    and the source simulator's config fields for the same credentials)."""
+    if platform in ("vimeo", "wistia"):
+        token = secrets.token_urlsafe(24)
+        return {"token": token}, {"token": token}
+    acct = account(platform)
+    return json.loads(acct.credentials), acct.sim
+
+
+def source_secret(accounts: dict[str, dict]) -> str:
+    """The stack's source secret for `{platform: credentials}`: the format migrator.sources reads."""
+    return json.dumps(accounts)

@@ -1,6 +1,7 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
     infra/demo [--provider generic|mux|cloudflare|apivideo] [--assets 500] [--provider-rate 20] [--keep]
+    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo --provider mux   (any pair)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
 provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
@@ -10,11 +11,18 @@ rows, a repeated id and sources the provider refuses), `migrator load`s it, show
 `migrator status` while the queue drains, runs `migrator reconcile` once, exports the
 mapping with `migrator report`, and ends with a summary. It exits non-zero if any asset
 is left unresolved or any asset got two provider videos.
+
+With --from PLATFORM the library lives on that platform instead: a second simulator holds it
+(titles, tags, captions, private and unfetchable videos, links that expire, files Mux and Stream
+prepare first), `migrator inventory --from PLATFORM` lists it into a JSON Lines inventory with
+source references, and `migrator load` sends that file as it is; the uploader resolves each link
+at the create and the target simulator fetches it from the source simulator.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -56,6 +64,22 @@ def write_inventory(path: Path, count: int) -> list[str]:
     lines.append('"library/bad\u0007id",https://media.example.com/bell.mp4,Bell,')
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return ids
+
+
+def list_source(run: LocalRun, path: Path) -> tuple[list[str], int]:
+    """`migrator inventory --from <platform>` against the source simulator; (the ids written, unfetchable)."""
+    credentials = path.with_name(path.name + ".credentials.json")
+    credentials.write_text(json.dumps(run.source_credentials), encoding="utf-8")
+    argv = ["inventory", "--from", run.source, "--source-url", run.source_url, "--credentials", str(credentials)]
+    argv += ["-o", str(path), "--mark-file", str(path.with_name(path.name + ".mark.json"))]
+    # The source simulator has no rate limit here; a real platform's documented one is the default pace.
+    argv += ["--rate", "50"]
+    print(f"\n$ migrator {' '.join(argv)}")
+    if migrator(argv) != 0:
+        raise SystemExit("[demo] the inventory failed")
+    ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
+    unfetchable = path.with_name(path.name + ".unfetchable.jsonl")
+    return ids, len(unfetchable.read_text(encoding="utf-8").splitlines())
 
 
 def cli(run: LocalRun, *args: str) -> int:
@@ -111,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         default="generic",
         help="the provider to migrate to; the simulator speaks its API (default generic)",
     )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo"],
+        help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
+    )
     parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")
     parser.add_argument(
         "--provider-rate", type=float, default=20, help="creates/s the simulated provider allows (default 20)"
@@ -131,12 +161,22 @@ def main(argv: list[str] | None = None) -> int:
         "MaximumConcurrency": "5",
         "WebhookScheme": "standard",
     }
-    run = LocalRun(sim_args, params, label="demo", provider=args.provider)
+    # A source library: every 50th unfetchable, every 7th private, every 10th captioned; links live 10 minutes,
+    # files Mux and Stream prepare take 3 s.
+    source_args = ["--library-size", str(args.assets), "--library-unfetchable-every", "50"]
+    source_args += ["--library-private-every", "7", "--library-captions-every", "10", "--link-ttl-s", "600"]
+    source_args += ["--prepare-s", "3", "--read-rate", "0", "--budget-quota", "0"]
+    run = LocalRun(sim_args, params, label="demo", provider=args.provider, source=args.source, source_args=source_args)
     wall_start = time.time()
+    unfetchable = 0
     try:
         run.start()
-        inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
-        ids = write_inventory(inventory, args.assets)
+        if args.source:
+            inventory = Path(".local") / f"{run.stack_name}-{args.source}.jsonl"
+            ids, unfetchable = list_source(run, inventory)
+        else:
+            inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
+            ids = write_inventory(inventory, args.assets)
         print(f"\n$ migrator load {inventory}")
         cli(run, "load", str(inventory))
         print("\n$ migrator status --watch   (compact)")
@@ -154,7 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
         unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
         print("\n=== summary ===")
-        print(f"assets in inventory   {len(ids)} (+5 bad or repeated rows, reported by load and not sent)")
+        if args.source:
+            print(f"assets in inventory   {len(ids)} from {args.source} (+{unfetchable} unfetchable, listed apart)")
+        else:
+            print(f"assets in inventory   {len(ids)} (+5 bad or repeated rows, reported by load and not sent)")
         for state in ("ready", "processing", "rejected", "failed", "uploading", "pending"):
             if counts.get(state):
                 print(f"{state:<21} {counts[state]}")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import requests
 
-from .accounts import account
+from .accounts import account, source_account, source_secret
 from .emulator import Emulator, client, free_port, healthy, port_is_free
 from .toolchain import ROOT, tool
 
@@ -82,10 +82,18 @@ class LocalRun:
         label: str = "run",
         port: int = 4566,
         provider: str = "generic",
+        source: str | None = None,
+        source_args: list[str] | None = None,
     ):
         self.sim_args = sim_args
         self.params = params
         self.provider = provider
+        # A library to migrate from (vimeo, wistia, mux, cloudflare, apivideo): a second simulator, its
+        # credentials in the stack's source secret, and the target fetching what it is handed from it.
+        self.source = source
+        self.source_args = source_args or []
+        self.source_sim: SimProcess | None = None
+        self.source_credentials: dict = {}
         self.stack_name = f"{label}-{uuid.uuid4().hex[:6]}"
         self.port = port
         self.emulator: Emulator | None = None
@@ -130,6 +138,9 @@ class LocalRun:
             **self.params,
         }
         sim_args = ["--profile", self.provider, *self.sim_args]
+        if self.source:
+            self._start_source(manager)
+            sim_args.append("--check-source")  # the target fetches the links it is handed, from the source
         self.sim = SimProcess(sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", acct.sim)
         print(f"[run] {self.provider} provider simulator on {self.sim.url} ({' '.join(sim_args)})")
         self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
@@ -145,6 +156,25 @@ class LocalRun:
             webhook_secret=acct.webhook_secret,
             webhook_scheme=acct.webhook_scheme,
         )
+
+    def _start_source(self, manager) -> None:
+        creds, sim_config = source_account(self.source)
+        self.source_credentials = {self.source: creds}
+        args = ["--profile", self.source, *self.source_args]
+        self.source_sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
+        name = f"{self.stack_name}/source-credentials"
+        manager.create_secret(Name=name, SecretString=source_secret(self.source_credentials))
+        self.params = {
+            "SourceTokenSecretName": name,
+            "SourceBaseUrls": f"{self.source}={self.source_url}",
+            **self.params,
+        }
+        print(f"[run] {self.source} source simulator on {self.source_sim.url} ({' '.join(args)})")
+
+    @property
+    def source_url(self) -> str:
+        """The source simulator's API address as its platform's clients address it."""
+        return self.source_sim.url + ("/modern" if self.source == "wistia" else "")
 
     def stop(self) -> None:
         if self.outputs and healthy(self.endpoint):
@@ -165,6 +195,9 @@ class LocalRun:
         if self.sim:
             self.sim.stop()
             self.sim = None
+        if self.source_sim:
+            self.source_sim.stop()
+            self.source_sim = None
         if self.emulator:
             self.emulator.stop()
             self.emulator = None

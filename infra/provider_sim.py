@@ -6,8 +6,10 @@ injected latency, 5xx and lost answers, asynchronous processing and signed webho
 retries, duplicates and forgeries; and each provider's documented limits (Mux's create
 and read rates, Cloudflare's per-user call budget with its block, its cap on videos in
 progress, its storage and source fetch; api.video's hanging ingests). It speaks one of several wire formats (--profile):
-the seed's generic contract, Mux Video, Cloudflare Stream or api.video. Everything is
-standard library so it runs anywhere Python 3.12 does.
+the seed's generic contract, Mux Video, Cloudflare Stream or api.video; and as a source
+(--library-size N) Vimeo, Wistia, Mux, Cloudflare Stream or api.video, whose links to files
+expire and whose prepared files take time. Everything is standard library so it runs
+anywhere Python 3.12 does.
 
 This file is the entry point and the stable import path; the code lives in infra/sim/.
 Run `python infra/provider_sim.py --help` for the command line, or use ProviderSim

@@ -31,6 +31,9 @@ from urllib.parse import urlsplit
 
 from migrator.messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Poison, encode_message, parse_message
 
+# The S3 source's rules for a key, shared with load's own S3 listing (and named here still, for its callers).
+from migrator.sources.s3 import VIDEO_EXTENSIONS, is_video_key, key_problem, s3_asset_id  # noqa: F401
+
 from .errors import CliError
 
 REQUIRED_COLUMNS = ("id", "source_url")
@@ -55,9 +58,6 @@ JSON_COLUMNS = ("metadata", "tracks", "options")
 NUMBER_COLUMNS = ("duration_s", "poster_time_s")
 FORMATS = ("csv", "jsonl")
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl"}
-VIDEO_EXTENSIONS = frozenset(
-    ("mp4", "mov", "m4v", "mkv", "webm", "avi", "mpg", "mpeg", "ts", "mts", "m2ts", "mxf", "flv", "wmv", "3gp", "ogv")
-)
 # A row of the file may be longer than the body it becomes (JSON whitespace and \u escapes,
 # CSV's doubled quotes); past this a JSON Lines line, or a CSV row (all its lines), is refused
 # unread, so one endless line cannot fill memory.
@@ -555,17 +555,6 @@ def parse_s3_source(source: str) -> tuple[str, str]:
     return parts.netloc, parts.path.lstrip("/")
 
 
-def s3_asset_id(bucket: str, key: str) -> str:
-    """A stable asset id for an S3 object: the same bucket and key always give the same id."""
-    return "s3-" + hashlib.sha256(f"{bucket}/{key}".encode()).hexdigest()[:32]
-
-
-def is_video_key(key: str) -> bool:
-    name = posixpath.basename(key)
-    _, dot, ext = name.rpartition(".")
-    return bool(dot) and ext.lower() in VIDEO_EXTENSIONS
-
-
 def s3_record(line: int, bucket: str, key: str) -> Record:
     """What one listed object becomes: a message whose source is s3://bucket/key, or why not."""
     if key.endswith("/"):
@@ -573,11 +562,9 @@ def s3_record(line: int, bucket: str, key: str) -> Record:
     if not is_video_key(key):
         return Skipped(line, "not a video (by extension)")
     source_url = f"s3://{bucket}/{key}"
-    # The uploader reads the key back as the URL's path; a key that does not survive that trip
-    # (a '?' or '#', a leading '/', whitespace) would be presigned as another object.
-    parts = urlsplit(source_url)
-    if parts.netloc != bucket or parts.path.lstrip("/") != key or _NOT_SQS_TEXT.search(key) or re.search(r"\s", key):
-        return BadRow(line, f"key {_excerpt(key, 80)} cannot be carried as an s3:// source_url ('?', '#', whitespace)")
+    problem = key_problem(bucket, key)
+    if problem:
+        return BadRow(line, problem)
     message = AssetMessage(
         asset_id=s3_asset_id(bucket, key),
         source_url=source_url,

@@ -44,6 +44,10 @@ A typical migration:
   migrator show ID                        one asset: state, provider video, errors, its tracks
   migrator export --format nginx ...      the cut-over map: old URL -> new playback URL, per asset
   migrator verify --checkpoint F          each ready asset's HLS manifest, duration, resolution vs the source
+From the platform the library lives on (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, S3):
+  migrator inventory --from vimeo -o vimeo.jsonl   list it: rows with source references, unfetchable apart
+  migrator load vimeo.jsonl                        load what was written, as it is
+  migrator load --from vimeo                       both in one go; --since last catches up later uploads
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
@@ -135,6 +139,58 @@ def state_name(text: str) -> State:
         ) from None
 
 
+def since_time(text: str) -> float | str:
+    from .sweep import parse_since
+
+    try:
+        return parse_since(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: str = "--rate") -> None:
+    """Where a library is listed from, and with which credentials (the operator's, never the stack's).
+    `rate_flag`: the name of the listing's own rate option (plan's `--rate` is the provider's)."""
+    from migrator.sources import PLATFORMS
+
+    group = parser.add_argument_group("the source library (docs/sources.md)")
+    group.add_argument(
+        "--from", dest="platform", choices=PLATFORMS, required=required, help="the platform to list the library from"
+    )
+    group.add_argument(
+        "--credentials",
+        metavar="FILE",
+        help='JSON {"<platform>": {...}}, the stack\'s source secret format (else --source-profile, '
+        "MIGRATOR_SOURCE_CREDENTIALS, or VIMEO_TOKEN, WISTIA_TOKEN, MUX_TOKEN_ID/MUX_TOKEN_SECRET, "
+        "CLOUDFLARE_ACCOUNT_ID/CLOUDFLARE_API_TOKEN, APIVIDEO_API_KEY)",
+    )
+    group.add_argument(
+        "--source-profile", metavar="NAME", help="a profile of ~/.config/video-migrator/sources.json holding them"
+    )
+    group.add_argument("--source-url", metavar="URL", help="the platform's API address, if not its own (a simulator)")
+    group.add_argument("--s3", metavar="S3URL", help="with --from s3: the bucket and prefix, s3://bucket/prefix")
+    group.add_argument(
+        "--since",
+        type=since_time,
+        metavar="TIME",
+        help="only what was added or changed since TIME (RFC 3339 or epoch seconds), or 'last': since the "
+        "previous finished sweep's mark (--mark-file)",
+    )
+    group.add_argument(
+        "--mark-file", metavar="FILE", help="where each finished sweep records its mark (default <platform>.mark.json)"
+    )
+    group.add_argument("--state", metavar="FILE", help="the resumable cursor file (default <output>.state.json)")
+    group.add_argument("--restart", action="store_true", help="ignore a saved cursor and list from the start")
+    group.add_argument("--no-tracks", action="store_true", help="do not look up caption tracks (fewer requests)")
+    group.add_argument(
+        rate_flag,
+        dest="source_rate",
+        type=float,
+        metavar="R",
+        help="requests per second to the source (default: its documented limit)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="migrator",
@@ -164,7 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
             "the same file twice creates nothing twice: the ledger's claim refuses duplicates."
         ),
     )
-    p.add_argument("source", metavar="FILE", help="a .csv or .jsonl file, - for standard input, or s3://bucket/prefix")
+    p.add_argument(
+        "source",
+        metavar="FILE",
+        nargs="?",
+        help="a .csv or .jsonl file, - for standard input, or s3://bucket/prefix (or --from PLATFORM)",
+    )
     p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
     p.add_argument("--dry-run", action="store_true", help="validate and count, send nothing")
     p.add_argument("--limit", type=positive_int, metavar="N", help="stop after N good rows")
@@ -192,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="only rows whose folder, tag or privacy matches VALUE (a glob; privacy=default: the stack's); "
         "repeatable: the same field matches either value, different fields all of them",
     )
+    p.add_argument(
+        "--inventory",
+        metavar="FILE",
+        help="with --from: where the listing is written before it is loaded (default <platform>-inventory.jsonl)",
+    )
+    _source_options(p, required=False)
     _stack_options(p)
 
     p = sub.add_parser(
@@ -208,7 +275,6 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
-    p.add_argument("--from", dest="platform", metavar="PLATFORM", help="plan a source platform's listing instead")
     p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
     p.add_argument("--provider", choices=["generic", "mux", "cloudflare", "apivideo"], help="only this provider")
     p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")
@@ -219,6 +285,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--aws-requests", metavar="FILE", help="requests per asset (data/aws-requests.json's shape)")
     p.add_argument("--region", default=None, help="AWS region for the prices (default us-east-1, or AWS_REGION)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+    p.add_argument(
+        "--inventory",
+        metavar="FILE",
+        help="with --from: where the listing is written before it is planned (default <platform>-inventory.jsonl)",
+    )
+    _source_options(p, required=False, rate_flag="--source-rate")
+    p.set_defaults(endpoint=None, profile=None)
+
+    p = sub.add_parser(
+        "inventory",
+        help="list a library on the platform it lives on into an inventory (JSONL, CSV on request)",
+        description=(
+            "Page through a Vimeo, Wistia, Mux, Cloudflare Stream, api.video or S3 library and write one row per "
+            "video (title, description, tags, creation time, duration, size, privacy, folder, caption tracks, "
+            "poster time) whose source_url is a source reference such as vimeo://123: the uploader resolves it "
+            "to a fresh download link only when it creates the video, so no link expires in the queue. Videos "
+            "that can never be fetched (no file access, still processing, no MP4, signed-only, archived, ...) "
+            "are counted, kept out, and listed with their reason in <output>.unfetchable.jsonl. The listing "
+            "keeps to the source's documented rate and waits out its 429s; after each page the cursor is saved, "
+            "so the same command resumes an interrupted sweep. `migrator load` takes the output as it is. "
+            "Needs no stack."
+        ),
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="the JSON Lines inventory (default <platform>-inventory.jsonl)"
+    )
+    p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
+    p.add_argument(
+        "--unfetchable", metavar="FILE", help="where unfetchable videos go (default <output>.unfetchable.jsonl)"
+    )
+    p.add_argument("--limit", type=positive_int, metavar="N", help="stop after N rows (the same command goes on)")
+    _source_options(p, required=True)
+    group = p.add_argument_group("AWS, for --from s3 (as the AWS CLI reads them)")
+    group.add_argument("--endpoint-url", "--endpoint", dest="endpoint", metavar="URL", help="an S3-compatible endpoint")
+    group.add_argument("--region", help="AWS region")
+    group.add_argument("--profile", help="a named profile from ~/.aws/config")
+    group.add_argument("--json", action="store_true", help="the summary as one JSON object")
 
     p = sub.add_parser(
         "probe",
@@ -460,9 +563,67 @@ def _target(args):
     return resolve(args.stack, args.outputs, args.endpoint, args.region, args.profile)
 
 
+def _sweep(args, output: Path) -> int:
+    """List the library `args` names into `output`; prints the summary; the sweep's exit code."""
+    from .load import _ctrl_c_sets
+    from .sweep import MARK_OVERLAP_S, build_source, default_output, read_mark, source_credentials, sweep
+
+    platform = args.platform
+    credentials = None
+    if platform != "s3":
+        credentials = source_credentials(platform, args.credentials, args.source_profile)
+    s3 = _standalone_client("s3", args) if platform == "s3" else None
+    source = build_source(
+        platform, credentials=credentials, base_url=args.source_url, rate=args.source_rate, s3=s3, s3_url=args.s3
+    )
+    mark_path = Path(args.mark_file or f"{platform}.mark.json")
+    since = args.since
+    if since == "last":
+        since = read_mark(mark_path, platform) - MARK_OVERLAP_S
+    output = output or default_output(platform)
+    stop = threading.Event()
+    with _ctrl_c_sets(stop):
+        summary = sweep(
+            source,
+            output,
+            unfetchable_output=Path(args.unfetchable) if getattr(args, "unfetchable", None) else None,
+            csv_output=Path(args.csv) if getattr(args, "csv", None) else None,
+            state_path=Path(args.state) if args.state else None,
+            mark_path=mark_path,
+            since=since,
+            restart=args.restart,
+            limit=getattr(args, "limit", None) if args.command == "inventory" else None,
+            tracks=not args.no_tracks,
+            out=sys.stderr,
+            stop=stop,
+        )
+    if args.json and args.command == "inventory":
+        _json_lines({"type": "summary", **summary.as_dict()})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return summary.exit_code
+
+
+def cmd_inventory(args) -> int:
+    from .sweep import default_output
+
+    return _sweep(args, Path(args.output) if args.output else default_output(args.platform))
+
+
 def cmd_load(args) -> int:
     from .load import SourceBucket, load_inventory
     from .sender import SENDER_CLIENT_CONFIG
+
+    if bool(args.source) == bool(args.platform):
+        raise CliError("load takes a FILE (or s3://bucket/prefix) or --from PLATFORM, one of the two")
+    if args.platform:
+        from .sweep import default_output
+
+        inventory = Path(args.inventory) if args.inventory else default_output(args.platform)
+        code = _sweep(args, inventory)
+        if code:
+            return code
+        args.source, args.format = str(inventory), "jsonl"
 
     # A dry run checks a file without any AWS: no stack, no credentials (the stack's source
     # bucket is checked too when one is named).
@@ -542,17 +703,18 @@ def cmd_plan(args) -> int:
     from .inventory import read_inventory
     from .plan import PROVIDERS, Plan, estimate, load_json, summarise
 
+    if args.platform and args.source:
+        raise CliError("plan takes an inventory FILE or --from PLATFORM, one of the two")
     if args.platform:
-        # Source listings (functions/migrator/sources, `migrator inventory --from`) come with WP-H.
-        listing = importlib.util.find_spec("migrator_cli.sources_cli")
-        if listing is None:
-            raise CliError(
-                f"--from {args.platform}: not available yet (source listings are being built); list the platform"
-                " into a CSV or JSON Lines inventory and plan that file"
-            )
-        from .sources_cli import listing_records  # type: ignore[import-not-found]
+        # The platform's listing, written (and resumable) as `migrator inventory --from` writes it, then planned.
+        from .sweep import default_output
 
-        records, source = listing_records(args.platform), f"{args.platform} listing"
+        listed = Path(args.inventory) if args.inventory else default_output(args.platform)
+        if _sweep(args, listed) not in (0, 1):
+            return 2
+        records, source = read_inventory(str(listed)), f"{args.platform} listing ({listed})"
+        unfetchable_file = Path(args.unfetchable) if getattr(args, "unfetchable", None) else None
+        unfetchable_file = unfetchable_file or listed.with_name(listed.name + ".unfetchable.jsonl")
     elif args.source:
         records, source = read_inventory(args.source, fmt=args.format), args.source
     else:
@@ -563,6 +725,11 @@ def cmd_plan(args) -> int:
     requests_doc = load_json(args.aws_requests, "aws-requests.json")
     sources = importlib.util.find_spec("migrator.sources") is not None
     inventory = summarise(records)
+    if args.platform and unfetchable_file.exists():
+        for line in unfetchable_file.read_text(encoding="utf-8").splitlines():
+            reason = json.loads(line).get("reason") if line.strip() else None
+            if isinstance(reason, str):
+                inventory.source_unfetchable[reason] += 1
     estimates = [
         estimate(
             inventory,
@@ -1023,6 +1190,7 @@ def cmd_reconcile(args) -> int:
 COMMANDS = {
     "load": cmd_load,
     "plan": cmd_plan,
+    "inventory": cmd_inventory,
     "probe": cmd_probe,
     "status": cmd_status,
     "report": cmd_report,

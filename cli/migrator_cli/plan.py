@@ -64,6 +64,8 @@ class Inventory:
     above_1080p: int = 0
     s3_sources: int = 0
     references: Counter = field(default_factory=Counter)  # source references by platform
+    # Videos the source platform's listing found it could never fetch (`--from`), by reason: never sent.
+    source_unfetchable: Counter = field(default_factory=Counter)
 
     @property
     def seconds_estimated(self) -> float:
@@ -241,6 +243,8 @@ def estimate(
         for platform, n in sorted(inv.references.items()):
             unfetchable[f"{platform}:// source reference (resolving needs source listings: not available yet)"] = n
     to_send = inv.assets - sum(unfetchable.values())
+    for reason, n in sorted(inv.source_unfetchable.items()):  # never in the inventory's rows: counted apart
+        unfetchable[f"at the source: {reason}"] = n
 
     if rate is not None:
         pace, pace_source = rate, "configured (--rate, the stack's ProviderRateLimit)"

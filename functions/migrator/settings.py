@@ -56,6 +56,12 @@ class Settings:
     default_playback: str = DEFAULT_PLAYBACK  # a row with no privacy: public | signed
     # The stack's create options, per provider (create_options.OPTIONS); a row's own override them.
     provider_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    # Sources (migrator.sources): the credentials secret ({"<platform>": {...}}), the platforms'
+    # addresses where not their own, and how long a file the source prepares may keep an asset waiting.
+    source_secret_name: str | None = None
+    source_parameter_name: str | None = None
+    source_base_urls: dict = field(default_factory=dict)
+    source_prepare_timeout_s: float = 3600.0
 
     @property
     def record_budget_s(self) -> float:
@@ -151,7 +157,20 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
+        source_secret_name=env.get("SOURCE_TOKEN_SECRET", "").strip() or None,
+        source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,
+        source_base_urls=_source_base_urls(env),
+        source_prepare_timeout_s=env_number(env, "SOURCE_PREPARE_TIMEOUT_SECONDS", 3600, 10, 86_400),
     )
+
+
+def _source_base_urls(env: Mapping[str, str]) -> dict:
+    from .sources import parse_base_urls
+
+    try:
+        return parse_base_urls(env.get("SOURCE_BASE_URLS", ""))
+    except ValueError as exc:
+        raise SettingsError(f"SOURCE_BASE_URLS: {exc}") from None
 
 
 def _share(env: Mapping[str, str]) -> float:

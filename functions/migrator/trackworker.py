@@ -64,19 +64,35 @@ NOT_READY_BASE_S = 20.0
 NOT_READY_CAP_S = 900.0
 
 
-def resolve_source_track(url: str) -> str | FetchFailed:
-    """A track's source reference (`vimeo://…`) as a URL to fetch: the one place it is resolved.
-    `migrator.sources` (WP-H) does it for videos; until it is there, such a track fails with the reason."""
-    try:
-        from .sources import resolve  # type: ignore[attr-defined]
-    except ImportError:
-        platform = url.split("://", 1)[0]
-        return FetchFailed(f"source references ({platform}://) are not supported for tracks yet: list its https URL")
+@dataclass(frozen=True)
+class InlineCaption:
+    """A caption the source platform serves only as text through its API (Wistia's, Stream's)."""
+
+    text: str
+    format: str | None = None
+
+
+def resolve_source_track(url: str) -> str | InlineCaption | FetchFailed:
+    """A track's source reference (`vimeo://…`) as a URL to fetch, or the caption's text itself: the
+    one place it is resolved (`migrator.sources.resolve`, with the stack's source credentials). A
+    file still being prepared, a source pacing us or failing once is a retry; one that can never be
+    fetched fails the track with the inventory's words."""
+    from .sources import resolve
+    from .sources.base import ResolutionKind
+
     try:
         resolved = resolve(url)
-    except Exception as exc:  # a platform's failure is the track's, not the worker's
+    except Exception as exc:  # a platform's (or our settings') failure is the track's, not the worker's
         return FetchFailed(f"the source reference could not be resolved ({type(exc).__name__})", retryable=True)
-    return getattr(resolved, "url", resolved)
+    if resolved.kind is ResolutionKind.READY:
+        if resolved.text is not None:
+            return InlineCaption(resolved.text, resolved.text_format)
+        if resolved.url:
+            return resolved.url
+    if resolved.kind is ResolutionKind.UNFETCHABLE:
+        return FetchFailed(f"the source cannot serve it: {resolved.reason or 'no reason given'}")
+    why = resolved.reason or resolved.kind.value
+    return FetchFailed(f"the source reference is not ready: {why}", retryable=True)
 
 
 @dataclass
@@ -92,7 +108,7 @@ class TracksWorker:
     clock: Callable[[], float] = time.time
     rng: random.Random = field(default_factory=random.Random)
     fetch: Callable = fetch
-    resolve_source: Callable[[str], str | FetchFailed] = resolve_source_track
+    resolve_source: Callable[[str], str | InlineCaption | FetchFailed] = resolve_source_track
     # Least time one more track needs: a listing, a fetch and an attach, each to its timeout.
     track_budget_s: float = 40.0
 
@@ -254,15 +270,24 @@ class TracksWorker:
         location = self._location(track.url)
         if isinstance(location, FetchFailed):
             return _failed(location)
-        fetched = self.fetch(location, self.policy)
-        if isinstance(fetched, FetchFailed):
-            return _failed(fetched)
-        caption = read_caption(fetched.body)
+        if isinstance(location, InlineCaption):
+            if not self.provider.takes_caption_files:  # Mux fetches a caption by URL itself
+                return TrackOutcome(
+                    TrackResult.REFUSED,
+                    error=f"{self.provider.name} fetches a caption by URL, and this source serves only its text",
+                )
+            body, location = location.text.encode("utf-8"), track.url
+        else:
+            fetched = self.fetch(location, self.policy)
+            if isinstance(fetched, FetchFailed):
+                return _failed(fetched)
+            body = fetched.body
+        caption = read_caption(body)
         if isinstance(caption, str):
             return TrackOutcome(TrackResult.REFUSED, error=f"not a caption file: {caption}")
         return self.provider.attach_track(remote_id, track, TrackUpload(caption, location), label)
 
-    def _location(self, url: str) -> str | FetchFailed:
+    def _location(self, url: str) -> str | InlineCaption | FetchFailed:
         scheme = url.split("://", 1)[0].lower()
         if scheme == "s3":
             try:

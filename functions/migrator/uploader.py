@@ -33,6 +33,7 @@ from .providers import AssetRef, CredentialsError, Provider, from_settings
 from .retry import DEFAULT_THROTTLE_S, deferral_floor, visibility_for
 from .settings import Settings, load
 from .settle import settle_reported
+from .sources import Resolution, ResolutionKind, Resolver
 from .states import State
 from .tracks import tracks_message
 
@@ -61,6 +62,9 @@ class Uploader:
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
     inline_wait_max_s: float = INLINE_WAIT_MAX_S
     chaos: Chaos = field(default_factory=Chaos)  # benchmarks only: a crash right after a create
+    # source_url -> what the provider is handed (presigned s3://, a platform's fresh link); None: the
+    # presigner alone, and no platform's references resolvable.
+    sources: Callable[[str], Resolution] | None = None
 
     # --- the batch -----------------------------------------------------------------------
 
@@ -187,6 +191,9 @@ class Uploader:
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self._adopt(msg, attempt, found, spent)
             attempt.searched = True  # nothing exists from the tries before this claim
+        handed = self._hand_off(msg, attempt, spent)  # resolved now, just before the create, never earlier
+        if isinstance(handed, Fate):
+            return handed
         waited_out = 0  # 429s met and waited out inside this invocation
         while True:
             slot = self._slot(deadline, CREATE)
@@ -194,7 +201,7 @@ class Uploader:
                 if self._wait_if_short(slot.until, deadline, slot.spread):
                     continue  # a short hold costs a sleep, not a trip through the queue
                 return self._release_held(msg, attempt, slot)
-            source = self.presign(claim.source_url)
+            source = handed
             attempt.create_sent = True  # from here on, a crash may leave a video behind
             outcome = self.provider.create(attempt.asset_ref(msg), source)
             if outcome.kind is OutcomeKind.CREATED:
@@ -212,6 +219,54 @@ class Uploader:
                     return self._release_held(msg, attempt, found)
                 return self._adopt(msg, attempt, found, spent)
             return self._apply(msg, attempt, outcome, spent, waited_out)
+
+    def _hand_off(self, msg: AssetMessage, attempt: Attempt, spent: int) -> str | Fate:
+        """The URL to hand the provider, made now (an s3:// source presigned, a source reference resolved by
+        its platform, so no link expires in the queue); or the fate of an asset whose source cannot be had
+        now: rejected with the inventory's reason, deferred without spending its attempt (a file the source
+        is preparing, its rate limit, its credentials), or failed like any request that did not answer."""
+        claim = attempt.claim
+        resolver = self.sources or Resolver(_no_source_credentials, self.presign)
+        resolution = resolver(claim.source_url)
+        kind, reason = resolution.kind, resolution.reason or ""
+        if kind is ResolutionKind.READY and resolution.url:
+            return resolution.url
+        if kind in (ResolutionKind.READY, ResolutionKind.UNFETCHABLE):
+            return self._apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=reason or "no file link"), spent)
+        if kind is ResolutionKind.TRANSIENT:
+            return self._apply(msg, attempt, Outcome(OutcomeKind.TRANSIENT, error=f"source: {reason}"), spent)
+        if kind is ResolutionKind.PREPARING:
+            return self._wait_for_source(msg, claim, resolution)
+        if kind is ResolutionKind.DENIED:  # our configuration: loud, and the asset's budget untouched
+            logger.error("source credentials unusable: %s", reason)
+            metrics.add_metric(name="SourceMisconfigured", unit=MetricUnit.Count, value=1)
+        delay = (resolution.retry_after if resolution.retry_after is not None else 60.0) + self.rng.uniform(0, 5)
+        now = self.clock()
+        self.ledger.release_throttled(
+            msg.asset_id, claim.token, _back_to(claim), now + delay, f"source: {reason}", now, count=False
+        )
+        return Fate.later(delay, f"source: {reason}", pacing=True)
+
+    def _wait_for_source(self, msg: AssetMessage, claim: Claimed, resolution: Resolution) -> Fate:
+        """A file the source is preparing: the message comes back when it may be ready, without spending an
+        attempt, until the wait has lasted SourcePrepareTimeoutSeconds; then the asset fails with the reason."""
+        now, reason = self.clock(), resolution.reason or "the source is preparing the file"
+        since = (claim.previous or {}).get("preparing_since")
+        limit = self.settings.source_prepare_timeout_s
+        waited = now - float(since) if since is not None else 0.0
+        if waited >= limit:
+            error = (
+                f"the source's file was not ready after {waited:.0f} s"
+                f" (SourcePrepareTimeoutSeconds {limit:.0f}): {reason}"
+            )
+            self.ledger.fail_preparing(msg.asset_id, claim.token, error, now)
+            metrics.add_metric(name="SourceNeverReady", unit=MetricUnit.Count, value=1)
+            return Fate.finished(error)
+        delay = min(resolution.retry_after or 30.0, limit - waited + 1.0) + self.rng.uniform(0, 3)
+        self.ledger.release_preparing(msg.asset_id, claim.token, _back_to(claim), now + delay, reason, now)
+        metrics.add_metric(name="SourcePreparing", unit=MetricUnit.Count, value=1)
+        logger.info("source preparing; back in %.0f s: %s", delay, reason)
+        return Fate.later(delay, reason, pacing=True)
 
     def _slot(self, deadline: float, purpose: str) -> Go | Hold:
         """A slot of the fleet's pace for a create (or a lookup, a poll), waited out in place: one
@@ -449,6 +504,10 @@ def _asset_ref(msg: AssetMessage, claim: Claimed) -> AssetRef:
     )
 
 
+def _no_source_credentials(platform: str):
+    raise CredentialsError(f"no source credentials are configured for {platform} (SourceTokenSecretName)")
+
+
 def _paced(item: dict | None) -> int:
     """Receives an asset's message spent on the provider's pacing (429s, holds), not on failures."""
     item = item or {}
@@ -482,13 +541,15 @@ def build(settings: Settings | None = None) -> Uploader:
     settings = settings or load()
     dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
     provider = from_settings(settings)
+    presign = S3Presigner(settings.presign_expiry_s)
     return Uploader(
         settings=settings,
         ledger=Ledger(settings.table_name, dynamodb),
         pacer=Pacer.configured(settings, dynamodb, provider),
         provider=provider,
         sqs=count_calls(boto3.client("sqs"), "SQSCalls"),
-        presign=S3Presigner(settings.presign_expiry_s),
+        presign=presign,
+        sources=Resolver.from_settings(settings, presign),
         chaos=Chaos.from_env(),
     )
 

@@ -7,6 +7,9 @@
 - signing: the webhook signature schemes;
 - profile: what a provider profile is (routes, auth, bodies, errors, rate headers, events);
 - generic, mux, cloudflare, apivideo: the profiles themselves, each only its wire format;
+- vimeo, wistia: source-only profiles; library: a source's videos computed from their index, links
+  to their files that expire, files that take time to prepare (mux, cloudflare and apivideo serve
+  a library too when library_size is set); fetch: how a target fetches the link it is handed;
 - core: ProviderSim, the state and the request pipeline with its fault injection and
   webhook delivery; server: the HTTP layer; cli: the command line.
 

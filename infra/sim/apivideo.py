@@ -22,10 +22,12 @@ import json
 import math
 import time
 import urllib.parse
+from typing import ClassVar
 
 from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
+from .library import Item, Shelf
 from .profile import (
     KIND_STATUS,
     Account,
@@ -166,17 +168,34 @@ def _has_pairs(video: Video, pairs: dict[str, str]) -> bool:
     return all((k, v) in own for k, v in pairs.items())
 
 
+# As a source: a video made without mp4Support has no MP4 to fetch.
+FAULTS = ("no_mp4",)
+
+
+def library_id(video: Item) -> str:
+    return f"vi{video.index:020d}"
+
+
+def library_index(vid: str) -> int:
+    return int(vid[2:]) if len(vid) == 22 and vid.startswith("vi") and vid[2:].isdigit() else -1
+
+
 class ApiVideo(Profile):
     name = "apivideo"
+    faults = FAULTS
     routes = (
         ("/auth/api-key", {"POST": "auth"}),
         ("/auth/refresh", {"POST": "refresh"}),
         ("/videos", {"POST": "create", "GET": "list"}),
         ("/videos/{id}", {"GET": "get"}),
         ("/videos/{id}/status", {"GET": "status"}),
+        # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/videos/{id}/captions", {"GET": "track_list"}),
-        ("/videos/{id}/captions/{language}", {"POST": "track_add"}),
+        ("/videos/{id}/captions/{language}", {"POST": "track_add", "GET": "src_caption"}),
     )
+    source_ops: ClassVar[dict[str, str]] = {
+        "track_list": "src_captions"
+    }  # a library lists its captions; a target, what it was sent
     # Captions "are uploaded per language" (docs.api.video/vod/add-captions): one file per language.
     one_track_per_language = True
     # "api.video retries sending the webhook notification 3 times, with 3 second intervals".
@@ -369,6 +388,89 @@ class ApiVideo(Profile):
         data = [_caption(video, t) for t in video.texts]
         pagination = {"currentPage": 1, "pageSize": 25, "pagesTotal": 1, "itemsTotal": len(data), "links": []}
         return Reply(200, {"data": data, "pagination": {**pagination, "currentPageItems": len(data)}})
+
+    # ----- as a source (a library)
+
+    def render_library(self, shelf: Shelf, video: Item) -> dict:
+        vid = library_id(video)
+        at = iso_offset(video.created)
+        mp4 = video.fault != "no_mp4"
+        # A private video's links carry a private token (one session each): here, the link's own signature.
+        base = f"https://vod.api.video/vod/{vid}" + ("/token/private" if video.private else "")
+        assets = {
+            "iframe": f'<iframe src="https://embed.api.video/vod/{vid}" width="100%" height="100%"></iframe>',
+            "player": f"https://embed.api.video/vod/{vid}",
+            "hls": f"{base}/hls/manifest.m3u8",
+            "thumbnail": f"{base}/thumbnail.jpg",
+        }
+        if mp4:
+            assets["mp4"] = shelf.url(video, "source.mp4")
+        return {
+            "videoId": vid,
+            "createdAt": at,
+            "title": video.title,
+            "description": video.description,
+            "publishedAt": at,
+            "updatedAt": iso_offset(video.modified),
+            "discarded": False,
+            "discardedAt": None,
+            "deletesAt": None,
+            "tags": list(video.tags),
+            "metadata": [{"key": "series", "value": str(video.index % 5)}],
+            "source": {"uri": f"/videos/{vid}/source", "type": "upload"},
+            "assets": assets,
+            "public": not video.private,
+            "panoramic": False,
+            "mp4Support": mp4,
+        }
+
+    def _library_captions(self, shelf: Shelf, video: Item) -> list[dict]:
+        vid = library_id(video)
+        return [
+            {
+                "uri": f"/videos/{vid}/captions/{language}",
+                "src": shelf.url(video, f"caption-{language}.vtt"),
+                "srclang": language,
+                "languageName": name,
+                "default": n == 0,
+            }
+            for n, (language, _kind, name) in enumerate(video.captions)
+        ]
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+            try:
+                page = int_param(query, "currentPage", 1, 1, None)
+                size = int_param(query, "pageSize", 25, PAGE_SIZE_MIN, PAGE_SIZE_MAX)
+            except ParamError as exc:
+                return Reply(400, {"title": "This parameter is out of the allowed range of values.", "name": exc.name})
+            order = query.get("sortOrder", ["asc"])[0]
+            if query.get("sortBy", ["createdAt"])[0] not in SORT_FIELDS or order not in ("asc", "desc"):
+                return self.error("invalid", "sortBy or sortOrder is not one of the allowed values")
+            videos, total = shelf.videos((page - 1) * size, size, newest_first=order == "desc")
+            pages = max(1, math.ceil(total / size))
+            pagination = {
+                "currentPage": page,
+                "pageSize": size,
+                "pagesTotal": pages,
+                "itemsTotal": total,
+                "currentPageItems": len(videos),
+                "links": [{"rel": "self", "uri": f"{call.base_url}/videos?currentPage={page}&pageSize={size}"}],
+            }
+            return Reply(200, {"data": [self.render_library(shelf, v) for v in videos], "pagination": pagination})
+        video = shelf.video(library_index(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found")
+        if op == "get":
+            return Reply(200, self.render_library(shelf, video))
+        captions = self._library_captions(shelf, video)
+        if op == "src_captions":
+            pagination = {"currentPage": 1, "pageSize": 25, "pagesTotal": 1, "itemsTotal": len(captions),
+                          "currentPageItems": len(captions), "links": []}  # fmt: skip
+            return Reply(200, {"data": captions, "pagination": pagination})
+        found = next((c for c in captions if c["srclang"] == call.params.get("language")), None)
+        return Reply(200, found) if found else self.error("not_found")
 
     def status(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))

@@ -23,7 +23,8 @@ from .core import ProviderSim
 _DESCRIPTION = """\
 Fake video provider on loopback for the migration tool's tests, benchmark and demo.
 --profile picks the wire format: generic (the seed contract), mux (Mux Video),
-cloudflare (Cloudflare Stream) or apivideo (api.video). Every setting can also be
+cloudflare (Cloudflare Stream) or apivideo (api.video); vimeo and wistia are sources
+only. --library-size N makes it a source of N videos to list and fetch. Every setting can also be
 changed at run time with POST /_sim/config (JSON, field names as below with _);
 GET /_sim/stats, GET /_sim/requests[?op=all], POST /_sim/reset work in every profile.
 Sources whose URL contains "unsupported" are refused, "corrupt" ones fail processing,
@@ -155,6 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     knob(hooks, "webhook_duplicate_rate", "deliveries sent twice (after the first was accepted)")
     knob(hooks, "webhook_forged_rate", "deliveries preceded by a copy signed with a wrong secret, to be refused")
     knob(hooks, "webhook_early", "processing completes at once; its webhook arrives before the create's answer")
+    source = p.add_argument_group("as a source: a library of videos to list and fetch (infra/sim/library.py)")
+    knob(source, "library_size", "videos in the library; > 0 makes this simulator a source (default %(default)s)")
+    knob(source, "library_private_every", "every Nth video private (0: none)")
+    knob(source, "library_unfetchable_every", "every Nth video unfetchable in one of the profile's ways (0: none)")
+    knob(source, "library_captions_every", "every Nth video with two caption tracks (0: none)")
+    knob(source, "library_stuck_every", "every Nth video's prepared file never becomes ready (0: none)")
+    knob(source, "link_ttl_s", "seconds a link to a file lives (0: forever)")
+    knob(source, "prepare_s", "seconds a file asked for (a Mux master, a Stream download) takes to prepare")
+    knob(source, "media_bytes", "the size of every file served")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return p
 

@@ -22,10 +22,12 @@ import time
 import urllib.parse
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
+from .library import EPOCH, STEP_S, Item, Shelf
 from .profile import (
     KIND_STATUS,
     Account,
@@ -135,16 +137,37 @@ def _fields_problem(body: dict) -> str | None:
     return None
 
 
+# As a source: unfetchable in turn, a video that requires signed URLs, one still encoding, one whose
+# encoding failed. A private library video requires signed URLs too.
+FAULTS = ("signed", "processing", "error")
+
+
+def library_uid(video: Item) -> str:
+    return f"cf{video.index:030d}"  # 32 hexadecimal characters, as Stream's uids are
+
+
+def library_index(uid: str) -> int:
+    return int(uid[2:]) if len(uid) == 32 and uid.startswith("cf") and uid[2:].isdigit() else -1
+
+
 class Cloudflare(Profile):
     name = "cloudflare"
+    fetch_mode = "head-range"  # "must support HTTP HEAD requests and HTTP GET range requests"
+    faults = FAULTS
     routes = (
         ("/accounts/{account}/stream/copy", {"POST": "create"}),
         ("/accounts/{account}/stream/webhook", {"PUT": "webhook", "GET": "webhook", "DELETE": "webhook"}),
         ("/accounts/{account}/stream", {"GET": "list"}),
         ("/accounts/{account}/stream/{id}", {"GET": "get"}),
+        # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/accounts/{account}/stream/{id}/captions", {"GET": "track_list"}),
         ("/accounts/{account}/stream/{id}/captions/{language}", {"PUT": "track_add"}),
+        ("/accounts/{account}/stream/{id}/downloads", {"POST": "src_download", "GET": "src_download"}),
+        ("/accounts/{account}/stream/{id}/captions/{language}/vtt", {"GET": "src_caption_vtt"}),
     )
+    source_ops: ClassVar[dict[str, str]] = {
+        "track_list": "src_captions"
+    }  # a library lists its captions; a target, what it was sent
     # "One caption or subtitle file per language is allowed" (cloudflare-python, stream.captions.language.update).
     one_track_per_language = True
 
@@ -235,7 +258,8 @@ class Cloudflare(Profile):
     def created(self, video: Video, now: float, replay: bool) -> Reply:
         return Reply(200, _envelope(self.render(video, now)))
 
-    def list(self, store: Store, call: Call, now: float) -> Reply:
+    def _list_query(self, call: Call) -> tuple[dict, int, int | None, int | None, bool] | Reply:
+        """(query, limit, after, before, ascending) of a list request, or the 400 for a bad parameter."""
         query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
         try:
             limit = int_param(query, "limit", 1000, 1, 1000)
@@ -243,7 +267,13 @@ class Cloudflare(Profile):
             before = _time_param(query, "before", "end")
         except ParamError as exc:
             return self.error("invalid", str(exc))
-        ascending = query.get("asc", ["false"])[0].lower() == "true"
+        return query, limit, after, before, query.get("asc", ["false"])[0].lower() == "true"
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        parsed = self._list_query(call)
+        if isinstance(parsed, Reply):
+            return parsed
+        query, limit, after, before, ascending = parsed
         creator = query.get("creator", [None])[0]
         name = query.get("video_name", [None])[0]
         status = query.get("status", [None])[0]
@@ -268,6 +298,91 @@ class Cloudflare(Profile):
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, _envelope(self.render(video, now)))
+
+    # ----- as a source (a library)
+
+    def render_library(self, shelf: Shelf, video: Item) -> dict:
+        fault = video.fault
+        state = {"processing": "inprogress", "error": "error"}.get(fault or "", "ready")
+        code, text = _ERROR_REASONS["corrupt"] if state == "error" else ("", "")
+        ready = state == "ready"
+        return {
+            "uid": library_uid(video),
+            "creator": f"creator-{video.index % 3}",
+            "thumbnailTimestampPct": 0.25,
+            "readyToStream": ready,
+            "readyToStreamAt": iso_z(video.modified) if ready else None,
+            "status": {"state": state, "pctComplete": "100.000000" if ready else "40.000000", "errorReasonCode": code,
+                       "errorReasonText": text},
+            "meta": {"name": video.title},
+            "created": iso_z(video.created),
+            "modified": iso_z(video.modified),
+            "uploaded": iso_z(video.created),
+            "size": video.size if ready else None,
+            "allowedOrigins": [],
+            "requireSignedURLs": fault == "signed" or video.private,
+            "scheduledDeletion": None,
+            "duration": video.duration if ready else -1,
+            "input": {"width": 1920, "height": 1080} if ready else {"width": -1, "height": -1},
+            "liveInput": None,
+            "watermark": None,
+        }  # fmt: skip
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            return self._library_list(shelf, call)
+        video = shelf.video(library_index(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found")
+        if op == "get":
+            return Reply(200, _envelope(self.render_library(shelf, video)))
+        if op == "src_download":
+            if call.method == "POST":
+                shelf.prepare(video, now)
+            return Reply(200, _envelope(self._downloads(shelf, video, now)))
+        if op == "src_captions":
+            captions = [
+                {"language": language, "label": name, "generated": False, "status": "ready"}
+                for language, _kind, name in video.captions
+            ]
+            return Reply(200, _envelope(captions))
+        language = call.params.get("language", "")
+        if language not in {c[0] for c in video.captions}:
+            return self.error("not_found")
+        vtt = f"WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nVideo {video.index}, {language}\n"
+        return Reply(200, raw=vtt.encode(), headers={"Content-Type": "text/vtt"})
+
+    def _downloads(self, shelf: Shelf, video: Item, now: float) -> dict:
+        """`{"default": {status, url, percentComplete}}` once asked for (POST), `{}` before."""
+        state, done = shelf.preparation(video, now)
+        if state == "none":
+            return {}
+        status = "ready" if state == "ready" else "inprogress"
+        # The download's address is known at once; it serves the file when the download is ready.
+        url = shelf.url(video, "default.mp4")
+        return {"default": {"status": status, "url": url, "percentComplete": round(done * 100, 1)}}
+
+    def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
+        return name != "default.mp4" or shelf.preparation(video, now)[0] == "ready"
+
+    def _library_list(self, shelf: Shelf, call: Call) -> Reply:
+        parsed = self._list_query(call)
+        if isinstance(parsed, Reply):
+            return parsed
+        query, limit, after, before, ascending = parsed
+        # Library video i was created at EPOCH + i minutes: a time bound is an index bound.
+        first = 0 if after is None else max(0, math.floor((after / 1e6 - EPOCH) / STEP_S) + 1)
+        last = shelf.size if before is None else min(shelf.size, math.ceil((before / 1e6 - EPOCH) / STEP_S))
+        matched = max(0, last - first)
+        if ascending:
+            start = first
+            videos, _ = shelf.videos(start, min(limit, matched), newest_first=False)
+        else:
+            videos, _ = shelf.videos(shelf.size - last, min(limit, matched), newest_first=True)
+        rendered = [self.render_library(shelf, v) for v in videos]
+        total = matched if query.get("include_counts", ["false"])[0].lower() == "true" else None
+        extra = {"total": total, "range": len(rendered)} if total is not None else {"range": len(rendered)}
+        return Reply(200, _envelope(rendered, **extra))
 
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
         # "Only one webhook subscription is allowed per-account"; PUT .../stream/webhook {"notificationUrl"}

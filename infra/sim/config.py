@@ -11,7 +11,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, fields
 
-PROFILES = ("generic", "mux", "cloudflare", "apivideo")
+PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia")
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
@@ -44,6 +44,11 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     # The 20/s create bucket is the simulator's own (what the benchmarks call the true limit), not Cloudflare's.
     "cloudflare": {"budget_quota": 1200, "budget_window_s": 300.0, "budget_block_s": 300.0, "max_in_flight": 120},
     "apivideo": {},
+    # Sources only. Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s
+    # in bursts of 20 is our choice. Wistia: "a rate limit of 600 requests per minute"
+    # (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
+    "vimeo": {"read_rate": 10.0, "read_burst": 20},
+    "wistia": {"read_rate": 10.0, "read_burst": 20},
 }
 
 
@@ -116,6 +121,14 @@ _KINDS: dict[str, object] = {
     "seed": "optint",
     "track_lose_rate": "float",
     "track_max_bytes": "int",
+    "library_size": "int",
+    "library_private_every": "int",
+    "library_unfetchable_every": "int",
+    "library_captions_every": "int",
+    "library_stuck_every": "int",
+    "link_ttl_s": "float",
+    "prepare_s": "float",
+    "media_bytes": "int",
 }
 _FRACTIONS = {
     "fail_rate",
@@ -139,8 +152,15 @@ _NON_NEGATIVE = {
     "max_in_flight",
     "storage_minutes",
     "track_max_bytes",
+    "library_size",
+    "library_private_every",
+    "library_unfetchable_every",
+    "library_captions_every",
+    "library_stuck_every",
+    "link_ttl_s",
+    "prepare_s",
 }
-_AT_LEAST_ONE = {"burst", "read_burst"}
+_AT_LEAST_ONE = {"burst", "read_burst", "media_bytes"}
 
 
 @dataclass
@@ -235,6 +255,20 @@ class SimConfig:
     # The largest text-track file taken, in bytes; a larger one is refused (an upload) or errors (a file
     # Mux fetches). No provider documents its cap: 2 MiB is the simulator's choice.
     track_max_bytes: int = 2 * 1024 * 1024
+    # ----- added with the source side (issue 21): a library of videos to list and fetch (infra/sim/library.py)
+    # > 0: this simulator is a source of that many videos: its list and get show the library (computed, not
+    # stored), with the profile's own source operations (text tracks, master access, downloads, captions).
+    library_size: int = 0
+    # Every Nth video private; every Nth unfetchable in one of the profile's ways (in turn); every Nth with two
+    # caption tracks; every Nth whose prepared file (Mux master, Stream download) never becomes ready. 0 = none.
+    library_private_every: int = 0
+    library_unfetchable_every: int = 0
+    library_captions_every: int = 0
+    library_stuck_every: int = 0
+    # Seconds a link to a file lives from when it is handed out (0: forever), and a prepared file takes.
+    link_ttl_s: float = 0.0
+    prepare_s: float = 2.0
+    media_bytes: int = 4096  # the size of every file served (its HEAD and range GETs agree)
 
     def __post_init__(self) -> None:
         self._defaulted: frozenset[str] = frozenset()

@@ -34,14 +34,17 @@ from .config import PROFILES as PROFILE_NAMES
 from .config import SimConfig
 from .fetch import source_problem
 from .generic import Generic
+from .library import LibraryState, Served, Shelf, serve_media
 from .mux import Mux
 from .mux import playback_ids as mux_playback_ids
 from .profile import Call, Event, Profile, Reply
 from .scheduler import Scheduler
 from .texttracks import fetch_caption, read_caption
 from .video import ERRORED, IDLE, PROCESSING, READY, TextTrack, Video, is_hang, is_unsupported
+from .vimeo import Vimeo
+from .wistia import Wistia
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo())}
+PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia())}
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"
 
 WEBHOOK_TIMEOUT_S = 5.0
@@ -63,6 +66,8 @@ STAT_KEYS = (
     "source_checks_failed", "hung_videos", "account_calls",
     # added with caption tracks
     "track_requests", "track_uploads", "tracks_refused", "lost_track_responses", "track_lists",
+    # added with the source side (a library: infra/sim/library.py)
+    "source_reads", "prepares_asked", "media_served", "media_refused",
 )  # fmt: skip
 
 
@@ -205,6 +210,7 @@ class ProviderSim:
         self._bucket = TokenBucket(cfg.rate, cfg.burst, now)  # creates
         self._read_bucket = TokenBucket(cfg.read_rate, cfg.read_burst, now)  # every other request
         self._budget = Budget(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)  # every call
+        self._library = LibraryState()  # a source's library: what changed in it (library.py)
         # Bumped on reset so completions and deliveries scheduled before it become no-ops.
         self._generation += 1
         self._seed_rngs()
@@ -300,6 +306,8 @@ class ProviderSim:
         if isinstance(routed, Reply):
             return routed  # Unknown path or method: not an API operation, not logged.
         op, params = routed
+        if cfg.library_size > 0:
+            op = profile.source_ops.get(op, op)
         call = Call(request.query, params, request.headers, request.base_url, op=op, method=request.method)
         entry = {
             "t": time.time(),
@@ -308,7 +316,9 @@ class ProviderSim:
             "key": request.headers.get("Idempotency-Key"),
             "ref": None,
         }
-        if op == "create":
+        if op.startswith("src_") or (cfg.library_size > 0 and op in _VIDEO_READS):
+            reply = self._source(cfg, profile, call, op, request.body)
+        elif op == "create":
             reply = self._create(cfg, profile, call, request.body, entry)
         elif op in _VIDEO_READS:
             reply = self._read(cfg, profile, call, op, entry)
@@ -559,7 +569,7 @@ class ProviderSim:
             track.content, track.format = content, fmt
             track.status, track.error = ("ready", None) if fmt else ("errored", why)
 
-    def media(self, path: str, query: str) -> media.Answer:
+    def playback_media(self, path: str, query: str) -> media.Answer:
         """A ready video's playlists, thumbnail, player page (media.py): what its playback URLs serve.
         Not an API operation: no auth, no bucket, not logged, as a CDN answers apart from the API."""
         parsed = media.split(path)
@@ -582,6 +592,48 @@ class ProviderSim:
             return video, profile == "apivideo" and video.request.get("public") is False
 
         return media.serve(*parsed, query, find)
+
+    def _source(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes) -> Reply:
+        """A read (or a file asked to be prepared) on the library of a source simulator."""
+        refused = self._gate(cfg, profile, call) or self._take_read(cfg, profile)
+        if refused is not None:
+            return refused
+        body, _ = parse_json(raw) if raw else (None, None)
+        shelf = Shelf(cfg, self._library, call.base_url, profile.name, profile.faults)
+        prepared = len(self._library.prepared)
+        reply = profile.source(op, shelf, call, body, time.monotonic())
+        with self._lock:
+            self._counters["source_reads"] += 1
+            self._counters["prepares_asked"] += len(self._library.prepared) - prepared
+        return reply
+
+    def media(self, method: str, path: str, query: str, range_header: str | None) -> Served:
+        """A file of the library (`/_media/<profile>/<index>/<name>`, `/_stream/...`), as its CDN serves it."""
+        with self._lock:
+            cfg = copy.copy(self.config)
+        profile = PROFILES[cfg.profile]
+        shelf = Shelf(cfg, self._library, self.url if self._server else "", profile.name, profile.faults)
+        now = time.monotonic()
+        if path.startswith("/_stream/"):
+            served = profile.serve_stream(shelf, method, path) or Served(404, {}, b"Not Found")
+        else:
+            served = serve_media(
+                cfg,
+                self._library,
+                method,
+                path,
+                query,
+                range_header,
+                profile.faults,
+                lambda video, name: profile.media_ready(shelf, video, name, now),
+            )
+        with self._lock:
+            self._counters["media_served" if served.status < 300 else "media_refused"] += 1
+        return served
+
+    def change_library(self, delete: list[int], make_private: list[int]) -> None:
+        """Videos deleted or made private at the source after they were listed."""
+        self._library.change(delete, make_private)
 
     def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
         """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""
@@ -621,7 +673,9 @@ class ProviderSim:
 
     def _check_source(self, vid: str, source: str, generation: int, inline: bool = False) -> None:
         """Fetch the source as Cloudflare does; a failure ends the video errored, else processing goes on."""
-        problem = source_problem(source)
+        with self._lock:
+            mode = PROFILES[self.config.profile].fetch_mode
+        problem = source_problem(source, mode)
         if problem is not None:
             with self._lock:
                 if generation == self._generation:

@@ -1,4 +1,9 @@
-"""Fetching a source the way Cloudflare Stream does before it ingests it: HEAD with a size, then a range GET.
+"""Fetching a source the way the provider does before it ingests it, over loopback only.
+
+Two ways (a profile's `fetch_mode`): "get", a GET of the first bytes, as any provider that
+downloads a URL starts (Mux, api.video, the generic contract); and "head-range", Cloudflare
+Stream's: HEAD with a size, then a range GET. Either fails the ingest when the source refuses
+(an expired or unsigned link answers 403, a deleted file 404), as the real provider does.
 
 Stream's "Upload via link": the server "must support HTTP HEAD requests and HTTP GET range
 requests" (https://developers.cloudflare.com/stream/uploading-videos/upload-via-link/;
@@ -47,18 +52,22 @@ def _size(headers) -> int | None:
     return None
 
 
-def source_problem(url: str) -> str | None:
-    """None if the source answers HEAD with its size and a range GET with 206; else what went wrong."""
+def source_problem(url: str, mode: str = "head-range") -> str | None:
+    """None if the source can be fetched the way `mode` says; else what went wrong.
+
+    "head-range": HEAD answered with the size, then a range GET with 206. "get": a GET (asking for the
+    first bytes) answered 200 or 206."""
     if not _on_loopback(url):
         return "not a loopback address (the simulator fetches nothing else)"
     try:
-        with _OPENER.open(urllib.request.Request(url, method="HEAD"), timeout=TIMEOUT_S) as response:
-            if _size(response.headers) is None:
-                return "HEAD answered without the file's size"
+        if mode == "head-range":
+            with _OPENER.open(urllib.request.Request(url, method="HEAD"), timeout=TIMEOUT_S) as response:
+                if _size(response.headers) is None:
+                    return "HEAD answered without the file's size"
         request = urllib.request.Request(url, headers={"Range": RANGE})
         with _OPENER.open(request, timeout=TIMEOUT_S) as response:
             response.read(RANGE_BYTES)  # never the whole file
-            if response.status != 206:
+            if mode == "head-range" and response.status != 206:
                 return f"a range GET answered {response.status}, not 206"
     except urllib.error.HTTPError as exc:
         exc.close()

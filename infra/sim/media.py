@@ -2,7 +2,7 @@
 rendition, a DASH manifest, a thumbnail, a player page, an MP4; and the source-URL knobs that plant
 what `migrator verify` must catch.
 
-Every profile's video object points here (`/_media/<profile>/<key>/...`, see `urls`), in the place
+Every profile's video object points here (`/_play/<profile>/<key>/...`, see `urls`), in the place
 its provider's URLs go, so an export read from the ledger can be fetched back. The playlists follow
 RFC 8216: the master lists each rendition with BANDWIDTH and RESOLUTION (a ladder up to 1080p), and
 each media playlist's EXTINF durations (6 s segments) add up to the duration the provider reports.
@@ -23,7 +23,7 @@ import urllib.parse
 
 from .video import READY, Video, query_number
 
-PREFIX = "/_media/"
+PREFIX = "/_play/"  # apart from a source library's files (/_media/, library.py)
 LADDER = (360, 480, 720, 1080)
 SOURCE_SIZE = (1920, 1080)  # every simulated source is 1080p
 SEGMENT_S = 6.0

@@ -27,6 +27,7 @@ import uuid
 from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
+from .library import VTT, Item, Served, Shelf
 from .profile import (
     KIND_STATUS,
     Call,
@@ -271,12 +272,33 @@ def _decode_cursor(cursor: str) -> int:
     return value
 
 
+# As a source: unfetchable in turn, an asset whose ingest errored, one still preparing, a live stream's
+# asset still recording.
+FAULTS = ("errored", "processing", "live")
+
+
+def library_id(video: Item) -> str:
+    return f"MuxAsset{video.index:024d}"
+
+
+def library_index(asset_id: str) -> int:
+    tail = asset_id.removeprefix("MuxAsset")
+    return int(tail) if asset_id.startswith("MuxAsset") and len(tail) == 24 and tail.isdigit() else -1
+
+
+def playback_id(video: Item) -> str:
+    """Public ("PB...") or signed ("SG..."): a private library video has signed playback only."""
+    return ("SG" if video.private else "PB") + f"{video.index:030d}"
+
+
 class Mux(Profile):
     name = "mux"
+    faults = FAULTS
     routes = (
         ("/video/v1/assets", {"POST": "create", "GET": "list"}),
         ("/video/v1/assets/{id}", {"GET": "get"}),
         ("/video/v1/assets/{id}/tracks", {"POST": "track_add"}),
+        ("/video/v1/assets/{id}/master-access", {"PUT": "src_master"}),
     )
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
@@ -349,6 +371,108 @@ class Mux(Profile):
         data = videos[:limit]
         next_cursor = _encode_cursor(data[-1].seq) if len(videos) > limit else None
         return Reply(200, {"data": [self.render(v, now) for v in data], "next_cursor": next_cursor})
+
+    # ----- as a source (a library)
+
+    def render_library(self, shelf: Shelf, video: Item, now: float) -> dict:
+        """A library video as Mux's asset object: master access and its preparation included."""
+        fault = video.fault
+        status = {"errored": "errored", "processing": "preparing"}.get(fault or "", "ready")
+        out = {
+            "id": library_id(video),
+            "status": status,
+            "created_at": str(int(video.created)),
+            "passthrough": f"library-{video.index}",
+            "meta": {"title": video.title[:512], "external_id": f"lib-{video.index}"},
+            "playback_ids": [{"policy": "signed" if video.private else "public", "id": playback_id(video)}],
+            "mp4_support": "none",
+            "master_access": "none",
+            "ingest_type": "on_demand_url",
+            "video_quality": "plus",
+            "max_stored_resolution": "HD",
+            "resolution_tier": "1080p",
+            "aspect_ratio": "16:9",
+            "is_live": fault == "live",
+            "test": False,
+        }
+        if fault == "live":
+            out["live_stream_id"] = f"LiveStream{video.index:020d}"
+        if status == "ready":
+            out["duration"] = video.duration
+            out["tracks"] = [
+                {
+                    "id": f"VT{video.index:08d}",
+                    "type": "video",
+                    "max_width": 1920,
+                    "max_height": 1080,
+                    "status": "ready",
+                },
+                {"id": f"AT{video.index:08d}", "type": "audio", "max_channels": 2, "status": "ready"},
+            ] + [
+                {
+                    "id": f"TT{video.index:08d}{n}",
+                    "type": "text",
+                    "text_type": "subtitles",
+                    "text_source": "uploaded",
+                    "language_code": language,
+                    "name": name,
+                    "closed_captions": kind == "captions",
+                    "status": "ready",
+                }
+                for n, (language, kind, name) in enumerate(video.captions)
+            ]
+        elif status == "errored":
+            out["errors"] = {"type": "invalid_input", "messages": ["The input file could not be processed"]}
+        state, _done = shelf.preparation(video, now)
+        if state != "none":
+            # "A URL will be created that can be used to download the master version for 24 hours"
+            out["master_access"] = "temporary"
+            out["master"] = {"status": state}
+            if state == "ready":
+                out["master"]["url"] = shelf.url(video, "master.mp4")
+        return out
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+            try:
+                limit = int_param(query, "limit", 25, 1, 100)
+                page = int_param(query, "page", 1, 1, None)
+                start = shelf.size - 1 - _decode_cursor(query["cursor"][0]) if "cursor" in query else (page - 1) * limit
+            except ParamError as exc:
+                return self.error("invalid", str(exc))
+            videos, _total = shelf.videos(max(0, start + (1 if "cursor" in query else 0)), limit + 1, newest_first=True)
+            data = videos[:limit]
+            following = _encode_cursor(data[-1].index) if len(videos) > limit else None
+            return Reply(200, {"data": [self.render_library(shelf, v, now) for v in data], "next_cursor": following})
+        video = shelf.video(library_index(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found")
+        if op == "src_master":
+            wanted = body.get("master_access") if isinstance(body, dict) else None
+            if wanted not in ("temporary", "none"):
+                return self.error("invalid", "master_access must be temporary or none")
+            if wanted == "temporary":
+                shelf.prepare(video, now)
+        return Reply(200, {"data": self.render_library(shelf, video, now)})
+
+    def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
+        return name != "master.mp4" or shelf.preparation(video, now)[0] == "ready"
+
+    def serve_stream(self, shelf: Shelf, method: str, path: str) -> Served | None:
+        """`/_stream/{playback id}/text/{track id}.vtt`: stream.mux.com's text tracks, public playback only."""
+        parts = path.split("/")
+        if len(parts) != 5 or parts[3] != "text" or not parts[4].endswith(".vtt") or not parts[2].startswith("PB"):
+            return Served(403 if parts[2:3] and parts[2].startswith("SG") else 404, {}, b"")
+        video = shelf.video(int(parts[2][2:]) if parts[2][2:].isdigit() else -1)
+        tracks = {f"TT{video.index:08d}{n}": c for n, c in enumerate(video.captions)} if video else {}
+        track = tracks.get(parts[4][: -len(".vtt")])
+        if track is None:
+            return Served(404, {}, b"")
+        body = VTT.format(i=video.index, language=track[0]).encode()
+        return Served(
+            200, {"Content-Type": "text/vtt", "Content-Length": str(len(body))}, b"" if method == "HEAD" else body
+        )
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})

@@ -26,6 +26,7 @@ from .video import TextTrack, Video
 
 if TYPE_CHECKING:
     from .config import SimConfig
+    from .library import Item, Served, Shelf
 
 # Delay before attempt 2, 3, ... of a webhook; len + 1 is the maximum number of tries.
 WEBHOOK_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -58,6 +59,7 @@ class Reply:
     headers: dict = field(default_factory=dict)
     told: float | None = None
     lost: bool = False
+    raw: bytes | None = None  # a body that is not JSON (a caption file), sent as it is with its Content-Type
 
 
 @dataclass
@@ -222,6 +224,12 @@ class Profile:
     routes: ClassVar[tuple[tuple[str, dict[str, str]], ...]]
     honours_idempotency_key: ClassVar[bool] = False  # Idempotency-Key and 409s: the generic contract only
     webhook_backoff_s: ClassVar[tuple[float, ...]] = WEBHOOK_BACKOFF_S
+    # How this provider fetches a source before it ingests it (check_source): "head-range" (HEAD with the
+    # size, then a range GET: Cloudflare's documented need) or "get" (a GET of the first bytes).
+    fetch_mode: ClassVar[str] = "get"
+    # As a source (library_size > 0): the ways this platform's videos can be unfetchable, given in turn to
+    # every library_unfetchable_every-th video; profiles that are no source have none.
+    faults: ClassVar[tuple[str, ...]] = ()
 
     # ----- routing and auth
 
@@ -312,6 +320,23 @@ class Profile:
     def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
         """A video's caption tracks, where the provider lists them on their own."""
         raise NotImplementedError
+
+    # ----- as a source (a library: infra/sim/library.py)
+
+    # An op a path shares between the two sides: what it means when the simulator is a source library.
+    source_ops: ClassVar[dict[str, str]] = {}
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        """A list, get or source operation (an op named "src_...") on the library."""
+        return self.error("no_route", "not found")
+
+    def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
+        """Whether the file `name` of `video` exists yet (a master or a download being prepared)."""
+        return True
+
+    def serve_stream(self, shelf: Shelf, method: str, path: str) -> Served | None:
+        """A file at the platform's delivery host, `/_stream/...` here (Mux's text tracks); None: none."""
+        return None
 
     # ----- rate limits
 

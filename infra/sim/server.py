@@ -15,6 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
+from . import media
 from .config import ConfigError
 from .core import OPS, ApiRequest, parse_json
 
@@ -83,8 +84,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._dispatch(self.command)
 
-    # Every method goes through the router, which answers 405 where a method does not apply.
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+    # Every method goes through the router, which answers 405 where a method does not apply; HEAD is
+    # answered for files only (/_media, /_stream), as a CDN answers it.
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_GET
+
+    def _send_raw(self, status: int, headers: dict, body: bytes, head: bool = False) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
 
     def _send(self, status: int, payload: object, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -112,13 +124,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": "invalid Content-Length"})
             return
         parts = urllib.parse.urlsplit(self.path)
-        if parts.path.startswith("/_media/"):  # playlists and pages, not JSON
-            status, content_type, data = self.server.sim.media(parts.path, parts.query)
+        if parts.path.startswith(media.PREFIX):  # a ready video's playlists and pages, not JSON
+            status, content_type, data = self.server.sim.playback_media(parts.path, parts.query)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+            return
+        if parts.path.startswith(("/_media/", "/_stream/")):
+            served = self.server.sim.media(method, parts.path, parts.query, self.headers.get("Range"))
+            self._send_raw(served.status, served.headers, served.body, head=method == "HEAD")
+            return
+        if method == "HEAD":
+            self._send_raw(405, {"Allow": "GET"}, b"")
             return
         try:
             if parts.path == "/_sim" or parts.path.startswith("/_sim/"):
@@ -131,6 +150,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if reply.lost:
                     # The provider did the work; the client never hears about it.
                     self.close_connection = True
+                    return
+                if reply.raw is not None:
+                    self._send_raw(reply.status, reply.headers, reply.raw)
                     return
                 status, payload, headers = reply.status, reply.body, reply.headers
         except Exception as exc:  # The server must keep serving whatever a request does.
@@ -145,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/_sim/requests": {"GET": lambda: self._requests(query)},
             "/_sim/config": {"GET": lambda: (200, sim.config_dict(), {}), "POST": lambda: self._patch(raw)},
             "/_sim/reset": {"POST": self._reset},
+            "/_sim/library": {"POST": lambda: self._library(raw)},
         }
         methods = routes.get(path.rstrip("/"))
         if methods is None:
@@ -158,6 +181,17 @@ class _Handler(BaseHTTPRequestHandler):
         wanted = urllib.parse.parse_qs(query).get("op", ["create"])[0]
         ops = None if wanted == "all" else [op for op in wanted.split(",") if op in OPS]
         return 200, self.server.sim.requests_log(ops), {}
+
+    def _library(self, raw: bytes) -> Answer:
+        """{"delete": [index, ...], "make_private": [index, ...]}: what changes at a source after its inventory."""
+        changes, error = parse_json(raw)
+        if error or not isinstance(changes, dict):
+            return 400, {"error": error or "expected a JSON object"}, {}
+        lists = [changes.get(k, []) for k in ("delete", "make_private")]
+        if not all(isinstance(v, list) and all(isinstance(i, int) for i in v) for v in lists):
+            return 400, {"error": "delete and make_private must be lists of video indexes"}, {}
+        self.server.sim.change_library(*lists)
+        return 200, {"changed": True}, {}
 
     def _reset(self) -> Answer:
         self.server.sim.reset()

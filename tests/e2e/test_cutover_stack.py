@@ -75,7 +75,7 @@ def cli(deployed, endpoint):
 
 
 def mux_hosts(sim) -> list[str]:
-    base = f"{sim.url}/_media/mux"
+    base = f"{sim.url}/_play/mux"
     return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
 
 
@@ -151,7 +151,7 @@ def served_urls(deployed, remote_id: str) -> dict:
         auth = (acct.sim["token_id"], acct.sim["token_secret"])
         asset = requests.get(f"{sim.url}/video/v1/assets/{remote_id}", auth=auth, timeout=10).json()["data"]
         pid = asset["playback_ids"][0]["id"]
-        base = f"{sim.url}/_media/mux"
+        base = f"{sim.url}/_play/mux"
         return {"hls": f"{base}/{pid}.m3u8", "thumbnail": f"{base}/{pid}/thumbnail.jpg", "player": f"{base}/{pid}"}
     if deployed.name == "cloudflare":
         path = f"{sim.url}/accounts/{acct.sim['account_id']}/stream/{remote_id}"

@@ -175,3 +175,15 @@ def verify_generic(secret: str, headers: dict, body: bytes) -> bool:
 
 
 VERIFY = {"generic": verify_generic, "mux": verify_mux, "cloudflare": verify_cloudflare, "apivideo": verify_apivideo}
+
+
+def list_all(source, since=None, tracks=True) -> tuple[list, int]:
+    """Every entry of every page of a migrator.sources source, and how many pages it took."""
+    entries, cursor, pages = [], None, 0
+    while True:
+        page = source.page(cursor, since, tracks)
+        entries += page.entries
+        pages += 1
+        cursor = page.cursor
+        if cursor is None:
+            return entries, pages

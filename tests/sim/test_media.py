@@ -36,7 +36,7 @@ def ready_video(launch, profile: str, source: str, **config):
 
 
 def links(sim, profile, video):
-    hosts = dict.fromkeys(("hls", "thumbnail", "player"), f"{sim.url}/_media/mux")
+    hosts = dict.fromkeys(("hls", "thumbnail", "player"), f"{sim.url}/_play/mux")
     return playback_links(profile, video.playback, hosts)
 
 
@@ -44,7 +44,7 @@ def links(sim, profile, video):
 def test_a_ready_video_plays_from_the_simulator(launch, profile):
     sim, video = ready_video(launch, profile, "https://media.example.com/a.mp4?duration=20")
     urls = links(sim, profile, video)
-    assert all(url and url.startswith(sim.url + "/_media/") for url in urls.values()), urls
+    assert all(url and url.startswith(sim.url + "/_play/") for url in urls.values()), urls
     master = requests.get(urls["hls"], timeout=5)
     assert master.status_code == 200 and master.headers["Content-Type"] == "application/vnd.apple.mpegurl"
     parsed = parse_master(master.text)
@@ -78,8 +78,8 @@ def test_signed_playback_needs_a_token_and_unready_videos_serve_nothing(launch):
         f"{sim.url}/video/v1/assets/{made.remote_id}", auth=(acct.sim["token_id"], acct.sim["token_secret"]), timeout=5
     )
     pid = asset.json()["data"]["playback_ids"][0]["id"]
-    assert requests.get(f"{sim.url}/_media/mux/{pid}.m3u8", timeout=5).status_code == 404  # still preparing
-    assert requests.get(f"{sim.url}/_media/mux/nosuchid.m3u8", timeout=5).status_code == 404
+    assert requests.get(f"{sim.url}/_play/mux/{pid}.m3u8", timeout=5).status_code == 404  # still preparing
+    assert requests.get(f"{sim.url}/_play/mux/nosuchid.m3u8", timeout=5).status_code == 404
 
     sim, video = ready_video(launch, "cloudflare", "https://m.example/t.mp4")
     # A video made with requireSignedURLs: its URLs answer 403 without a token.

@@ -331,11 +331,42 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         for st in _branches(role)
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
-    # The provider's secret (uploader, reconcile, webhook, tracks) and the signing secret.
-    assert len(grants) == 5
+    # The provider's secret (uploader, reconcile, webhook, tracks), the signing secret, the sources' secret
+    # (uploader, tracks).
+    assert len(grants) == 7
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
         assert arn.endswith("-??????") and "*" not in arn, arn
+
+
+def test_the_source_credentials_are_read_by_the_uploader_and_the_tracks_worker_alone(translated):
+    """The source platforms' credentials (issue 21) reach the uploader's role (a video's source reference)
+    and the tracks worker's (a caption's), as one named secret or parameter, and no other function's; the
+    uploader is told their names and the sources' settings."""
+    resources = translated["Resources"]
+    readers = {
+        name
+        for name, role in resources.items()
+        if role["Type"] == "AWS::IAM::Role"
+        for st in _branches(role)
+        if "SourceToken" in json.dumps(st.get("Resource", ""))
+    }
+    assert readers == {"UploaderRole", "TracksRole"}
+    grants = {
+        st["Sid"]: st for st in _branches(resources["UploaderRole"]) if st.get("Sid", "").startswith("SourceToken")
+    }
+    assert grants["SourceToken"]["Resource"]["Fn::Sub"].endswith(":secret:${SourceTokenSecretName}-??????")
+    assert grants["SourceTokenParameter"]["Action"] == ["ssm:GetParameter"]
+    env = resources["UploaderFunction"]["Properties"]["Environment"]["Variables"]
+    for variable in (
+        "SOURCE_TOKEN_SECRET",
+        "SOURCE_TOKEN_PARAMETER",
+        "SOURCE_BASE_URLS",
+        "SOURCE_PREPARE_TIMEOUT_SECONDS",
+    ):
+        assert variable in env
+    for name in ("ReconcileFunction", "WebhookFunction", "IntakeFunction", "TallyFunction"):
+        assert "SOURCE_TOKEN_SECRET" not in json.dumps(resources[name]["Properties"].get("Environment", {}))
 
 
 def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):

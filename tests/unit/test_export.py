@@ -199,7 +199,12 @@ def test_a_million_rows_stream_through_in_flat_memory():
 
     def items(n):
         for i in range(n):
-            yield {**MUX, "asset_id": f"lib/{i}", "source_url": f"vimeo://{i}", "playback_info": {"playback_id": f"p{i}"}}
+            yield {
+                **MUX,
+                "asset_id": f"lib/{i}",
+                "source_url": f"vimeo://{i}",
+                "playback_info": {"playback_id": f"p{i}"},
+            }
 
     class Sink(io.TextIOBase):
         def write(self, text):

@@ -100,22 +100,23 @@ def test_the_arithmetic_of_a_small_case_computed_by_hand(tmp_path, capsys):
     assert doc["privacy"] == {"default": 2, "private": 1}
 
     mux = doc["providers"]["mux"]
-    # vimeo:// cannot be resolved yet: 2 to send, 2/3 of 4.5 minutes = 3 minutes.
-    assert mux["assets_to_send"] == 2 and list(mux["unfetchable"].values()) == [1]
-    assert mux["time_s"] == pytest.approx(2.0)  # 2 creates at Mux's documented 1/s
-    assert mux["encoding_usd"] == pytest.approx(3 * 0.02)
-    assert mux["storage_usd_month"] == pytest.approx(3 * 0.001)
+    # vimeo:// is resolved at the create (a source reference): all 3 go, 4.5 minutes of video.
+    assert mux["assets_to_send"] == 3 and mux["unfetchable"] == {}
+    assert mux["time_s"] == pytest.approx(3.0)  # 3 creates at Mux's documented 1/s
+    assert mux["encoding_usd"] == pytest.approx(4.5 * 0.02)
+    assert mux["storage_usd_month"] == pytest.approx(4.5 * 0.001)
     # Per asset: 10 + 2 + 1 + 3 + 2 requests at $1 a million, and 0.5 + 1 GB x (min(15, 5 workers / 1/s) + 1 s)
-    # = 6.5 GB-s at $0.00001: 18e-6 + 65e-6 = 83e-6 dollars, for 2 assets.
-    assert mux["aws_usd"] == pytest.approx(2 * 83e-6)
-    assert mux["aws_breakdown"]["lambda_gb_seconds"] == pytest.approx(2 * 6.5 * 0.00001)
-    assert mux["ledger_storage_usd_month"] == pytest.approx(0.002)  # 2 x 1 MB at $1 a GB-month
+    # = 6.5 GB-s at $0.00001: 18e-6 + 65e-6 = 83e-6 dollars, for 3 assets.
+    assert mux["aws_usd"] == pytest.approx(3 * 83e-6)
+    assert mux["aws_breakdown"]["lambda_gb_seconds"] == pytest.approx(3 * 6.5 * 0.00001)
+    assert mux["ledger_storage_usd_month"] == pytest.approx(0.003)  # 3 x 1 MB at $1 a GB-month
 
     cf = doc["providers"]["cloudflare"]
-    # s3:// and vimeo:// cannot go: 1 asset, 1.5 minutes; storage is bought 1,000 minutes at a time.
-    assert cf["assets_to_send"] == 1 and sum(cf["unfetchable"].values()) == 2
-    assert cf["time_s"] == pytest.approx(0.25)  # 1 create at 4/s
-    assert cf["encoding_usd"] == pytest.approx(0.015)
+    # s3:// cannot go (a presigned GET refuses HEAD): 2 of 3 assets, 2/3 of 4.5 minutes = 3 minutes;
+    # storage is bought 1,000 minutes at a time.
+    assert cf["assets_to_send"] == 2 and sum(cf["unfetchable"].values()) == 1
+    assert cf["time_s"] == pytest.approx(0.5)  # 2 creates at 4/s
+    assert cf["encoding_usd"] == pytest.approx(3.0 * 0.01)
     assert cf["storage_usd_month"] == pytest.approx(5.0)
     assert cf["prices"]["storage_per_minute_month"] == {
         "usd": 0.005,
@@ -130,15 +131,15 @@ def test_the_arithmetic_of_a_small_case_computed_by_hand(tmp_path, capsys):
 def test_a_configured_rate_and_the_accounts_storage_change_the_figures(tmp_path, capsys):
     _, out = plan(tmp_path, capsys, "--json", "--provider", "cloudflare", "--rate", "0.5", "--storage-minutes", "1")
     cf = json.loads(out)["providers"]["cloudflare"]
-    assert cf["time_s"] == pytest.approx(2.0) and "configured" in cf["rate_source"]
-    assert any("2 minutes needed, the account has 1" in w for w in cf["warnings"])
+    assert cf["time_s"] == pytest.approx(4.0) and "configured" in cf["rate_source"]  # 2 creates at 0.5/s
+    assert any("3 minutes needed, the account has 1" in w for w in cf["warnings"])
 
 
 def test_the_text_names_each_price_with_its_date_and_source(tmp_path, capsys):
     _, out = plan(tmp_path, capsys, "--provider", "mux")
     assert "mux        storage_per_minute_month" in out and "2026-01-02  https://mux.example/p" in out
     assert "$1 per million  2026-01-04  https://aws.example/p" in out
-    assert "unfetchable 1: vimeo:// source reference" in out
+    assert "vimeo:// source reference" not in out  # resolved at the create, not unfetchable
 
 
 def test_a_price_without_its_date_and_source_is_refused():
@@ -186,6 +187,12 @@ def test_ten_thousand_rows_with_no_aws_at_all(tmp_path, capsys, monkeypatch):
     assert "https://developers.cloudflare.com/stream/pricing/" in text and "2026-12-01" in text
 
 
-def test_from_a_platform_says_it_is_not_available_yet(capsys):
+def test_from_a_platform_without_credentials_is_one_clear_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("VIMEO_TOKEN", raising=False)
+    monkeypatch.delenv("MIGRATOR_SOURCE_CREDENTIALS", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.config/video-migrator/sources.json either
     assert main(["plan", "--from", "vimeo"]) == 2
-    assert "not available yet" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("migrator plan: ") and "vimeo" in err and "Traceback" not in err
+    assert main(["plan", str(tmp_path / "x.jsonl"), "--from", "vimeo"]) == 2  # one of the two
+    assert "one of the two" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from migrator.messages import Track
 from migrator.providers.facts import RemoteTrack, TrackList
 from migrator.trackfetch import Fetched, FetchFailed
 from migrator.tracks import TrackOutcome, TrackResult
-from migrator.trackworker import TracksWorker, resolve_source_track
+from migrator.trackworker import TracksWorker
 
 from tests.track_files import SRT
 
@@ -22,6 +22,7 @@ class FakeProvider:
     listed: TrackList | TrackOutcome = field(default_factory=TrackList)
     answer: TrackOutcome = field(default_factory=lambda: TrackOutcome(TrackResult.ATTACHED, remote_track_id="en"))
     name: str = "fake"
+    takes_caption_files: bool = True
     looks: int = 0
     attached: list = field(default_factory=list)
 
@@ -110,11 +111,31 @@ def test_an_s3_track_is_fetched_through_a_presigned_url_and_that_url_is_what_the
     assert provider.attached[0][2] == "https://bucket.s3.example.com/signed"
 
 
-def test_a_source_reference_is_not_supported_yet_and_says_so():
-    provider = FakeProvider()
-    got = worker(provider)._pass(Track("vimeo://76979871/texttracks/1", "en"), {"attempts": 1}, "vid", "en")
-    assert (
-        got.kind is TrackResult.REFUSED and "source references (vimeo://) are not supported for tracks yet" in got.error
-    )
-    assert isinstance(resolve_source_track("wistia://abc"), FetchFailed)
-    assert provider.attached == []
+def test_a_source_reference_is_resolved_at_the_source_and_each_answer_has_its_fate():
+    """A track's `vimeo://…` is resolved by migrator.sources: a fresh link is fetched as any URL, a
+    caption the source serves as text is attached as it is, and the rest is a retry or a failure."""
+    from migrator.trackworker import InlineCaption
+
+    ref = Track("vimeo://76979871/texttracks/1", "en")
+    answers = {
+        "link": "https://captions.vimeocdn.example/en.vtt?token=fresh",
+        "text": InlineCaption(SRT.decode(), "srt"),
+        "gone": FetchFailed("the source cannot serve it: the video is private"),
+        "later": FetchFailed("the source reference is not ready: preparing", retryable=True),
+    }
+    outcomes = {}
+    for name, answer in answers.items():
+        provider = FakeProvider()
+        made = worker(provider)
+        made.resolve_source = lambda url, answer=answer: answer
+        outcomes[name] = (made._pass(ref, {"attempts": 1}, "vid", "en"), provider, made.fetches)
+    got, provider, fetches = outcomes["link"]
+    assert got.kind is TrackResult.ATTACHED and fetches == [answers["link"]]
+    got, provider, fetches = outcomes["text"]
+    assert got.kind is TrackResult.ATTACHED and fetches == [] and provider.attached[0][3] == "srt"
+    assert outcomes["gone"][0].kind is TrackResult.REFUSED and "private" in outcomes["gone"][0].error
+    assert outcomes["later"][0].kind is TrackResult.TRANSIENT
+    by_url = FakeProvider(name="mux", takes_caption_files=False)  # Mux fetches a caption by URL itself
+    made = worker(by_url)
+    made.resolve_source = lambda url: answers["text"]
+    assert made._pass(ref, {"attempts": 1}, "vid", "en").kind is TrackResult.REFUSED and by_url.attached == []

@@ -8,7 +8,8 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 - `loading`: intake, staging, the probe's verdicts and the operator's retry;
 - `tracks`: each caption track's own state, claim and fenced writes (the tracks worker);
 - `rules`: the fenced-write and forward-only conditions all of them build on;
-- `resend`: a record turned back into the message that carries it.
+- `resend`: a record turned back into the message that carries it;
+- `sources`: the wait for a file the source is still preparing.
 
 `Ledger` is all of them together, for callers that need more than one part.
 """
@@ -20,6 +21,7 @@ from .healing import Healing
 from .loading import REARMABLE, Loading, Recorded
 from .resend import NotResendable, message_of
 from .settling import EventOutcome, EventResult, Settling
+from .sources import Preparing
 from .table import (
     DUE_INDEX,
     REMOTE_INDEX,
@@ -35,7 +37,7 @@ from .table import (
 from .tracks import TrackClaim, TrackRefused, Tracks
 
 
-class Ledger(Claims, Settling, Healing, Loading, Tracks):
+class Ledger(Claims, Settling, Healing, Loading, Tracks, Preparing):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -55,6 +57,7 @@ __all__ = [
     "LedgerTable",
     "Loading",
     "NotResendable",
+    "Preparing",
     "Recorded",
     "Refused",
     "Settling",

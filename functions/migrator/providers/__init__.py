@@ -91,7 +91,7 @@ def from_settings(settings, clock: Callable[[], float] | None = None) -> Provide
     )
 
 
-def readable(secret: Callable[[], str | None]) -> Callable[[], str | None]:
+def readable(secret: Callable[[], str | None], what: str = "provider") -> Callable[[], str | None]:
     """`secret`, with a failure to read it (AccessDenied under a KMS key the role may not use,
     throttling, an outage) turned into CredentialsError: our configuration or the service's
     weather, never the asset's fault, so the uploader holds the asset without spending its
@@ -105,6 +105,6 @@ def readable(secret: Callable[[], str | None]) -> Callable[[], str | None]:
         except Exception as exc:
             code = re.search(r"\(([A-Za-z]+(?:Exception|Error)?)\)", str(exc))
             cause = code.group(1) if code else type(exc).__name__
-            raise CredentialsError(f"the provider's credentials could not be read ({cause})") from None
+            raise CredentialsError(f"the {what}'s credentials could not be read ({cause})") from None
 
     return read

@@ -65,6 +65,8 @@ class Provider(ABC):
     # Webhook events one asset causes at the most (created, ready, per-quality, ...): with the
     # create ceiling, what the webhook route must be able to take (the template's WebhookThrottle).
     events_per_asset: int = 1
+    # Whether a caption track is uploaded as a file (Cloudflare, api.video), not fetched by URL (Mux).
+    takes_caption_files: bool = True
     # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader
     # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
     # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.

@@ -210,6 +210,8 @@ class MuxProvider(Provider):
     # video.asset.created, video.asset.ready (or .errored), and with static renditions and text
     # tracks subscribed video.asset.static_renditions.ready and video.asset.track.ready (docs.mux.com webhooks).
     events_per_asset = 4
+    # "url: The URL of the file that Mux should download and use" (create-asset-track): fetched, not uploaded.
+    takes_caption_files = False
     webhook_scheme = Scheme.MUX
 
     def auth_headers(self) -> dict[str, str]:

@@ -1,0 +1,170 @@
+"""Benchmark: `migrator inventory --from` against each source simulator at its documented rate, and its memory.
+
+    bench/inventory [--rows 1000] [--tracks] [--platforms vimeo,wistia,mux,cloudflare,apivideo]
+                    [--memory-rows 10000,1000000] [--skip-rate] [--skip-memory]
+
+Not a test: it prints figures. Each simulator runs in a process of its own (its own interpreter),
+on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scratch directory.
+
+  rate      a library of --rows videos on each platform's simulator, with the limits the platform
+            documents (Wistia 600 requests a minute; Mux 5 reads a second; Cloudflare 1,200 requests
+            per 5 minutes, then a 5-minute block; api.video 500 reads a minute, with its
+            X-RateLimit-* headers; Vimeo publishes no number: the simulator's own 10 a second with
+            X-RateLimit-* and an ISO reset, which the listing reads), listed by the source at its own
+            documented pace. Figures: pages per second, rows per second, requests per row (the
+            listing's requests, retries and caption look-ups included, over the videos listed), and
+            the waits the source's limit imposed (429s, spent quotas). --tracks also looks up caption
+            tracks (one request per video on Wistia, Stream and api.video; per captioned video on
+            Vimeo; none on Mux, which carries them in the asset).
+  memory    the sweep of --memory-rows videos in a subprocess, each against a fresh simulator, on
+            the fast path: no rate limit at the simulator, no pacing, no track look-ups, and
+            Cloudflare's 1,000 videos a page (the largest page of any source). The figure is the
+            subprocess's peak RSS (ru_maxrss): rows stream to disk and repeats are remembered on
+            disk, so it must not grow with the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from infra.accounts import source_account
+from infra.localrun import SimProcess
+from infra.toolchain import ROOT
+
+# The simulator flags that give each platform its documented read limits (the profiles' defaults where they
+# already are: config.PROFILE_LIMITS), and rate headers where the platform sends them.
+DOCUMENTED = {
+    "vimeo": ["--rate-headers"],
+    "wistia": [],
+    "mux": [],
+    "cloudflare": [],
+    "apivideo": ["--read-rate", str(500 / 60), "--read-burst", "10", "--rate-headers"],
+}
+FAST = ["--read-rate", "0", "--budget-quota", "0"]
+
+
+def start_library(platform: str, rows: int, extra: list[str], log_dir: Path) -> tuple[SimProcess, dict, str]:
+    creds, sim_config = source_account(platform)
+    args = ["--profile", platform, "--library-size", str(rows), "--library-captions-every", "10", *extra]
+    sim = SimProcess(args, log_dir / f"bench-inventory-{platform}.log", sim_config)
+    base = sim.url + ("/modern" if platform == "wistia" else "")
+    return sim, {platform: creds}, base
+
+
+def sweep_once(platform: str, base: str, credentials: dict, out: Path, tracks: bool, rate: float | None) -> dict:
+    from migrator_cli.sweep import build_source, sweep
+
+    source = build_source(platform, credentials=credentials[platform], base_url=base, rate=rate)
+    with open(out.with_suffix(".log"), "w") as log:
+        summary = sweep(source, out, tracks=tracks, out=log, restart=True)
+    return {
+        "rows": summary.rows,
+        "unfetchable": summary.unfetchable,
+        "listed": summary.listed,
+        "pages": summary.pages,
+        "requests": summary.requests,
+        "waits": summary.throttled,
+        "elapsed_s": summary.elapsed_s,
+    }
+
+
+def bench_rate(platforms: list[str], rows: int, tracks: bool, scratch: Path) -> list[dict]:
+    results = []
+    for platform in platforms:
+        sim, credentials, base = start_library(platform, rows, DOCUMENTED[platform], scratch)
+        try:
+            figures = sweep_once(platform, base, credentials, scratch / f"{platform}.jsonl", tracks, None)
+        finally:
+            sim.stop()
+        figures["platform"] = platform
+        results.append(figures)
+        print(f"[bench] {platform}: {figures['listed']:,} videos in {figures['elapsed_s']:.1f} s", flush=True)
+    return results
+
+
+def child(platform: str, base: str, credentials: str, rows: int) -> None:
+    """The memory case, in its own process: one sweep, then its figures and peak RSS as one JSON line."""
+    with tempfile.TemporaryDirectory() as scratch:
+        figures = sweep_once(platform, base, json.loads(credentials), Path(scratch) / "rows.jsonl", False, 0)
+    figures["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps(figures))
+
+
+def bench_memory(sizes: list[int], scratch: Path, platform: str = "cloudflare") -> list[dict]:
+    results = []
+    for rows in sizes:
+        sim, credentials, base = start_library(platform, rows, FAST, scratch)
+        try:
+            command = [sys.executable, "-m", "bench.inventory", "--child", platform, base, json.dumps(credentials)]
+            done = subprocess.run([*command, str(rows)], cwd=ROOT, capture_output=True, text=True, check=True)
+        finally:
+            sim.stop()
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        figures["size"] = rows
+        results.append(figures)
+        print(f"[bench] memory, {rows:,} videos: {figures['maxrss_kib'] / 1024:.0f} MiB peak", flush=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench/inventory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=1000, help="videos per library in the rate runs (default 1000)")
+    parser.add_argument("--tracks", action="store_true", help="look up caption tracks too in the rate runs")
+    parser.add_argument("--platforms", default=",".join(DOCUMENTED), help="comma list (default all five)")
+    parser.add_argument("--memory-rows", default="10000,1000000", help="library sizes of the memory runs")
+    parser.add_argument("--skip-rate", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--child", nargs=4, metavar=("PLATFORM", "URL", "CREDENTIALS", "ROWS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        platform, base, credentials, rows = args.child
+        child(platform, base, credentials, int(rows))
+        return 0
+    platforms = [p for p in args.platforms.split(",") if p]
+    unknown = set(platforms) - set(DOCUMENTED)
+    if unknown:
+        parser.error(f"unknown platforms: {', '.join(sorted(unknown))}")
+    started = time.time()
+    with tempfile.TemporaryDirectory() as scratch_dir:
+        scratch = Path(scratch_dir)
+        rate = [] if args.skip_rate else bench_rate(platforms, args.rows, args.tracks, scratch)
+        memory = [] if args.skip_memory else bench_memory([int(n) for n in args.memory_rows.split(",")], scratch)
+    print()
+    if rate:
+        tracks = "on" if args.tracks else "off"
+        print(f"listing at each platform's documented limit ({args.rows:,} videos, tracks {tracks})")
+        print("| source | videos | pages | time (s) | pages/s | rows/s | requests/row | waits for the limit |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rate:
+            elapsed = max(r["elapsed_s"], 1e-9)
+            print(
+                f"| {r['platform']} | {r['listed']:,} | {r['pages']:,} | {r['elapsed_s']:.1f}"
+                f" | {r['pages'] / elapsed:.2f} | {r['listed'] / elapsed:,.0f}"
+                f" | {r['requests'] / max(1, r['listed']):.3f} | {r['waits']} |"
+            )
+    if memory:
+        print()
+        print("memory of a sweep (fast path: cloudflare, 1,000 a page, no limits, no tracks)")
+        print("| videos | pages | time (s) | rows/s | peak RSS (MiB) |")
+        print("|---|---|---|---|---|")
+        for m in memory:
+            rows_per_s = m["listed"] / max(m["elapsed_s"], 1e-9)
+            peak = m["maxrss_kib"] / 1024
+            print(f"| {m['size']:,} | {m['pages']:,} | {m['elapsed_s']:.1f} | {rows_per_s:,.0f} | {peak:.1f} |")
+        if len(memory) > 1:
+            print(f"peak RSS ratio, largest to smallest: {memory[-1]['maxrss_kib'] / memory[0]['maxrss_kib']:.2f}")
+    print(f"\n(wall time {time.time() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

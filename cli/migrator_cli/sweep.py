@@ -1,0 +1,454 @@
+"""`migrator inventory --from PLATFORM`: a source library listed into an inventory `migrator load` takes as it is.
+
+The source is listed page by page (migrator.sources: each platform's own paging, paced at its
+documented rate, 429s and spent quotas waited out). Every fetchable video becomes one JSON
+Lines row (and one CSV row on request) whose `source_url` is a source reference, resolved by
+the uploader only at the create; every video that can never be fetched goes to a file of its
+own with the reason, counted and never loaded. After each page the cursor and the byte length
+of every file written are saved (`--state`), so an interrupted sweep resumes where it stopped
+and rewrites nothing twice; a finished sweep records its mark (the newest change it saw), from
+which `--since last` lists only what was added or changed after it. Memory stays flat: rows
+stream to disk and repeats are remembered on disk (inventory.Deduper).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TextIO
+
+from migrator.messages import AssetMessage, encode_message, message_doc
+from migrator.sources import HTTP_SOURCES, PLATFORMS, Source, SourceError, Unfetchable, credentials_by_platform
+
+from .errors import CliError
+from .inventory import KNOWN_COLUMNS, Deduper
+from .progress import Progress
+
+EXIT_INTERRUPTED = 130
+MAX_SHOWN = 20  # unfetchable videos printed one by one; the rest are in their file
+# A delta sweep starts this long before the mark: what changed in the same second, or on a clock a
+# little behind, is listed again (loading it twice costs nothing) rather than missed.
+MARK_OVERLAP_S = 60.0
+# Credentials from the environment, per platform, when no file or profile names them.
+ENV_CREDENTIALS = {
+    "vimeo": {"token": "VIMEO_TOKEN"},
+    "wistia": {"token": "WISTIA_TOKEN"},
+    "mux": {"token_id": "MUX_TOKEN_ID", "token_secret": "MUX_TOKEN_SECRET"},
+    "cloudflare": {"account_id": "CLOUDFLARE_ACCOUNT_ID", "api_token": "CLOUDFLARE_API_TOKEN"},
+    "apivideo": {"api_key": "APIVIDEO_API_KEY"},
+}
+PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
+
+
+# --- credentials on the operator's machine ------------------------------------------------------------
+
+
+def source_credentials(
+    platform: str, file: str | None, profile: str | None, env: Mapping[str, str] = os.environ
+) -> dict | None:
+    """The platform's credentials: from `--credentials FILE`, else `--source-profile NAME` (a key of
+    ~/.config/video-migrator/sources.json, or MIGRATOR_SOURCES_FILE), else MIGRATOR_SOURCE_CREDENTIALS
+    (the stack's secret format as text), else the platform's own variables (VIMEO_TOKEN, ...). Each file
+    holds `{"<platform>": {...}}`, the stack's secret format. Errors name the file, never a value."""
+    if file:
+        return _from_text(_read(Path(file)), file).get(platform)
+    if profile:
+        path = Path(env.get("MIGRATOR_SOURCES_FILE") or PROFILES_FILE).expanduser()
+        profiles = _json_object(_read(path), str(path))
+        if not isinstance(profiles.get(profile), dict):
+            raise CliError(f"{path} has no source profile {profile!r}")
+        return _from_text(json.dumps(profiles[profile]), f"profile {profile!r} of {path}").get(platform)
+    if env.get("MIGRATOR_SOURCE_CREDENTIALS"):
+        return _from_text(env["MIGRATOR_SOURCE_CREDENTIALS"], "MIGRATOR_SOURCE_CREDENTIALS").get(platform)
+    names = ENV_CREDENTIALS.get(platform, {})
+    found = {key: env[name] for key, name in names.items() if env.get(name)}
+    return found if found and len(found) == len(names) else None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _json_object(text: str, where: str) -> dict:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise CliError(f"{where} is not valid JSON") from None
+    if not isinstance(doc, dict):
+        raise CliError(f"{where} must hold a JSON object")
+    return doc
+
+
+def _from_text(text: str, where: str) -> dict:
+    from migrator.providers.facts import CredentialsError
+
+    try:
+        return credentials_by_platform(text)
+    except CredentialsError as exc:
+        raise CliError(f"{where}: {exc}") from None
+
+
+def parse_since(text: str) -> float | str:
+    """`--since`: an RFC 3339 time, epoch seconds, or "last" (the previous sweep's mark)."""
+    if text == "last":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time (RFC 3339, epoch seconds, or last)") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def iso(epoch: float | None) -> str | None:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if epoch is not None else None
+
+
+# --- where a sweep is (the state file) --------------------------------------------------------------------
+
+
+@dataclass
+class SweepState:
+    platform: str
+    cursor: str | None = None
+    since: float | None = None
+    rows: int = 0
+    unfetchable: int = 0
+    skipped: int = 0
+    pages: int = 0
+    lengths: dict = field(default_factory=dict)  # file path -> bytes written through the last saved page
+    reasons: dict = field(default_factory=dict)  # reason -> count
+    mark: float | None = None
+    done: bool = False
+
+    @classmethod
+    def load(cls, path: Path) -> SweepState | None:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, UnicodeDecodeError):
+            raise CliError(
+                f"the state file {path} cannot be read: delete it (or pass --restart) to start over"
+            ) from None
+        try:
+            return cls(**doc)
+        except TypeError:
+            raise CliError(f"the state file {path} is not a sweep's state: delete it to start over") from None
+
+    def save(self, path: Path) -> None:
+        """Atomically: a crash leaves the previous page's state, never half of one."""
+        scratch = path.with_name(path.name + ".tmp")
+        with open(scratch, "w", encoding="utf-8") as out:
+            json.dump(asdict(self), out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(scratch, path)
+
+
+def read_mark(path: Path, platform: str) -> float:
+    """The mark the last finished sweep of `platform` left in `path`."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        mark = doc[platform]["mark"]
+    except FileNotFoundError:
+        raise CliError(f"--since last: no earlier sweep of {platform} recorded in {path}") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise CliError(f"--since last: {path} holds no mark for {platform}") from None
+    if not isinstance(mark, int | float):
+        raise CliError(f"--since last: {path} holds no mark for {platform}")
+    return float(mark)
+
+
+def write_mark(path: Path, platform: str, mark: float, swept_at: float) -> None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at)}
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    os.replace(scratch, path)
+
+
+# --- the outputs --------------------------------------------------------------------------------------------
+
+
+CSV_COLUMNS = KNOWN_COLUMNS
+
+
+def csv_cells(msg: AssetMessage) -> list[str]:
+    """One message as the CSV `migrator load` reads (inventory._csv_row): JSON for lists and objects."""
+    doc = message_doc(msg)
+    cells = []
+    for column in CSV_COLUMNS:
+        value = doc.get("id" if column == "id" else column)
+        if value is None:
+            cells.append("")
+        elif isinstance(value, dict | list):
+            cells.append(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        else:
+            cells.append(str(value))
+    return cells
+
+
+class Outputs:
+    """The files a sweep writes, each truncated on resume to what the saved state counted."""
+
+    def __init__(self, rows: Path, unfetchable: Path, csv_path: Path | None, lengths: Mapping[str, int], fresh: bool):
+        self.paths = {"rows": rows, "unfetchable": unfetchable, **({"csv": csv_path} if csv_path else {})}
+        self.files: dict[str, IO[str]] = {}
+        for name, path in self.paths.items():
+            known = lengths.get(str(path))
+            mode = "w" if fresh or known is None else "r+"
+            out = open(path, mode, encoding="utf-8", newline="")
+            if mode == "r+":
+                out.seek(known)
+                out.truncate()
+            self.files[name] = out
+        self.csv = csv.writer(self.files["csv"]) if "csv" in self.files else None
+        if self.csv is not None and self.files["csv"].tell() == 0:
+            self.csv.writerow(CSV_COLUMNS)
+
+    def row(self, msg: AssetMessage) -> None:
+        self.files["rows"].write(encode_message(msg) + "\n")
+        if self.csv is not None:
+            self.csv.writerow(csv_cells(msg))
+
+    def unfetchable(self, entry: Unfetchable) -> None:
+        self.files["unfetchable"].write(json.dumps(entry.as_dict(), ensure_ascii=False) + "\n")
+
+    def lengths(self) -> dict[str, int]:
+        for out in self.files.values():
+            out.flush()
+        return {str(self.paths[name]): out.tell() for name, out in self.files.items()}
+
+    def close(self) -> None:
+        for out in self.files.values():
+            out.close()
+
+
+def _seen_ids(path: Path, deduper: Deduper) -> None:
+    """A resumed sweep remembers the ids it wrote already (streamed, on disk)."""
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as rows:
+        for line in rows:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                doc = json.loads(line)
+                deduper.check(doc["id"], doc["source_url"])
+
+
+# --- the sweep ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepSummary:
+    platform: str
+    output: str
+    unfetchable_output: str
+    csv_output: str | None = None
+    rows: int = 0
+    unfetchable: int = 0
+    skipped: int = 0
+    repeats: int = 0
+    pages: int = 0
+    requests: int = 0
+    throttled: int = 0
+    elapsed_s: float = 0.0
+    resumed_at: int = 0  # rows an earlier run had written already
+    since: float | None = None
+    mark: float | None = None
+    done: bool = False
+    limit_reached: bool = False
+    interrupted: bool = False
+    reasons: Counter = field(default_factory=Counter)
+
+    @property
+    def listed(self) -> int:
+        return self.rows + self.unfetchable
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_INTERRUPTED if self.interrupted else 0
+
+    def as_dict(self) -> dict:
+        doc = {k: v for k, v in asdict(self).items() if k != "reasons"}
+        return {**doc, "reasons": dict(self.reasons), "since_time": iso(self.since), "mark_time": iso(self.mark)}
+
+    def lines(self) -> list[str]:
+        took = f"{self.elapsed_s:.1f} s"
+        rate = self.listed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        out = [f"source          {self.platform}" + (f", changed since {iso(self.since)}" if self.since else "")]
+        if self.resumed_at:
+            out.append(f"resumed         after {self.resumed_at:,} rows written by an earlier run")
+        out.append(f"listed          {self.listed:,} videos in {self.pages:,} pages, {took} ({rate:,.0f} videos/s)")
+        out.append(
+            f"rows            {self.rows:,} written to {self.output}"
+            + (f" and {self.csv_output}" if self.csv_output else "")
+        )
+        out.append(
+            f"unfetchable     {self.unfetchable:,}"
+            + (f" (kept out; listed in {self.unfetchable_output})" if self.unfetchable else "")
+        )
+        for reason, count in self.reasons.most_common():
+            out.append(f"  {count:>6,}  {reason}")
+        if self.skipped:
+            out.append(f"skipped         {self.skipped:,} objects that are not videos")
+        if self.repeats:
+            out.append(f"repeats         {self.repeats:,} videos listed twice (written once)")
+        out.append(f"requests        {self.requests:,} ({self.throttled:,} waits for the source's rate limit)")
+        if self.done:
+            out.append(
+                f"mark            {iso(self.mark) or 'none (nothing listed)'}: the next --since last starts here"
+            )
+        elif self.limit_reached:
+            out.append("limit           stopped at --limit; run the same command again to go on")
+        elif self.interrupted:
+            out.append("interrupted     run the same command again to resume where this one stopped")
+        return out
+
+
+def sweep(
+    source: Source,
+    output: Path,
+    *,
+    unfetchable_output: Path | None = None,
+    csv_output: Path | None = None,
+    state_path: Path | None = None,
+    mark_path: Path | None = None,
+    since: float | None = None,
+    restart: bool = False,
+    limit: int | None = None,
+    tracks: bool = True,
+    out: TextIO = sys.stderr,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.time,
+) -> SweepSummary:
+    """List `source` into `output` (JSON Lines), resuming from `state_path` when it holds an unfinished
+    sweep of the same platform and `since`; see the module's description."""
+    unfetchable_output = unfetchable_output or output.with_name(output.name + ".unfetchable.jsonl")
+    state_path = state_path or output.with_name(output.name + ".state.json")
+    stop = stop or threading.Event()
+    state = None if restart else SweepState.load(state_path)
+    resumable = state is not None and not state.done and state.platform == source.platform and state.since == since
+    if not resumable:
+        state = SweepState(source.platform, since=since)
+    summary = SweepSummary(
+        source.platform, str(output), str(unfetchable_output), str(csv_output) if csv_output else None, since=since
+    )
+    summary.resumed_at = state.rows if resumable else 0
+    summary.rows, summary.unfetchable, summary.skipped = state.rows, state.unfetchable, state.skipped
+    summary.pages, summary.mark, summary.reasons = state.pages, state.mark, Counter(state.reasons)
+    outputs = Outputs(output, unfetchable_output, csv_output, state.lengths, fresh=not resumable)
+    progress = Progress(out, None, f"listing {source.platform}")
+    shown = 0
+    started = clock()
+    try:
+        with Deduper() as deduper:
+            if resumable:
+                _seen_ids(output, deduper)
+            while not stop.is_set():
+                try:
+                    page = source.page(state.cursor, since, tracks)
+                except SourceError as exc:
+                    raise CliError(
+                        f"listing {source.platform} failed: {exc.reason}; the same command resumes after the "
+                        f"{state.pages:,} pages saved in {state_path}"
+                    ) from None
+                for entry in page.entries:
+                    if isinstance(entry, Unfetchable):
+                        summary.unfetchable += 1
+                        summary.reasons[entry.reason] += 1
+                        outputs.unfetchable(entry)
+                        if shown < MAX_SHOWN:
+                            progress.write(f"unfetchable: {entry.asset_id}: {entry.reason}")
+                            shown += 1
+                    elif deduper.check(entry.asset_id, entry.source_url) == Deduper.NEW:
+                        summary.rows += 1
+                        outputs.row(entry)
+                    else:
+                        summary.repeats += 1
+                summary.skipped += page.skipped
+                summary.pages += 1
+                if page.newest is not None:
+                    summary.mark = max(summary.mark or page.newest, page.newest)
+                state.cursor = page.cursor
+                state.rows, state.unfetchable, state.skipped = summary.rows, summary.unfetchable, summary.skipped
+                state.pages, state.mark, state.reasons = summary.pages, summary.mark, dict(summary.reasons)
+                state.lengths = outputs.lengths()
+                state.done = page.cursor is None
+                state.save(state_path)
+                if page.remaining is not None:
+                    progress.total = summary.listed + page.remaining
+                progress.update(summary.listed, f"{summary.unfetchable:,} unfetchable, {summary.pages:,} pages")
+                if state.done:
+                    break
+                if limit is not None and summary.rows - summary.resumed_at >= limit:
+                    summary.limit_reached = True
+                    break
+            else:
+                summary.interrupted = True
+    finally:
+        outputs.close()
+        progress.close()
+        summary.elapsed_s = clock() - started
+        summary.requests, summary.throttled = source.requests, source.throttled
+    if summary.unfetchable > shown:
+        print(f"… {summary.unfetchable - shown:,} more unfetchable listed in {unfetchable_output}", file=out)
+    summary.done = state.done
+    if state.done and mark_path is not None and summary.mark is not None:
+        write_mark(mark_path, source.platform, summary.mark, started)
+    return summary
+
+
+def build_source(
+    platform: str,
+    *,
+    credentials: dict | None,
+    base_url: str | None,
+    rate: float | None,
+    s3=None,
+    s3_url: str | None = None,
+) -> Source:
+    """The source to list: an HTTP platform with the operator's credentials, or an S3 prefix."""
+    from migrator.sources import S3Source, build
+
+    if platform not in PLATFORMS:
+        raise CliError(f"unknown source {platform!r}: one of {', '.join(PLATFORMS)}")
+    if platform == "s3":
+        from .inventory import parse_s3_source
+
+        if not s3_url:
+            raise CliError("--from s3 needs --s3 s3://bucket/prefix")
+        bucket, prefix = parse_s3_source(s3_url)
+        return S3Source(s3, bucket, prefix)
+    if not credentials:
+        names = " and ".join(ENV_CREDENTIALS[platform].values())
+        raise CliError(
+            f"no {platform} credentials: pass --credentials FILE or --source-profile NAME, or set {names}"
+            " (docs/sources.md has each platform's)"
+        )
+    return build(platform, lambda: credentials, base_url, patient=True, rate_per_s=rate)
+
+
+def default_output(platform: str) -> Path:
+    return Path(f"{platform}-inventory.jsonl")
+
+
+__all__ = ["HTTP_SOURCES", "SweepState", "SweepSummary", "build_source", "parse_since", "source_credentials", "sweep"]

@@ -1,0 +1,190 @@
+"""The libraries a migration can start from, each behind the one `Source` interface, and `resolve`.
+
+One module per platform (vimeo, wistia, mux, cloudflare, apivideo, s3), each speaking only its
+platform's wire format; a platform that is also a provider shares that provider's HTTP and
+facts code (`providers/`), not its class. `build(platform, ...)` makes a source for a listing
+(the CLI's `migrator inventory --from`); `Resolver` turns a message's `source_url` into what
+the provider is handed at the create (an https URL unchanged, an s3:// one presigned, a source
+reference resolved by its platform), and `resolve(ref)` does the same for a caption track's
+reference with the stack's settings (the tracks worker).
+
+Source credentials are one JSON object, keyed by platform, in the formats each module names:
+`{"vimeo": {"token": ...}, "mux": {"token_id": ..., "token_secret": ...}, ...}` (Secrets Manager
+`SourceTokenSecretName` or SSM `SourceTokenParameterName` in the stack; a file, a profile or the
+environment on the operator's machine). They are read per request and never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
+
+from ..providers.facts import CredentialsError
+from .apivideo import ApiVideoSource
+from .base import (
+    PLATFORMS,
+    Entry,
+    HttpSource,
+    Page,
+    Resolution,
+    ResolutionKind,
+    Source,
+    SourceDenied,
+    SourceError,
+    SourceRef,
+    SourceThrottled,
+    Unfetchable,
+    asset_id_of,
+    parse_ref,
+)
+from .cloudflare import CloudflareSource
+from .mux import MuxSource
+from .s3 import S3Source
+from .vimeo import VimeoSource
+from .wistia import WistiaSource
+
+HTTP_SOURCES: dict[str, type[HttpSource]] = {
+    "vimeo": VimeoSource,
+    "wistia": WistiaSource,
+    "mux": MuxSource,
+    "cloudflare": CloudflareSource,
+    "apivideo": ApiVideoSource,
+}
+
+__all__ = [
+    "HTTP_SOURCES",
+    "PLATFORMS",
+    "Entry",
+    "HttpSource",
+    "Page",
+    "Resolution",
+    "ResolutionKind",
+    "Resolver",
+    "S3Source",
+    "Source",
+    "SourceDenied",
+    "SourceError",
+    "SourceRef",
+    "SourceThrottled",
+    "Unfetchable",
+    "asset_id_of",
+    "build",
+    "credentials_by_platform",
+    "parse_base_urls",
+    "parse_ref",
+    "resolve",
+]
+
+
+def build(
+    platform: str, credentials: Callable[[], Mapping | None], base_url: str | None = None, **options
+) -> HttpSource:
+    """The HTTP source for `platform` (see HTTP_SOURCES); `options`: clock, sleep, session, timeouts,
+    patient, rate_per_s."""
+    try:
+        cls = HTTP_SOURCES[platform]
+    except KeyError:
+        raise ValueError(f"unknown source platform {platform!r}; one of {', '.join(HTTP_SOURCES)}") from None
+    return cls(base_url, credentials, **options)
+
+
+def credentials_by_platform(raw: str | None) -> dict[str, Mapping]:
+    """`{platform: credentials}` from the secret's text; CredentialsError (naming no value) when malformed."""
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise CredentialsError("the source credentials are not valid JSON") from None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise CredentialsError('the source credentials must be a JSON object of {"<platform>": {...}}')
+    unknown = sorted(set(doc) - set(HTTP_SOURCES))
+    if unknown:
+        raise CredentialsError(f"the source credentials name unknown platforms: {', '.join(unknown)}")
+    return doc
+
+
+def parse_base_urls(text: str) -> dict[str, str]:
+    """`vimeo=https://...,mux=https://...` (the stack's SourceBaseUrls) as {platform: url}; ValueError if malformed."""
+    found: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        platform, sep, url = item.partition("=")
+        parts = urlsplit(url.strip())
+        if not sep or platform.strip() not in HTTP_SOURCES:
+            raise ValueError(f"{item!r} is not <platform>=<url> for one of {', '.join(HTTP_SOURCES)}")
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
+            raise ValueError(f"the {platform.strip()} address must be an http(s) URL without credentials")
+        found[platform.strip()] = url.strip()
+    return found
+
+
+class Resolver:
+    """What the provider is handed for a `source_url`, made at the moment it is needed.
+
+    `sources(platform)` gives the source for a platform (built once, impatient: a 429 comes back as
+    THROTTLED, never a sleep); `presign(url)` presigns an s3:// URL. Errors of the source become
+    resolutions: THROTTLED and DENIED spend no attempt, TRANSIENT does; anything else raised (an
+    S3 client's failure) is the caller's to handle, as before.
+    """
+
+    def __init__(self, sources: Callable[[str], Source], presign: Callable[[str], str]):
+        self._sources = sources
+        self._presign = presign
+
+    def __call__(self, url: str) -> Resolution:
+        scheme = urlsplit(url).scheme.lower()
+        if scheme in ("http", "https"):
+            return Resolution.ready(url)
+        if scheme == "s3":
+            return Resolution.ready(self._presign(url))
+        ref = parse_ref(url)
+        if ref is None:
+            return Resolution.unfetchable(f"not a source reference this stack can resolve: {scheme}://")
+        try:
+            return self._sources(ref.platform).resolve(ref)
+        except SourceError as exc:
+            return exc.resolution()
+        except CredentialsError as exc:
+            return Resolution(ResolutionKind.DENIED, reason=str(exc))
+
+    @classmethod
+    def from_settings(cls, settings, presign: Callable[[str], str]) -> Resolver:
+        """The stack's resolver: credentials from its source secret (cached 5 minutes, as the provider's)."""
+        from ..providers import readable
+        from ..secrets import read_secret
+
+        raw = readable(lambda: read_secret(settings.source_secret_name, settings.source_parameter_name), "source")
+        built: dict[str, Source] = {}
+        lock = threading.Lock()
+
+        def source(platform: str) -> Source:
+            with lock:
+                if platform not in built:
+                    built[platform] = build(
+                        platform,
+                        lambda: credentials_by_platform(raw()).get(platform),
+                        settings.source_base_urls.get(platform),
+                        connect_timeout_s=settings.connect_timeout_s,
+                        read_timeout_s=settings.read_timeout_s,
+                    )
+                return built[platform]
+
+        return cls(source, presign)
+
+
+_default: Resolver | None = None
+
+
+def resolve(ref: str) -> Resolution:
+    """Resolve `ref` (a track's or a video's source reference, or any source_url) with the stack's
+    settings from the environment: what the tracks worker calls for a track's source reference."""
+    global _default
+    if _default is None:
+        from ..presign import S3Presigner
+        from ..settings import load
+
+        settings = load(require_queue=False)
+        _default = Resolver.from_settings(settings, S3Presigner(settings.presign_expiry_s))
+    return _default(ref)

@@ -1,0 +1,385 @@
+"""What a source library is to the migration: one interface to list it and to resolve what it holds.
+
+A source (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, an S3 bucket) is listed page by
+page, each page from a cursor the caller may save and resume from, and every video becomes
+either a row (a valid `AssetMessage` whose `source_url` is a source reference such as
+`vimeo://123`, never a download link) or an `Unfetchable` with the reason it can never be
+fetched. `resolve(ref)` turns a reference into a fresh download URL (or a caption's text) at
+the moment it is needed, says PREPARING where the platform must make a file first, and
+UNFETCHABLE, with the same words the inventory uses, where it cannot be had.
+
+The HTTP sources share the providers' transport (`providers.http`), readers (`providers.facts`)
+and rate-limit headers (`providers.ratelimit`); `HttpSource` adds what a listing needs: pacing
+at the platform's documented rate, waiting out a 429 or an exhausted quota (patient mode, on
+the operator's machine), and in the Lambda (impatient mode) saying THROTTLED instead of
+sleeping. Credentials are read per request and never appear in an error or a log line.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import ClassVar
+from urllib.parse import quote, unquote, urlsplit
+
+from ..fate import excerpt
+from ..messages import SOURCE_PLATFORMS, AssetMessage
+from ..providers.facts import CredentialsError, RateSignal, entries, mapping
+from ..providers.http import Answer, HttpTransport, TransportError
+from ..providers.ratelimit import read_rate_headers
+
+# Every platform a library can be listed from: the referenced ones and S3.
+PLATFORMS = (*SOURCE_PLATFORMS, "s3")
+# A page of a source's library may be large (Cloudflare's 1,000 videos run past 1 MiB).
+LISTING_MAX_BODY_BYTES = 16 * 1024 * 1024
+# Patient mode (a listing): how often one request is tried again after a 429, a 5xx or no answer,
+# and the longest single wait it accepts (a longer Retry-After is waited in steps of this).
+MAX_TRIES = 8
+MAX_WAIT_S = 300.0
+DEFAULT_THROTTLE_S = 5.0
+
+
+# --- references ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """`<platform>://<video id>` (the video) or `<platform>://<video id>/<kind>/<item>` (a caption track)."""
+
+    platform: str
+    video_id: str
+    kind: str | None = None
+    item: str | None = None
+
+    @property
+    def is_track(self) -> bool:
+        return self.kind is not None
+
+    def __str__(self) -> str:
+        text = f"{self.platform}://{quote(self.video_id, safe='')}"
+        if self.kind is not None:
+            text += f"/{quote(self.kind, safe='')}/{quote(self.item or '', safe='')}"
+        return text
+
+
+def parse_ref(text: str) -> SourceRef | None:
+    """The reference `text` names, or None when it is not one (an https URL, garbage)."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    platform = parts.scheme.lower()
+    if platform not in SOURCE_PLATFORMS or not parts.netloc or parts.query or parts.fragment:
+        return None
+    video = unquote(parts.netloc)
+    segments = [unquote(s) for s in parts.path.split("/")[1:]] if parts.path not in ("", "/") else []
+    if not segments:
+        return SourceRef(platform, video)
+    if len(segments) != 2 or not all(segments):
+        return None
+    return SourceRef(platform, video, segments[0], segments[1])
+
+
+def asset_id_of(platform: str, video_id: str) -> str:
+    """The stable asset id of a video: `<platform>/<its id on the platform>`."""
+    return f"{platform}/{video_id}"
+
+
+# --- what a listing gives ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unfetchable:
+    """A video the migration can never fetch, and why: counted and listed apart, never sent."""
+
+    asset_id: str
+    source_url: str
+    reason: str
+    title: str | None = None
+
+    def as_dict(self) -> dict:
+        doc = {"id": self.asset_id, "source_url": self.source_url, "reason": self.reason}
+        if self.title is not None:
+            doc["title"] = self.title
+        return doc
+
+
+Entry = AssetMessage | Unfetchable
+
+
+@dataclass
+class Page:
+    """One page of a library: its entries, where the next page starts (None: this was the last),
+    how many videos remain after it when the platform says, and the newest change time seen
+    (epoch seconds): the mark a later delta sweep starts from."""
+
+    entries: list[Entry] = field(default_factory=list)
+    cursor: str | None = None
+    remaining: int | None = None
+    newest: float | None = None
+    skipped: int = 0  # objects that are not videos at all (an S3 listing's other files): not counted
+
+    def saw(self, when: float | None) -> None:
+        if when is not None and (self.newest is None or when > self.newest):
+            self.newest = when
+
+
+# --- resolving a reference -------------------------------------------------------------------------
+
+
+class ResolutionKind(StrEnum):
+    READY = "ready"  # `url` (or `text`) is good now
+    PREPARING = "preparing"  # the platform is making the file: ask again after `retry_after`
+    UNFETCHABLE = "unfetchable"  # never: `reason` (the inventory's words)
+    THROTTLED = "throttled"  # the source is pacing us: ask again after `retry_after`, no attempt spent
+    DENIED = "denied"  # our credentials for the source are missing or refused: our configuration
+    TRANSIENT = "transient"  # the source failed this once (a 5xx, no answer): an attempt is spent
+
+
+@dataclass(frozen=True)
+class Resolution:
+    kind: ResolutionKind
+    url: str | None = None
+    text: str | None = None  # a caption's content, where the platform serves it only through its API
+    text_format: str | None = None  # "vtt" | "srt", with `text`
+    expires_at: float | None = None  # epoch seconds, when the platform says
+    retry_after: float | None = None
+    reason: str | None = None
+
+    @classmethod
+    def ready(cls, url: str, expires_at: float | None = None) -> Resolution:
+        return cls(ResolutionKind.READY, url=url, expires_at=expires_at)
+
+    @classmethod
+    def ready_text(cls, text: str, text_format: str) -> Resolution:
+        return cls(ResolutionKind.READY, text=text, text_format=text_format)
+
+    @classmethod
+    def preparing(cls, reason: str, retry_after: float = 30.0) -> Resolution:
+        return cls(ResolutionKind.PREPARING, reason=reason, retry_after=retry_after)
+
+    @classmethod
+    def unfetchable(cls, reason: str) -> Resolution:
+        return cls(ResolutionKind.UNFETCHABLE, reason=reason)
+
+
+class SourceError(Exception):
+    """A request to the source that gave no usable answer. `reason` is safe to log and store."""
+
+    kind = ResolutionKind.TRANSIENT
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+    def resolution(self) -> Resolution:
+        return Resolution(self.kind, reason=self.reason, retry_after=self.retry_after)
+
+
+class SourceThrottled(SourceError):
+    kind = ResolutionKind.THROTTLED
+
+
+class SourceDenied(SourceError):
+    """401/403, or credentials that cannot be read: the operator's to fix, not the video's fault."""
+
+    kind = ResolutionKind.DENIED
+
+
+# --- the interface -------------------------------------------------------------------------------------
+
+
+class Source(ABC):
+    """A library on one platform."""
+
+    platform: ClassVar[str] = ""
+    # Requests per second the platform documents for reads, which a listing paces itself at (None: none known).
+    documented_rate_per_s: ClassVar[float | None] = None
+
+    def __init__(self) -> None:
+        self.requests = 0  # every request sent, retries included (requests per row, for the bench)
+        self.throttled = 0  # 429s (or quota pauses) met and waited out
+
+    @abstractmethod
+    def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
+        """The page that starts at `cursor` (None: the first). `since` (epoch seconds): only what was
+        added or changed since then, for a delta sweep. `tracks`: look up caption tracks too."""
+
+    @abstractmethod
+    def resolve(self, ref: SourceRef) -> Resolution:
+        """A fresh download URL for the video or track `ref` names (see `Resolution`)."""
+
+    def ref(self, video_id: str, kind: str | None = None, item: str | None = None) -> str:
+        return str(SourceRef(self.platform, video_id, kind, item))
+
+
+class HttpSource(Source):
+    """A source behind an HTTP API: credentials per request, pacing, 429s, the shared transport.
+
+    `credentials()` returns the platform's credentials object (a dict), None when none are set.
+    `patient`: a listing on the operator's machine, which waits out 429s, exhausted quotas and
+    short outages; otherwise (the uploader) those raise at once so the message can be deferred.
+    """
+
+    default_base_url: ClassVar[str] = ""
+    # The window an X-RateLimit-Limit counts over, where the headers do not say.
+    rate_window_s: ClassVar[float] = 1.0
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        credentials: Callable[[], Mapping | None] = lambda: None,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        session=None,
+        connect_timeout_s: float = 3.05,
+        read_timeout_s: float = 10.0,
+        patient: bool = False,
+        rate_per_s: float | None = None,
+    ):
+        super().__init__()
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.credentials = credentials
+        self.clock, self.sleep, self.patient = clock, sleep, patient
+        rate = self.documented_rate_per_s if rate_per_s is None else rate_per_s
+        self.interval_s = 1.0 / rate if rate else 0.0
+        self._next_at = 0.0
+        self._paused_until = 0.0
+        self.http = HttpTransport(self.base_url, self._auth, session, connect_timeout_s, read_timeout_s)
+
+    # --- credentials ---------------------------------------------------------------------------------
+
+    def _auth(self) -> dict[str, str]:
+        try:
+            creds = self.credentials()
+        except CredentialsError as exc:
+            raise SourceDenied(str(exc)) from None
+        if not creds:
+            raise SourceDenied(f"no {self.platform} credentials are configured (the source credentials secret)")
+        try:
+            return self.auth_headers(creds)
+        except CredentialsError as exc:
+            raise SourceDenied(str(exc)) from None
+
+    @abstractmethod
+    def auth_headers(self, creds: Mapping) -> dict[str, str]:
+        """The request's credentials from the platform's credentials object (CredentialsError when malformed)."""
+
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        return read_rate_headers(headers, self.clock(), self.rate_window_s)
+
+    # --- one request -----------------------------------------------------------------------------------
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        json_body: object = None,
+        headers: Mapping[str, str] | None = None,
+        max_body_bytes: int = LISTING_MAX_BODY_BYTES,
+    ) -> Answer:
+        """One answer that is not a pacing or a server failure: a 2xx, or a 4xx for the caller to read.
+        A 429 (or a 503 that says when to come back), a 5xx or no answer is tried again (patient) or raised."""
+        tries = 0
+        while True:
+            self._wait_turn()
+            self.requests += 1
+            try:
+                answer = self.http.send(method, path, json_body, params, headers, max_body_bytes)
+            except TransportError as exc:
+                tries += 1
+                if self.patient and tries < MAX_TRIES:
+                    self.sleep(min(MAX_WAIT_S, 2.0**tries))
+                    continue
+                raise SourceError(f"{self.platform}: {exc.kind}") from None
+            signal = self.rate_signal(answer.headers)
+            self._note(signal)
+            if answer.status == 429 or (answer.status == 503 and signal.retry_after is not None):
+                wait = signal.retry_after if signal.retry_after is not None else signal.reset_after
+                wait = DEFAULT_THROTTLE_S if wait is None else max(0.0, wait)
+                tries += 1
+                if self.patient and tries < MAX_TRIES:
+                    self.throttled += 1
+                    self.sleep(min(MAX_WAIT_S, wait))
+                    continue
+                raise SourceThrottled(f"{self.platform}: HTTP {answer.status} (rate limited)", wait)
+            if answer.status >= 500 or answer.status in (408, 425):
+                tries += 1
+                if self.patient and tries < MAX_TRIES:
+                    self.sleep(min(MAX_WAIT_S, 2.0**tries))
+                    continue
+                raise SourceError(f"{self.platform}: HTTP {answer.status}")
+            if answer.status in (401, 403):
+                raise SourceDenied(
+                    f"{self.platform} refused the credentials: HTTP {answer.status}: {excerpt(answer.text, 160)}"
+                )
+            return answer
+
+    def _wait_turn(self) -> None:
+        """Patient mode: keep to the documented rate, and wait out a quota the headers said is spent."""
+        if not self.patient:
+            return
+        now = self.clock()
+        at = max(self._next_at, self._paused_until)
+        if at > now:
+            self.sleep(at - now)
+            now = at
+        self._next_at = now + self.interval_s
+
+    def _note(self, signal: RateSignal) -> None:
+        if signal.remaining is not None and signal.remaining < 1 and signal.reset_after:
+            self._paused_until = self.clock() + min(MAX_WAIT_S, signal.reset_after)
+            self.throttled += 1
+
+    def read(self, method: str, path: str, what: str, gone_ok: bool = True, **kwargs) -> object:
+        """The JSON body of a 2xx answer to one request; None for a 404 (the thing is gone) when `gone_ok`;
+        the SourceError that stops a listing (or fails a resolve) for any other answer. A list is never
+        gone (its 404 is a wrong address): pass gone_ok=False."""
+        answer = self.call(method, path, **kwargs)
+        if answer.status == 404 and gone_ok:
+            return None
+        if not 200 <= answer.status < 300:
+            raise self.failure(answer, what)
+        return self.json_of(answer, what)
+
+    def take(
+        self, page: Page, items: object, changed: Callable[[Mapping], float | None], since: float | None, tracks: bool
+    ) -> bool:
+        """Each listed item's entry onto `page`, and the newest change seen. A delta sweep (`since`) lists
+        newest change first and stops at the first item changed before the mark: True when it did."""
+        for item in entries(items):
+            item = mapping(item)
+            when = changed(item)
+            if since is not None and when is not None and when < since:
+                return True
+            page.saw(when)
+            entry = self.entry(item, tracks)
+            if entry is not None:
+                page.entries.append(entry)
+        return False
+
+    def entry(self, item: Mapping, tracks: bool) -> Entry | None:
+        """One listed item as a row or an Unfetchable; None for what is no video this platform could name."""
+        raise NotImplementedError
+
+    def json_of(self, answer: Answer, what: str) -> object:
+        """A 2xx answer's body; SourceError when it is not JSON (or was cut at the cap)."""
+        if answer.body is None:
+            cut = " (over the size cap)" if answer.truncated else ""
+            raise SourceError(f"{self.platform}: {what} answered HTTP {answer.status} without a JSON body{cut}")
+        return answer.body
+
+    def failure(self, answer: Answer, what: str) -> SourceError:
+        """A 4xx the caller did not expect, as the error that stops a listing."""
+        return SourceError(f"{self.platform}: {what} answered HTTP {answer.status}: {excerpt(answer.text, 200)}")
+
+
+def gone(platform: str) -> str:
+    """A video the source no longer has: deleted, or no longer visible to these credentials."""
+    return f"not found at the source: deleted from {platform}, or no longer visible to these credentials"

@@ -1,0 +1,211 @@
+"""The "wistia" profile: Wistia's Data API as a source of media (its OpenAPI file in
+wistia/wistia-typescript-sdk, server https://api.wistia.com/modern).
+
+Bearer API token; GET /modern/medias (per_page, sort_by created|updated|name|position,
+sort_direction 0 desc | 1 asc, page; or cursor paging: cursor[enabled]=1, cursor[after],
+cursor[before], each media then carrying its `cursor`) -> a JSON array; GET
+/modern/medias/{hashed_id}; GET /modern/medias/{hashed_id}/captions -> [{language (ISO 639-2),
+english_name, native_name, text (SRT), is_draft, id}]; GET .../captions/{language} as JSON, or
+as the file itself with `Accept: text/vtt` (or a .vtt / .srt ending). A media's `assets[]`
+hold its OriginalFile, whose `url` points at this simulator's /_media. Past the limit (600 a
+minute) a 429 with Retry-After. Wistia is no target here: creates are not routed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import urllib.parse
+
+from .bucket import RateState
+from .config import SimConfig
+from .library import Item, Shelf
+from .profile import KIND_STATUS, Call, ParamError, Profile, Reply, int_param, iso_offset, same
+
+# Unfetchable in turn: still processing, failed processing, not a video, archived, no original kept.
+FAULTS = ("processing", "failed", "not_video", "archived", "no_original")
+ISO639_2 = {"en": ("eng", "English", "English"), "fr": ("fre", "French", "Français")}
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def hashed_id(video: Item) -> str:
+    n, chars = video.index, []
+    for _ in range(9):
+        n, r = divmod(n, 36)
+        chars.append(_DIGITS[r])
+    return "w" + "".join(reversed(chars))
+
+
+def index_of(hid: str) -> int:
+    if len(hid) != 10 or not hid.startswith("w"):
+        return -1
+    try:
+        return int(hid[1:], 36)
+    except ValueError:
+        return -1
+
+
+def _cursor(index: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"i": index}).encode()).decode().rstrip("=")
+
+
+def _uncursor(text: str) -> int:
+    try:
+        value = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))["i"]
+    except (binascii.Error, ValueError, TypeError, KeyError):
+        raise ParamError("cursor", "cursor is not valid") from None
+    if not isinstance(value, int):
+        raise ParamError("cursor", "cursor is not valid")
+    return value
+
+
+def _srt(video: Item, language: str) -> str:
+    return f"1\n00:00:00,000 --> 00:00:02,000\nVideo {video.index}, {language}\n"
+
+
+class Wistia(Profile):
+    name = "wistia"
+    faults = FAULTS
+    routes = (
+        ("/modern/medias", {"GET": "list"}),
+        ("/modern/medias/{id}", {"GET": "get"}),
+        ("/modern/medias/{id}/captions", {"GET": "src_captions"}),
+        ("/modern/medias/{id}/captions/{language}", {"GET": "src_caption"}),
+    )
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.token is None or same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
+            return None
+        return self.error("unauthorized")
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        texts = {"unauthorized": "Invalid credentials", "not_found": "Not Found", "throttled": "Rate limit exceeded"}
+        return Reply(KIND_STATUS[kind], {"error": texts.get(kind, message or kind)})
+
+    def new_id(self) -> str:  # pragma: no cover - Wistia is no target
+        raise NotImplementedError
+
+    def render(self, shelf: Shelf, video: Item, cursor: bool = False) -> dict:
+        fault = video.fault
+        out = {
+            "id": 1000 + video.index,
+            "name": video.title,
+            "type": "Image" if fault == "not_video" else "Video",
+            "archived": fault == "archived",
+            "created": iso_offset(video.created),
+            "updated": iso_offset(video.modified),
+            "duration": video.duration,
+            "hashed_id": hashed_id(video),
+            "description": video.description,
+            "progress": 0.5 if fault == "processing" else 1.0,
+            "status": {"processing": "processing", "failed": "failed"}.get(fault or "", "ready"),
+            "thumbnail": {"url": shelf.url(video, "thumbnail.jpg"), "width": 200, "height": 120},
+            "folder": {"id": 10 + len(video.folder), "name": video.folder, "hashedId": f"f{len(video.folder):09d}"},
+            "subfolder": None,
+            "tags": [{"name": t} for t in video.tags],
+            "assets": [],
+        }
+        if fault not in ("processing", "failed"):
+            if fault != "no_original":
+                out["assets"].append(
+                    {
+                        "url": shelf.url(video, "original.bin"),
+                        "width": 1920,
+                        "height": 1080,
+                        "file_size": video.size,
+                        "content_type": "video/mp4",
+                        "type": "OriginalFile",
+                    }
+                )
+            out["assets"].append(
+                {
+                    "url": shelf.url(video, "iphone.mp4"),
+                    "width": 640,
+                    "height": 360,
+                    "file_size": video.size // 5,
+                    "content_type": "video/mp4",
+                    "type": "IphoneVideoFile",
+                }
+            )
+        if cursor:
+            out["cursor"] = _cursor(video.index)
+        return out
+
+    def _captions(self, video: Item) -> list[dict]:
+        found = []
+        for language, _kind, _name in video.captions:
+            code, english, native = ISO639_2[language]
+            found.append(
+                {
+                    "english_name": english,
+                    "native_name": native,
+                    "language": code,
+                    "text": _srt(video, language),
+                    "is_draft": False,
+                    "id": f"c{video.index}{code}",
+                }
+            )
+        return found
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            return self._list(shelf, call)
+        video = shelf.video(index_of(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found")
+        if op == "get":
+            return Reply(200, self.render(shelf, video))
+        captions = self._captions(video)
+        if op == "src_captions":
+            return Reply(200, captions)
+        language, _, ending = call.params.get("language", "").partition(".")
+        found = next((c for c in captions if c["language"] == language), None)
+        if found is None:
+            return self.error("not_found")
+        accept = call.headers.get("Accept") or ""
+        if ending == "vtt" or (not ending and "text/vtt" in accept):
+            two = next(k for k, v in ISO639_2.items() if v[0] == language)
+            vtt = f"WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nVideo {video.index}, {two}\n"
+            return Reply(200, raw=vtt.encode(), headers={"Content-Type": "text/vtt"})
+        if ending == "srt":
+            return Reply(200, raw=found["text"].encode(), headers={"Content-Type": "text/plain"})
+        return Reply(200, found)
+
+    def _list(self, shelf: Shelf, call: Call) -> Reply:
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        try:
+            per_page = int_param(query, "per_page", 100, 1, 100)
+            page = int_param(query, "page", 1, 1, None)
+            after = query.get("cursor[after]", [None])[0]
+            before = query.get("cursor[before]", [None])[0]
+            cursor_on = after is not None or before is not None or query.get("cursor[enabled]", ["0"])[0] == "1"
+            start_after = _uncursor(after) if after else None
+            start_before = _uncursor(before) if before else None
+        except ParamError as exc:
+            return Reply(400, {"error": str(exc)})
+        sort_by = query.get("sort_by", ["created"])[0]
+        if sort_by not in ("name", "created", "updated", "position", "id"):
+            return Reply(400, {"error": "sort_by must be one of name, created, updated, position"})
+        if cursor_on and sort_by not in ("id", "created"):
+            return Reply(400, {"error": "cursor pagination supports sort_by id and created only"})
+        newest_first = query.get("sort_direction", ["1"])[0] == "0"
+        # Times grow with the index: created, updated, id and position order alike (name falls back to them).
+        if start_after is not None:
+            start = (shelf.size - start_after) if newest_first else start_after + 1
+        elif start_before is not None:
+            start = max(0, (start_before - per_page) if not newest_first else shelf.size - start_before - per_page)
+        else:
+            start = 0 if cursor_on else (page - 1) * per_page
+        videos, _total = shelf.videos(start, per_page, newest_first)
+        return Reply(200, [self.render(shelf, v, cursor=cursor_on) for v in videos])
+
+    # ----- rate limits
+
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        return {}  # Wistia documents none
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        told = max(1, math.ceil(wait_s))
+        return {"Retry-After": str(told)}, float(told)

@@ -1,0 +1,318 @@
+"""Migrating from the platform a library lives on, end to end: template.yaml deployed with a target provider and
+the sources' credentials, `migrator inventory --from` run against source simulators (one per platform, each on
+its own port), `migrator load` of what it wrote, and the real queue, uploader, webhook and ledger.
+
+Per pair (Vimeo → Mux, Cloudflare Stream → Mux, api.video → Mux, S3 → Mux, Wistia → api.video, Mux →
+Cloudflare Stream): every fetchable asset ready, every unfetchable one reported with its reason and never
+sent, no duplicate video, and the titles the source holds are the titles the target holds. The target
+simulators fetch every link they are handed from the source simulator over loopback (check_source), so a
+link that expired or a file that is not there fails the ingest as the real provider fails it. Then, side by
+side, links that live 60 s minted at the create and minted at the inventory while the queue takes minutes to
+drain; and files the source must prepare first (Stream's MP4, Mux's master), waited for without spending
+attempts, one that never finishes failed with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import requests
+from migrator.sources import build, parse_ref
+from migrator_cli.main import main
+
+from infra.sim import apivideo as sim_apivideo
+from infra.sim import cloudflare as sim_cloudflare
+from infra.sim import mux as sim_mux
+from infra.sim import vimeo as sim_vimeo
+from infra.sim import wistia as sim_wistia
+from infra.sim.library import item
+from tests.conftest import unique
+from tests.e2e.conftest import SOURCE_BUCKET, delete_stack, deploy_stack, wait_for_states
+
+pytestmark = pytest.mark.e2e
+PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo")
+PREPARE_TIMEOUT_S = 30
+LIBRARY = {
+    "library_size": 20,
+    "library_unfetchable_every": 5,
+    "library_private_every": 4,
+    "library_captions_every": 3,
+    "prepare_s": 4.0,
+}
+INDEX_OF = {
+    "vimeo": sim_vimeo.index_of,
+    "wistia": sim_wistia.index_of,
+    "mux": sim_mux.library_index,
+    "cloudflare": sim_cloudflare.library_index,
+    "apivideo": sim_apivideo.library_index,
+}
+FAULTS = {
+    name: module.FAULTS
+    for name, module in (
+        ("vimeo", sim_vimeo),
+        ("wistia", sim_wistia),
+        ("mux", sim_mux),
+        ("cloudflare", sim_cloudflare),
+        ("apivideo", sim_apivideo),
+    )
+}
+DONE = {"ready", "rejected", "failed"}
+
+
+class Sources:
+    """One source simulator per platform, with its made-up account, for the whole module."""
+
+    def __init__(self):
+        from infra.accounts import source_account
+        from infra.provider_sim import ProviderSim, SimConfig
+
+        self.sims, self.credentials = {}, {}
+        for platform in PLATFORMS:
+            creds, sim_config = source_account(platform)
+            config = SimConfig(port=0, profile=platform, rate=0, read_rate=0, budget_quota=0, **sim_config, **LIBRARY)
+            self.sims[platform] = ProviderSim(config).start()
+            self.credentials[platform] = creds
+
+    def base(self, platform: str) -> str:
+        return self.sims[platform].url + ("/modern" if platform == "wistia" else "")
+
+    def base_urls(self) -> str:
+        return ",".join(f"{p}={self.base(p)}" for p in PLATFORMS)
+
+    def stop(self):
+        for sim in self.sims.values():
+            sim.stop()
+
+
+class Target:
+    def __init__(self, name, sim, acct, outputs, outputs_path, stack_name):
+        self.name, self.sim, self.acct, self.outputs = name, sim, acct, outputs
+        self.outputs_path, self.stack_name = outputs_path, stack_name
+
+    def title_of(self, remote_id: str) -> str:
+        """The title the target stored for one of its videos, read through its own API."""
+        creds = self.sim.config
+        if self.name == "mux":
+            answer = requests.get(
+                f"{self.sim.url}/video/v1/assets/{remote_id}", auth=(creds.token_id, creds.token_secret), timeout=10
+            )
+            return answer.json()["data"]["meta"]["title"]
+        if self.name == "apivideo":
+            answer = requests.get(f"{self.sim.url}/videos/{remote_id}", auth=(creds.api_key, ""), timeout=10)
+            return answer.json()["title"]
+        answer = requests.get(
+            f"{self.sim.url}/accounts/{creds.account_id}/stream/{remote_id}",
+            headers={"Authorization": f"Bearer {creds.token}"},
+            timeout=10,
+        )
+        return answer.json()["result"]["meta"]["name"]
+
+
+@pytest.fixture(scope="module")
+def sources():
+    running = Sources()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def targets(endpoint, aws, sources, tmp_path_factory):
+    """target(name): template.yaml deployed with Provider=name and every source's credentials (made once)."""
+    from infra.accounts import account, source_secret
+    from infra.provider_sim import ProviderSim, SimConfig
+
+    made: dict[str, Target] = {}
+    secret_name = unique("source-credentials")
+    aws("secretsmanager").create_secret(Name=secret_name, SecretString=source_secret(sources.credentials))
+
+    def target(name: str) -> Target:
+        if name not in made:
+            acct = account(name)
+            quiet = {"rate": 0, "read_rate": 0, "budget_quota": 0, "processing_delay_s": 0.3}
+            sim = ProviderSim(SimConfig(port=0, profile=name, check_source=True, **quiet, **acct.sim)).start()
+            path = tmp_path_factory.mktemp(name) / "outputs.json"
+            params = {
+                "SourceTokenSecretName": secret_name,
+                "SourceBaseUrls": sources.base_urls(),
+                "SourcePrepareTimeoutSeconds": str(PREPARE_TIMEOUT_S),
+                "ReconcileScheduleEnabled": "false",
+                "PollAfterSeconds": "60",
+                "MaximumConcurrency": "5",
+            }
+            stack_name, outputs = deploy_stack(endpoint, aws, sim, path, acct, **params)
+            sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
+            made[name] = Target(name, sim, acct, outputs, path, stack_name)
+        return made[name]
+
+    yield target
+    for deployed in made.values():
+        delete_stack(endpoint, deployed.stack_name)
+        deployed.sim.stop()
+
+
+@pytest.fixture
+def migrate(sources, endpoint, aws, tmp_path, capsys):
+    """migrate(platform, target) -> (rows, unfetchable, ledger items): inventory, load, wait until all are done."""
+    credentials = tmp_path / "sources.json"
+    credentials.write_text(json.dumps(sources.credentials))
+
+    def run(platform: str, target: Target, timeout_s: float = 240, s3: str | None = None):
+        out = tmp_path / f"{platform}-{target.name}.jsonl"
+        argv = ["inventory", "--from", platform, "-o", str(out), "--mark-file", str(tmp_path / "marks.json")]
+        argv += ["--s3", s3, "--endpoint-url", endpoint] if s3 else ["--source-url", sources.base(platform)]
+        argv += ["--credentials", str(credentials), "--restart"]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 0, err
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        unfetchable_file = out.with_name(out.name + ".unfetchable.jsonl")
+        unfetchable = [json.loads(line) for line in unfetchable_file.read_text().splitlines()]
+        code = main(["load", str(out), "--outputs", str(target.outputs_path), "--endpoint", endpoint])
+        assert code == 0, capsys.readouterr().err
+        capsys.readouterr()
+        ids = [row["id"] for row in rows]
+        return rows, unfetchable, settle(target, ids, timeout_s)
+
+    def settle(target: Target, ids: list[str], timeout_s: float) -> dict:
+        """Until every asset is done; a webhook lost on the way (a cold webhook Lambda on a loaded machine
+        times out) is made good by reconcile's poll, run as an operator runs it."""
+        deadline = time.time() + timeout_s
+        while True:
+            try:
+                table = target.outputs["LedgerTableName"]
+                return wait_for_states(aws("dynamodb"), table, ids, DONE, min(45.0, deadline - time.time()))
+            except AssertionError:
+                if time.time() >= deadline:
+                    raise
+            main(["reconcile", "--poll-after", "10", "--outputs", str(target.outputs_path), "--endpoint", endpoint])
+            capsys.readouterr()
+
+    run.settle = settle
+    return run
+
+
+def held_by(sources, platform: str, row: dict):
+    """The library video a row names, as the source simulator holds it."""
+    index = INDEX_OF[platform](row["metadata"]["source_id"])
+    return item(sources.sims[platform].config, index, FAULTS[platform])
+
+
+def assert_never_sent(aws, target: Target, unfetchable: list[dict]) -> None:
+    table = target.outputs["LedgerTableName"]
+    for entry in unfetchable:
+        assert entry["reason"], entry
+        assert "Item" not in aws("dynamodb").get_item(TableName=table, Key={"asset_id": {"S": entry["id"]}})
+
+
+def assert_titles_carried(sources, platform: str, target: Target, rows: list[dict], items: dict) -> None:
+    """The title the source holds (its library's), the one the inventory wrote, the one the target stores."""
+    for row in rows:
+        held = held_by(sources, platform, row).title
+        assert row["title"] == held
+        if items[row["id"]]["state"] == "ready":
+            assert target.title_of(items[row["id"]]["remote_id"]) == held
+
+
+@pytest.mark.parametrize("platform", ["vimeo", "apivideo"])
+def test_a_library_moves_to_mux_with_its_titles_and_without_what_cannot_be_fetched(
+    platform, sources, targets, migrate, aws
+):
+    target = targets("mux")
+    rows, unfetchable, items = migrate(platform, target)
+    assert len(rows) + len(unfetchable) == 20 and len(unfetchable) == 4  # every fifth
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}
+    assert_never_sent(aws, target, unfetchable)
+    assert_titles_carried(sources, platform, target, rows, items)
+    assert target.sim.stats()["duplicate_videos"] == 0
+    assert any(row.get("tracks") for row in rows) and any(row.get("privacy") == "private" for row in rows)
+
+
+def test_wistia_moves_to_apivideo(sources, targets, migrate, aws):
+    target = targets("apivideo")
+    rows, unfetchable, items = migrate("wistia", target)
+    assert len(unfetchable) == 4 and {items[r["id"]]["state"] for r in rows} == {"ready"}
+    assert_never_sent(aws, target, unfetchable)
+    assert_titles_carried(sources, "wistia", target, rows, items)
+    assert target.sim.stats()["duplicate_videos"] == 0
+
+
+PREPARED = [
+    ("cloudflare", "mux", "Stream is preparing the MP4 download"),
+    ("mux", "cloudflare", "Mux is preparing the master file"),
+]
+
+
+@pytest.mark.parametrize(("platform", "to", "preparing"), PREPARED)
+def test_files_the_source_prepares_are_waited_for_without_attempts_and_one_that_never_is_fails(
+    platform, to, preparing, sources, targets, migrate, aws
+):
+    sources.sims[platform].patch_config({"library_stuck_every": 7})
+    target = targets(to)
+    rows, unfetchable, items = migrate(platform, target, timeout_s=PREPARE_TIMEOUT_S + 200)
+    stuck = {r["id"] for r in rows if held_by(sources, platform, r).stuck}
+    assert stuck, "no stuck preparation in the library: the test would prove nothing"
+    for row in rows:
+        record = items[row["id"]]
+        if row["id"] in stuck:
+            assert record["state"] == "failed" and "retry_after" not in record
+            assert f"(SourcePrepareTimeoutSeconds {PREPARE_TIMEOUT_S}): {preparing}" in record["last_error"]
+        else:
+            assert record["state"] == "ready", record
+            assert int(record["holds"]) >= 1 and int(record["attempts"]) == 1  # waited, and no attempt spent on it
+    assert_never_sent(aws, target, unfetchable)
+    assert_titles_carried(sources, platform, target, rows, items)
+    assert target.sim.stats()["duplicate_videos"] == 0
+
+
+def test_an_s3_prefix_moves_to_mux(targets, migrate, aws, sources):
+    target = targets("mux")
+    s3 = aws("s3")
+    if SOURCE_BUCKET not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+        s3.create_bucket(Bucket=SOURCE_BUCKET)
+    prefix = unique("shows")
+    for key in ("ep1.mp4", "ep2.mov", "cover.jpg"):
+        s3.put_object(Bucket=SOURCE_BUCKET, Key=f"{prefix}/{key}", Body=b"\x00\x00\x00\x18ftypmp42" * 64)
+    rows, unfetchable, items = migrate("s3", target, s3=f"s3://{SOURCE_BUCKET}/{prefix}/")
+    assert sorted(r["title"] for r in rows) == ["ep1.mp4", "ep2.mov"] and not unfetchable
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}
+    for row in rows:
+        assert target.title_of(items[row["id"]]["remote_id"]) == row["title"]
+
+
+def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_the_inventory_expire(
+    sources, targets, migrate, aws, endpoint, tmp_path, capsys
+):
+    """60-second links and a drain of minutes: the same library, half loaded as references (the link made at
+    the create), half with the links the inventory could have written instead (made at the inventory)."""
+    vimeo, target = sources.sims["vimeo"], targets("mux")
+    vimeo.patch_config({"library_size": 80, "library_unfetchable_every": 0, "link_ttl_s": 60})
+    target.sim.patch_config({"rate": 0.4, "burst": 1})  # 60 creates at 0.4/s: two and a half minutes
+    source = build("vimeo", lambda: sources.credentials["vimeo"], sources.base("vimeo"))
+    by_reference, minted, minted_at = [], [], time.time()
+    for index in range(20, 80):
+        ref = f"vimeo://{sim_vimeo.ID_BASE + index}"
+        asset_id = f"vimeo/{sim_vimeo.ID_BASE + index}"
+        if index % 2:
+            by_reference.append({"id": asset_id, "source_url": ref})
+        else:  # what an exporter writing download links would have loaded
+            minted.append({"id": asset_id, "source_url": source.resolve(parse_ref(ref)).url})
+    inventory = tmp_path / "side-by-side.jsonl"
+    inventory.write_text("".join(json.dumps(row) + "\n" for row in minted + by_reference))
+    try:
+        assert main(["load", str(inventory), "--outputs", str(target.outputs_path), "--endpoint", endpoint]) == 0
+        capsys.readouterr()
+        items = migrate.settle(target, [row["id"] for row in minted + by_reference], 600)
+    finally:
+        target.sim.patch_config({"rate": 0, "burst": 20})
+    created = {r["ref"]: r["t"] for r in target.sim.requests_log() if r["status"] == 201}
+    assert all(items[row["id"]]["state"] == "ready" for row in by_reference)
+    late = [row for row in minted if created[row["id"]] > minted_at + 62]
+    on_time = [row for row in minted if created[row["id"]] < minted_at + 58]
+    assert len(late) >= len(minted) // 2, "the queue drained before the links expired: the test would prove nothing"
+    for row in late:  # the target fetched an expired link: the ingest failed as Mux fails it
+        assert items[row["id"]]["state"] == "rejected"
+        assert "could not be downloaded" in items[row["id"]]["last_error"]
+    assert all(items[row["id"]]["state"] == "ready" for row in on_time)
+    assert max(created[row["id"]] for row in by_reference) > minted_at + 62  # references made late still worked

@@ -1,0 +1,71 @@
+"""A file the source prepares first (Mux master access, Stream's MP4 download), through the real ledger table:
+each wait gives the claim back without spending the attempt, `preparing_since` is kept from the first
+wait on, and a wait past SourcePrepareTimeoutSeconds fails the asset with the reason (emulator)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from migrator.ledger import Ledger
+from migrator.pacer import Pacer
+from migrator.settings import Settings
+from migrator.sources import Resolution
+from migrator.states import State
+from migrator.uploader import Uploader
+
+from tests.conftest import unique
+
+pytestmark = pytest.mark.emulator
+
+
+class Clock:
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class NoProvider:
+    def source_problem(self, url):
+        return None
+
+    def create(self, asset, source_url):  # pragma: no cover - the test fails if it is reached
+        raise AssertionError("a create was sent for a file that is not ready")
+
+
+def test_waits_for_a_preparing_file_spend_no_attempt_and_end_at_the_bound(aws, table):
+    clock = Clock(1_800_000_000.0)
+    settings = Settings(table_name=table, queue_url="q", provider_base_url=None, source_prepare_timeout_s=100.0)
+    dynamodb = aws("dynamodb")
+    uploader = Uploader(
+        settings=settings,
+        ledger=Ledger(table, dynamodb),
+        pacer=Pacer(table, dynamodb, 0.0, 100.0),
+        provider=NoProvider(),
+        sqs=None,
+        presign=lambda url: url,
+        clock=clock,
+        sleep=lambda s: None,
+        rng=random.Random(2),
+        sources=lambda url: Resolution.preparing("Mux is preparing the master file", 40.0),
+    )
+    asset_id = unique("mux/asset")
+    record = {"messageId": "m", "body": json.dumps({"id": asset_id, "source_url": "mux://abc"})}
+    ledger = Ledger(table, dynamodb)
+    first_wait = clock.now
+    for _ in range(3):  # three waits: 0 s, 45 s, 90 s into the preparation
+        fate = uploader.process(record, clock.now + 60)
+        assert fate.kind.value == "later" and fate.pacing
+        item = ledger.get(asset_id)
+        assert item["state"] == State.PENDING.value and int(item["attempts"]) == 0
+        assert float(item["preparing_since"]) == first_wait and item["last_error"] == "Mux is preparing the master file"
+        clock.now += 45
+    fate = uploader.process(record, clock.now + 60)  # 135 s: past the 100 s bound
+    item = ledger.get(asset_id)
+    assert fate.kind.value == "finished" and item["state"] == State.FAILED.value
+    assert "retry_after" not in item and "preparing_since" not in item  # failed for good; a retry waits afresh
+    assert item["last_error"].startswith("the source's file was not ready after 135 s")
+    assert int(item["holds"]) == 3 and int(item["attempts"]) == 1

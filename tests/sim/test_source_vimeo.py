@@ -1,0 +1,158 @@
+"""Vimeo as a source: the "vimeo" simulator profile driven by Vimeo's own SDK (PyVimeo 1.1.2) and by
+migrator.sources.vimeo, which lists it, names what it cannot fetch, and resolves links at the create.
+
+PyVimeo is a thin client (paths, the bearer token, the versioned Accept header): it checks that
+the simulator answers Vimeo's paths and auth as Vimeo does. The rest checks our source against
+the documented shapes the simulator serves: paging, download links that expire, text tracks,
+rate-limit headers with an ISO 8601 reset, and what makes a video unfetchable.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+import vimeo
+from migrator.sources import ResolutionKind, Unfetchable, build, parse_ref
+from migrator.sources.vimeo import NO_FILES, STILL_PROCESSING
+
+from tests.sim.support import list_all
+
+TOKEN = "vimeo-pat"
+
+
+@pytest.fixture
+def library(launch):
+    def start(**config):
+        config = {"token": TOKEN, "library_size": 250, **config}
+        sim = launch("vimeo", **config)
+        return sim, build("vimeo", lambda: {"token": TOKEN}, sim.url, patient=True)
+
+    return start
+
+
+def test_pyvimeo_lists_the_library_with_vimeo_paging(library):
+    sim, _ = library(library_size=30)
+    client = vimeo.VimeoClient(token=TOKEN)
+    client.API_ROOT = sim.url
+    first = client.get("/me/videos", params={"per_page": 10, "sort": "date", "direction": "asc"}).json()
+    assert first["total"] == 30 and first["page"] == 1 and len(first["data"]) == 10
+    assert first["paging"]["next"].startswith("/me/videos?") and first["paging"]["previous"] is None
+    following = client.get(first["paging"]["next"]).json()  # the next page, as the API names it
+    assert following["page"] == 2 and following["data"][0]["uri"] != first["data"][0]["uri"]
+    video = client.get(first["data"][0]["uri"]).json()
+    assert video["name"] == first["data"][0]["name"] and video["download"][0]["quality"] == "source"
+    refused = vimeo.VimeoClient(token="wrong")
+    refused.API_ROOT = sim.url
+    answer = refused.get("/me/videos")
+    assert answer.status_code == 401 and answer.json()["error_code"] == 8003
+
+
+def test_the_library_is_listed_whole_each_video_once_with_what_it_is(library):
+    _sim, source = library(library_captions_every=4, library_private_every=5)
+    entries, pages = list_all(source)
+    assert pages == 3 and len(entries) == 250
+    assert len({e.asset_id for e in entries}) == 250
+    first = entries[0]
+    assert first.asset_id == "vimeo/700000000" and first.source_url == "vimeo://700000000"
+    assert first.title == "Library video 000000" and first.tags == ("series-0", "library", "featured")
+    assert first.created_at == "2020-01-01T00:00:00Z" and first.folder == "Marketing" and first.size_bytes > 0
+    assert first.privacy == "private" and entries[1].privacy == "public"  # privacy.view nobody / anybody
+    assert first.metadata["source_file"] == "source"  # the original as uploaded, not a rendition
+    odd = entries[3]
+    assert odd.title.startswith("Vidéo « spéciale » n°3") and "🎬" in odd.title
+    with_tracks = [e for e in entries if e.tracks]
+    assert len(with_tracks) == len(range(1, 250, 4))  # every fourth, from video 1
+    track = with_tracks[0].tracks[0]
+    assert track.url.startswith("vimeo://") and "/texttracks/" in track.url
+    assert (track.language, track.kind, track.name) == ("en", "captions", "English")
+    assert with_tracks[0].tracks[1].kind == "subtitles"
+    assert all("://" in e.source_url and not e.source_url.startswith("http") for e in entries)  # no link in a row
+
+
+def test_what_can_never_be_fetched_is_named_with_its_reason(library):
+    _sim, source = library(library_unfetchable_every=10)
+    entries, _ = list_all(source)
+    unfetchable = [e for e in entries if isinstance(e, Unfetchable)]
+    assert len(unfetchable) == 25
+    reasons = {e.reason for e in unfetchable}
+    assert reasons == {NO_FILES, STILL_PROCESSING, "failed at the source (Vimeo status transcoding_error)"}
+    assert all(e.title for e in unfetchable)
+
+
+def test_resolve_gives_a_fresh_link_that_expires_and_names_the_same_reasons(library, web):
+    sim, source = library(library_unfetchable_every=10, link_ttl_s=2)
+    ready = source.resolve(parse_ref("vimeo://700000000"))
+    assert ready.kind is ResolutionKind.READY and ready.expires_at is not None
+    assert 0 < ready.expires_at - time.time() <= 3
+    assert web.get(ready.url).status_code == 200
+    assert web.head(ready.url).headers["Content-Length"] == str(sim.config.media_bytes)
+    assert web.get(ready.url, headers={"Range": "bytes=0-1023"}).status_code == 206
+    assert web.get(ready.url.replace("sig=", "sig=0")).status_code == 403  # a forged link
+    time.sleep(2.2)
+    assert web.get(ready.url).status_code == 403  # expired, as a CDN refuses it
+    again = source.resolve(parse_ref("vimeo://700000000"))
+    assert again.url != ready.url and web.get(again.url).status_code == 200  # minted afresh
+    no_files = source.resolve(parse_ref("vimeo://700000009"))
+    assert no_files.kind is ResolutionKind.UNFETCHABLE and no_files.reason == NO_FILES
+    gone = source.resolve(parse_ref("vimeo://1"))
+    assert gone.kind is ResolutionKind.UNFETCHABLE and gone.reason.startswith("not found at the source")
+
+
+def test_a_video_deleted_or_made_private_after_the_inventory_is_answered_at_resolve(library, web):
+    sim, source = library()
+    assert source.resolve(parse_ref("vimeo://700000004")).kind is ResolutionKind.READY
+    web.post(f"{sim.url}/_sim/library", json={"delete": [4]}).raise_for_status()
+    gone = source.resolve(parse_ref("vimeo://700000004"))
+    assert gone.kind is ResolutionKind.UNFETCHABLE and "deleted" in gone.reason
+
+
+def test_a_track_reference_resolves_to_its_own_expiring_link(library, web):
+    _sim, source = library(library_captions_every=4, link_ttl_s=60)
+    track = source.resolve(parse_ref("vimeo://700000001/texttracks/1"))
+    assert track.kind is ResolutionKind.READY and track.expires_at is not None
+    assert web.get(track.url).text.startswith("WEBVTT")
+
+
+def test_rate_limit_headers_with_an_iso_reset_and_429s_are_waited_out(library):
+    # A bucket of one: every answer says nothing remains, and when it is full again (an ISO 8601 time).
+    _sim, source = library(library_size=300, read_rate=5, read_burst=1, rate_headers=True)
+    started = time.monotonic()
+    entries, pages = list_all(source, tracks=False)
+    assert len(entries) == 300 and pages == 3
+    assert source.throttled >= 2 and time.monotonic() - started >= 0.3  # the spent quota was waited out
+
+
+def test_an_impatient_source_says_throttled_instead_of_waiting(library):
+    sim, _ = library(read_rate=0.01, read_burst=1)
+    impatient = build("vimeo", lambda: {"token": TOKEN}, sim.url)
+    assert impatient.resolve(parse_ref("vimeo://700000000")).kind is ResolutionKind.READY
+    with pytest.raises(Exception) as caught:
+        impatient.resolve(parse_ref("vimeo://700000001"))
+    assert caught.value.resolution().kind is ResolutionKind.THROTTLED and caught.value.retry_after >= 1
+
+
+def test_a_delta_sweep_lists_only_what_changed_since_the_mark(library):
+    _sim, source = library()
+    _entries, _ = list_all(source, tracks=False)
+    # Video i changed at 2020-01-01 + i minutes + 1 h: since video 239's change, 240..249 and 239 itself.
+    mark = 1_577_836_800 + 239 * 60 + 3600
+    changed, pages = list_all(source, since=mark, tracks=False)
+    assert [e.asset_id for e in changed] == [f"vimeo/{700000000 + i}" for i in range(249, 238, -1)]
+    assert pages == 1
+
+
+def test_wrong_credentials_stop_the_listing_with_a_reason_and_no_secret(library):
+    sim, _ = library()
+    source = build("vimeo", lambda: {"token": "not-the-token"}, sim.url, patient=True)
+    with pytest.raises(Exception) as caught:
+        source.page(None)
+    assert "HTTP 401" in caught.value.reason and "not-the-token" not in caught.value.reason
+
+
+def test_links_cannot_be_fetched_without_the_signature(library):
+    _sim, source = library()
+    link = source.resolve(parse_ref("vimeo://700000000")).url
+    bare = link.split("?")[0]
+    assert requests.get(bare, timeout=5).status_code == 403

@@ -1,0 +1,152 @@
+"""`migrator inventory --from`: a sweep over a fake source (pure, no network): rows `migrator load` takes as
+they are, unfetchable videos apart with their reasons, a cursor that resumes without writing anything
+twice, a mark for delta sweeps, and credentials from a file, a profile or the environment that are
+never echoed."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from migrator.messages import AssetMessage
+from migrator.sources import Page, SourceError, Unfetchable
+from migrator_cli.errors import CliError
+from migrator_cli.inventory import BadRow, Row, read_inventory
+from migrator_cli.main import main
+from migrator_cli.sweep import SweepState, parse_since, read_mark, source_credentials, sweep
+
+
+class FakeSource:
+    """Pages of 3 videos; every fourth unfetchable; fails once at `fail_at` (a page number) if asked."""
+
+    platform = "vimeo"
+
+    def __init__(self, videos: int = 10, fail_at: int | None = None, stop_after: tuple | None = None):
+        self.videos, self.fail_at, self.stop_after = videos, fail_at, stop_after
+        self.requests = self.throttled = 0
+        self.asked: list[str | None] = []
+
+    def page(self, cursor, since=None, tracks=True):
+        self.requests += 1
+        start = int(cursor or 0)
+        self.asked.append(cursor)
+        if self.fail_at is not None and start // 3 == self.fail_at:
+            self.fail_at = None
+            raise SourceError("vimeo: HTTP 502")
+        page = Page()
+        for i in range(start, min(self.videos, start + 3)):
+            when = 1_700_000_000 + i
+            if since is not None and when < since:
+                continue
+            page.saw(when)
+            if i % 4 == 3:
+                page.entries.append(Unfetchable(f"vimeo/{i}", f"vimeo://{i}", "no file access", f"Video {i}"))
+            else:
+                tags = ("a;b", "c") if i == 0 else ()
+                page.entries.append(AssetMessage(f"vimeo/{i}", f"vimeo://{i}", title=f"Video {i}", tags=tags))
+        page.cursor = str(start + 3) if start + 3 < self.videos else None
+        page.remaining = max(0, self.videos - start - 3)
+        if self.stop_after and start == self.stop_after[0]:
+            self.stop_after[1].set()
+        return page
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_sweep_writes_rows_load_reads_as_they_are_and_unfetchable_ones_apart(tmp_path):
+    out = tmp_path / "vimeo.jsonl"
+    summary = sweep(FakeSource(), out, csv_output=tmp_path / "vimeo.csv", mark_path=tmp_path / "marks.json")
+    assert (summary.rows, summary.unfetchable, summary.pages, summary.done) == (8, 2, 4, True)
+    assert summary.reasons == {"no file access": 2}
+    rows = list(read_inventory(str(out)))
+    assert all(isinstance(r, Row) for r in rows) and [r.message.asset_id for r in rows][:3] == [
+        "vimeo/0",
+        "vimeo/1",
+        "vimeo/2",
+    ]
+    as_csv = list(read_inventory(str(tmp_path / "vimeo.csv")))
+    assert [r.message for r in as_csv] == [r.message for r in rows]  # the CSV carries the same, tags with ';' too
+    unfetchable = lines(tmp_path / "vimeo.jsonl.unfetchable.jsonl")
+    assert unfetchable == [
+        {"id": "vimeo/3", "source_url": "vimeo://3", "reason": "no file access", "title": "Video 3"},
+        {"id": "vimeo/7", "source_url": "vimeo://7", "reason": "no file access", "title": "Video 7"},
+    ]
+    assert read_mark(tmp_path / "marks.json", "vimeo") == 1_700_000_009
+
+
+def test_an_interrupted_sweep_resumes_at_its_cursor_and_writes_nothing_twice(tmp_path):
+    out = tmp_path / "vimeo.jsonl"
+    source = FakeSource(videos=12, fail_at=2)
+    with pytest.raises(CliError, match="resumes after the 2 pages saved"):
+        sweep(source, out)
+    state = SweepState.load(tmp_path / "vimeo.jsonl.state.json")
+    assert state.cursor == "6" and state.rows == 5 and not state.done
+    with out.open("a") as torn:  # a half-written line from the crash: the resume cuts it off
+        torn.write('{"id": "vimeo/6", "sour')
+    again = FakeSource(videos=12)
+    summary = sweep(again, out)
+    assert again.asked == ["6", "9"] and summary.resumed_at == 5 and summary.done
+    ids = [doc["id"] for doc in lines(out)]
+    assert ids == [f"vimeo/{i}" for i in range(12) if i % 4 != 3]
+    assert len(lines(tmp_path / "vimeo.jsonl.unfetchable.jsonl")) == 3
+
+
+def test_ctrl_c_ends_after_the_page_in_hand_and_the_same_command_goes_on(tmp_path):
+    out, stop = tmp_path / "vimeo.jsonl", threading.Event()
+    first = sweep(FakeSource(videos=9, stop_after=(3, stop)), out, stop=stop)
+    assert first.interrupted and first.exit_code == 130 and first.pages == 2
+    second = sweep(FakeSource(videos=9), out)
+    assert second.done and [d["id"] for d in lines(out)] == [f"vimeo/{i}" for i in range(9) if i % 4 != 3]
+
+
+def test_a_finished_sweep_starts_over_and_a_delta_sweep_lists_from_the_mark(tmp_path):
+    out = tmp_path / "vimeo.jsonl"
+    sweep(FakeSource(), out)
+    sweep(FakeSource(), out)  # done before: a fresh sweep, not an append
+    assert len(lines(out)) == 8
+    delta = sweep(FakeSource(), tmp_path / "delta.jsonl", since=1_700_000_008)
+    assert [d["id"] for d in lines(tmp_path / "delta.jsonl")] == ["vimeo/8", "vimeo/9"] and delta.since
+
+
+def test_since_reads_times_epochs_and_last():
+    assert parse_since("2024-01-01T00:00:00Z") == 1_704_067_200
+    assert parse_since("1704067200") == 1_704_067_200 and parse_since("last") == "last"
+    with pytest.raises(ValueError):
+        parse_since("yesterday")
+
+
+def test_credentials_come_from_a_file_a_profile_or_the_environment_and_are_never_echoed(tmp_path):
+    file = tmp_path / "creds.json"
+    file.write_text(json.dumps({"vimeo": {"token": "from-file"}}))
+    profiles = tmp_path / "sources.json"
+    profiles.write_text(json.dumps({"work": {"mux": {"token_id": "i", "token_secret": "s"}}}))
+    env = {"MIGRATOR_SOURCES_FILE": str(profiles), "VIMEO_TOKEN": "from-env", "MUX_TOKEN_ID": "only-half"}
+    assert source_credentials("vimeo", str(file), None, env) == {"token": "from-file"}
+    assert source_credentials("mux", None, "work", env) == {"token_id": "i", "token_secret": "s"}
+    assert source_credentials("vimeo", None, None, env) == {"token": "from-env"}
+    assert source_credentials("mux", None, None, env) is None  # half a pair is no credentials
+    file.write_text('{"vimeo": "hunter2"}')
+    with pytest.raises(CliError) as caught:
+        source_credentials("vimeo", str(file), None, env)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_the_command_needs_credentials_and_says_where_they_go(tmp_path, monkeypatch, capsys):
+    for name in ("VIMEO_TOKEN", "MIGRATOR_SOURCE_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["inventory", "--from", "vimeo", "-o", str(tmp_path / "v.jsonl")]) == 2
+    assert "no vimeo credentials: pass --credentials FILE or --source-profile NAME, or set VIMEO_TOKEN" in (
+        capsys.readouterr().err
+    )
+    assert main(["load", "x.csv", "--from", "vimeo", "--dry-run"]) == 2
+    assert "a FILE (or s3://bucket/prefix) or --from PLATFORM, one of the two" in capsys.readouterr().err
+
+
+def test_a_row_the_loader_would_refuse_never_reaches_the_inventory(tmp_path):
+    """Every row a sweep writes is a message the queue's validation accepts (the source built it with it)."""
+    out = tmp_path / "vimeo.jsonl"
+    sweep(FakeSource(videos=40), out)
+    assert not [r for r in read_inventory(str(out)) if isinstance(r, BadRow)]

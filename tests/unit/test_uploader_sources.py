@@ -1,0 +1,187 @@
+"""The uploader's hand-off of a source reference: resolved just before the create, never earlier, and every
+way a source can answer given its fate (a fake ledger, pacer, provider and resolver; no AWS).
+
+The ledger's own writes for these fates (the attempt given back, `preparing_since` kept once) are
+checked on the emulator in tests/emulator/test_source_waits.py.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from migrator.fate import FateKind, Outcome, OutcomeKind
+from migrator.ledger import Claimed
+from migrator.pacer import Go
+from migrator.settings import Settings
+from migrator.sources import Resolution, ResolutionKind
+from migrator.uploader import Uploader
+
+NOW = 1_800_000_000.0
+
+
+class FakeLedger:
+    def __init__(self, previous: dict | None = None):
+        self.previous = previous
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def claim(self, msg, now, lease_until, token):
+        attempts = int((self.previous or {}).get("attempts", 0)) + 1
+        return Claimed(token, attempts, self.previous, msg.source_url, claimed_at=now)
+
+    def __getattr__(self, name):
+        def write(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+
+            class Won:
+                won = True
+
+            return Won()
+
+        return write
+
+    def names(self) -> list[str]:
+        return [name for name, _, _ in self.calls]
+
+
+class FakePacer:
+    """A slot at once, every time; whatever else the uploader tells the pacer is heard and ignored."""
+
+    last_seen = None
+
+    def __init__(self):
+        self.reserved = 0
+
+    def reserve(self, now, *args, **kwargs):
+        self.reserved += 1
+        return Go(now)
+
+    def known_hold(self, *args, **kwargs):
+        return None
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+class FakeProvider:
+    def __init__(self):
+        self.created: list[str] = []
+
+    def source_problem(self, url):
+        return None
+
+    def create(self, asset, source_url):
+        self.created.append(source_url)
+        return Outcome(OutcomeKind.CREATED, remote_id="remote-1")
+
+    def create_notes(self, asset, source_url):
+        return ()
+
+    def playback(self, asset):
+        return "public"
+
+
+class Clock:
+    def __init__(self):
+        self.now = NOW
+
+    def __call__(self):
+        return self.now
+
+
+def uploader(resolve, previous=None, timeout_s=600.0):
+    clock = Clock()
+    settings = Settings(table_name="t", queue_url="q", provider_base_url=None, source_prepare_timeout_s=timeout_s)
+    ledger, pacer, provider = FakeLedger(previous), FakePacer(), FakeProvider()
+    asked: list[tuple[str, float]] = []
+
+    def resolver(url):
+        asked.append((url, clock.now))
+        return resolve(url)
+
+    up = Uploader(
+        settings=settings,
+        ledger=ledger,
+        pacer=pacer,
+        provider=provider,
+        sqs=None,
+        presign=lambda url: url,
+        clock=clock,
+        sleep=lambda s: None,
+        rng=random.Random(1),
+        sources=resolver,
+    )
+    return up, ledger, pacer, provider, asked
+
+
+def record(source_url="vimeo://700000001"):
+    return {"messageId": "m1", "body": json.dumps({"id": "vimeo/700000001", "source_url": source_url})}
+
+
+def test_the_provider_is_handed_the_link_made_at_the_create_not_the_reference():
+    up, ledger, _pacer, provider, asked = uploader(lambda url: Resolution.ready("https://cdn.example.com/fresh.mp4"))
+    fate = up.process(record(), NOW + 60)
+    assert fate.kind is FateKind.FINISHED
+    assert provider.created == ["https://cdn.example.com/fresh.mp4"]  # the reference itself never reaches it
+    assert asked == [("vimeo://700000001", NOW)] and ledger.names() == ["mark_processing"]
+
+
+def test_a_file_being_prepared_defers_the_message_without_an_attempt_or_a_create_slot():
+    up, ledger, pacer, provider, _ = uploader(lambda url: Resolution.preparing("Mux is preparing the master", 20.0))
+    fate = up.process(record("mux://abc"), NOW + 60)
+    assert fate.kind is FateKind.LATER and fate.pacing and 20 <= fate.delay_s <= 23
+    (name, args, _kwargs) = ledger.calls[0]
+    assert name == "release_preparing" and args[4] == "Mux is preparing the master"
+    assert provider.created == [] and pacer.reserved == 0  # no slot of the provider's rate spent on a wait
+
+
+def test_a_preparation_past_its_bound_fails_the_asset_with_the_reason():
+    previous = {"state": "pending", "attempts": 0, "preparing_since": NOW - 700}
+    up, ledger, _, provider, _ = uploader(lambda url: Resolution.preparing("Stream is preparing the MP4"), previous)
+    fate = up.process(record("cloudflare://c1"), NOW + 60)
+    assert fate.kind is FateKind.FINISHED and provider.created == []
+    (name, args, _kwargs) = ledger.calls[0]
+    assert name == "fail_preparing"
+    assert "not ready after 700 s (SourcePrepareTimeoutSeconds 600): Stream is preparing the MP4" in args[2]
+
+
+def test_the_last_wait_ends_at_the_bound_not_past_it():
+    previous = {"state": "pending", "attempts": 0, "preparing_since": NOW - 590}
+    up, _ledger, *_ = uploader(lambda url: Resolution.preparing("preparing", 60.0), previous)
+    fate = up.process(record("mux://abc"), NOW + 60)
+    assert fate.kind is FateKind.LATER and fate.delay_s <= 11 + 3  # 10 s left of the 600, plus a second and jitter
+
+
+def test_unfetchable_at_the_create_is_rejected_with_the_inventorys_words():
+    reason = "not found at the source: deleted from Vimeo, or no longer visible to these credentials"
+    up, ledger, _, provider, _ = uploader(lambda url: Resolution.unfetchable(reason))
+    fate = up.process(record(), NOW + 60)
+    assert fate.kind is FateKind.FINISHED and provider.created == []
+    (name, args, _kwargs) = ledger.calls[0]
+    assert name == "mark_rejected" and args[2] == reason
+
+
+@pytest.mark.parametrize("kind", [ResolutionKind.THROTTLED, ResolutionKind.DENIED])
+def test_the_sources_pace_and_our_credentials_hold_the_asset_without_spending_it(kind):
+    up, ledger, _, provider, _ = uploader(lambda url: Resolution(kind, reason="vimeo: HTTP 429", retry_after=30.0))
+    fate = up.process(record(), NOW + 60)
+    assert fate.kind is FateKind.LATER and fate.pacing and fate.delay_s >= 30
+    (name, _args, kwargs) = ledger.calls[0]
+    assert name == "release_throttled" and kwargs == {"count": False} and provider.created == []
+
+
+def test_a_source_that_did_not_answer_spends_an_attempt_like_any_failed_request():
+    up, ledger, _, _provider, _ = uploader(lambda url: Resolution(ResolutionKind.TRANSIENT, reason="vimeo: HTTP 502"))
+    fate = up.process(record(), NOW + 60)
+    assert fate.kind is FateKind.LATER and not fate.pacing
+    (name, args, _kwargs) = ledger.calls[0]
+    assert name == "mark_failed" and args[2] == "source: vimeo: HTTP 502" and args[3] is not None
+
+
+def test_without_a_resolver_https_and_s3_sources_work_as_before():
+    up, _ledger, _, provider, _ = uploader(lambda url: Resolution.ready(url))
+    up.sources = None
+    up.presign = lambda url: url.replace("s3://", "https://signed.example/")
+    up.process(record("s3://bucket/a.mp4"), NOW + 60)
+    assert provider.created == ["https://signed.example/bucket/a.mp4"]
