@@ -32,21 +32,28 @@ from migrator_cli.main import main as migrator
 from migrator_cli.status import gather
 from migrator_cli.target import resolve
 
+from .captions import SRT, VTT, FileServer, body
 from .localrun import LocalRun
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
 
 
-def write_inventory(path: Path, count: int) -> list[str]:
+def write_inventory(path: Path, count: int, captions: str | None = None) -> list[str]:
     """A sample inventory CSV; returns the ids that should reach the ledger.
 
-    Every 100 assets, one source the provider refuses at create and one it fails to
-    ingest. At the end: a repeated row (dropped with a warning), the same id with another
-    URL, an ftp source, a bad duration and an id with a control character (bad rows,
-    reported with their line numbers and never sent).
+    Every row carries what a video is besides its bytes: a description, tags, custom
+    metadata, a poster time, the original's creation time and a privacy: one in five
+    private, one in twenty signed, one in ten with none (the stack's DefaultPlayback
+    decides), the rest public. Every tenth has two caption tracks from `captions` (an SRT
+    and a WebVTT file), and every fiftieth a third that is not a caption file at all, which
+    fails alone with its reason. Every 100 assets, one source the provider refuses at
+    create and one it fails to ingest. At the end: a repeated row (dropped with a warning),
+    the same id with another URL, an ftp source, a bad duration and an id with a control
+    character (bad rows, reported with their line numbers and never sent).
     """
-    ids, lines = [], ["id,source_url,title,duration_s"]
+    columns = "id,source_url,title,duration_s,description,tags,privacy,poster_time_s,created_at,metadata,tracks"
+    ids, lines = [], [columns]
     for i in range(count):
         asset_id = f"library/{i:05d}"
         duration = 30 + (i * 7) % 600 + 0.5
@@ -55,13 +62,28 @@ def write_inventory(path: Path, count: int) -> list[str]:
             url = f"https://media.example.com/library/unsupported-{i:05d}.wmv"
         if i % 100 == 57:
             url = f"https://media.example.com/library/corrupt-{i:05d}.mp4"
-        lines.append(f"{asset_id},{url},Episode {i},{duration}")
+        privacy = "private" if i % 5 == 1 else "signed" if i % 20 == 2 else "" if i % 10 == 3 else "public"
+        created = f"20{10 + i % 14:02d}-0{1 + i % 9}-1{i % 10}T10:00:00Z"
+        metadata = json.dumps({"season": 1 + i // 100, "lat": 51.5072178}).replace('"', '""')
+        tracks = ""
+        if captions and i % 10 == 4:
+            entries = [
+                {"url": f"{captions}/en.srt", "language": "en", "kind": "captions", "closed_captions": True},
+                {"url": f"{captions}/fr.vtt", "language": "fr", "kind": "subtitles", "name": "Français"},
+            ]
+            if i % 50 == 4:
+                entries.append({"url": f"{captions}/notes.html", "language": "de", "kind": "subtitles"})
+            tracks = json.dumps(entries).replace('"', '""')
+        lines.append(
+            f'{asset_id},{url},Episode {i},{duration},"Episode {i}, with a description",news; season {1 + i // 100},'
+            f'{privacy},{min(5.0, duration / 2)},{created},"{metadata}","{tracks}"'
+        )
         ids.append(asset_id)
     lines.append(lines[1])  # a repeat
-    lines.append("library/00001,https://elsewhere.example.com/other.mp4,Other,")
-    lines.append("library/ftp-only,ftp://old-nas.example.com/a.mp4,FTP,")
-    lines.append("library/bad-duration,https://media.example.com/d.mp4,Dur,about a minute")
-    lines.append('"library/bad\u0007id",https://media.example.com/bell.mp4,Bell,')
+    lines.append("library/00001,https://elsewhere.example.com/other.mp4,Other,,,,,,,,")
+    lines.append("library/ftp-only,ftp://old-nas.example.com/a.mp4,FTP,,,,,,,,")
+    lines.append("library/bad-duration,https://media.example.com/d.mp4,Dur,about a minute,,,,,,,")
+    lines.append('"library/bad\u0007id",https://media.example.com/bell.mp4,Bell,,,,,,,,')
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return ids
 
@@ -166,17 +188,24 @@ def main(argv: list[str] | None = None) -> int:
     source_args = ["--library-size", str(args.assets), "--library-unfetchable-every", "50"]
     source_args += ["--library-private-every", "7", "--library-captions-every", "10", "--link-ttl-s", "600"]
     source_args += ["--prepare-s", "3", "--read-rate", "0", "--budget-quota", "0"]
+    # The caption files the sample rows name: one SRT, one WebVTT, and a page that is no caption at all.
+    captions = FileServer()
+    captions.route("/en.srt", body(SRT))
+    captions.route("/fr.vtt", body(VTT))
+    captions.route("/notes.html", body(b"<!doctype html><html><body>Please sign in</body></html>"))
+    params["TrackFetchTestOrigins"] = captions.origin  # its one exact origin; other loopback stays refused
     run = LocalRun(sim_args, params, label="demo", provider=args.provider, source=args.source, source_args=source_args)
     wall_start = time.time()
     unfetchable = 0
     try:
+        captions.__enter__()
         run.start()
         if args.source:
             inventory = Path(".local") / f"{run.stack_name}-{args.source}.jsonl"
             ids, unfetchable = list_source(run, inventory)
         else:
             inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
-            ids = write_inventory(inventory, args.assets)
+            ids = write_inventory(inventory, args.assets, captions.origin)
         print(f"\n$ migrator load {inventory}")
         cli(run, "load", str(inventory))
         print("\n$ migrator status --watch   (compact)")
@@ -204,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         print("rejected, by reason:")
         for reason, n in reasons.most_common():
             print(f"  {n:>4}  {reason}")
+        for line in fidelity_lines(run):
+            print(line)
         print(f"429s absorbed         {stats['throttled']}")
         print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
         print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
@@ -223,6 +254,45 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             run.stop()
+        captions.__exit__(None, None, None)
+
+
+def fidelity_lines(run: LocalRun) -> list[str]:
+    """What arrived besides the bytes: caption tracks by state (and why the failed ones failed), and
+    whether each row asked to be private is private at the provider, read back from the simulator."""
+    from migrator.tracks import counts as track_counts
+    from migrator.tracks import failures as track_failures
+
+    target = resolve(None, str(run.outputs_path), run.endpoint, None)
+    provider = target.provider()
+    provider.http.session.trust_env = False  # the simulator is on loopback
+    ready = run.items("ready")
+    states: Counter = Counter()
+    why: Counter = Counter()
+    for item in ready:
+        track_states = item.get("track_states")
+        if isinstance(track_states, dict):
+            states.update(track_counts(track_states))
+            why.update(reason[:70] for _, reason in track_failures(track_states))
+    lines = [
+        f"caption tracks        {states.get('attached', 0)} attached, {states.get('failed', 0)} failed"
+        + (f", {states.get('pending', 0)} pending" if states.get("pending") else "")
+    ]
+    lines += [f"  {n:>4}  failed: {reason}" for reason, n in why.most_common()]
+    private = [i for i in ready if i.get("privacy") in ("private", "signed")]
+    default = [i for i in ready if not i.get("privacy")]
+    private_at_provider = sum(1 for i in private if _privacy_at(provider, i) == "signed")
+    lines.append(
+        f"private rows          {len(private)}, signed at the provider: {private_at_provider} of {len(private)}"
+        f" (read back from the simulator); rows with no privacy: {len(default)}, played"
+        f" {target.outputs.get('DefaultPlayback') or 'by DefaultPlayback'}"
+    )
+    return lines
+
+
+def _privacy_at(provider, item: dict) -> str | None:
+    answer = provider.poll(item["asset_id"], item.get("remote_id"))
+    return answer.video.privacy if answer.video is not None else None
 
 
 if __name__ == "__main__":

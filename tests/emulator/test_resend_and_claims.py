@@ -33,8 +33,9 @@ from tests.conftest import unique
 pytestmark = pytest.mark.emulator
 
 
-def record_for(asset_id: str, receives: int = 1) -> dict:
-    body = json.dumps({"id": asset_id, "source_url": f"https://media.example.com/{asset_id}.mp4"})
+def record_for(asset_id: str, receives: int = 1, source_url: str | None = None) -> dict:
+    source_url = source_url or f"https://media.example.com/{asset_id}.mp4"
+    body = json.dumps({"id": asset_id, "source_url": source_url})
     return {"messageId": unique("m"), "receiptHandle": "r", "body": body, "attributes": {}}
 
 
@@ -122,7 +123,9 @@ def test_a_worker_that_fails_before_any_create_gives_its_attempt_back(aws, table
     asset_id = unique("bug")
 
     for _ in range(7):  # more tries than the attempt budget: none of them is charged
-        fate = uploader.process(record_for(asset_id), deadline=time.time() + 60)
+        # an s3:// source is presigned just before the create; the presign is where the bug is
+        record = record_for(asset_id, source_url=f"s3://library/{asset_id}.mp4")
+        fate = uploader.process(record, deadline=time.time() + 60)
         assert fate.kind.value == "later"
         item = uploader.ledger.get(asset_id)
         assert item["state"] == "pending" and "lease_token" not in item and int(item["attempts"]) == 0
