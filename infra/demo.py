@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         cli(run, "load", str(inventory))
         print("\n$ migrator status --watch   (compact)")
         counts, drain_s = watch(run, len(ids), args.timeout)
+        settle_tracks(run, timeout_s=120)
         print("\n$ migrator status")
         time.sleep(3)  # the tally follows the ledger's stream within a few seconds
         cli(run, "status", "--window", "5")
@@ -257,6 +258,15 @@ def main(argv: list[str] | None = None) -> int:
         captions.__exit__(None, None, None)
 
 
+def settle_tracks(run: LocalRun, timeout_s: float) -> None:
+    """Wait for the tracks worker to finish what the last ready assets gave it (its queue empty twice in a
+    row), so the status that follows counts every track in its final state."""
+    deadline, empty = time.time() + timeout_s, 0
+    while time.time() < deadline and empty < 2:
+        empty = empty + 1 if run.queue_depth("TracksQueueUrl") == 0 else 0
+        time.sleep(1)
+
+
 def fidelity_lines(run: LocalRun) -> list[str]:
     """What arrived besides the bytes: caption tracks by state (and why the failed ones failed), and
     whether each row asked to be private is private at the provider, read back from the simulator."""
@@ -279,6 +289,8 @@ def fidelity_lines(run: LocalRun) -> list[str]:
         + (f", {states.get('pending', 0)} pending" if states.get("pending") else "")
     ]
     lines += [f"  {n:>4}  failed: {reason}" for reason, n in why.most_common()]
+    if states.get("failed") and not states.get("attached") and provider.name == "generic":
+        lines.append("      (the generic contract has no text tracks; --provider mux attaches them)")
     private = [i for i in ready if i.get("privacy") in ("private", "signed")]
     default = [i for i in ready if not i.get("privacy")]
     private_at_provider = sum(1 for i in private if _privacy_at(provider, i) == "signed")

@@ -247,6 +247,10 @@ class LocalRun:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def items(self, state: str) -> list[dict]:
+        """Every ledger item in `state`, as plain Python (maps and lists all the way down)."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        plain = TypeDeserializer().deserialize
         dynamodb = self.aws("dynamodb")
         kwargs = {
             "TableName": self.outputs["LedgerTableName"],
@@ -257,7 +261,7 @@ class LocalRun:
         found = []
         while True:
             page = dynamodb.scan(**kwargs)
-            found += [{k: next(iter(v.values())) for k, v in item.items()} for item in page["Items"]]
+            found += [{k: plain(v) for k, v in item.items()} for item in page["Items"]]
             if "LastEvaluatedKey" not in page:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
