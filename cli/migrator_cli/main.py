@@ -698,8 +698,6 @@ def _standalone_client(service: str, args):
 
 
 def cmd_plan(args) -> int:
-    import importlib.util
-
     from .inventory import read_inventory
     from .plan import PROVIDERS, Plan, estimate, load_json, summarise
 
@@ -723,7 +721,6 @@ def cmd_plan(args) -> int:
     prices = load_json(args.prices, "prices.json")
     aws_prices = load_json(args.aws_prices, "aws-prices.json")
     requests_doc = load_json(args.aws_requests, "aws-requests.json")
-    sources = importlib.util.find_spec("migrator.sources") is not None
     inventory = summarise(records)
     if args.platform and unfetchable_file.exists():
         for line in unfetchable_file.read_text(encoding="utf-8").splitlines():
@@ -741,7 +738,6 @@ def cmd_plan(args) -> int:
             rate=args.rate,
             concurrency=args.concurrency,
             storage_minutes=args.storage_minutes,
-            sources_available=sources,
         )
         for name in ([args.provider] if args.provider else PROVIDERS)
     ]

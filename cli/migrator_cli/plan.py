@@ -230,7 +230,6 @@ def estimate(
     rate: float | None = None,
     concurrency: int = 5,
     storage_minutes: float | None = None,
-    sources_available: bool = False,
 ) -> Estimate:
     """Time, provider cost and AWS cost of migrating `inv` to `provider` (pure)."""
     warnings: list[str] = []
@@ -239,9 +238,6 @@ def estimate(
         unfetchable["s3:// source (Cloudflare fetches with HEAD and range GETs, which a presigned GET refuses)"] = (
             inv.s3_sources
         )
-    if not sources_available:
-        for platform, n in sorted(inv.references.items()):
-            unfetchable[f"{platform}:// source reference (resolving needs source listings: not available yet)"] = n
     to_send = inv.assets - sum(unfetchable.values())
     for reason, n in sorted(inv.source_unfetchable.items()):  # never in the inventory's rows: counted apart
         unfetchable[f"at the source: {reason}"] = n
@@ -375,6 +371,7 @@ class Plan:
             "assets_with_tracks": inv.assets_with_tracks,
             "track_languages": dict(inv.track_languages.most_common()),
             "privacy": dict(inv.privacy.most_common()),
+            "source_references": dict(inv.references.most_common()),
             "region": self.region,
             "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
         }
@@ -408,6 +405,8 @@ class Plan:
             if inv.privacy
             else "privacy         -",
         ]
+        if inv.references:  # resolved by the uploader at the create: a fresh link from the platform
+            out.append(f"sources         {', '.join(f'{k}:// {n:,}' for k, n in inv.references.most_common())}")
         for reason, n in inv.bad_reasons.most_common(MAX_SHOWN_REASONS):
             out.append(f"  bad: {n:>8,}  {reason}")
         out.append("")

@@ -98,6 +98,7 @@ def test_the_arithmetic_of_a_small_case_computed_by_hand(tmp_path, capsys):
     assert doc["hours"] == pytest.approx(270 / 3600) and doc["hours_known"] == pytest.approx(180 / 3600)
     assert (doc["bytes"], doc["size_known"], doc["tracks"], doc["track_languages"]) == (4000, 2, 1, {"en": 1})
     assert doc["privacy"] == {"default": 2, "private": 1}
+    assert doc["source_references"] == {"vimeo": 1}
 
     mux = doc["providers"]["mux"]
     # vimeo:// is resolved at the create (a source reference): all 3 go, 4.5 minutes of video.
