@@ -7,10 +7,13 @@ It starts the emulator and a rate-limited provider simulator speaking the chosen
 provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
 template.yaml with that provider.
 Then it does what an operator would: writes a sample inventory CSV (with a few bad
-rows, a repeated id and sources the provider refuses), `migrator load`s it, shows
-`migrator status` while the queue drains, runs `migrator reconcile` once, exports the
-mapping with `migrator report`, and ends with a summary. It exits non-zero if any asset
-is left unresolved or any asset got two provider videos.
+rows, a repeated id and sources the provider refuses), `migrator plan`s it (time and
+cost, no AWS), `migrator load`s it, shows `migrator status` while the queue drains, runs
+`migrator reconcile` once, exports the mapping with `migrator report` and the cut-over map
+with `migrator export`, checks what arrived with `migrator verify` (each ready video's HLS
+manifest, duration and resolution against its row), and ends with a summary. It exits
+non-zero if any asset is left unresolved, any asset got two provider videos, or the parity
+check finds a mismatch.
 
 With --from PLATFORM the library lives on that platform instead: a second simulator holds it
 (titles, tags, captions, private and unfetchable videos, links that expire, files Mux and Stream
@@ -206,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
             ids = write_inventory(inventory, args.assets, captions.origin)
+        print(f"\n$ migrator plan {inventory} --provider {args.provider} --rate {args.provider_rate:g}")
+        migrator(["plan", str(inventory), "--provider", args.provider, "--rate", f"{args.provider_rate:g}"])
         print(f"\n$ migrator load {inventory}")
         cli(run, "load", str(inventory))
         print("\n$ migrator status --watch   (compact)")
@@ -219,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
         report = Path(".local") / f"{run.stack_name}-report.csv"
         print(f"\n$ migrator report -o {report}")
         cli(run, "report", "-o", str(report))
+        cutover = Path(".local") / f"{run.stack_name}-cutover.csv"
+        hosts = play_hosts(run)
+        print(f"\n$ migrator export -o {cutover}")
+        cli(run, "export", "-o", str(cutover), *hosts)
+        print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
+        verified = cli(run, "verify", "--allow-private-addresses", "--rate", "50", *hosts) == 0
         stats = run.sim.stats()
         rejected = run.items("rejected")
         reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
@@ -239,10 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"429s absorbed         {stats['throttled']}")
         print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
         print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
+        print(f"parity (verify)       {'every ready asset checked and matched' if verified else 'MISMATCHES (above)'}")
         print(f"drain time            {drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
         settled = counts.get("ready", 0) + counts.get("rejected", 0)
-        ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids)
-        print("result                " + ("OK: every asset resolved" if ok else f"NOT OK: {unresolved} unresolved"))
+        ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids) and verified
+        problems = f"{unresolved} unresolved" if unresolved else "parity check failed" if not verified else "see above"
+        print("result                " + ("OK: every asset resolved and verified" if ok else f"NOT OK: {problems}"))
         return 0 if ok else 1
     except KeyboardInterrupt:
         print("\n[demo] interrupted")
@@ -256,6 +269,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             run.stop()
         captions.__exit__(None, None, None)
+
+
+def play_hosts(run: LocalRun) -> list[str]:
+    """Mux builds playback URLs on its own hosts (stream.mux.com...); here they are the simulator's."""
+    if run.provider != "mux" or run.sim is None:
+        return []
+    base = f"{run.sim.url}/_play/mux"
+    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
 
 
 def settle_tracks(run: LocalRun, timeout_s: float) -> None:
