@@ -242,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         for state in ("ready", "processing", "rejected", "failed", "uploading", "pending"):
             if counts.get(state):
                 print(f"{state:<21} {counts[state]}")
-        print("rejected, by reason:")
+        if reasons:
+            print("rejected, by reason:")
         for reason, n in reasons.most_common():
             print(f"  {n:>4}  {reason}")
         for line in fidelity_lines(run):
@@ -314,18 +315,15 @@ def fidelity_lines(run: LocalRun) -> list[str]:
         lines.append("      (the generic contract has no text tracks; --provider mux attaches them)")
     private = [i for i in ready if i.get("privacy") in ("private", "signed")]
     default = [i for i in ready if not i.get("privacy")]
-    private_at_provider = sum(1 for i in private if _privacy_at(provider, i) == "signed")
+    # Read back as `migrator audit` reads the library: the provider's listing, a page a request, paced.
+    played = {video.remote_id: video.privacy for video in provider.videos()}
+    private_at_provider = sum(1 for i in private if played.get(i.get("remote_id")) == "signed")
     lines.append(
         f"private rows          {len(private)}, signed at the provider: {private_at_provider} of {len(private)}"
-        f" (read back from the simulator); rows with no privacy: {len(default)}, played"
+        f" (read back from the simulator's listing); rows with no privacy: {len(default)}, played"
         f" {target.outputs.get('DefaultPlayback') or 'by DefaultPlayback'}"
     )
     return lines
-
-
-def _privacy_at(provider, item: dict) -> str | None:
-    answer = provider.poll(item["asset_id"], item.get("remote_id"))
-    return answer.video.privacy if answer.video is not None else None
 
 
 if __name__ == "__main__":

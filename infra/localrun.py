@@ -169,6 +169,10 @@ class LocalRun:
             "SourceBaseUrls": f"{self.source}={self.source_url}",
             **self.params,
         }
+        # The tracks worker fetches a source's caption files from the source simulator, on loopback.
+        origin = "/".join(self.source_sim.url.split("/")[:3])
+        given = self.params.get("TrackFetchTestOrigins")
+        self.params["TrackFetchTestOrigins"] = ",".join(filter(None, (given, origin)))
         print(f"[run] {self.source} source simulator on {self.source_sim.url} ({' '.join(args)})")
 
     @property
