@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     n, rate = args.assets, args.rate
     sim_args = ["--rate", str(rate), "--burst", str(max(1, int(rate))), "--processing-delay-s", "5", "--no-webhooks"]
     params = {"ProviderRateLimit": str(rate), "MaximumConcurrency": args.concurrency, "UploaderTimeout": "120"}
+    # No webhooks here, so no video settles: a bound on videos in flight (Cloudflare's 120) would stop the
+    # drain at the bound. This bench measures the create path; bench/pacing's Cloudflare row measures the bound.
+    params["ProviderMaxInFlight"] = "0"
     bodies = [
         json.dumps({"id": f"bench/{i:07d}", "source_url": f"https://media.example.com/b/{i}.mp4"}) for i in range(n)
     ]
