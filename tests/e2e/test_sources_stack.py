@@ -284,13 +284,13 @@ def test_an_s3_prefix_moves_to_mux(targets, migrate, aws, sources):
 def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_the_inventory_expire(
     sources, targets, migrate, aws, endpoint, tmp_path, capsys
 ):
-    """20-second links and a drain of a minute or more: the same library, half loaded as references (the link
-    made at the create), half with the links the inventory could have written instead (made at the inventory),
-    the two interleaved so that both kinds are created all through the drain."""
-    ttl_s = 20
+    """60-second links and a drain of minutes: the same library, half loaded as references (the link made at
+    the create), half with the links the inventory could have written instead (made at the inventory), the
+    two interleaved so that both kinds are created all through the drain."""
+    ttl_s = 60
     vimeo, target = sources.sims["vimeo"], targets("mux")
     vimeo.patch_config({"library_size": 80, "library_unfetchable_every": 0, "link_ttl_s": ttl_s})
-    target.sim.patch_config({"rate": 1, "burst": 2})  # 60 creates at 1/s: a minute at the least
+    target.sim.patch_config({"rate": 0.4, "burst": 1})  # 60 creates at 0.4/s: two and a half minutes
     source = build("vimeo", lambda: sources.credentials["vimeo"], sources.base("vimeo"))
     rows, by_reference, minted, minted_at = [], [], [], time.time()
     for index in range(20, 80):
