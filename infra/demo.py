@@ -31,12 +31,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from migrator.providers import PROVIDERS
 from migrator_cli.main import main as migrator
 from migrator_cli.status import gather
 from migrator_cli.target import resolve
 
 from .captions import SRT, VTT, FileServer, body
 from .localrun import LocalRun
+from .sim.media import mux_host_flags
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
@@ -208,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             ids, unfetchable = list_source(run, inventory)
         else:
             inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
-            # The generic contract has no text tracks: its sample rows carry none rather than fail them all.
-            with_tracks = captions.origin if args.provider != "generic" else None
+            # A provider with no text tracks (the generic contract) gets sample rows with none, not failed ones.
+            with_tracks = captions.origin if PROVIDERS[args.provider].takes_tracks else None
             ids = write_inventory(inventory, args.assets, with_tracks)
         print(f"\n$ migrator plan {inventory} --provider {args.provider} --rate {args.provider_rate:g}")
         migrator(["plan", str(inventory), "--provider", args.provider, "--rate", f"{args.provider_rate:g}"])
@@ -227,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n$ migrator report -o {report}")
         cli(run, "report", "-o", str(report))
         cutover = Path(".local") / f"{run.stack_name}-cutover.csv"
-        hosts = play_hosts(run)
+        hosts = mux_host_flags(run.sim.url) if run.provider == "mux" else []
         print(f"\n$ migrator export -o {cutover}")
         cli(run, "export", "-o", str(cutover), *hosts)
         print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
@@ -272,14 +274,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             run.stop()
         captions.__exit__(None, None, None)
-
-
-def play_hosts(run: LocalRun) -> list[str]:
-    """Mux builds playback URLs on its own hosts (stream.mux.com...); here they are the simulator's."""
-    if run.provider != "mux" or run.sim is None:
-        return []
-    base = f"{run.sim.url}/_play/mux"
-    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
 
 
 def settle_tracks(run: LocalRun, timeout_s: float) -> None:

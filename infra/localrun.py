@@ -170,9 +170,10 @@ class LocalRun:
             **self.params,
         }
         # The tracks worker fetches a source's caption files from the source simulator, on loopback.
-        origin = "/".join(self.source_sim.url.split("/")[:3])
+        from migrator.trackfetch import origin_of
+
         given = self.params.get("TrackFetchTestOrigins")
-        self.params["TrackFetchTestOrigins"] = ",".join(filter(None, (given, origin)))
+        self.params["TrackFetchTestOrigins"] = ",".join(filter(None, (given, origin_of(self.source_sim.url))))
         print(f"[run] {self.source} source simulator on {self.source_sim.url} ({' '.join(args)})")
 
     @property

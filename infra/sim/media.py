@@ -38,6 +38,13 @@ THUMBNAIL = bytes.fromhex(
 _VARIANT = re.compile(r"^(\d+)p\.m3u8$")
 
 
+def mux_host_flags(sim_url: str) -> list[str]:
+    """`migrator export`/`verify` flags that put Mux's playback hosts (stream.mux.com, image.mux.com,
+    player.mux.com: Mux's video objects carry playback ids only) on the simulator at `sim_url`."""
+    base = f"{sim_url}{PREFIX}mux"
+    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
+
+
 def knobs(video: Video) -> dict:
     """The media knobs of a video's source URL."""
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(video.source or "").query)

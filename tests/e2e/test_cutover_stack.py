@@ -22,6 +22,7 @@ import pytest
 import requests
 from migrator_cli.select import place
 
+from infra.sim.media import mux_host_flags
 from tests.conftest import unique
 from tests.e2e.conftest import delete_stack, deploy_stack, wait_for_states
 from tests.nginx_check import nginx_or_none, nginx_test, read_map
@@ -72,11 +73,6 @@ def cli(deployed, endpoint):
         return code, out.getvalue(), err.getvalue()
 
     return run
-
-
-def mux_hosts(sim) -> list[str]:
-    base = f"{sim.url}/_play/mux"
-    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
 
 
 def row(run: str, i: int, extra: str = "") -> dict:
@@ -168,7 +164,7 @@ def served_urls(deployed, remote_id: str) -> dict:
 
 def test_the_export_holds_the_urls_the_simulator_serves(deployed, migrated, cli, tmp_path):
     _, ids, _ = migrated
-    hosts = mux_hosts(deployed.sim)
+    hosts = mux_host_flags(deployed.sim.url)
     code, _, err = cli("export", "--format", "csv", "-o", str(tmp_path / "map.csv"), *hosts)
     assert code == 0, err
     code, _, err = cli("export", "--format", "jsonl", "-o", str(tmp_path / "map.jsonl"), *hosts)
@@ -232,7 +228,8 @@ def test_the_export_holds_the_urls_the_simulator_serves(deployed, migrated, cli,
 def test_verify_passes_then_names_each_planted_mismatch(deployed, migrated, cli, aws, tmp_path):
     run, ids, _ = migrated
     checkpoint = str(tmp_path / "verify.sqlite")
-    args = ("verify", "--allow-private-addresses", "--checkpoint", checkpoint, "--rate", "50", *mux_hosts(deployed.sim))
+    hosts = mux_host_flags(deployed.sim.url)
+    args = ("verify", "--allow-private-addresses", "--checkpoint", checkpoint, "--rate", "50", *hosts)
     code, out, err = cli(*args, "--json")
     summary = json.loads(out.splitlines()[-1])
     assert code == 0 and summary["ok"] and summary["passed"] >= len(ids) and summary["failed"] == 0, (out, err)
