@@ -233,6 +233,15 @@ class Stack:
         table, key = self.outputs["LedgerTableName"], typed({"asset_id": PACER_ID})
         return to_item(self.aws("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")) or {}
 
+    def queue_depths(self) -> dict:
+        """Messages waiting and in flight on the intake and work queues (for --trace)."""
+        sqs, depths = self.aws("sqs"), {}
+        for name in ("QueueUrl", "WorkQueueUrl"):
+            names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+            attrs = sqs.get_queue_attributes(QueueUrl=self.outputs[name], AttributeNames=names)["Attributes"]
+            depths[name] = [int(attrs.get(a, 0)) for a in names]
+        return depths
+
     def send(self, bodies: list[str]) -> int:
         sqs, url, calls = self.aws("sqs"), self.outputs["QueueUrl"], 0
         for start in range(0, len(bodies), 10):
@@ -309,16 +318,19 @@ def drain(
     changes = threading.Thread(target=follow_schedule, args=(sim, scenario.schedule, started), daemon=True)
     changes.start()
     batches = stack.send(bodies)
+    sent = time.time()
     pacer_samples = []
     while sim.stats()["videos"] < n - len(refused) and time.time() - started < timeout_s:
         time.sleep(0.5)
         if trace:
-            pacer_samples.append({"t": time.time(), **stack.pacer()})
+            pacer_samples.append({"t": time.time(), **stack.pacer(), "queues": stack.queue_depths()})
     requests_log = sim.requests_log()
     log = [r for r in requests_log if r["t"] >= started and r["status"] in (200, 201)]
     if trace:
         trace.write_text(
-            json.dumps({"started": started, "requests": requests_log, "pacer": pacer_samples}, default=float)
+            json.dumps(
+                {"started": started, "sent": sent, "requests": requests_log, "pacer": pacer_samples}, default=float
+            )
         )
     finished = max((r["t"] for r in log), default=time.time())
     # A crashed worker's record comes back after the queue's visibility timeout (6 x UploaderTimeout).
@@ -390,7 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", default=BASELINE, help=f"git revision of today's pacer (default {BASELINE})")
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
     parser.add_argument("--pacers", default="today,new", help="which pacers to run (default today,new)")
-    parser.add_argument("--trace", type=Path, help="write each drain's request log and pacer samples here")
+    parser.add_argument(
+        "--trace", type=Path, help="write each drain's request log, pacer samples and queue depths here"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="give up on one drain after this many seconds")
     args = parser.parse_args(argv)
     chosen = [s for s in scenarios(args.assets, args.limit) if not args.only or args.only in s.name]

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from migrator.messages import SOURCE_PLATFORMS, AssetMessage
+from migrator.providers.mux import MuxProvider  # its documented rate is also the pacer's default ceiling
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
@@ -31,7 +32,10 @@ from .inventory import BadRow, Deduper, Record, Skipped
 PROVIDERS = ("generic", "mux", "cloudflare", "apivideo")
 # Creates a second each provider documents (what paces a migration), and where it says so.
 DOCUMENTED_RATES = {
-    "mux": (1.0, "1 create/s sustained (docs.mux.com/docs/core/make-api-requests, rate limits)"),
+    "mux": (
+        MuxProvider.create_rate_per_s,
+        "1 create/s sustained (docs.mux.com/docs/core/make-api-requests, rate limits)",
+    ),
     "cloudflare": (
         4.0,
         "1,200 API calls per 5 minutes per user, every call counted"

@@ -29,6 +29,18 @@ def test_the_pacer_takes_the_providers_facts_and_the_settings():
     assert (pacer.max_in_flight, pacer.share) == (30, 1.0)  # Mux's limits count creates alone
 
 
+def test_mux_is_paced_at_its_documented_create_rate_unless_the_operator_sets_one():
+    mux, generic = build("mux", None, lambda: "{}"), build("generic", "https://p.example", lambda: "t")
+    assert Pacer.configured(settings(PROVIDER="mux"), FakeDynamo(), mux).ceiling == 1.0  # 1/s sustained
+    assert Pacer.configured(settings(PROVIDER="mux", PROVIDER_RATE_LIMIT="4"), FakeDynamo(), mux).ceiling == 4.0
+    assert (
+        Pacer.configured(
+            settings(PROVIDER="generic", PROVIDER_BASE_URL="https://p.example"), FakeDynamo(), generic
+        ).ceiling
+        is None
+    )  # learned
+
+
 class _Recorder:
     """Fails the test on any call but the queue's visibility change."""
 

@@ -74,6 +74,9 @@ class Provider(ABC):
     # Pacing facts, from the provider's own documents (the pacer reads them):
     # videos it lets be queued or encoding at once (None: no documented bound);
     max_in_flight: int | None = None
+    # the create rate it documents for every account, creates/s: the pacer's ceiling when the
+    # operator sets none (ProviderRateLimit 0). None: no such rate, the pacer learns it from 429s;
+    create_rate_per_s: float | None = None
     # whether its stated rate limit is a budget of every call (lookups, polls, other tools), not of creates;
     budget_covers_all_calls: bool = False
     # the window an `X-RateLimit-Limit` counts over, in seconds; None: not documented, and a limit

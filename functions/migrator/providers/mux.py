@@ -197,6 +197,9 @@ class MuxProvider(Provider):
     # X-RateLimit-Limit comes with no documented window (www.mux.com/docs/core/make-api-requests:
     # creates a sustained 1/s, other requests 5/s): a limit it states is not read as a rate.
     rate_limit_window_s = None
+    # The same page: creates are held to about 1/s sustained. Learning with no ceiling, the fleet
+    # keeps probing above it and meets a 429 (often with no hint: a 5 s hold) every ~10 creates.
+    create_rate_per_s = 1.0
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
         "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "
