@@ -47,6 +47,7 @@ from pathlib import Path
 
 from migrator.dynamo import to_item, typed
 from migrator.pacer import PACER_ID
+from migrator.providers import PROVIDERS
 
 from infra.accounts import account
 from infra.emulator import Emulator, client, free_port
@@ -58,6 +59,8 @@ BASELINE = "a1b0fc8"
 TERMINAL = {"ready", "rejected"}
 CLEAN = "configured = true limit, no faults"
 ENCODE_S = 20.0  # the Cloudflare row's encode time
+WARM_UP, WARM_UP_S = 400, 60  # warm-up assets, and the longest a paced warm-up may take
+EMULATOR_LOG = ROOT / ".local" / "bench-pacing-ministack.log"  # every drain's emulator appends here
 IN_FLIGHT = 120  # Cloudflare Stream's cap on videos queued or encoding at once
 
 
@@ -294,7 +297,10 @@ def drain(
     requests_post_reset(sim)
     # Unlimited, and none of the profile's documented limits: the warm-up leaves nothing queued behind.
     sim.configure(rate=0, read_rate=0, budget_quota=0, processing_delay_s=2.0)
-    warm_up(stack, sim)  # cold starts (after the configuration change too) are not billed to the drain
+    # Cold starts (after the configuration change too) are not billed to the drain. The warm-up is
+    # paced like the drain (Mux: its documented 1/s when no ceiling is set): a minute of it at most.
+    pace = float(env["PROVIDER_RATE_LIMIT"]) or PROVIDERS[scenario.provider].create_rate_per_s or 0.0
+    warm_up(stack, sim, WARM_UP if not pace else min(WARM_UP, max(20, int(WARM_UP_S * pace))))
     stack.configure({})  # and the warm-up's create leaves nothing learned behind
     if scenario.env:  # fault injection for the measured drain only
         stack.configure(scenario.env)
@@ -346,9 +352,11 @@ def drain(
     return {
         "ratio": (finished - started) / ideal_for(scenario, n - len(refused), limit),
         "seconds": finished - started,
+        "start_s": min((r["t"] for r in log), default=finished) - started,  # first send to first create
         "per100": 100 * stats["throttled"] / max(created, 1),
         "blocks": stats.get("blocks", 0),  # Cloudflare's 5-minute blocks of every call
         "crashed": stack.adopted(ids),  # assets whose video was found again after a crash, not made twice
+        "deaths": worker_deaths(EMULATOR_LOG, stack.outputs["UploaderFunctionName"]),
         "sqs": (batches + sqs_uploader + 2 * runs) / n,
         "invocations": runs / n,
         "duplicates": stats["duplicate_videos"],
@@ -357,7 +365,17 @@ def drain(
     }
 
 
-def warm_up(stack: Stack, sim: SimProcess, count: int = 400) -> None:
+def worker_deaths(log: Path, function: str) -> int:
+    """Uploader invocations that died (the crash row's fault), as the emulator logs them. A crashed
+    asset's webhook may still bring it to ready with no second attempt, so the ledger alone
+    undercounts the crashes survived."""
+    if not log.exists():
+        return 0
+    with log.open(errors="replace") as lines:
+        return sum(1 for line in lines if "Worker process died" in line and function in line)
+
+
+def warm_up(stack: Stack, sim: SimProcess, count: int = WARM_UP) -> None:
     """A short unmetered drain before the measured one, so its cold starts are not billed to it.
     Each drain has a fresh emulator, which starts Lambda workers as load arrives: about 40 for
     the webhook function once callbacks come at 20/s, each a cold start of a few CPU seconds,
@@ -367,8 +385,10 @@ def warm_up(stack: Stack, sim: SimProcess, count: int = 400) -> None:
     ids = [f"warm/{run}/{i}" for i in range(count)]
     stack.send([json.dumps({"id": i, "source_url": "https://m.example.com/w.mp4"}) for i in ids])
     deadline = time.time() + 180
-    while stack.not_terminal(ids) and time.time() < deadline:
+    while (left := stack.not_terminal(ids)) and time.time() < deadline:
         time.sleep(1)
+    if left:  # its creates would share the measured drain's pace and be counted in it
+        raise RuntimeError(f"the warm-up left {left} of {count} assets unsettled after 180 s")
     time.sleep(2)
 
 
@@ -434,7 +454,7 @@ def fresh_stack(label: str, tree: Path, provider: str = "generic", extra: dict |
     """A new emulator and simulator for one drain, with one stack deployed on it. The emulator
     keeps every log line, stream record and item in memory and slows down as they pile up, so
     drains that shared one would be measured on machines of different ages."""
-    emulator = Emulator(free_port(), log_path=ROOT / ".local" / "bench-pacing-ministack.log").start()
+    emulator = Emulator(free_port(), log_path=EMULATOR_LOG).start()
     acct = account(provider, "standard")
     sim = SimProcess(["--profile", provider], ROOT / ".local" / "bench-pacing-sim.log", acct.sim)
     try:
@@ -483,6 +503,8 @@ def print_table(rows: list, n: int, limit: float) -> None:
         extras = []
         if r["blocks"]:
             extras.append(f"{r['blocks']} 5-minute blocks")
+        if r.get("deaths"):
+            extras.append(f"{r['deaths']} uploader invocations died")
         if r["crashed"]:
             extras.append(f"{r['crashed']} assets found again after a crash")
         if scenario.assets:
