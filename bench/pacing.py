@@ -357,12 +357,18 @@ def drain(
         "blocks": stats.get("blocks", 0),  # Cloudflare's 5-minute blocks of every call
         "crashed": stack.adopted(ids),  # assets whose video was found again after a crash, not made twice
         "deaths": worker_deaths(EMULATOR_LOG, stack.outputs["UploaderFunctionName"]),
+        "lost": lost_answers(requests_log, started),
         "sqs": (batches + sqs_uploader + 2 * runs) / n,
         "invocations": runs / n,
         "duplicates": stats["duplicate_videos"],
         "not_terminal": stack.not_terminal(ids),
         "created": created,
     }
+
+
+def lost_answers(requests_log: list[dict], since: float) -> int:
+    """Creates the simulator made and then dropped the answer to: each one survived without a duplicate."""
+    return sum(1 for r in requests_log if r["t"] >= since and r.get("lost"))
 
 
 def worker_deaths(log: Path, function: str) -> int:
@@ -505,6 +511,8 @@ def print_table(rows: list, n: int, limit: float) -> None:
             extras.append(f"{r['blocks']} 5-minute blocks")
         if r.get("deaths"):
             extras.append(f"{r['deaths']} uploader invocations died")
+        if r.get("lost"):
+            extras.append(f"{r['lost']} create answers lost")
         if r["crashed"]:
             extras.append(f"{r['crashed']} assets found again after a crash")
         if scenario.assets:
