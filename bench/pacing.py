@@ -28,7 +28,9 @@ Figures: drain ratio (last create - first send) / the schedule's ideal; 429s per
 creates; SQS requests per asset (loader batches, the uploader's ChangeMessageVisibility
 calls, and the event source mapping's receive and delete, 2 per invocation: the emulator
 counts no mapping calls, so that part is estimated); uploader invocations per asset;
-duplicate videos; assets not terminal (not ready, rejected or failed for good).
+duplicate videos; assets not terminal (not ready, rejected or failed for good); and, where
+any, uploader invocations that died (the emulator's log), create answers the simulator lost,
+and assets a lookup found again after either.
 """
 
 from __future__ import annotations
