@@ -128,7 +128,7 @@ class Pacer:
         return cls(
             settings.table_name,
             client,
-            settings.rate_per_s or provider.create_rate_per_s or 0.0,  # the operator's, else the documented one
+            settings.rate_ceiling_for(provider.create_rate_per_s),
             settings.start_rate_per_s,
             concurrency=settings.max_concurrency,
             max_in_flight=settings.max_in_flight_for(provider.max_in_flight),

@@ -33,7 +33,7 @@ class Settings:
     token_secret_name: str | None = None
     token_parameter_name: str | None = None
     max_attempts: int = 5
-    rate_per_s: float = 0.0  # the ceiling on the learned rate; 0 = none
+    rate_per_s: float = 0.0  # the operator's ceiling on the learned rate; 0: the provider's (`rate_ceiling_for`)
     start_rate_per_s: float = 0.0  # where the learned rate begins; 0: the ceiling, or 5/s without one
     connect_timeout_s: float = 3.05
     read_timeout_s: float = 10.0
@@ -67,6 +67,11 @@ class Settings:
     def record_budget_s(self) -> float:
         """Worst-case time one record needs with a short slot wait. A record is not started with less time left."""
         return self.work_s + 5.0
+
+    def rate_ceiling_for(self, provider_default: float | None) -> float:
+        """The ceiling on the learned create rate: ProviderRateLimit, else the provider's documented
+        create rate (Mux's 1/s); 0: none, the fleet learns the limit."""
+        return self.rate_per_s or provider_default or 0.0
 
     def max_in_flight_for(self, provider_default: int | None) -> int | None:
         """The bound on creates in flight: ProviderMaxInFlight, else the provider's documented one; None: none."""

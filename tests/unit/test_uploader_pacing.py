@@ -33,12 +33,8 @@ def test_mux_is_paced_at_its_documented_create_rate_unless_the_operator_sets_one
     mux, generic = build("mux", None, lambda: "{}"), build("generic", "https://p.example", lambda: "t")
     assert Pacer.configured(settings(PROVIDER="mux"), FakeDynamo(), mux).ceiling == 1.0  # 1/s sustained
     assert Pacer.configured(settings(PROVIDER="mux", PROVIDER_RATE_LIMIT="4"), FakeDynamo(), mux).ceiling == 4.0
-    assert (
-        Pacer.configured(
-            settings(PROVIDER="generic", PROVIDER_BASE_URL="https://p.example"), FakeDynamo(), generic
-        ).ceiling
-        is None
-    )  # learned
+    generic_settings = settings(PROVIDER="generic", PROVIDER_BASE_URL="https://p.example")
+    assert Pacer.configured(generic_settings, FakeDynamo(), generic).ceiling is None  # learned from 429s
 
 
 class _Recorder:
