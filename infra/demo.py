@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+import requests
+from botocore.exceptions import BotoCoreError, ClientError
 from migrator.providers import PROVIDERS
 from migrator_cli.main import main as migrator
 from migrator_cli.status import gather
@@ -42,6 +45,30 @@ from .sim.media import mux_host_flags
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
+# How long the demo waits on an emulator that does not answer before it gives up with the reason.
+STALL_LIMIT_S = 180.0
+# What a stalled or overloaded local stack raises: a timeout, a refused connection, a throttle, a 5xx.
+UNANSWERED = (BotoCoreError, ClientError, requests.RequestException)
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def answered(what: str, call, limit_s: float = STALL_LIMIT_S, sleep=time.sleep, clock=time.time):
+    """call()'s result, asked again with backoff (1 s doubling to 30 s) while the local stack does not
+    answer, saying what it waits for; SystemExit with the reason once it has not answered for limit_s."""
+    started, delay = clock(), 1.0
+    while True:
+        try:
+            return call()
+        except UNANSWERED as exc:
+            waited = clock() - started
+            if waited >= limit_s:
+                raise SystemExit(f"[demo] gave up: {what} got no answer for {waited:.0f} s: {one_line(exc)}") from None
+            print(f"[demo] waiting for the local stack ({what}: {one_line(exc)}); asking again in {delay:.0f} s")
+            sleep(delay)
+            delay = min(delay * 2, 30.0)
 
 
 def write_inventory(path: Path, count: int, captions: str | None = None) -> list[str]:
@@ -126,7 +153,7 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
     counts: Counter = Counter()
     moved_at, last_counts = started, Counter()
     while time.time() - started < timeout_s:
-        view = gather(target, window_minutes=1)
+        view = answered("migrator status", lambda: gather(target, window_minutes=1))
         counts = Counter({k: v for k, v in view.counts.items() if v})
         settled = counts.get("ready", 0) + counts.get("rejected", 0)
         unresolved = sum(counts.get(s, 0) for s in UNSETTLED) + view.queues.visible + (view.queues.intake or 0)
@@ -265,6 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\n[demo] interrupted")
         return 130
+    except (subprocess.CalledProcessError, RuntimeError) as exc:  # the emulator or the deploy did not start
+        print(f"[demo] stopped: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except UNANSWERED as exc:  # anything the local stack failed to answer, as one line, not a traceback
+        print(f"[demo] stopped: the local stack did not answer: {one_line(exc)}", file=sys.stderr)
+        return 1
     finally:
         if args.keep:
             print(

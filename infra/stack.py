@@ -33,6 +33,24 @@ DEFAULT_STACK = "video-migration"
 DEFAULT_OUTPUTS = ROOT / ".local" / "stack-outputs.json"
 BUILD_DIR = ROOT / ".aws-sam" / "build"
 
+# A function's ReservedConcurrentExecutions, which the emulator's CloudFormation drops (ministack
+# 1.5.33 provisions every function unreserved) and the local stack therefore applies itself after
+# each deploy, through the Lambda API the emulator does honour: the function's logical id, and the
+# template parameter its ReservedConcurrentExecutions reads (tests/template holds the two together).
+RESERVED_CONCURRENCY = {"WebhookFunction": "WebhookConcurrency"}
+
+
+def local_defaults() -> dict[str, str]:
+    """Parameters an emulator deploy gets unless told otherwise.
+
+    The emulator runs each concurrent execution as a process of its own on this machine (a cold
+    start unpacks the code and imports boto3: CPU seconds). Unbounded, a burst of a few hundred
+    webhooks started a few hundred such processes on two cores, each timed out, and the provider's
+    retries started more: the stack stopped answering. Two per core keeps the burst answered:
+    past the bound a callback is throttled and the provider retries it, as on AWS.
+    """
+    return {"WebhookConcurrency": str(2 * max(1, os.cpu_count() or 1))}
+
 
 class DeployError(RuntimeError):
     pass
@@ -94,6 +112,8 @@ def deploy(
     """`sam build` then `sam deploy` (samconfig.toml's `local` environment on an emulator, `default`
     on AWS); write and return the stack's outputs."""
     built = build(log)
+    if endpoint:
+        parameters = {**local_defaults(), **parameters}
     cfn = client("cloudformation", endpoint)
     if stack_status(cfn, stack_name) == "ROLLBACK_COMPLETE":  # a failed first create cannot be updated
         cfn.delete_stack(StackName=stack_name)
@@ -123,6 +143,8 @@ def deploy(
     status = stack_status(cfn, stack_name)
     log(f"[stack] sam deploy {stack_name}: {status} in {time.time() - started:.1f} s")
     stack = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    if endpoint:
+        apply_reserved_concurrency(cfn, client("lambda", endpoint), stack, log)
     outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs", [])}
     outputs.update({"StackName": stack_name, "Endpoint": endpoint or "", "Region": REGION if endpoint else ""})
     if endpoint and "WebhookApiId" in outputs:
@@ -134,6 +156,25 @@ def deploy(
     outputs_path.write_text(json.dumps(outputs, indent=2) + "\n")
     log(f"[stack] outputs written to {outputs_path}")
     return outputs
+
+
+def apply_reserved_concurrency(cfn, lambda_client, stack: dict, log=print) -> None:
+    """Set (or clear, at 0) each RESERVED_CONCURRENCY function's reserved concurrency from the stack's
+    parameter, as CloudFormation does on AWS."""
+    values = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])}
+    resources = cfn.describe_stack_resources(StackName=stack["StackName"])["StackResources"]
+    functions = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resources}
+    for logical_id, parameter in RESERVED_CONCURRENCY.items():
+        if logical_id not in functions or not values.get(parameter, "").strip():
+            continue
+        reserved = int(values[parameter])
+        if reserved > 0:
+            lambda_client.put_function_concurrency(
+                FunctionName=functions[logical_id], ReservedConcurrentExecutions=reserved
+            )
+        else:
+            lambda_client.delete_function_concurrency(FunctionName=functions[logical_id])
+        log(f"[stack] {logical_id}: reserved concurrency {reserved or 'none'} ({parameter})")
 
 
 def destroy(endpoint: str | None, stack_name: str, log=print) -> None:

@@ -10,13 +10,23 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError, ProfileNotFound
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    ProfileNotFound,
+    ReadTimeoutError,
+)
 
 from .errors import CliError
 
@@ -110,6 +120,39 @@ CLIENT_CONFIG = Config(
 )
 
 
+def retry_notice(
+    attempts: int, max_attempts: int, caught_exception=None, response=None, operation=None, **_
+) -> str | None:
+    """What a failed try is waiting on, when the client will try again (botocore's standard mode retries
+    a timeout, a dropped connection, a throttle and a 5xx), else None: the line a stalled endpoint earns
+    on stderr, so a command that takes a while says what it waits for."""
+    if attempts >= max_attempts:
+        return None
+    reason = None
+    if isinstance(caught_exception, ReadTimeoutError | ConnectTimeoutError):
+        reason = "no answer in time"
+    elif isinstance(caught_exception, EndpointConnectionError | ConnectionClosedError):
+        reason = "connection refused or dropped"
+    elif response is not None:
+        status = response[0].status_code
+        code = (response[1] or {}).get("Error", {}).get("Code", "")
+        if status >= 500 or status == 429 or "Throttl" in code or code == "TooManyRequestsException":
+            reason = f"HTTP {status}" + (f" {code}" if code else "")
+    if reason is None:
+        return None
+    name = getattr(operation, "name", None) or "a call"
+    return f"{name}: {reason}; trying again ({attempts + 1} of {max_attempts})"
+
+
+def _retry_announcer(max_attempts: int):
+    def announce(**kwargs) -> None:
+        notice = retry_notice(max_attempts=max_attempts, **kwargs)
+        if notice:
+            print(f"migrator: waiting for AWS: {notice}", file=sys.stderr, flush=True)
+
+    return announce
+
+
 def session_for(profile: str | None) -> boto3.session.Session:
     """The AWS CLI's session: --profile, else AWS_PROFILE, else the default chain."""
     try:
@@ -134,9 +177,12 @@ def make_client(service: str, endpoint: str | None, region: str | None, session=
         if _is_loopback(endpoint) and session.get_credentials() is None:
             kwargs.update(EMULATOR_CREDENTIALS)  # a local emulator takes any credentials
     try:
-        return session.client(service, region_name=region_of(region, session, endpoint), **kwargs)
+        client = session.client(service, region_name=region_of(region, session, endpoint), **kwargs)
     except NoRegionError:
         raise CliError("no AWS region: pass --region or set AWS_REGION") from None
+    max_attempts = (client.meta.config.retries or {}).get("total_max_attempts", 1)
+    client.meta.events.register_last("needs-retry", _retry_announcer(max_attempts))
+    return client
 
 
 def resolve(

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
+import threading
 import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -107,3 +111,90 @@ def test_seed_scheme_end_to_end(seed_stack, aws):
     assert forged.status_code == 401
     signed = sign(Scheme.SEED, body, SEED_SECRET, time.time())
     assert requests.post(seed_stack["WebhookUrl"], data=body, headers=signed, timeout=10).status_code == 200
+
+
+def provider_delivery(url: str, doc: dict, event_id: str, start: threading.Barrier, backoff_s=(1.0, 2.0, 4.0)):
+    """One event delivered as a provider delivers it: posted, and on any answer but 2xx (or none)
+    posted again after each backoff (api.video's three retries), then given up on. Returns the
+    answers, each (status or exception name, seconds it took)."""
+    body = json.dumps(doc).encode()
+    answers = []
+    start.wait()
+    for delay in (*backoff_s, None):
+        signature = sign(Scheme.STANDARD, body, WEBHOOK_SECRET, time.time(), event_id)
+        headers = {**signature, "content-type": "application/json"}
+        began = time.monotonic()
+        try:
+            status: int | str = requests.post(url, data=body, headers=headers, timeout=30).status_code
+        except requests.RequestException as exc:
+            status = type(exc).__name__
+        answers.append((status, time.monotonic() - began))
+        if (isinstance(status, int) and 200 <= status < 300) or delay is None:
+            return answers
+        time.sleep(delay * random.uniform(0.5, 1.5))
+    return answers
+
+
+def test_a_burst_of_signed_webhooks_is_bounded_answered_and_every_asset_settles(stack, aws, e2e_sim, migrator):
+    """Three hundred genuine callbacks at the same instant (a provider's fleet catching up): the webhook's
+    reserved concurrency holds (the local stack applies it; past it a callback is throttled, at once), every
+    request is answered, the provider's retries carry most through, and reconcile's poll settles the rest."""
+    e2e_sim.reset()
+    e2e_sim.patch_config({"rate": 0, "fail_rate": 0.0, "webhooks_enabled": False, "processing_delay_s": 0.1})
+    run = unique("burst")
+    ids = [f"{run}/{i:03d}" for i in range(300)]
+    send_all(aws("sqs"), stack["QueueUrl"], [asset(i) for i in ids])
+    table = stack["LedgerTableName"]
+    items = wait_for_states(aws("dynamodb"), table, ids, {"processing"}, timeout_s=240)
+
+    webhook_function = aws("cloudformation").describe_stack_resource(
+        StackName=stack["StackName"], LogicalResourceId="WebhookFunction"
+    )["StackResourceDetail"]["PhysicalResourceId"]
+    reserved = aws("lambda").get_function_concurrency(FunctionName=webhook_function)["ReservedConcurrentExecutions"]
+    from infra.stack import local_defaults
+
+    assert reserved == int(local_defaults()["WebhookConcurrency"])
+
+    start = threading.Barrier(len(ids))
+    with ThreadPoolExecutor(len(ids)) as pool:
+        deliveries = list(
+            pool.map(
+                lambda i: provider_delivery(
+                    stack["WebhookUrl"],
+                    {"type": "video.ready", "data": {"id": items[i]["remote_id"], "status": "ready", "duration": 30.0}},
+                    unique("msg"),
+                    start,
+                ),
+                ids,
+            )
+        )
+    answers = [answer for delivery in deliveries for answer in delivery]
+    statuses = Counter(status for status, _ in answers)
+    # Every request answered, none left hanging: past the bound the answer is an immediate throttle.
+    assert set(statuses) <= {200, 429}, statuses
+    assert statuses[429] > 0, "the bound never engaged: the burst did not test it"
+    assert max(took for _, took in answers) < 20, "a callback waited on an overloaded stack"
+    delivered = sum(1 for delivery in deliveries if delivery[-1][0] == 200)
+    assert delivered > len(ids) // 2, f"only {delivered} of {len(ids)} delivered within the provider's retries"
+
+    # What the provider gave up on stays processing until reconcile asks the provider.
+    code, _, err = migrator("reconcile", "--poll-after", "1")
+    assert code == 0, err
+    settled = wait_for_states(aws("dynamodb"), table, ids, {"ready"}, timeout_s=120)
+    assert all(settled[i]["state"] == "ready" for i in ids)
+
+    # The webhook ran in no more execution environments than its reserved concurrency.
+    config = aws("lambda").get_function_configuration(FunctionName=webhook_function)
+    group = config["LoggingConfig"]["LogGroup"]
+    cold_starts, kwargs = set(), {"logGroupName": group, "filterPattern": '"cold_start":true'}
+    while True:
+        page = aws("logs").filter_log_events(**kwargs)
+        for event in page["events"]:
+            if event["message"].startswith("{"):
+                record = json.loads(event["message"])
+                if record.get("cold_start") is True:
+                    cold_starts.add(record.get("function_request_id"))
+        if not page.get("nextToken"):
+            break
+        kwargs["nextToken"] = page["nextToken"]
+    assert 0 < len(cold_starts) <= reserved, f"{len(cold_starts)} cold starts with {reserved} reserved"

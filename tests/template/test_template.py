@@ -445,3 +445,38 @@ def test_the_tracks_lane_index_is_what_the_code_queries_and_its_queue_outlasts_t
     timeout = resources["TracksFunction"]["Properties"]["Timeout"]
     assert resources["TracksQueue"]["Properties"]["VisibilityTimeout"] >= 6 * timeout
     assert template["Parameters"]["TrackFetchTestOrigins"]["Default"] == ""  # tests only: nothing is exempt
+
+
+class _TaggedLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags kept as {tag: value}, e.g. {"If": [...]}."""
+
+
+def _tagged(loader, suffix, node):
+    if isinstance(node, yaml.SequenceNode):
+        return {suffix: loader.construct_sequence(node, deep=True)}
+    if isinstance(node, yaml.MappingNode):
+        return {suffix: loader.construct_mapping(node, deep=True)}
+    return {suffix: loader.construct_scalar(node)}
+
+
+_TaggedLoader.add_multi_constructor("!", _tagged)
+
+
+def test_the_local_stack_applies_each_reserved_concurrency_from_the_parameter_the_template_reads():
+    """The emulator's CloudFormation drops ReservedConcurrentExecutions; infra/stack.py applies it from the
+    parameter it names, so that name must be the one the template's function really reads (and 0 = none)."""
+    from infra.stack import RESERVED_CONCURRENCY, local_defaults
+
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_TaggedLoader)
+    declared = {
+        logical_id: resource["Properties"]["ReservedConcurrentExecutions"]
+        for logical_id, resource in template["Resources"].items()
+        if "ReservedConcurrentExecutions" in resource.get("Properties", {})
+    }
+    assert set(declared) == set(RESERVED_CONCURRENCY)
+    for logical_id, parameter in RESERVED_CONCURRENCY.items():
+        condition, value, otherwise = declared[logical_id]["If"]
+        assert value == {"Ref": parameter} and otherwise == {"Ref": "AWS::NoValue"}
+        assert template["Conditions"][condition] == {"Not": [{"Equals": [{"Ref": parameter}, 0]}]}
+        assert template["Parameters"][parameter]["Default"] == 0  # AWS: nothing reserved unless asked
+        assert int(local_defaults()[parameter]) >= 2  # the emulator: bounded

@@ -6,6 +6,7 @@ import socket
 import time
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import botocore.client
 import pytest
@@ -182,3 +183,56 @@ def _outputs_at(tmp_path: Path, endpoint: str) -> str:
     path = tmp_path / "outputs-unreachable.json"
     path.write_text(json.dumps({"QueueUrl": f"{endpoint}/000000000000/q", "LedgerTableName": "ledger"}))
     return str(path)
+
+
+class _Silent:
+    """A server that accepts connections and never answers: an emulator that stalls."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_stalled_endpoint_says_what_each_retry_waits_for(capsys):
+    from botocore.config import Config
+    from botocore.exceptions import ReadTimeoutError
+    from migrator_cli.target import make_client
+
+    silent = _Silent()
+    try:
+        client = make_client("dynamodb", silent.endpoint, "us-east-1", config=Config(read_timeout=0.3))
+        with pytest.raises(ReadTimeoutError):
+            client.list_tables()
+    finally:
+        silent.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "migrator: waiting for AWS: ListTables: no answer in time; trying again (2 of 3)",
+        "migrator: waiting for AWS: ListTables: no answer in time; trying again (3 of 3)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "kwargs", "expected"),
+    [
+        (1, {"response": (SimpleNamespace(status_code=503), {})}, "ListTables: HTTP 503; trying again (2 of 3)"),
+        (
+            2,
+            {"response": (SimpleNamespace(status_code=400), {"Error": {"Code": "ThrottlingException"}})},
+            "ListTables: HTTP 400 ThrottlingException; trying again (3 of 3)",
+        ),
+        (3, {"response": (SimpleNamespace(status_code=503), {})}, None),  # the last try: nothing follows
+        (1, {"response": (SimpleNamespace(status_code=400), {"Error": {"Code": "ValidationException"}})}, None),
+        (1, {"response": (SimpleNamespace(status_code=200), {})}, None),
+    ],
+)
+def test_retry_notice_names_what_is_retried_and_nothing_else(attempts, kwargs, expected):
+    from migrator_cli.target import retry_notice
+
+    operation = SimpleNamespace(name="ListTables")
+    assert retry_notice(attempts=attempts, max_attempts=3, operation=operation, **kwargs) == expected

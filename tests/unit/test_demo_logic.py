@@ -1,0 +1,60 @@
+"""The demo's own logic: how it waits on a local stack that stalls, and gives up with one line."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
+from infra.demo import answered
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_stall_is_waited_out_with_backoff_and_says_what_it_waits_for(capsys):
+    clock = Clock()
+    failures = [ReadTimeoutError(endpoint_url="http://127.0.0.1:4566"), EndpointConnectionError(endpoint_url="x")]
+
+    def status():
+        if failures:
+            raise failures.pop(0)
+        return "counts"
+
+    assert answered("migrator status", status, limit_s=60, sleep=clock.sleep, clock=clock) == "counts"
+    assert clock.slept == [1.0, 2.0]
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("[demo] waiting for the local stack (migrator status: ") for line in lines)
+    assert "Read timeout" in lines[0] and "asking again in 1 s" in lines[0]
+
+
+def test_a_stack_that_never_answers_ends_the_demo_with_one_line_reason():
+    clock = Clock()
+
+    def status():
+        raise ReadTimeoutError(endpoint_url="http://127.0.0.1:4566")
+
+    with pytest.raises(SystemExit) as ended:
+        answered("migrator status", status, limit_s=100, sleep=clock.sleep, clock=clock)
+    message = str(ended.value)
+    assert message.startswith("[demo] gave up: migrator status got no answer for ") and "\n" not in message
+    assert clock.slept == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]  # doubling, capped at 30 s
+    assert clock.now >= 100
+
+
+def test_what_is_not_the_stack_failing_is_not_retried():
+    def broken():
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        answered("migrator status", broken, sleep=lambda s: pytest.fail("slept"), clock=lambda: 0.0)
