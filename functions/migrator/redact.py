@@ -22,11 +22,13 @@ REDACTED = "REDACTED"
 
 # Query parameters that carry a credential in the URL schemes providers echo back:
 # AWS SigV4 (X-Amz-*) and SigV2 (AWSAccessKeyId, Signature), STS session tokens, CloudFront
-# signed URLs (Policy, Key-Pair-Id), Google Cloud Storage (X-Goog-*), Azure SAS (sig), and
-# the generic token/access_token/api_key names.
+# signed URLs (Policy, Key-Pair-Id), Google Cloud Storage (X-Goog-*), Azure SAS (sig), the
+# source platforms' link signatures (Vimeo's `s`, api.video's session token `avh`), and the
+# generic token/access_token/api_key names.
 _SECRET_PARAMS = (
     "x-amz-signature|x-amz-credential|x-amz-security-token|awsaccesskeyid|signature|security-token"
     "|policy|key-pair-id|x-goog-signature|x-goog-credential|sig|token|access_token|api_key|apikey|key"
+    "|s|avh"
 )
 
 
@@ -53,6 +55,16 @@ _ENCODED_USERINFO = re.compile(
     re.IGNORECASE,
 )
 
+# Credentials a source platform mints into a link's path rather than its query:
+# - an Akamai token segment, as Vimeo's CDN links carry (`/exp=1700000000~acl=%2F*~hmac=3f9a.../`):
+#   the hmac value is the credential (its `~` may come percent-encoded as %7E);
+# - api.video's private-video token (`https://vod.api.video/vod/{id}/token/{token}/mp4/source.mp4`);
+# - a JSON Web Token anywhere (Cloudflare Stream's signed links put one where the video id goes,
+#   Mux's signed playback passes one as `token=`): three base64url parts, the first `eyJ`.
+_HMAC_SEGMENT = re.compile(rf"(?P<lead>~|{_encoded('7E')})hmac(?P<eq>=|{_encoded('3D')})[^/?#&;\s\"'<>~%]+", re.I)
+_PATH_TOKEN = re.compile(rf"(?P<lead>/|{_encoded('2F')})token(?P<sep>/|{_encoded('2F')})[^/?#&;\s\"'<>%]+")
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")
+
 # Punctuation that ends a sentence after a URL ("... failed: https://h/a?sig=x: 403").
 _TRAILING = re.compile(r"[:,.)\]]+$")
 
@@ -66,10 +78,13 @@ def _param(match: re.Match) -> str:
 
 
 def redact_credentials(text: str) -> str:
-    """`text` with every credential-bearing query value and URL password replaced by REDACTED,
-    whether the URL is written out or percent-encoded."""
+    """`text` with every credential-bearing query value, path token and URL password replaced by
+    REDACTED, whether the URL is written out or percent-encoded."""
     if not text:
         return text
+    text = _JWT.sub(REDACTED, text)
+    text = _HMAC_SEGMENT.sub(lambda m: f"{m['lead']}hmac{m['eq']}{REDACTED}", text)
+    text = _PATH_TOKEN.sub(lambda m: f"{m['lead']}token{m['sep']}{REDACTED}", text)
     text = _PARAM.sub(_param, text)
     text = _ENCODED_PARAM.sub(_param, text)
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)

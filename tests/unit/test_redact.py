@@ -144,3 +144,67 @@ def test_provider_errors_and_statuses_are_stored_without_controls():
     assert errored.error == "provider: no video"
     working = read_asset({"id": "a1", "status": "prep\x1b[5maring"})
     assert working.status == "preparing"
+
+
+# The credential forms the source platforms mint into the links the uploader hands a provider, as their
+# documents show them: a provider that echoes the link in an error must not store the credential.
+VIMEO_PLAY = (
+    "https://player.vimeo.com/play/1234567?s=1234567_1700000000_5f0a6b3c9d2e8f7a1b4c&loc=external&context=Vimeo"
+)
+VIMEO_CDN = (
+    "https://vod-progressive.akamaized.net/exp=1700003600~acl=%2Fvimeo-prod-skyfire-std-us%2F01%2F*"
+    "~hmac=3f9a1c7e5b2d8a6f4e0c9b7a5d3f1e8c6a4b2d0f9e7c5a3b1d8f6e4c2a0b9d7f/vimeo-prod-skyfire-std-us/01/1/file.mp4"
+)
+APIVIDEO_PRIVATE = (
+    "https://vod.api.video/vod/vi4blUQJFrYWbaG44NChkH27/token/8fd70443-d9f0-45d2-b01c-12c8cfc707c9/mp4/source.mp4"
+)
+APIVIDEO_SESSION = "https://vod.api.video/vod/vi4blUQJFrYWbaG44NChkH27/mp4/source.mp4?avh=Ym9sZC1zZXNzaW9uLXRva2Vu"
+STREAM_SIGNED = (
+    "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/eyJhbGciOiJSUzI1NiIsImtpZCI6ImE0In0"
+    ".eyJzdWIiOiJlYTk1MTMyYzE1NzMyNDEyZDIyYzE0NzY0ZmEifQ.c2lnbmF0dXJlLWJ5dGVz/downloads/default.mp4"
+)
+PLATFORM_SECRETS = {
+    VIMEO_PLAY: "5f0a6b3c9d2e8f7a1b4c",
+    VIMEO_CDN: "3f9a1c7e5b2d8a6f4e0c",
+    APIVIDEO_PRIVATE: "8fd70443-d9f0",
+    APIVIDEO_SESSION: "Ym9sZC1zZXNzaW9u",
+    STREAM_SIGNED: "eyJzdWIiOiJl",
+}
+
+
+@pytest.mark.parametrize("url", list(PLATFORM_SECRETS))
+@pytest.mark.parametrize("quoted", [False, True])
+def test_source_platform_link_credentials_are_redacted_as_written_and_percent_encoded(url, quoted):
+    shown = urllib.parse.quote(url, safe="") if quoted else url
+    clean = redact_credentials(f"cannot fetch {shown}: 403")
+    assert PLATFORM_SECRETS[url] not in clean
+    assert "REDACTED" in clean and clean.endswith(": 403")
+    host = urllib.parse.urlsplit(url).hostname
+    assert host in urllib.parse.unquote(clean)  # what the operator needs to act on stays
+
+
+def test_the_path_around_a_path_token_is_kept():
+    assert redact_credentials(APIVIDEO_PRIVATE) == (
+        "https://vod.api.video/vod/vi4blUQJFrYWbaG44NChkH27/token/REDACTED/mp4/source.mp4"
+    )
+    cdn = redact_credentials(VIMEO_CDN)
+    assert "/exp=1700003600~acl=" in cdn and "~hmac=REDACTED/vimeo-prod-skyfire-std-us/01/1/file.mp4" in cdn
+
+
+def test_a_platform_credential_in_a_provider_error_never_reaches_the_stored_error():
+    body = json.dumps({"error": f"could not download {VIMEO_CDN} nor {APIVIDEO_PRIVATE}"})
+    outcome = classify_failure(400, body, None)
+    assert "3f9a1c7e5b2d8a6f" not in outcome.error and "8fd70443" not in outcome.error
+
+
+def test_every_reason_the_ledger_stores_is_redacted_whoever_wrote_it():
+    from migrator.ledger.table import Update
+
+    update = (
+        Update()
+        .set("last_error", f"source failed: {APIVIDEO_PRIVATE}")
+        .set(("track_states", "t1", "error"), VIMEO_PLAY)
+    )
+    stored = " ".join(str(v) for v in update.values.values())
+    assert "8fd70443" not in stored and "5f0a6b3c9d2e" not in stored and stored.count("REDACTED") == 2
+    assert Update().set("source_url", VIMEO_PLAY).values == {":v0": VIMEO_PLAY}  # what is not a reason is kept

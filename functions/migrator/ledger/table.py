@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 from .. import due
 from ..dynamo import is_condition_failure, to_item, typed
 from ..messages import AssetMessage, message_doc
+from ..redact import redact_credentials
 from ..states import State
 
 SHARDS = 16
@@ -57,6 +58,10 @@ def state_shard(state: State, asset_id: str) -> str:
 class WriteResult:
     won: bool
     current: dict | None = None  # on a lost write: the item that beat us; on a won one, the item after (if asked)
+
+
+# The ledger's attributes that hold a reason in words (an asset's, a track's), often a provider's.
+ERROR_FIELDS = frozenset({"last_error", "error"})
 
 
 @dataclass
@@ -95,6 +100,10 @@ class Update:
         return placeholder
 
     def set(self, attr: str | tuple[str, ...], value: Any) -> Update:
+        if isinstance(value, str) and (attr if isinstance(attr, str) else attr[-1]) in ERROR_FIELDS:
+            # The one door every stored reason passes: whatever wrote it, a credential in an
+            # echoed link (a presign, a platform's path token) never reaches the ledger.
+            value = redact_credentials(value)
         self.sets.append(f"{self._name(attr)} = {self._value(value)}")
         return self
 
