@@ -72,10 +72,37 @@ def client(name: str, endpoint: str | None):
     return session(endpoint).client(name, endpoint_url=endpoint) if endpoint else session(None).client(name)
 
 
+def build_inputs_digest() -> str:
+    """A digest of everything `sam build` reads: the template, the functions' code and requirements,
+    and the SAM CLI that builds them. Equal digests build equal packages."""
+    import hashlib
+
+    from samcli import __version__ as sam_version
+
+    digest = hashlib.sha256(f"sam {sam_version}\n".encode())
+    files = [ROOT / "template.yaml", *sorted(p for p in (ROOT / "functions").rglob("*") if _is_build_input(p))]
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _is_build_input(path: Path) -> bool:
+    return path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")
+
+
+BUILD_STAMP = BUILD_DIR / ".inputs-digest"
+
+
 def build(log=print) -> Path:
-    """`sam build` into .aws-sam/build; returns the built template's path."""
+    """`sam build` into .aws-sam/build, unless what is there was built from the same inputs (a test
+    run deploys many stacks from one build); returns the built template's path."""
+    wanted = build_inputs_digest()
+    if BUILD_STAMP.exists() and BUILD_STAMP.read_text() == wanted and (BUILD_DIR / "template.yaml").exists():
+        log("[stack] sam build: up to date")
+        return BUILD_DIR / "template.yaml"
     sam = str(Path(sys.executable).parent / "sam")
     started = time.time()
+    BUILD_STAMP.unlink(missing_ok=True)  # a build that fails half way leaves no stamp behind
     result = subprocess.run(
         [sam, "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(BUILD_DIR)],
         cwd=ROOT,
@@ -85,6 +112,7 @@ def build(log=print) -> Path:
     )
     if result.returncode != 0:
         raise DeployError("sam build failed:\n" + (result.stderr or result.stdout)[-3000:])
+    BUILD_STAMP.write_text(wanted)
     log(f"[stack] sam build: {time.time() - started:.1f} s")
     return BUILD_DIR / "template.yaml"
 
