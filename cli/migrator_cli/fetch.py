@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
+from migrator.deadline import Watchdog
+
 from .guard import IPAddress, address_refusal, resolve_host
 
 MAX_REDIRECTS = 4
@@ -57,7 +59,7 @@ class _Pinned(http.client.HTTPConnection):
         self._ip = ip
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+        self.sock = self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
 
 
 class _PinnedTLS(http.client.HTTPSConnection):
@@ -68,8 +70,8 @@ class _PinnedTLS(http.client.HTTPSConnection):
         self._ip = ip
 
     def connect(self) -> None:
-        sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+        self.sock = self._context.wrap_socket(self.raw_sock, server_hostname=self.host)
 
 
 def guarded_get(
@@ -81,7 +83,9 @@ def guarded_get(
     resolve: Callable[[str, int], list[IPAddress]] = resolve_host,
     context: ssl.SSLContext | None = None,
 ) -> Fetched:
-    """GET `url` under the rules above; FetchError when there is no answer to read."""
+    """GET `url` under the rules above; FetchError when there is no answer to read. Each socket
+    operation is held to `timeout_s`, and the whole fetch, redirects included, to three times that:
+    a server that trickles its status line, headers or body is cut there (deadline.Watchdog)."""
     deadline = time.monotonic() + timeout_s * 3
     for _ in range(MAX_REDIRECTS + 1):
         parts = urlsplit(url)
@@ -102,24 +106,39 @@ def guarded_get(
             )
         else:
             conn = _Pinned(host, port, ip, min(timeout_s, left))
+        watchdog = Watchdog(conn, left)
         try:
-            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            conn.request("GET", path, headers={"User-Agent": "migrator-verify", "Accept": "*/*"})
-            response = conn.getresponse()
-            location = response.getheader("Location")
-            if response.status in REDIRECTS and location:
-                response.read(64 * 1024)
-                url = urljoin(url, location)
-                continue
-            body = response.read(max_bytes + 1)
-            if len(body) > max_bytes:
-                raise FetchError("too_large", f"over {max_bytes} bytes")
-            return Fetched(response.status, body, url, response.getheader("Content-Type") or "")
-        except (OSError, http.client.HTTPException) as exc:
+            with watchdog:
+                answer = _exchange(conn, parts, max_bytes)
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            if watchdog.fired:
+                raise FetchError("unreachable", f"no answer within {timeout_s * 3:g} s") from None
             raise FetchError("unreachable", f"{host}: {type(exc).__name__}: {exc}"[:200]) from None
         finally:
             conn.close()
+        if watchdog.fired:  # what was read before the cut is not the answer
+            raise FetchError("unreachable", f"no answer within {timeout_s * 3:g} s")
+        if isinstance(answer, str):
+            url = urljoin(url, answer)
+            continue
+        status, body, content_type = answer
+        return Fetched(status, body, url, content_type)
     raise FetchError("redirects", f"more than {MAX_REDIRECTS} redirects")
+
+
+def _exchange(conn: http.client.HTTPConnection, parts, max_bytes: int) -> str | tuple[int, bytes, str]:
+    """One request on `conn`: a redirect's Location, or (status, body, content type)."""
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    conn.request("GET", path, headers={"User-Agent": "migrator-verify", "Accept": "*/*"})
+    response = conn.getresponse()
+    location = response.getheader("Location")
+    if response.status in REDIRECTS and location:
+        response.read(64 * 1024)
+        return location
+    body = response.read(max_bytes + 1)
+    if len(body) > max_bytes:
+        raise FetchError("too_large", f"over {max_bytes} bytes")
+    return response.status, body, response.getheader("Content-Type") or ""
 
 
 def _checked_address(host: str, port: int, allow_private: bool, resolve) -> IPAddress:

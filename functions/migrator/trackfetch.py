@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 from .addresses import IPAddress, address_refusal, literal_address, resolve_host
+from .deadline import Watchdog
 
 MAX_TRACK_BYTES = 2 * 1024 * 1024
 FETCH_TIMEOUT_S = 10.0
@@ -157,16 +158,26 @@ def _hop(url, policy, resolve, deadline, clock) -> tuple[int, str | None, bytes]
         if remaining <= 0:
             break
         connection = _connection(scheme, host, port, ip, remaining)
+        # The socket timeout bounds each read; the watchdog bounds the whole (status line, headers, body).
+        watchdog = Watchdog(connection, remaining)
         try:
-            return _get(connection, host, path, policy, deadline, clock)
-        except ssl.SSLError as exc:
-            return FetchFailed(f"TLS with {host} failed ({exc.reason or type(exc).__name__})")
-        except TimeoutError:
-            return FetchFailed(f"the track's server took more than {policy.timeout_s:g} s", retryable=True)
-        except ConnectionRefusedError:
-            last = FetchFailed(f"the track's server {host} refused the connection", retryable=True)
-        except (OSError, http.client.HTTPException) as exc:
-            last = FetchFailed(f"the track's server {host} could not be read ({type(exc).__name__})", retryable=True)
+            with watchdog:
+                answer = _get(connection, host, path, policy, deadline, clock)
+            if watchdog.fired:  # what was read before the cut is not the file
+                raise TimeoutError
+            return answer
+        except Exception as exc:
+            if watchdog.fired or isinstance(exc, TimeoutError):
+                return FetchFailed(f"the track's server took more than {policy.timeout_s:g} s", retryable=True)
+            if isinstance(exc, ssl.SSLError):
+                return FetchFailed(f"TLS with {host} failed ({exc.reason or type(exc).__name__})")
+            if isinstance(exc, ConnectionRefusedError):
+                last = FetchFailed(f"the track's server {host} refused the connection", retryable=True)
+            elif isinstance(exc, OSError | http.client.HTTPException):
+                name = type(exc).__name__
+                last = FetchFailed(f"the track's server {host} could not be read ({name})", retryable=True)
+            else:
+                raise
         finally:
             connection.close()
     return last or FetchFailed(f"the track's server took more than {policy.timeout_s:g} s", retryable=True)
@@ -206,10 +217,11 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
         super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
         self._ip = ip
+        self.raw_sock: socket.socket | None = None  # the TCP socket under TLS, for the watchdog
 
     def connect(self) -> None:
-        sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+        self.sock = self._context.wrap_socket(self.raw_sock, server_hostname=self.host)
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
@@ -218,9 +230,10 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
     def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
         super().__init__(host, port, timeout=timeout)
         self._ip = ip
+        self.raw_sock: socket.socket | None = None
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((str(self._ip), self.port), self.timeout)
+        self.sock = self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
 
 
 def _connection(scheme: str, host: str, port: int, ip: IPAddress, timeout: float):

@@ -206,6 +206,34 @@ def test_a_server_that_trickles_is_cut_at_the_deadline(server):
     assert isinstance(got, FetchFailed) and got.retryable and "more than 1 s" in got.reason
 
 
+def _trickle_head(handler, head: bytes):
+    """The answer's status line and headers a byte every 0.1 s: each read within any socket timeout."""
+    try:
+        for byte in head:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.1)
+    except OSError:
+        pass
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\n" * 1 + b"Content-Length: 5\r\n\r\nWEBVT",  # the status line itself trickles
+        b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"p" * 60 + b"\r\nContent-Length: 5\r\n\r\nWEBVT",  # headers
+    ],
+    ids=["status-line", "headers"],
+)
+def test_the_deadline_holds_while_the_status_line_and_headers_trickle(server, head):
+    server.route("/slow-head.vtt", lambda handler: _trickle_head(handler, head))
+    started = time.monotonic()
+    got = fetch(server.url("/slow-head.vtt"), allowing(server, timeout_s=1.0))
+    took = time.monotonic() - started
+    assert took < 1.8, f"held {took:.1f} s past a 1 s deadline"
+    assert isinstance(got, FetchFailed) and got.retryable and "more than 1 s" in got.reason
+
+
 @pytest.mark.parametrize(("status", "retryable"), [(404, False), (403, False), (410, False), (503, True), (429, True)])
 def test_an_error_answer_says_its_status_and_whether_a_retry_may_help(server, status, retryable):
     server.route("/x.vtt", body(b"nope", status))

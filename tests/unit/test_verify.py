@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -260,3 +261,48 @@ def test_a_name_with_one_private_address_among_public_ones_is_refused():
     mixed = [ipaddress.ip_address("93.184.215.14"), ipaddress.ip_address("10.1.2.3")]
     with pytest.raises(FetchError, match="private"):
         guarded_get("https://cdn.example/a.m3u8", resolve=lambda h, p: mixed)
+
+
+class Trickling:
+    """A loopback server that answers a byte every 0.1 s: each read well inside any socket timeout."""
+
+    ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.apple.mpegurl\r\nContent-Length: 8\r\n\r\n#EXTM3U\n"
+
+    def __init__(self, head_only: bool):
+        answer = self.ANSWER if head_only else self.ANSWER.replace(b"Content-Length: 8", b"Content-Length: 900")
+        tail = b"" if head_only else b"#" * 892
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                try:
+                    for byte in answer + tail:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("head_only", [True, False], ids=["status-and-headers", "body"])
+def test_a_trickled_manifest_is_cut_at_the_whole_fetch_deadline(head_only):
+    local = Trickling(head_only)
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchError) as caught:
+            guarded_get(f"http://127.0.0.1:{local.port}/m.m3u8", allow_private=True, timeout_s=1.0)
+    finally:
+        local.close()
+    took = time.monotonic() - started
+    assert took < 4.0, f"a fetch meant to stop at 3 s took {took:.1f} s"
+    assert caught.value.kind == "unreachable" and "no answer within 3 s" in caught.value.detail
