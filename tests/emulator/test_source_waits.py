@@ -69,3 +69,44 @@ def test_waits_for_a_preparing_file_spend_no_attempt_and_end_at_the_bound(aws, t
     assert "retry_after" not in item and "preparing_since" not in item  # failed for good; a retry waits afresh
     assert item["last_error"].startswith("the source's file was not ready after 135 s")
     assert int(item["holds"]) == 3 and int(item["attempts"]) == 1
+
+
+def test_a_wait_that_ends_well_leaves_no_start_behind_for_a_later_wait(aws, table):
+    """Review 4, item 5: the file became ready and the create went through, so `preparing_since` goes;
+    days later a retry that must wait again (Mux prepares a master again after 24 h) is timed afresh."""
+    from migrator.messages import AssetMessage
+
+    ledger = Ledger(table, aws("dynamodb"))
+    asset_id = unique("mux/asset")
+    msg = AssetMessage(asset_id, "mux://abc")
+    start = 1_800_000_000.0
+    claim = ledger.claim(msg, start, start + 60, "t1")
+    ledger.release_preparing(asset_id, "t1", State.PENDING, start + 30, "preparing", start)
+    assert float(ledger.get(asset_id)["preparing_since"]) == start
+    claim = ledger.claim(msg, start + 40, start + 100, "t2")
+    assert claim.previous["preparing_since"] == start  # the wait goes on: the uploader reads its start
+    ledger.mark_processing(asset_id, "t2", "remote-1", start + 41)
+    assert "preparing_since" not in ledger.get(asset_id)
+
+    # The provider fails the video; the operator retries two days on, and the source prepares once more.
+    later = start + 2 * 86_400
+    assert ledger.settle(asset_id, State.REJECTED, "remote-1", later - 10, error="provider: errored").won
+    assert ledger.rearm(asset_id, State.REJECTED, later).won
+    claim = ledger.claim(msg, later, later + 60, "t3")
+    assert "preparing_since" not in (claim.previous or {})
+    ledger.release_preparing(asset_id, "t3", State.FAILED, later + 30, "preparing", later)
+    assert float(ledger.get(asset_id)["preparing_since"]) == later
+
+
+def test_an_operator_retry_after_a_wait_that_failed_times_the_next_wait_afresh(aws, table):
+    from migrator.messages import AssetMessage
+
+    ledger = Ledger(table, aws("dynamodb"))
+    asset_id = unique("stream/asset")
+    msg = AssetMessage(asset_id, "cloudflare://abc")
+    start = 1_800_000_000.0
+    ledger.claim(msg, start, start + 60, "t1")
+    ledger.release_preparing(asset_id, "t1", State.PENDING, start + 30, "preparing", start)
+    ledger.claim(msg, start + 40, start + 100, "t2")
+    ledger.mark_rejected(asset_id, "t2", "provider refused the source", start + 41)
+    assert "preparing_since" not in ledger.get(asset_id)

@@ -115,7 +115,9 @@ class Claims(LedgerTable):
         could not carry as the row has it (`fidelity_notes`, for the report; the last create's only);
         `playback`: how the provider plays it, public or signed (the audit checks it against the row)."""
         update = Update().set("remote_id", remote_id).set("processing_at", now).to_lane(Family.POLL, asset_id, now)
-        update.remove("retry_after", "last_error", "polls", "poll_misses")
+        # preparing_since: a wait for the source's file ends here, so a later one (a retry days on, a
+        # master prepared again) is timed from its own start.
+        update.remove("retry_after", "last_error", "polls", "poll_misses", "preparing_since")
         if notes:
             update.set("fidelity_notes", list(notes))
         else:
@@ -182,7 +184,7 @@ class Claims(LedgerTable):
         return self._fenced(asset_id, token, State.FAILED, now, update)
 
     def mark_rejected(self, asset_id: str, token: str, error: str, now: float, throttles: int = 0) -> WriteResult:
-        update = Update().set("last_error", error).remove("retry_after").off_lanes()
+        update = Update().set("last_error", error).remove("retry_after", "preparing_since").off_lanes()
         if throttles:
             update.add("throttles", throttles)
         return self._fenced(asset_id, token, State.REJECTED, now, update)

@@ -82,7 +82,8 @@ class Loading(LedgerTable):
         """
         if state not in REARMABLE:
             raise ValueError(f"retry re-enqueues failed, rejected, pending or inventoried assets, not {state}")
-        update = Update().set("enqueued_at", now).to_lane(Family.QUEUED, asset_id, now)
+        # An operator's retry starts afresh: any wait for a file the source prepares is timed anew.
+        update = Update().set("enqueued_at", now).to_lane(Family.QUEUED, asset_id, now).remove("preparing_since")
         if state in (State.FAILED, State.REJECTED):
             update.to_state(State.FAILED, asset_id, now).set("retry_after", now)
             update.set_from("retry_base", "attempts", 0)
