@@ -29,6 +29,7 @@ from typing import IO, TextIO
 
 from migrator.messages import AssetMessage, encode_message, message_doc
 from migrator.sources import HTTP_SOURCES, PLATFORMS, Source, SourceError, Unfetchable, credentials_by_platform
+from migrator.sources.paging import PagingGuard
 
 from .errors import CliError
 from .inventory import KNOWN_COLUMNS, Deduper
@@ -359,6 +360,7 @@ def sweep(
     progress = Progress(out, None, f"listing {source.platform}")
     shown = 0
     started = clock()
+    guard = PagingGuard()
     try:
         with Deduper() as deduper:
             if resumable:
@@ -371,6 +373,12 @@ def sweep(
                         f"listing {source.platform} failed: {exc.reason}; the same command resumes after the "
                         f"{state.pages:,} pages saved in {state_path}"
                     ) from None
+                stuck = guard.check(state.cursor, page)
+                if stuck:  # before the page is saved: the resume point stays at the last sound page
+                    raise CliError(
+                        f"listing {source.platform} stopped: {stuck}; the {state.pages:,} pages before it are saved"
+                        f" in {state_path}, and the same command resumes there"
+                    )
                 for entry in page.entries:
                     if isinstance(entry, Unfetchable):
                         summary.unfetchable += 1

@@ -150,3 +150,60 @@ def test_a_row_the_loader_would_refuse_never_reaches_the_inventory(tmp_path):
     out = tmp_path / "vimeo.jsonl"
     sweep(FakeSource(videos=40), out)
     assert not [r for r in read_inventory(str(out)) if isinstance(r, BadRow)]
+
+
+class ScriptedSource:
+    """Pages as a misbehaving platform answers them: `script` maps a cursor to (ids on it, next cursor)."""
+
+    platform = "mux"
+
+    def __init__(self, script: dict):
+        self.script, self.asked = script, []
+        self.requests = self.throttled = 0
+
+    def page(self, cursor, since=None, tracks=True):
+        self.requests += 1
+        self.asked.append(cursor)
+        assert len(self.asked) <= 60, "the listing went round and round"
+        ids, following = self.script[cursor]
+        return Page(entries=[AssetMessage(f"mux/{i}", f"mux://{i}") for i in ids], cursor=following)
+
+
+@pytest.mark.parametrize(
+    ("script", "reason", "pages_saved"),
+    [
+        # Vimeo: paging.next stuck on the page it came from.
+        ({None: ([1, 2], "page=2"), "page=2": ([3, 4], "page=2")}, "already read", 1),
+        # Mux: cursors in a cycle (A -> B -> A).
+        ({None: ([1], "A"), "A": ([2], "B"), "B": ([3], "A")}, "already read", 2),
+        # api.video: empty pages under a total that says millions more follow.
+        ({None: ([1], "2"), **{str(n): ([], str(n + 1)) for n in range(2, 50)}}, "3 empty pages in a row", 3),
+    ],
+    ids=["stuck-next", "cursor-cycle", "empty-pages"],
+)
+def test_a_listing_that_repeats_its_pages_ends_with_a_reason_and_keeps_its_resume_point(
+    tmp_path, script, reason, pages_saved
+):
+    out = tmp_path / "mux.jsonl"
+    source = ScriptedSource(script)
+    with pytest.raises(CliError, match=reason) as stopped:
+        sweep(source, out)
+    assert len(source.asked) <= len(script)  # it stopped; it did not go round again
+    assert f"the {pages_saved} pages before it are saved" in str(stopped.value)
+    state = SweepState.load(tmp_path / "mux.jsonl.state.json")
+    assert state.pages == pages_saved and not state.done
+    assert len({doc["id"] for doc in lines(out)}) == len(lines(out))  # nothing written twice
+
+
+def test_the_paging_guard_lets_a_sound_listing_through_and_one_empty_page_too():
+    from migrator.sources.paging import PagingGuard
+
+    guard = PagingGuard()
+    pages = [(None, Page(entries=[AssetMessage("a", "mux://a")], cursor="c1"))]
+    pages += [("c1", Page(cursor="c2")), ("c2", Page(entries=[AssetMessage("b", "mux://b")], cursor="c3"))]
+    pages += [("c3", Page(cursor="c4")), ("c4", Page(cursor="c5")), ("c5", Page(cursor=None))]
+    assert [guard.check(cursor, page) for cursor, page in pages] == [None] * 6
+    assert PagingGuard().check("x", Page(cursor="x")) is not None  # a page naming itself
+    skipped_only = Page(cursor="n2", skipped=1000)  # an S3 page of other files is not an empty page
+    guard = PagingGuard(max_empty_pages=1)
+    assert guard.check(None, skipped_only) is None
