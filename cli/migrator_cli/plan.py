@@ -25,6 +25,7 @@ from pathlib import Path
 
 from migrator.messages import SOURCE_PLATFORMS, AssetMessage
 from migrator.providers.mux import MuxProvider  # its documented rate is also the pacer's default ceiling
+from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
@@ -217,6 +218,10 @@ class Estimate:
     ledger_storage_usd_month: float
     prices: dict[str, dict]
     warnings: list[str]
+    # The source platforms' side: how long resolving every reference takes within each one's documented
+    # read budget (platform -> seconds). `time_s` is the slower of this and the target's creates.
+    source_time_s: dict[str, float] = field(default_factory=dict)
+    target_time_s: float | None = None
 
     @property
     def one_off_usd(self) -> float | None:
@@ -253,7 +258,14 @@ def estimate(
     else:
         pace, pace_source = None, "none documented: give --rate"
         warnings.append(f"{provider}: no documented create rate; give --rate (creates a second) for a time")
-    time_s = to_send / pace if pace else None
+    target_time_s = to_send / pace if pace else None
+    source_time_s = source_side_seconds(inv.references, warnings)
+    if provider == "cloudflare" and "cloudflare" in inv.references:
+        warnings.append(
+            "Stream to Stream: the 1,200 requests per 5 minutes are per user; where one user holds both the source"
+            " and the target token, the two sides share them and the migration takes their sum"
+        )
+    time_s = max([t for t in (target_time_s, *source_time_s.values()) if t is not None], default=None)
 
     table = (prices.get("providers") or {}).get(provider) or {}
     cited: dict[str, dict] = {}
@@ -331,7 +343,24 @@ def estimate(
         ledger_month,
         cited,
         warnings,
+        source_time_s,
+        target_time_s,
     )
+
+
+def source_side_seconds(references: Mapping[str, int], warnings: list[str]) -> dict[str, float]:
+    """Per source platform, the seconds its references take to resolve within its documented read budget
+    (requests a video / requests a second); a platform that documents none is not timed, and said so."""
+    seconds: dict[str, float] = {}
+    for platform, count in sorted(references.items()):
+        source = HTTP_SOURCES.get(platform)
+        if source is None:
+            continue
+        if not source.documented_rate_per_s:
+            warnings.append(f"{platform}: no documented read rate: the source side is not timed")
+            continue
+        seconds[platform] = count * source.requests_per_video / source.documented_rate_per_s
+    return seconds
 
 
 def _uploader_gb_s(requests: Mapping, rate: float | None, concurrency: int) -> float:
@@ -423,6 +452,20 @@ class Plan:
         for e in self.estimates:
             pace = f"{e.rate_per_s:.4g} creates a second ({e.rate_source})" if e.rate_per_s else e.rate_source
             out.append(f"  {e.provider}: time at {pace}; AWS {_breakdown(e)}")
+            for platform, seconds in e.source_time_s.items():
+                slower = (
+                    "the target's rate unknown: at least this"
+                    if e.target_time_s is None
+                    else "slower: it sets the time"
+                    if seconds > e.target_time_s
+                    else ""
+                )
+                source = HTTP_SOURCES[platform]
+                out.append(
+                    f"  {e.provider}: source {platform}: {_duration(seconds)} to resolve"
+                    f" {inv.references[platform]:,} references at {source.documented_rate_per_s:.4g} requests a"
+                    f" second, {source.requests_per_video} a video" + (f" ({slower})" if slower else "")
+                )
         for e in self.estimates:
             for reason, n in e.unfetchable.items():
                 out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
@@ -453,6 +496,8 @@ def _estimate_dict(e: Estimate) -> dict:
         "rate_per_s": e.rate_per_s,
         "rate_source": e.rate_source,
         "time_s": None if e.time_s is None else round(e.time_s, 3),
+        "target_time_s": None if e.target_time_s is None else round(e.target_time_s, 3),
+        "source_time_s": {platform: round(seconds, 3) for platform, seconds in e.source_time_s.items()},
         "encoding_usd": e.encoding_usd,
         "storage_usd_month": e.storage_usd_month,
         "aws_usd": e.aws_usd,

@@ -197,3 +197,31 @@ def test_from_a_platform_without_credentials_is_one_clear_line(capsys, monkeypat
     assert err.startswith("migrator plan: ") and "vimeo" in err and "Traceback" not in err
     assert main(["plan", str(tmp_path / "x.jsonl"), "--from", "vimeo"]) == 2  # one of the two
     assert "one of the two" in capsys.readouterr().err
+
+
+def test_a_migration_from_stream_is_timed_at_the_slower_of_the_source_budget_and_the_targets(tmp_path, capsys):
+    """Review 4, item 8: Stream's 1,200 requests per 5 minutes per user pay for the source side too (a
+    download request and the reads around it for each video), so 600 videos from Stream to Cloudflare take
+    600 x 5 / 4 = 750 s at the source, not the 150 s of the target's 4 creates a second."""
+    rows = [json.dumps({"id": f"s/{i}", "source_url": f"cloudflare://{i:032x}", "duration_s": 60}) for i in range(600)]
+    code, out = plan(tmp_path, capsys, "--json", lines=rows)
+    doc = json.loads(out)
+    cloudflare, mux = doc["providers"]["cloudflare"], doc["providers"]["mux"]
+    assert cloudflare["target_time_s"] == pytest.approx(150.0)
+    assert cloudflare["source_time_s"] == {"cloudflare": pytest.approx(750.0)}
+    assert cloudflare["time_s"] == pytest.approx(750.0)  # the slower side
+    assert any("share them" in w for w in cloudflare["warnings"])
+    assert mux["target_time_s"] == pytest.approx(600.0) and mux["time_s"] == pytest.approx(750.0)
+    code, text = plan(tmp_path, capsys, lines=rows)
+    assert code == 0
+    assert "cloudflare: source cloudflare: 12.5 min to resolve 600 references at 4 requests a second, 5 a video" in text
+    assert "(slower: it sets the time)" in text
+
+
+def test_a_source_that_documents_no_read_rate_is_not_timed_and_says_so(tmp_path, capsys):
+    rows = [json.dumps({"id": f"v/{i}", "source_url": f"vimeo://{i}", "duration_s": 60}) for i in range(10)]
+    code, out = plan(tmp_path, capsys, "--json", lines=rows)
+    mux = json.loads(out)["providers"]["mux"]
+    assert code == 0
+    assert mux["source_time_s"] == {} and mux["time_s"] == pytest.approx(10.0)
+    assert "vimeo: no documented read rate: the source side is not timed" in mux["warnings"]

@@ -199,6 +199,10 @@ class Source(ABC):
     platform: ClassVar[str] = ""
     # Requests per second the platform documents for reads, which a listing paces itself at (None: none known).
     documented_rate_per_s: ClassVar[float | None] = None
+    # Requests resolving one video's reference costs at the platform, at least (its file's link, and where
+    # the platform prepares the file first, the request and the read that finds it ready): with the rate
+    # above, what bounds the source side of a migration (`migrator plan`).
+    requests_per_video: ClassVar[int] = 1
 
     def __init__(self) -> None:
         self.requests = 0  # every request sent, retries included (requests per row, for the bench)

@@ -59,6 +59,7 @@ class CloudflareSource(HttpSource):
     platform = "cloudflare"
     default_base_url = "https://api.cloudflare.com/client/v4"
     documented_rate_per_s = 4.0  # 1,200 per 5 minutes
+    requests_per_video = 5  # the video and its downloads read, the download requested; once ready, both read again
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(json.dumps(dict(creds)))[1]}"}

@@ -75,6 +75,7 @@ class MuxSource(HttpSource):
     platform = "mux"
     default_base_url = "https://api.mux.com"
     documented_rate_per_s = 5.0
+    requests_per_video = 3  # the asset read, master access asked for; once prepared, the asset read again
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return basic_auth(json.dumps(dict(creds)))

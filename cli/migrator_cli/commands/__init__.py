@@ -1,0 +1,1 @@
+"""The `migrator` subcommands, a module each: its options (`register(subparsers)`) beside its entry (`run(args)`)."""

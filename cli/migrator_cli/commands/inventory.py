@@ -1,0 +1,89 @@
+"""`migrator inventory`: its options and its run, a library listed on its platform (load and plan --from list here)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+from ..options import positive_int, print_json_line, source_options, standalone_client
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "inventory",
+        help="list a library on the platform it lives on into an inventory (JSONL, CSV on request)",
+        description=(
+            "Page through a Vimeo, Wistia, Mux, Cloudflare Stream, api.video or S3 library and write one row per "
+            "video (title, description, tags, creation time, duration, size, privacy, folder, caption tracks, "
+            "poster time) whose source_url is a source reference such as vimeo://123: the uploader resolves it "
+            "to a fresh download link only when it creates the video, so no link expires in the queue. Videos "
+            "that can never be fetched (no file access, still processing, no MP4, signed-only, archived, ...) "
+            "are counted, kept out, and listed with their reason in <output>.unfetchable.jsonl. The listing "
+            "keeps to the source's documented rate and waits out its 429s; after each page the cursor is saved, "
+            "so the same command resumes an interrupted sweep. `migrator load` takes the output as it is. "
+            "Needs no stack."
+        ),
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="the JSON Lines inventory (default <platform>-inventory.jsonl)"
+    )
+    p.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
+    p.add_argument(
+        "--unfetchable", metavar="FILE", help="where unfetchable videos go (default <output>.unfetchable.jsonl)"
+    )
+    p.add_argument("--limit", type=positive_int, metavar="N", help="stop after N rows (the same command goes on)")
+    source_options(p, required=True)
+    group = p.add_argument_group("AWS, for --from s3 (as the AWS CLI reads them)")
+    group.add_argument("--endpoint-url", "--endpoint", dest="endpoint", metavar="URL", help="an S3-compatible endpoint")
+    group.add_argument("--region", help="AWS region")
+    group.add_argument("--profile", help="a named profile from ~/.aws/config")
+    group.add_argument("--json", action="store_true", help="the summary as one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..sweep import default_output
+
+    return list_library(args, Path(args.output) if args.output else default_output(args.platform))
+
+
+def list_library(args, output: Path) -> int:
+    """List the library `args` names into `output`; prints the summary; the sweep's exit code."""
+    from ..load import _ctrl_c_sets
+    from ..sweep import MARK_OVERLAP_S, build_source, default_output, read_mark, source_credentials, sweep
+
+    platform = args.platform
+    credentials = None
+    if platform != "s3":
+        credentials = source_credentials(platform, args.credentials, args.source_profile)
+    s3 = standalone_client("s3", args) if platform == "s3" else None
+    source = build_source(
+        platform, credentials=credentials, base_url=args.source_url, rate=args.source_rate, s3=s3, s3_url=args.s3
+    )
+    mark_path = Path(args.mark_file or f"{platform}.mark.json")
+    since = args.since
+    if since == "last":
+        since = read_mark(mark_path, platform) - MARK_OVERLAP_S
+    output = output or default_output(platform)
+    stop = threading.Event()
+    with _ctrl_c_sets(stop):
+        summary = sweep(
+            source,
+            output,
+            unfetchable_output=Path(args.unfetchable) if getattr(args, "unfetchable", None) else None,
+            csv_output=Path(args.csv) if getattr(args, "csv", None) else None,
+            state_path=Path(args.state) if args.state else None,
+            mark_path=mark_path,
+            since=since,
+            restart=args.restart,
+            limit=getattr(args, "limit", None) if args.command == "inventory" else None,
+            tracks=not args.no_tracks,
+            out=sys.stderr,
+            stop=stop,
+        )
+    if args.json and args.command == "inventory":
+        print_json_line({"type": "summary", **summary.as_dict()})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return summary.exit_code

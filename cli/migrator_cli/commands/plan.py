@@ -1,0 +1,97 @@
+"""`migrator plan`: its options and its run, which estimates a migration from the inventory alone (no AWS)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import CliError
+from ..options import positive_int, source_options
+from .inventory import list_library
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "plan",
+        help="what the migration will be, from the inventory alone (no AWS): assets, hours, size, time, costs",
+        description=(
+            "Read an inventory (CSV or JSON Lines, as load reads it) and print what migrating it will be: assets, "
+            "hours of video, total size where the rows say it, assets the provider could never fetch (by reason), "
+            "caption tracks, the time at the provider's documented create rate (or --rate), the provider's cost "
+            "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
+            "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
+            "overrides) at the region's prices (--aws-prices FILE), and warnings. Nothing is sent; no AWS "
+            "credentials are read."
+        ),
+    )
+    p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
+    p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
+    p.add_argument("--provider", choices=["generic", "mux", "cloudflare", "apivideo"], help="only this provider")
+    p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")
+    p.add_argument("--concurrency", type=positive_int, default=5, metavar="N", help="MaximumConcurrency (default 5)")
+    p.add_argument("--storage-minutes", type=float, metavar="N", help="Cloudflare: the account's storage capacity")
+    p.add_argument("--prices", metavar="FILE", help="provider prices (the shape of migrator_cli/data/prices.json)")
+    p.add_argument("--aws-prices", metavar="FILE", help="AWS prices by region (data/aws-prices.json's shape)")
+    p.add_argument("--aws-requests", metavar="FILE", help="requests per asset (data/aws-requests.json's shape)")
+    p.add_argument("--region", default=None, help="AWS region for the prices (default us-east-1, or AWS_REGION)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
+    p.add_argument(
+        "--inventory",
+        metavar="FILE",
+        help="with --from: where the listing is written before it is planned (default <platform>-inventory.jsonl)",
+    )
+    source_options(p, required=False, rate_flag="--source-rate")
+    p.set_defaults(endpoint=None, profile=None, run=run)
+
+
+def run(args) -> int:
+    from ..inventory import read_inventory
+    from ..plan import PROVIDERS, Plan, estimate, load_json, summarise
+
+    if args.platform and args.source:
+        raise CliError("plan takes an inventory FILE or --from PLATFORM, one of the two")
+    if args.platform:
+        # The platform's listing, written (and resumable) as `migrator inventory --from` writes it, then planned.
+        from ..sweep import default_output
+
+        listed = Path(args.inventory) if args.inventory else default_output(args.platform)
+        if list_library(args, listed) not in (0, 1):
+            return 2
+        records, source = read_inventory(str(listed)), f"{args.platform} listing ({listed})"
+        unfetchable_file = Path(args.unfetchable) if getattr(args, "unfetchable", None) else None
+        unfetchable_file = unfetchable_file or listed.with_name(listed.name + ".unfetchable.jsonl")
+    elif args.source:
+        records, source = read_inventory(args.source, fmt=args.format), args.source
+    else:
+        raise CliError("plan needs an inventory FILE or --from PLATFORM")
+    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    prices = load_json(args.prices, "prices.json")
+    aws_prices = load_json(args.aws_prices, "aws-prices.json")
+    requests_doc = load_json(args.aws_requests, "aws-requests.json")
+    inventory = summarise(records)
+    if args.platform and unfetchable_file.exists():
+        for line in unfetchable_file.read_text(encoding="utf-8").splitlines():
+            reason = json.loads(line).get("reason") if line.strip() else None
+            if isinstance(reason, str):
+                inventory.source_unfetchable[reason] += 1
+    estimates = [
+        estimate(
+            inventory,
+            name,
+            prices,
+            aws_prices,
+            requests_doc,
+            region=region,
+            rate=args.rate,
+            concurrency=args.concurrency,
+            storage_minutes=args.storage_minutes,
+        )
+        for name in ([args.provider] if args.provider else PROVIDERS)
+    ]
+    plan = Plan(source, inventory, estimates, region)
+    if args.json:
+        print(json.dumps(plan.as_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(plan.lines()))
+    return 1 if inventory.bad else 0

@@ -1,0 +1,116 @@
+"""`migrator verify`: its options and its run, the parity check of each ready asset's HLS against its source."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import threading
+
+from migrator.ledger import Ledger
+from migrator.states import State
+
+from ..errors import CliError
+from ..options import (
+    count_in,
+    mux_host_options,
+    mux_hosts,
+    positive_int,
+    print_json_line,
+    resolve_target,
+    seconds,
+    stack_options,
+)
+from ..progress import Progress
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "verify",
+        help="the parity check: each ready asset's HLS manifest, duration and resolution against its source's",
+        description=(
+            "For each ready asset, fetch its HLS manifest from the provider (master and top variant) and check it "
+            "exists and is a finished playlist, that its duration matches the provider's and the source's "
+            "(duration_s from the inventory or the probe), and that its top resolution reaches the source's "
+            "(metadata width/height from the inventory, else what the provider read from the source). Each "
+            "mismatch is listed with its numbers; exit 1 when any asset fails or got no answer. Bounded "
+            "(--concurrency), paced (--rate fetches a second) and resumable (--checkpoint FILE: a second run "
+            "skips what the first finished). The fetches go from this machine to public addresses only, "
+            "redirects included. Signed playback is not fetched (it needs a token)."
+        ),
+    )
+    p.add_argument("--tolerance", type=seconds, default=1.0, metavar="S", help="duration tolerance (default 1 s)")
+    p.add_argument(
+        "--resolution-tolerance", type=int, default=0, metavar="PX", help="pixels the target may fall short (0)"
+    )
+    p.add_argument("--rate", type=float, default=10.0, metavar="N", help="fetches a second at most (default 10)")
+    p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="assets at once (default 4)")
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="per fetch (default 10)")
+    p.add_argument("--checkpoint", metavar="FILE", help="keep verdicts here; a later run resumes from it")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="check at most N assets this run")
+    p.add_argument("--id", action="append", dest="ids", metavar="ID", help="only this asset (repeatable)")
+    p.add_argument(
+        "--allow-private-addresses",
+        action="store_true",
+        help="let the fetches reach private and local addresses too: for a local simulator only",
+    )
+    mux_host_options(p)
+    stack_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..report import scan_ledger
+    from ..verify import Checkpoint, Tolerance, checker, run_verify
+
+    target = resolve_target(args)
+    provider = target.outputs.get("Provider") or "generic"
+    if args.ids:
+        ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+        found = ledger.get_many(list(args.ids))
+        items = [found[i] for i in args.ids if i in found and found[i].get("state") == State.READY.value]
+    else:
+        items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), [State.READY])
+    check = checker(
+        provider,
+        Tolerance(args.tolerance, max(0, args.resolution_tolerance)),
+        rate=args.rate,
+        timeout_s=args.timeout,
+        allow_private=args.allow_private_addresses,
+        mux_hosts=mux_hosts(args),
+    )
+    progress = Progress(sys.stderr, len(items) if args.ids else count_in(target, State.READY), "verified")
+    shown = [0]
+
+    def on_finding(doc: dict) -> None:
+        if args.json:
+            print_json_line(doc)
+        elif shown[0] < 50:
+            progress.write(f"{doc['id']}: {doc.get('detail') or doc.get('reason')}")
+        shown[0] += 1
+
+    stop = threading.Event()
+    try:
+        checkpoint = Checkpoint(args.checkpoint)
+    except sqlite3.Error as exc:
+        raise CliError(f"cannot use the checkpoint {args.checkpoint}: {exc}") from None
+    try:
+        summary = run_verify(
+            items,
+            check,
+            checkpoint=checkpoint,
+            concurrency=args.concurrency,
+            limit=args.limit,
+            stop=stop,
+            on_finding=on_finding,
+            progress=progress.update,
+        )
+    finally:
+        progress.close()
+        checkpoint.close()
+    if args.json:
+        print_json_line(summary.as_dict())
+    else:
+        if shown[0] > 50:
+            print(f"… and {shown[0] - 50:,} more (--json lists them all)", file=sys.stderr)
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return 0 if summary.ok else 1
