@@ -137,6 +137,9 @@ class SweepState:
     reasons: dict = field(default_factory=dict)  # reason -> count
     mark: float | None = None
     done: bool = False
+    # When this sweep first began (epoch seconds), kept across resumes: the mark is never later than it,
+    # so what changed while a long sweep ran (after it had listed it) is listed again by --since last.
+    began: float | None = None
 
     @classmethod
     def load(cls, path: Path) -> SweepState | None:
@@ -350,6 +353,8 @@ def sweep(
     resumable = state is not None and not state.done and state.platform == source.platform and state.since == since
     if not resumable:
         state = SweepState(source.platform, since=since)
+    if state.began is None:  # a new sweep, or one a release before this began (its start unknown: now)
+        state.began = clock()
     summary = SweepSummary(
         source.platform, str(output), str(unfetchable_output), str(csv_output) if csv_output else None, since=since
     )
@@ -421,8 +426,14 @@ def sweep(
         print(f"… {summary.unfetchable - shown:,} more unfetchable listed in {unfetchable_output}", file=out)
     summary.done = state.done
     if state.done and mark_path is not None and summary.mark is not None:
-        write_mark(mark_path, source.platform, summary.mark, started)
+        write_mark(mark_path, source.platform, sweep_mark(summary.mark, state.began), started)
     return summary
+
+
+def sweep_mark(newest_seen: float, began: float) -> float:
+    """Where the next `--since last` starts: the newest change this sweep saw, but never later than the
+    moment it began, since a video listed early and changed before a long sweep ended was not seen changed."""
+    return min(newest_seen, began)
 
 
 def build_source(

@@ -207,3 +207,28 @@ def test_the_paging_guard_lets_a_sound_listing_through_and_one_empty_page_too():
     skipped_only = Page(cursor="n2", skipped=1000)  # an S3 page of other files is not an empty page
     guard = PagingGuard(max_empty_pages=1)
     assert guard.check(None, skipped_only) is None
+
+
+def test_the_mark_is_never_later_than_the_sweeps_start_even_across_a_resume(tmp_path):
+    """Review 4, item 9: videos 6-9 changed (at ..006-..009) while a sweep that began at ..005 was running;
+    it had listed some of them before they changed, so the next --since last must start no later than ..005."""
+    out, marks = tmp_path / "vimeo.jsonl", tmp_path / "marks.json"
+    times = iter([1_700_000_005.0, 1_700_000_050.0, 1_700_000_100.0, 1_700_000_200.0] + [1_700_000_300.0] * 20)
+    with pytest.raises(CliError):
+        sweep(FakeSource(videos=12, fail_at=2), out, mark_path=marks, clock=lambda: next(times))
+    assert SweepState.load(tmp_path / "vimeo.jsonl.state.json").began == 1_700_000_005.0
+    summary = sweep(FakeSource(videos=12), out, mark_path=marks, clock=lambda: next(times))  # resumed later
+    assert summary.done and summary.mark == 1_700_000_011  # the newest change seen
+    assert read_mark(marks, "vimeo") == 1_700_000_005.0  # but the mark is when the sweep began
+
+
+def test_a_state_file_written_before_the_start_was_kept_still_resumes(tmp_path):
+    out, marks, state_path = tmp_path / "vimeo.jsonl", tmp_path / "marks.json", tmp_path / "vimeo.jsonl.state.json"
+    with pytest.raises(CliError):
+        sweep(FakeSource(videos=12, fail_at=2), out, mark_path=marks)
+    doc = json.loads(state_path.read_text())
+    del doc["began"]  # what the release before this one wrote
+    state_path.write_text(json.dumps(doc))
+    summary = sweep(FakeSource(videos=12), out, mark_path=marks, clock=lambda: 1_700_000_007.0)
+    assert summary.done and summary.resumed_at == 5
+    assert read_mark(marks, "vimeo") == 1_700_000_007.0  # its start unknown: the resume's is taken
