@@ -266,7 +266,14 @@ class VerifySummary:
 
 
 class Checkpoint:
-    """Each finished asset's verdict, on disk: a resumed run skips them, and the summary counts them."""
+    """Each finished asset's verdict, on disk: a resumed run skips what was verified, and the summary
+    counts every verdict of every run.
+
+    A verdict belongs to the video it checked (the ledger's `remote_id`): an asset migrated again since
+    (a retry made a new video) is checked again, and so is one that failed, since what failed may have
+    been mended; a passed or signed verdict for the same video stands. Each verdict carries the run that
+    made it, so the earlier runs' failures are told apart from this run's, however many there are.
+    """
 
     def __init__(self, path: str | None):
         self.scratch = path is None
@@ -277,16 +284,26 @@ class Checkpoint:
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL" if not self.scratch else "PRAGMA journal_mode=OFF")
         self.db.execute("CREATE TABLE IF NOT EXISTS verdicts (id TEXT PRIMARY KEY, status TEXT, findings TEXT)")
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(verdicts)")}
+        for column in ("remote_id", "run"):  # a checkpoint from before these: its verdicts are checked again
+            if column not in columns:
+                self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
+        self.run = f"{time.time():.6f}-{os.getpid()}"
         self.pending = 0
         self.db.execute("BEGIN")
 
-    def done(self, asset_id: str) -> bool:
-        return self.db.execute("SELECT 1 FROM verdicts WHERE id = ?", (asset_id,)).fetchone() is not None
+    def done(self, item: Mapping) -> bool:
+        """Whether `item` needs no check this run: it passed (or was found signed) for the same video."""
+        row = self.db.execute(
+            "SELECT status, remote_id FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
+        ).fetchone()
+        return row is not None and row[0] in ("passed", "signed") and row[1] == _remote_id(item)
 
-    def record(self, verdict: Verdict) -> None:
+    def record(self, verdict: Verdict, remote_id: str | None = None) -> None:
         findings = json.dumps([f.as_dict() for f in verdict.findings])
         self.db.execute(
-            "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?)", (verdict.asset_id, verdict.status, findings)
+            "INSERT OR REPLACE INTO verdicts (id, status, findings, remote_id, run) VALUES (?, ?, ?, ?, ?)",
+            (verdict.asset_id, verdict.status, findings, remote_id, self.run),
         )
         self.pending += 1
         if self.pending >= 100:
@@ -307,10 +324,11 @@ class Checkpoint:
                 counts[finding["kind"]] = counts.get(finding["kind"], 0) + 1
         return counts
 
-    def earlier_failures(self, seen: set[str]):
-        for asset_id, text in self.db.execute("SELECT id, findings FROM verdicts WHERE status = 'failed'"):
-            if asset_id not in seen:
-                yield from json.loads(text)
+    def earlier_failures(self):
+        """The findings of failed verdicts made by an earlier run (this run's were reported as found)."""
+        query = "SELECT findings FROM verdicts WHERE status = 'failed' AND run IS NOT ?"
+        for (text,) in self.db.execute(query, (self.run,)):
+            yield from json.loads(text)
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -319,6 +337,11 @@ class Checkpoint:
         if self.scratch:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.path)
+
+
+def _remote_id(item: Mapping) -> str | None:
+    remote_id = item.get("remote_id")
+    return str(remote_id) if remote_id is not None else None
 
 
 def run_verify(
@@ -338,11 +361,10 @@ def run_verify(
     summary = VerifySummary()
     started = clock()
     stop = stop or threading.Event()
-    seen: set[str] = set()  # this run's failures only (bounded by what is printed)
 
     def todo():
         for item in items:
-            if checkpoint.done(str(item.get("asset_id"))):
+            if checkpoint.done(item):
                 summary.skipped_done += 1
                 continue
             if limit is not None and summary.checked + summary.unchecked >= limit:
@@ -356,10 +378,8 @@ def run_verify(
             on_finding({"type": "unchecked", "id": verdict.asset_id, "reason": verdict.reason})
         else:
             summary.checked += 1
-            checkpoint.record(verdict)
+            checkpoint.record(verdict, _remote_id(item))
             for finding in verdict.findings:
-                if len(seen) < 10_000:
-                    seen.add(finding.asset_id)
                 on_finding(finding.as_dict())
         progress(summary.checked + summary.unchecked)
 
@@ -367,7 +387,7 @@ def run_verify(
         summary.stopped = run_bounded(todo(), check, on_done, workers=concurrency, stop=stop) and limit is None
     finally:
         checkpoint.flush()
-    for doc in checkpoint.earlier_failures(seen):
+    for doc in checkpoint.earlier_failures():
         on_finding(doc)
     totals = checkpoint.totals()
     summary.passed, summary.failed, summary.signed = (totals.get(k, 0) for k in ("passed", "failed", "signed"))

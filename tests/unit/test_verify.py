@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from migrator_cli.fetch import Fetched, FetchError, guarded_get
 from migrator_cli.hls import PlaylistError, parse_master, parse_media
-from migrator_cli.verify import Checker, Checkpoint, Pace, Tolerance, run_verify
+from migrator_cli.verify import Checker, Checkpoint, Finding, Pace, Tolerance, Verdict, run_verify
 
 MASTER = """#EXTM3U
 #EXT-X-VERSION:3
@@ -171,6 +171,42 @@ def test_an_unanswered_fetch_is_left_for_the_next_run_which_resumes(tmp_path):
     )
     assert origin.asked == [HLS.format(n=2), HLS.format(n=2).replace("master", "1080p")]
     assert (summary.passed, summary.skipped_done, summary.unchecked, summary.ok) == (2, 1, 0, True)
+
+
+def test_an_asset_migrated_again_is_checked_again_and_a_failure_is_not_kept_for_good(tmp_path):
+    """Review 4, item 9: a failed verdict stayed in the checkpoint, so an asset re-migrated (a new video)
+    stayed failed however it arrived the second time."""
+    path = str(tmp_path / "verify.sqlite")
+    low = MASTER.replace("1920x1080", "1280x720")
+    first = check_all(
+        [item(1, remote_id="v1"), item(2, remote_id="v2")],
+        {**origin_for(1, master=low), **origin_for(2)},
+        checkpoint=Checkpoint(path),
+    )[0]
+    assert (first.passed, first.failed) == (1, 1)
+    # lib/1 is migrated again: a new provider video, now at full resolution; lib/2 is the same video as before.
+    summary, found, origin = check_all(
+        [item(1, remote_id="v1-again"), item(2, remote_id="v2")],
+        {**origin_for(1), **origin_for(2)},
+        checkpoint=Checkpoint(path),
+    )
+    assert HLS.format(n=1) in origin.asked and HLS.format(n=2) not in origin.asked
+    assert (summary.passed, summary.failed, summary.skipped_done, summary.ok) == (2, 0, 1, True) and found == []
+    # A video that changes under the same asset (its remote_id) is checked again, even after passing.
+    again = check_all([item(2, remote_id="v2-new")], origin_for(2), checkpoint=Checkpoint(path))[2]
+    assert HLS.format(n=2) in again.asked
+
+
+def test_the_earlier_runs_failures_are_printed_once_however_many_this_run_found(tmp_path):
+    path = str(tmp_path / "verify.sqlite")
+    earlier = Checkpoint(path)
+    earlier.record(Verdict("lib/old", "failed", (Finding("lib/old", "resolution", "earlier"),)), "v-old")
+    earlier.close()
+    many = [item(n, remote_id=f"v{n}") for n in range(1, 10_006)]  # 10,005 failures this run: no manifest
+    summary, found, _ = check_all(many, {}, checkpoint=Checkpoint(path))
+    reported = [doc["id"] for doc in found if doc["type"] == "mismatch"]
+    assert len(reported) == len(set(reported)) == 10_006  # each once: this run's 10,005 and the earlier one
+    assert summary.failed == 10_006
 
 
 def test_a_5xx_is_no_verdict_but_a_refused_address_is():
