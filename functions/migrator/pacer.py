@@ -1,4 +1,8 @@
-"""Cluster-wide pacing of provider calls: one shared item, the rate it learns, holds, the breaker, the in-flight bound.
+"""The fleet's pacer on its one shared `#pacer` item: reserve a slot before every provider call and tell it the answer.
+
+`Pacer` is one worker's side of it and `PacerTable` the item's reads and conditional writes; what
+they write (the slot a reservation takes, what a hold or a new rate moves, what an answer tells the
+fleet) is decided by the pure functions of `pacer_item` and `pacing`.
 
 Every uploader invocation (and every paced lookup or poll) shares one control item in the
 ledger table (`#pacer`):
@@ -52,38 +56,19 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from . import pacing
+from . import pacer_item, pacing
 from .dynamo import is_condition_failure, to_item, typed
-from .fate import Outcome, OutcomeKind
-from .pacing import CATCH_UP_KINDS, CATCH_UP_S, OWED_WITHIN_S, Rate, Window
-from .retry import DEFAULT_THROTTLE_S
+from .fate import Outcome
+from .pacer_item import FleetHold, FreshSlot, Go, Hold, HoldWrite, millis, rate_fields, rate_of, view_after
+from .pacing import Rate
+
+__all__ = ["CREATE", "LOOKUP", "PACER_ID", "POLL", "Go", "Hold", "Pacer", "PacerTable", "Report", "rate_of"]
 
 PACER_ID = "#pacer"
 ATTEMPTS = 8  # lost races re-read; 8 is plenty at any sane concurrency
 DEFAULT_CONCURRENCY = 5
-# A slot further than this when reserved is confirmed with one read when it is due: a hold or
-# a new rate may have moved it. Nearer ones go as they are (a hold placed in the meantime
-# costs at most this much of the fleet's sending).
-CONFIRM_AFTER_S = 1.0
-# The item stays under 1 KB, one write unit per write (a reason is the longest field).
-REASON_MAX = 200
 # What a reservation is for: creates count toward the provider's in-flight bound.
 CREATE, LOOKUP, POLL = "create", "lookup", "poll"
-
-
-@dataclass(frozen=True)
-class Go:
-    at: float  # start the call at this time (may be now, or just past after a hold)
-    ticket: int = 0  # the slot's number, for `confirm`
-    confirm: bool = False  # the slot was far: `confirm` it when it is due
-
-
-@dataclass(frozen=True)
-class Hold:
-    until: float  # do not call before this time
-    reason: str
-    kind: str = "rate"
-    spread: float = 0.0  # come back within this long after `until`, not all at once
 
 
 @dataclass
@@ -98,7 +83,160 @@ class Report:
         return counts
 
 
+class PacerTable:
+    """The `#pacer` item's reads and conditional writes, each as one DynamoDB request; what they
+    write is decided in `pacer_item`. A write returns the item before it (ALL_OLD) when its
+    condition held, else {"current": the item as it is, or None}."""
+
+    def __init__(self, table_name: str, client: Any):
+        self.table = table_name
+        self.client = client
+
+    def get(self) -> dict | None:
+        resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": PACER_ID}), ConsistentRead=True)
+        return to_item(resp.get("Item"))
+
+    def update(self, expression: str, condition: str, values: dict, names: dict | None = None) -> dict:
+        """ALL_OLD attributes on success; {"current": item or None} when the condition failed."""
+        request = {
+            "TableName": self.table,
+            "Key": typed({"asset_id": PACER_ID}),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": typed(values),
+            "ReturnValues": "ALL_OLD",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        try:
+            resp = self.client.update_item(**request)
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return {"current": to_item(exc.response.get("Item"))}
+            raise
+        return to_item(resp.get("Attributes")) or {"current": None}
+
+    def create(self, fields: dict) -> None:
+        """Set the pacer up with `fields` unless it paces already, keeping any hold already placed and
+        the tally's count; whoever loses this race reads the winner's item."""
+        names = {f"#{k}": k for k in fields}
+        values = {f":{k}": v for k, v in fields.items()} | {":zero": 0}
+        sets = [f"#{k} = :{k}" for k in fields]
+        sets += ["hold_until = if_not_exists(hold_until, :zero)", "catchup_floor = if_not_exists(catchup_floor, :zero)"]
+        sets += ["seq = if_not_exists(seq, :zero)"]
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": PACER_ID}),
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression="attribute_not_exists(#interval)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=typed(values),
+            )
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+
+    def take_queued(self, now: float, reach_s: float, window: int, ring: tuple[str, int], ok: int, err: int) -> dict:
+        """The common reservation: the next slot, read from the item itself (`pacer_item.queued` is its
+        condition as a worker's view shows it), with this worker's outcomes and its ring entry."""
+        attribute, tag = ring
+        recent, owed_from = pacer_item.owed_window(now)
+        return self.update(
+            "SET next_slot = next_slot + #interval, seq = if_not_exists(seq, :zero) + :one,"
+            f" {attribute} = if_not_exists(seq, :zero) + :tag, ok = ok + :ok, err = err + :err",
+            "next_slot <= :reach AND hold_until <= :now AND win = :win AND (next_slot > :now"
+            " OR (catchup_floor > :recent AND next_slot >= catchup_floor AND next_slot >= :owed_from))",
+            {
+                ":now": now,
+                ":reach": now + reach_s,
+                ":win": window,
+                ":ok": ok,
+                ":err": err,
+                ":zero": 0,
+                ":one": 1,
+                ":recent": recent,
+                ":owed_from": owed_from,
+                ":tag": tag,
+            },
+            names={"#interval": "interval"},
+        )
+
+    def take_fresh(self, fresh: FreshSlot, item: dict, now: float, ring: tuple[str, int]) -> dict:
+        """Take `fresh` with a write conditioned on exactly the item read."""
+        attribute, tag = ring
+        counts = fresh.counts
+        return self.update(
+            f"SET next_slot = :next, seq = :seq, {attribute} = :ring, win = :win, ok = :ok, err = :err,"
+            " prev_ok = :pok, prev_err = :perr, trips = :trips, idle_at = :idle",
+            "next_slot = :seen AND win = :seen_win AND hold_until <= :now",
+            {
+                ":next": fresh.next_slot,
+                ":seq": fresh.ticket + 1,
+                ":ring": tag + fresh.ticket,
+                ":win": counts.id,
+                ":ok": counts.ok,
+                ":err": counts.err,
+                ":pok": counts.prev_ok,
+                ":perr": counts.prev_err,
+                ":trips": fresh.trips,
+                ":idle": fresh.idle_at,
+                ":seen": item["next_slot"],
+                ":seen_win": item["win"],
+                ":now": now,
+            },
+        )
+
+    def mark_bound(self, until: float, reason: str, now: float) -> None:
+        """Note that the in-flight bound holds creates back, unless a note stands (one writer a period)."""
+        self.update(
+            "SET bound_until = :until, bound_reason = :reason",
+            "attribute_not_exists(bound_until) OR bound_until <= :now",
+            {":until": until, ":reason": reason, ":now": now},
+        )
+
+    def hold(self, write: HoldWrite, item: dict | None, until: float) -> tuple[dict, Decimal | None]:
+        """Write a hold over the one `item` shows (or over none, when it shows none), and the shift of
+        the slots handed out as written."""
+        sets = [f"#h{i} = :h{i}" for i in range(len(write.fields))]
+        values = {f":h{i}": v for i, v in enumerate(write.fields.values())}
+        names = {f"#h{i}": k for i, k in enumerate(write.fields)}
+        shift = millis(write.shift) if write.shift > 0 else None
+        if shift is not None:  # the slots handed out move with the hold
+            sets.append("next_slot = next_slot + :shift")
+            values[":shift"] = shift
+        if item is not None and "hold_until" in item:
+            condition = "hold_until = :seen_hold"
+            values[":seen_hold"] = item["hold_until"]
+        else:
+            condition = "attribute_not_exists(hold_until) OR hold_until < :until"
+            values[":until"] = until
+        return self.update("SET " + ", ".join(sets), condition, values, names), shift
+
+    def set_rate(self, fields: dict, seen: Rate, shift: float) -> tuple[dict, Decimal | None]:
+        """Write a rate's `fields` if the rate is still as `seen`, moving the slots handed out by
+        `shift` (0: not at all); the shift as written."""
+        values = {f":{k}": v for k, v in fields.items()}
+        values |= {":seen_adjusted": seen.adjusted_at, ":seen_cut": seen.cut_at}
+        sets = [f"#{k} = :{k}" for k in fields]
+        rescale = millis(shift) if shift else None
+        if rescale is not None:
+            sets.append("next_slot = next_slot + :rescale")
+            values[":rescale"] = rescale
+        result = self.update(
+            "SET " + ", ".join(sets),
+            "adjusted_at = :seen_adjusted AND cut_at = :seen_cut",
+            values,
+            names={f"#{k}": k for k in fields},
+        )
+        return result, rescale
+
+
 class Pacer:
+    """One worker's side of the fleet's pacer: reservations, holds and rate changes, each decided by
+    `pacer_item` from this worker's view of the item (`last_seen`) and written through `PacerTable`."""
+
     def __init__(
         self,
         table_name: str,
@@ -109,8 +247,7 @@ class Pacer:
         max_in_flight: int | None = None,
         create_share: float = 1.0,
     ):
-        self.table = table_name
-        self.client = client
+        self.table = PacerTable(table_name, client)
         self.ceiling = ceiling_per_s if ceiling_per_s > 0 else None
         self.start_rate = start_per_s
         self.concurrency = max(1, concurrency)
@@ -146,110 +283,45 @@ class Pacer:
             self._carry(ok, err)
             return known
         window = pacing.window_id(now)
-        ring, tag = pacing.ring_entry(now)
+        ring = pacing.ring_entry(now)
         item = self.last_seen if self._read_at == now else None  # read just now (`_known`): fresh
         for _ in range(ATTEMPTS):
-            if item is None or self._queued(item, now, window, within):
-                old = self._update(
-                    "SET next_slot = next_slot + #interval, seq = if_not_exists(seq, :zero) + :one,"
-                    f" {ring} = if_not_exists(seq, :zero) + :tag, ok = ok + :ok, err = err + :err",
-                    "next_slot <= :reach AND hold_until <= :now AND win = :win AND (next_slot > :now"
-                    " OR (catchup_floor > :recent AND next_slot >= catchup_floor AND next_slot >= :owed_from))",
-                    {
-                        ":now": now,
-                        ":reach": now + self._reach(item or self.last_seen, within),
-                        ":win": window,
-                        ":ok": ok,
-                        ":err": err,
-                        ":zero": 0,
-                        ":one": 1,
-                        ":recent": now - CATCH_UP_S - OWED_WITHIN_S,
-                        ":owed_from": now - CATCH_UP_S,
-                        ":tag": tag,
-                    },
-                    names={"#interval": "interval"},
-                )
+            reach_s = pacer_item.reach(item or self.last_seen, within, self.concurrency)
+            if item is None or pacer_item.queued(item, now, window, reach_s):
+                old = self.table.take_queued(now, reach_s, window, ring, ok, err)
                 if "current" not in old:  # the common case: a slot queued ahead (or owed after a hold)
-                    slot, ticket = float(old["next_slot"]), int(old.get("seq", 0))
-                    after = {"next_slot": Decimal(str(old["next_slot"])) + Decimal(str(old["interval"]))}
-                    after |= {"seq": ticket + 1, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
-                    self.last_seen = {**old, **after}
-                    return self._granted(slot, ticket, now, purpose)
+                    taken = pacer_item.taken_from_queue(old, ok, err)
+                    self.last_seen = taken.view
+                    return self._granted(taken.slot, taken.ticket, now, purpose)
                 item = old["current"]
                 if item is None or "interval" not in item:  # no pacer yet (or one from before it learned rates)
-                    self._create(now)
+                    self.table.create(pacer_item.fresh_item(self.start_rate, self.ceiling, now))
                     item = self.last_seen = None
                     continue
                 self.last_seen = item
-            if float(item.get("hold_until", 0)) > now:
+            held = pacer_item.blocked(item, now, within, self.concurrency)
+            if held is not None:
                 self._carry(ok, err)
-                return self._hold_of(item, now)
-            next_slot = float(item["next_slot"])
-            reach = self._reach(item, within)
-            if next_slot > now + reach:
-                self._carry(ok, err)
-                return Hold(next_slot - reach, "create queue is full", "queue", self._spread(item))
+                return held
             # A stale slot (an idle pacer), owed slots after a hold, or a new breaker window:
             # one write on exactly what was read.
-            slot, idle = pacing.slot_for(next_slot, float(item.get("catchup_floor", 0)), now)
-            idle_at = now if idle else float(item.get("idle_at", 0))
-            counts = _window(item).at(window).add(ok, err)
-            # A window that ended calm ends the breaker's run of trips.
-            trips = int(item.get("trips", 0)) if pacing.breaker_open(_window(item)) else 0
-            ticket = int(item.get("seq", 0))
-            won = self._update(
-                f"SET next_slot = :next, seq = :seq, {ring} = :ring, win = :win, ok = :ok, err = :err,"
-                " prev_ok = :pok, prev_err = :perr, trips = :trips, idle_at = :idle",
-                "next_slot = :seen AND win = :seen_win AND hold_until <= :now",
-                {
-                    ":next": slot + float(item["interval"]),
-                    ":seq": ticket + 1,
-                    ":ring": tag + ticket,
-                    ":win": window,
-                    ":ok": counts.ok,
-                    ":err": counts.err,
-                    ":pok": counts.prev_ok,
-                    ":perr": counts.prev_err,
-                    ":trips": trips,
-                    ":idle": idle_at,
-                    ":seen": item["next_slot"],
-                    ":seen_win": item["win"],
-                    ":now": now,
-                },
-            )
+            fresh = pacer_item.fresh_slot(item, now, window, ok, err)
+            won = self.table.take_fresh(fresh, item, now, ring)
             if "current" not in won:
-                self.last_seen = {**item, "next_slot": slot + float(item["interval"]), "seq": ticket + 1}
-                self.last_seen |= {"win": window, "ok": counts.ok, "err": counts.err, "trips": trips}
-                self.last_seen |= {"prev_ok": counts.prev_ok, "prev_err": counts.prev_err, "idle_at": idle_at}
-                return self._granted(slot, ticket, now, purpose)
+                self.last_seen = fresh.view(item)
+                return self._granted(fresh.slot, fresh.ticket, now, purpose)
             item = self.last_seen = won["current"]  # the item as it is: the next attempt starts from it
         self._carry(ok, err)
-        interval = float((self.last_seen or {}).get("interval", 1.0))
-        return Hold(now + interval * ATTEMPTS, "pacer contention", "queue", self._spread(self.last_seen))
-
-    def _queued(self, item: dict, now: float, window: int, within: float | None) -> bool:
-        """Whether the item as seen takes the common reservation (the first write's condition): a
-        slot queued ahead within reach, or one owed after a hold, in the current breaker window."""
-        next_slot, floor = float(item["next_slot"]), float(item.get("catchup_floor", 0))
-        if next_slot > now + self._reach(item, within) or float(item.get("hold_until", 0)) > now:
-            return False
-        if int(item.get("win", -1)) != window:
-            return False
-        owed = floor > now - CATCH_UP_S - OWED_WITHIN_S and next_slot >= floor and next_slot >= now - CATCH_UP_S
-        return next_slot > now or owed
+        return pacer_item.contention_hold(self.last_seen, now, ATTEMPTS, self.concurrency)
 
     def confirm(self, go: Go, now: float) -> Go:
         """Where a far slot is now that it is due: one read. A hold or a rate change since the
         reservation moved every slot handed out; the answer may be later (confirm it again)."""
-        item = self._get() or {}
+        item = self.table.get() or {}
         if "interval" not in item:
             return replace(go, confirm=False)
         self.last_seen = item
-        at = ticket_time(item, go.ticket)
-        at = max(at, float(item.get("hold_until", 0)))
-        if at <= now + 0.001:
-            return Go(now, go.ticket, False)
-        return Go(at, go.ticket, at - now > CONFIRM_AFTER_S or float(item.get("hold_until", 0)) > now)
+        return pacer_item.confirmed(item, go, now)
 
     def _granted(self, slot: float, ticket: int, now: float, purpose: str) -> Go | Hold:
         """A slot was handed out: what the view of the item calls for (`_after`), then the in-flight bound."""
@@ -258,29 +330,18 @@ class Pacer:
             held = self._over_bound(self.last_seen or {}, now, issued=0)
             if held is not None:  # this slot goes unused: its create would pass the provider's bound
                 return held
-        return Go(slot, ticket, slot - now > CONFIRM_AFTER_S)
+        return pacer_item.go_for(slot, ticket, now)
 
     def _over_bound(self, item: dict, now: float, issued: int) -> Hold | None:
         """This worker's wait when creates in flight (`pacing.in_flight`, with `issued` more slots)
         pass the provider's bound; the item says so for `migrator status` (`bound_until`, a write
         at most every BOUND_MARK_S), but the fleet is not held: each worker looks again (a read)."""
-        count = _in_flight(item, now, issued)
-        self._bound_seen = count > (self.max_in_flight or 0)
-        if not self._bound_seen:
-            return None
-        reason = f"about {count - 1} creates in flight at the provider; ProviderMaxInFlight is {self.max_in_flight}"
-        if float(item.get("bound_until", 0)) <= now:
-            self._mark_bound(now, reason)
-        return Hold(now + pacing.in_flight_wait(self.concurrency), reason, "in_flight")
-
-    def _mark_bound(self, now: float, reason: str) -> None:
-        """Note on the item that the in-flight bound holds creates back (one writer a period)."""
-        values = {":until": now + pacing.BOUND_MARK_S, ":reason": reason[: REASON_MAX // 2], ":now": now}
-        self._update(
-            "SET bound_until = :until, bound_reason = :reason",
-            "attribute_not_exists(bound_until) OR bound_until <= :now",
-            values,
-        )
+        held = pacer_item.bound_hold(item, now, issued, self.max_in_flight, self.concurrency)
+        self._bound_seen = held is not None
+        mark = pacer_item.bound_mark(item, now, held.reason) if held is not None else None
+        if mark is not None:
+            self.table.mark_bound(*mark, now)
+        return held
 
     def _known(self, now: float, within: float | None, purpose: str) -> Hold | None:
         """A hold this worker knows of without a write: its last view had a hold in force
@@ -288,133 +349,55 @@ class Pacer:
         is reached it looks with a read instead (the tally may have counted finished videos):
         the bound costs reads, and a write a wait, not a failed write per worker."""
         known = self.known_hold(now, within)
-        if known is not None:
+        if known is not None or purpose != CREATE or not self.max_in_flight:
             return known
-        if purpose == CREATE and self.max_in_flight and (self._bound_seen or self._near_bound(now)):
-            item = self._get() or {}
-            if "interval" not in item:
-                return None
-            self.last_seen, self._read_at = item, now
-            if float(item.get("hold_until", 0)) > now:
-                return self._hold_of(item, now)
-            return self._over_bound(item, now, issued=1)
-        return None
-
-    def _near_bound(self, now: float) -> bool:
-        """Whether this worker's last view puts creates in flight within two slots per worker of the
-        bound: the others may have taken those since, so it looks (a read) before it writes (a
-        slot taken past the bound is a write for nothing; at one slot per worker, a quarter of
-        the slots in the fleet model were)."""
-        seen = self.last_seen or {}
-        if "interval" not in seen:
-            return False
-        return _in_flight(seen, now, 0) + 2 * self.concurrency > (self.max_in_flight or 0)
+        if not self._bound_seen and not pacer_item.near_bound(
+            self.last_seen or {}, now, self.concurrency, self.max_in_flight
+        ):
+            return None
+        item = self.table.get() or {}
+        if "interval" not in item:
+            return None
+        self.last_seen, self._read_at = item, now
+        held = pacer_item.hold_in_force(item, now, self.concurrency)
+        return held if held is not None else self._over_bound(item, now, issued=1)
 
     def known_hold(self, now: float, within: float | None = None) -> Hold | None:
         """The hold this worker's last view of the item shows, without a read or a write: a hold
         in force (`hold_until` only ever grows), or a queue beyond `within` seconds."""
-        seen = self.last_seen
-        if not seen or "interval" not in seen:
-            return None
-        if float(seen.get("hold_until", 0)) > now:
-            return self._hold_of(seen, now)
-        reach = self._reach(seen, within)
-        if float(seen["next_slot"]) > now + reach:
-            return Hold(float(seen["next_slot"]) - reach, "create queue is full", "queue", self._spread(seen))
-        return None
-
-    def _reach(self, item: dict | None, within: float | None) -> float:
-        interval = float((item or {}).get("interval", 1.0))
-        reach = pacing.horizon(self.concurrency, interval)
-        return reach if within is None else max(0.0, min(reach, within))
-
-    def _spread(self, item: dict | None) -> float:
-        """Workers held together come back spread over the time the fleet's slots take (so the
-        item does not take a fleet's writes at once); the spread costs no slot."""
-        return self.concurrency * float((item or {}).get("interval", 0.0))
-
-    def _hold_of(self, item: dict, now: float) -> Hold:
-        return Hold(
-            float(item.get("hold_until", 0)),
-            str(item.get("hold_reason") or "provider asked us to wait"),
-            str(item.get("hold_kind", "rate")),
-            self._spread(item),
-        )
+        return pacer_item.known_hold(self.last_seen, now, within, self.concurrency)
 
     def _carry(self, ok: int, err: int) -> None:
         """Outcomes not counted yet: carried by the next reservation."""
         self.report.ok += ok
         self.report.err += err
 
-    def _create(self, now: float) -> None:
-        """Set the pacer up on first use (or over one from before it learned rates), keeping any
-        hold already placed and the tally's count; whoever loses this race reads the winner's item."""
-        rate = pacing.start(self.start_rate, self.ceiling, now)
-        fields = {"next_slot": now, "win": pacing.window_id(now), "ok": 0, "err": 0, "prev_ok": 0, "prev_err": 0}
-        fields |= {"trips": 0, **_rate_fields(rate)}
-        names = {f"#{k}": k for k in fields}
-        values = {f":{k}": v for k, v in fields.items()} | {":zero": 0}
-        sets = [f"#{k} = :{k}" for k in fields]
-        sets += ["hold_until = if_not_exists(hold_until, :zero)", "catchup_floor = if_not_exists(catchup_floor, :zero)"]
-        sets += ["seq = if_not_exists(seq, :zero)"]
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=typed({"asset_id": PACER_ID}),
-                UpdateExpression="SET " + ", ".join(sets),
-                ConditionExpression="attribute_not_exists(#interval)",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=typed(values),
-            )
-        except ClientError as exc:
-            if not is_condition_failure(exc):
-                raise
-
     def _after(self, now: float) -> None:
-        """What a reservation's view of the item calls for: the breaker, a grown rate, a new ceiling."""
-        seen = self.last_seen or {}
-        if pacing.breaker_open(_window(seen).at(pacing.window_id(now))):
-            trips = int(seen.get("trips", 0)) + 1
-            seconds = pacing.breaker_cooldown(trips)
-            failed = int(seen.get("err", 0)) + int(seen.get("prev_err", 0))
-            reason = f"breaker: {failed} of the last requests failed"
-            self.hold(now + seconds, "errors", reason, now=now, extra={"trips": trips})
-            return
-        rate = rate_of(seen)
-        if rate is None:
-            return
-        ceiling = self.ceiling
-        if rate.ceiling != ceiling:  # redeployed with another ProviderRateLimit
-            restarted = pacing.start(rate.rate, ceiling, now) if ceiling else _uncapped(rate)
-            self._set_rate(rate, replace(restarted, stated=rate.stated), now)
-            return
-        grown = pacing.grow(rate, now, _limiting(seen, now))
-        if grown is not None:
-            self._set_rate(rate, grown, now)
+        """What a reservation's view of the item calls for (`pacer_item.after_reservation`): the
+        breaker's hold, a grown rate, a new ceiling."""
+        step = pacer_item.after_reservation(self.last_seen or {}, now, self.ceiling)
+        if isinstance(step, FleetHold):
+            self.hold(step.until, step.kind, step.reason, now=now, extra=dict(step.extra))
+        elif step is not None:
+            self._set_rate(step.seen, step.new, now)
 
     # --- what the provider said -------------------------------------------------------------
 
     def observe(self, outcome: Outcome, now: float) -> None:
-        """What one paced call's answer (a create's, a lookup's, a poll's) tells the fleet: the
-        stated limit, a throttle's response by its scope (`pacing.response`: a 429 holds the
-        fleet and cuts the rate, an account limit holds it, a 503 with Retry-After only counts
-        as a failure), and an outcome for the breaker (a failure of the request; a 4xx is not)."""
-        signal = outcome.signal
-        if signal is not None and signal.limit_per_s is not None:
-            self.told(signal.limit_per_s, now)
-        if outcome.kind is not OutcomeKind.THROTTLED:
-            self.saw(outcome.kind is not OutcomeKind.TRANSIENT)
-            return
-        response = pacing.response(outcome.scope)
-        asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
-        if response.cut:
+        """What one paced call's answer (a create's, a lookup's, a poll's) tells the fleet
+        (`pacer_item.heard`): the stated limit, a throttle's response by its scope, and an outcome
+        for the breaker."""
+        heard = pacer_item.heard(outcome, now)
+        if heard.limit_per_s is not None:
+            self.told(heard.limit_per_s, now)
+        if heard.cut:
             self.throttled(now)
-        if response.hold == "account":
-            self.account_hold(now, f"{outcome.error}: the provider's account limit", outcome.retry_after)
-        elif response.hold is not None:
-            self.hold(now + asked, response.hold, f"{outcome.error}: the provider asked for {asked:g} s", now=now)
-        if response.failure:
-            self.saw(False)
+        if heard.account_reason is not None:
+            self.account_hold(now, heard.account_reason, heard.retry_after)
+        elif heard.hold is not None:
+            self.hold(heard.hold.until, heard.hold.kind, heard.hold.reason, now=now)
+        if heard.ok is not None:
+            self.saw(heard.ok)
 
     def saw(self, ok: bool) -> None:
         """Count one request's outcome for the breaker (a failure of the request, not a 429 or a 4xx)."""
@@ -426,7 +409,7 @@ class Pacer:
     def throttled(self, now: float) -> None:
         """A 429: cut the rate, once per episode (the hold is `hold`'s business)."""
         for _ in range(3):
-            rate = rate_of(self.last_seen or {}) or rate_of(self._get() or {})
+            rate = rate_of(self.last_seen or {}) or rate_of(self.table.get() or {})
             if rate is None:
                 return
             cut = pacing.cut(rate, now)
@@ -444,10 +427,9 @@ class Pacer:
     def account_hold(self, now: float, reason: str, retry_after: float | None = None) -> None:
         """An account limit (videos in progress, storage): hold the fleet for a cooldown that
         doubles while it repeats (`pacing.account_cooldown`), or the provider's Retry-After."""
-        seen = self.last_seen or self._get() or {}
-        trips = pacing.account_trips(int(seen.get("account_trips", 0)), float(seen.get("account_until", 0)), now)
-        until = now + max(pacing.account_cooldown(trips), retry_after or 0.0)
-        self.hold(until, "account", reason, now=now, extra={"account_trips": trips, "account_until": until})
+        seen = self.last_seen or self.table.get() or {}
+        held = pacer_item.account_fleet_hold(seen, now, reason, retry_after)
+        self.hold(held.until, held.kind, held.reason, now=now, extra=dict(held.extra))
 
     def hold(
         self,
@@ -457,40 +439,18 @@ class Pacer:
         now: float | None = None,
         extra: dict | None = None,
     ) -> None:
-        """Hold the fleet until `until`; an earlier hold never shortens a later one. Slots already
-        handed out move past it (by what it adds to a hold in force); after a hold of
-        CATCH_UP_KINDS some of the slots it cost are made up (`pacing.resume_from`)."""
+        """Hold the fleet until `until` (`pacer_item.hold_write`): an earlier hold never shortens a
+        later one, slots already handed out move past it, and after a hold of CATCH_UP_KINDS some
+        of the slots it cost are made up."""
         now = until if now is None else now
-        resume = pacing.resume_from(until, now, kind)
         item = self.last_seen
         for _ in range(3):
-            held = item is not None and "hold_until" in item
-            seen_hold = float(item["hold_until"]) if held else 0.0
-            if seen_hold >= until:
+            write = pacer_item.hold_write(item, until, kind, reason, now, extra)
+            if write is None:
                 return
-            # Nor is the rate what holds the fleet back until a whole step after the hold (`_limiting`).
-            fields = {"hold_until": until, "hold_kind": kind, "hold_reason": reason[:REASON_MAX], "idle_at": until}
-            fields |= {"catchup_floor": resume if kind in CATCH_UP_KINDS else 0, **(extra or {})}
-            sets = [f"#h{i} = :h{i}" for i in range(len(fields))]
-            values = {f":h{i}": v for i, v in enumerate(fields.values())}
-            names = {f"#h{i}": k for i, k in enumerate(fields)}
-            shift = 0.0
-            if item and "interval" in item and float(item["next_slot"]) > now:
-                shift = max(0.0, resume - max(now, seen_hold))
-                if shift > 0:  # the slots handed out move with the hold
-                    sets.append("next_slot = next_slot + :shift")
-                    values[":shift"] = Decimal(f"{shift:.3f}")
-            if held:
-                condition = "hold_until = :seen_hold"
-                values[":seen_hold"] = item["hold_until"]
-            else:
-                condition = "attribute_not_exists(hold_until) OR hold_until < :until"
-                values[":until"] = until
-            result = self._update("SET " + ", ".join(sets), condition, values, names)
+            result, shift = self.table.hold(write, item, until)
             if "current" not in result:
-                self.last_seen = {**result, **fields}
-                if shift > 0:
-                    self.last_seen["next_slot"] = Decimal(str(result["next_slot"])) + values[":shift"]
+                self.last_seen = view_after(result, write.fields, shift)
                 return
             item = result["current"]
             if item is None:  # the item did not exist: the hold is written, on nothing else
@@ -504,129 +464,15 @@ class Pacer:
         """Write `new` if the rate is still as `seen` (so each step happens once); False if it moved.
         Slots handed out take the new spacing from the next one due (one addition: no reservation
         waits for it; one that slips in between is a few milliseconds off)."""
-        values = {f":{k}": v for k, v in _rate_fields(new).items()}
-        values |= {":seen_adjusted": seen.adjusted_at, ":seen_cut": seen.cut_at}
-        fields = _rate_fields(new)
-        sets = [f"#{k} = :{k}" for k in fields]
-        item = self.last_seen or {}
-        if "interval" in item:
-            pivot = max(now, float(item.get("hold_until", 0)))
-            ahead = float(item["next_slot"]) - pivot
-            shift = ahead * (float(fields["interval"]) / float(item["interval"]) - 1) if ahead > 0 else 0.0
-            if abs(shift) >= 0.0005:
-                sets.append("next_slot = next_slot + :rescale")
-                values[":rescale"] = Decimal(f"{shift:.3f}")
-        result = self._update(
-            "SET " + ", ".join(sets),
-            "adjusted_at = :seen_adjusted AND cut_at = :seen_cut",
-            values,
-            names={f"#{k}": k for k in fields},
-        )
+        fields = rate_fields(new)
+        shift = pacer_item.rescale(self.last_seen or {}, fields["interval"], now)
+        result, rescale = self.table.set_rate(fields, seen, shift)
         if "current" in result:
             self.last_seen = result["current"]
             return False
-        self.last_seen = {**result, **fields}
-        if ":rescale" in values:
-            self.last_seen["next_slot"] = Decimal(str(result["next_slot"])) + values[":rescale"]
+        self.last_seen = view_after(result, fields, rescale)
         return True
 
     def state(self) -> dict | None:
         """The item as it stands (for `migrator status`)."""
-        return self._get()
-
-    def _get(self) -> dict | None:
-        resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": PACER_ID}), ConsistentRead=True)
-        return to_item(resp.get("Item"))
-
-    def _update(self, expression: str, condition: str, values: dict, names: dict | None = None) -> dict:
-        """ALL_OLD attributes on success; {"current": item or None} when the condition failed."""
-        request = {
-            "TableName": self.table,
-            "Key": typed({"asset_id": PACER_ID}),
-            "UpdateExpression": expression,
-            "ConditionExpression": condition,
-            "ExpressionAttributeValues": typed(values),
-            "ReturnValues": "ALL_OLD",
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-        if names:
-            request["ExpressionAttributeNames"] = names
-        try:
-            resp = self.client.update_item(**request)
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return {"current": to_item(exc.response.get("Item"))}
-            raise
-        return to_item(resp.get("Attributes")) or {"current": None}
-
-
-def _in_flight(item: dict, now: float, issued: int) -> int:
-    """`pacing.in_flight` by the item as seen, with `issued` more slots."""
-    queued = (float(item["next_slot"]) - now) / float(item["interval"]) - 1
-    since = int(item.get("seq", 0)) + issued - int(item.get("tallied_seq", 0))
-    lag = now - float(item.get("tallied_at", now))
-    return pacing.in_flight(float(item.get("processing", 0)), since, queued, float(item.get("finish_rate", 0)), lag)
-
-
-def ticket_time(item: dict, ticket: int) -> float:
-    """When slot `ticket` is due by the item as it stands: every slot handed out is spaced by the
-    current interval back from the next free one (holds and rate changes move them all)."""
-    seq = int(item.get("seq", 0))
-    return float(item["next_slot"]) - (seq - ticket) * float(item["interval"])
-
-
-def _rate_fields(rate: Rate) -> dict:
-    fields = {
-        "rate": rate.rate,
-        # Nanoseconds, not the milliseconds other times are kept to: at 300/s a millisecond is 10 %.
-        "interval": Decimal(f"{rate.interval:.9f}"),
-        "rate_source": rate.source,
-        "limit_seen": rate.limit if rate.limit is not None else 0,
-        "slow_start": rate.slow_start,
-        "adjusted_at": rate.adjusted_at,
-        "quiet_steps": rate.quiet_steps,
-        "cut_at": rate.cut_at,
-        "ceiling": rate.ceiling if rate.ceiling is not None else 0,
-        "stated": rate.stated if rate.stated is not None else 0,
-    }
-    return fields
-
-
-def rate_of(item: dict) -> Rate | None:
-    """The pacing.Rate an item records; None for an item without one."""
-    if not item or "rate" not in item:
-        return None
-    limit, ceiling = float(item.get("limit_seen", 0)), float(item.get("ceiling", 0))
-    stated = float(item.get("stated", 0))
-    return Rate(
-        rate=float(item["rate"]),
-        source=str(item.get("rate_source", "start")),
-        ceiling=ceiling if ceiling > 0 else None,
-        limit=limit if limit > 0 else None,
-        slow_start=bool(item.get("slow_start", True)),
-        adjusted_at=float(item.get("adjusted_at", 0)),
-        quiet_steps=int(item.get("quiet_steps", 0)),
-        cut_at=float(item.get("cut_at", 0)),
-        stated=stated if stated > 0 else None,
-    )
-
-
-def _limiting(item: dict, now: float) -> bool:
-    """Whether the rate is what holds the fleet back: no reservation found its slot already free
-    (`idle_at`) for a whole growth step. A fleet slower than its rate finds free slots all the time,
-    and success then says nothing about a higher rate (`pacing.grow`)."""
-    return now - float(item.get("idle_at", 0)) >= pacing.STEP_S
-
-
-def _window(item: dict) -> Window:
-    return Window(
-        int(item.get("win", 0)),
-        int(item.get("ok", 0)),
-        int(item.get("err", 0)),
-        int(item.get("prev_ok", 0)),
-        int(item.get("prev_err", 0)),
-    )
-
-
-def _uncapped(rate: Rate) -> Rate:
-    return replace(rate, ceiling=None, source="learned" if rate.source == "ceiling" else rate.source)
+        return self.table.get()

@@ -696,7 +696,17 @@ def test_the_functions_call_only_the_provider_interface():
     # No `if provider == ...` outside the providers' package: the handlers and their decisions
     # never name a provider, so a new one is a new module and nothing else.
     package = Path(__file__).resolve().parents[2] / "functions" / "migrator"
-    callers = ["uploader.py", "webhook.py", "reconcile.py", "fate.py", "settle.py", "heal.py", "pacer.py", "intake.py"]
+    callers = [
+        "uploader.py",
+        "webhook.py",
+        "reconcile.py",
+        "fate.py",
+        "settle.py",
+        "heal.py",
+        "pacer.py",
+        "pacer_item.py",
+        "intake.py",
+    ]
     callers += [str(p.relative_to(package)) for p in (package / "ledger").glob("*.py")]
     for name in callers:
         tree = ast.parse((package / name).read_text())
