@@ -10,8 +10,13 @@
 - vimeo, wistia: source-only profiles; library: a source's videos computed from their index, links
   to their files that expire, files that take time to prepare (mux, cloudflare and apivideo serve
   a library too when library_size is set); fetch: how a target fetches the link it is handed;
-- core: ProviderSim, the state and the request pipeline with its fault injection and
-  webhook delivery; server: the HTTP layer; cli: the command line.
+- core: ProviderSim, which wires the parts below together behind the interface callers use;
+  state: the shared state under one lock; pipeline: the request pipeline, with gate (auth, the
+  budget, buckets, injected faults) and create (the create path); sources: the source side and
+  playback media; processing: completions and caption fetches; webhooks: delivery with its
+  retries, duplicates and forgeries; stats: the counters and what they report; threads: the
+  server thread, the scheduler and the pools; registry: the profiles by name; request: an API
+  request as handed over; server: the HTTP layer; cli: the command line.
 
 infra/provider_sim.py stays the entry point and re-exports the public names.
 """

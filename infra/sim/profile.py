@@ -3,8 +3,8 @@
 A profile turns the simulator's neutral state into one provider's HTTP contract: its
 paths, credentials, request validation, bodies and status names, error shapes,
 rate-limit headers, webhook events and signature headers. It holds no state and makes
-no decisions about faults, timing or delivery: ProviderSim (core.py) does those once for
-every profile.
+no decisions about faults, timing or delivery: ProviderSim (core.py) and the parts it wires (gate.py,
+create.py, processing.py, webhooks.py) do those once for every profile.
 """
 
 from __future__ import annotations

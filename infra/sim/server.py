@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from . import media
 from .config import ConfigError
-from .core import OPS, ApiRequest, parse_json
+from .request import OPS, ApiRequest, parse_json
 
 if TYPE_CHECKING:
     from .core import ProviderSim

@@ -1,0 +1,134 @@
+"""The request pipeline: an API request routed, handed to its operation, given rate-limit headers and logged.
+
+A request goes through the same steps in every profile (route, auth, the call budget,
+injected 503, then for a create latency, injected 500, the create bucket, validation, the
+in-flight and storage caps, create: create.py; for anything else the read bucket, then the
+read, track, source or account operation; lost response, rate-limit headers, request log);
+the active profile (config.profile) only supplies the wire format of each step and the
+limits it documents (config.PROFILE_LIMITS). The gate's steps are in gate.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .config import SimConfig
+from .create import Creator
+from .gate import Gate
+from .processing import Processing
+from .profile import Call, Profile, Reply
+from .registry import PROFILES
+from .request import ApiRequest, parse_json
+from .sources import Sources
+from .state import SimState
+
+_TRACK_OPS = ("track_add", "track_list")
+_VIDEO_READS = ("list", "get", "status")
+
+
+class Pipeline:
+    """Answers API requests in the active profile's wire format."""
+
+    def __init__(self, state: SimState, gate: Gate, creator: Creator, processing: Processing, sources: Sources):
+        self._state = state
+        self._gate = gate
+        self._creator = creator
+        self._processing = processing
+        self._sources = sources
+
+    def handle(self, request: ApiRequest) -> Reply:
+        """Answer one API request in the active profile's wire format."""
+        cfg = self._state.config_copy()
+        profile = PROFILES[cfg.profile]
+        routed = profile.route(request.method, request.path)
+        if isinstance(routed, Reply):
+            return routed  # Unknown path or method: not an API operation, not logged.
+        op, params = routed
+        if cfg.library_size > 0:
+            op = profile.source_ops.get(op, op)
+        call = Call(request.query, params, request.headers, request.base_url, op=op, method=request.method)
+        entry = {
+            "t": time.time(),
+            "method": request.method,
+            "op": op,
+            "key": request.headers.get("Idempotency-Key"),
+            "ref": None,
+        }
+        if op.startswith("src_") or (cfg.library_size > 0 and op in _VIDEO_READS):
+            reply = self._sources.read(cfg, profile, call, op, request.body)
+        elif op == "create":
+            reply = self._creator.create(cfg, profile, call, request.body, entry)
+        elif op in _VIDEO_READS:
+            reply = self._read(cfg, profile, call, op, entry)
+        elif op in _TRACK_OPS:
+            reply = self._track(cfg, profile, call, op, request.body, entry)
+        else:
+            reply = self._account(cfg, profile, call, request.body)
+        self._gate.add_rate_headers(cfg, profile, op, reply)
+        entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)
+        with self._state.lock:
+            self._state.requests.append(entry)
+            if op == "create" and reply.status == 400:
+                self._state.counters["rejected"] += 1
+        return reply
+
+    def _read(self, cfg: SimConfig, profile: Profile, call: Call, op: str, entry: dict) -> Reply:
+        s = self._state
+        with s.lock:
+            video = s.store.videos.get(call.params.get("id", ""))
+        entry["ref"] = profile.list_ref(call) if op == "list" else (video.ref if video else None)
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        with s.lock:
+            now = time.monotonic()
+            if op == "list":
+                s.counters["lookups"] += 1
+                return profile.list(s.store, call, now)
+            s.counters["gets"] += 1
+            video = s.store.videos.get(call.params["id"])
+            return profile.get(video, now) if op == "get" else profile.status(video, now)
+
+    def _track(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes, entry: dict) -> Reply:
+        """A caption track's upload or a video's list of them, in the profile's way; an upload's answer may be lost."""
+        s = self._state
+        with s.lock:
+            video = s.store.videos.get(call.params.get("id", ""))
+        entry["ref"] = video.ref if video else None
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        with s.lock:
+            video = s.store.videos.get(call.params.get("id", ""))
+            now = time.monotonic()
+            if op == "track_list":
+                s.counters["track_lists"] += 1
+                return profile.list_tracks(video, call, now)
+            s.counters["track_requests"] += 1
+            taken = profile.take_track(video, call, raw, cfg)
+            if isinstance(taken, Reply):
+                s.counters["tracks_refused"] += 1
+                return taken
+            held = video.add_text(taken, profile.one_track_per_language)
+            s.counters["track_uploads"] += 1
+            reply = profile.track_taken(video, held, now)
+            if cfg.track_lose_rate > 0 and s.rng.random() < cfg.track_lose_rate:
+                s.counters["lost_track_responses"] += 1
+                reply.lost = True
+            generation = s.generation
+        self._processing.ingest_later(video.id, held, generation, cfg.track_max_bytes)
+        return reply
+
+    def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
+        """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        body, parse_error = parse_json(raw) if raw else (None, None)
+        s = self._state
+        with s.lock:
+            s.counters["account_calls"] += 1
+            answer = profile.account(cfg, call, body, parse_error, s.store.account)
+            if answer.changes:
+                s.config.patch(answer.changes)
+        return answer.reply

@@ -1,0 +1,15 @@
+"""The provider profiles by name, one instance each, in the order config.PROFILES names them."""
+
+from __future__ import annotations
+
+from .apivideo import ApiVideo
+from .cloudflare import Cloudflare
+from .config import PROFILES as PROFILE_NAMES
+from .generic import Generic
+from .mux import Mux
+from .profile import Profile
+from .vimeo import Vimeo
+from .wistia import Wistia
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia())}
+assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

@@ -1,0 +1,92 @@
+"""The source side: reads on a source's library, its files as its CDN serves them, a ready video's playback media."""
+
+from __future__ import annotations
+
+import time
+
+from . import media as playback
+from .config import SimConfig
+from .gate import Gate
+from .library import Served, Shelf, serve_media
+from .mux import playback_ids as mux_playback_ids
+from .profile import Call, Profile, Reply
+from .registry import PROFILES
+from .request import parse_json
+from .state import SimState
+from .video import Video
+
+
+class Sources:
+    """What a migration reads from a source simulator, and what any video's playback URLs serve."""
+
+    def __init__(self, state: SimState, gate: Gate) -> None:
+        self._state = state
+        self._gate = gate
+
+    def read(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes) -> Reply:
+        """A read (or a file asked to be prepared) on the library of a source simulator."""
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        s = self._state
+        body, _ = parse_json(raw) if raw else (None, None)
+        shelf = Shelf(cfg, s.library, call.base_url, profile.name, profile.faults)
+        prepared = len(s.library.prepared)
+        reply = profile.source(op, shelf, call, body, time.monotonic())
+        with s.lock:
+            s.counters["source_reads"] += 1
+            s.counters["prepares_asked"] += len(s.library.prepared) - prepared
+        return reply
+
+    def media(self, method: str, path: str, query: str, range_header: str | None, base_url: str) -> Served:
+        """A file of the library (`/_media/<profile>/<index>/<name>`, `/_stream/...`), as its CDN serves it."""
+        s = self._state
+        cfg = s.config_copy()
+        profile = PROFILES[cfg.profile]
+        shelf = Shelf(cfg, s.library, base_url, profile.name, profile.faults)
+        now = time.monotonic()
+        if path.startswith("/_stream/"):
+            served = profile.serve_stream(shelf, method, path) or Served(404, {}, b"Not Found")
+        else:
+            served = serve_media(
+                cfg,
+                s.library,
+                method,
+                path,
+                query,
+                range_header,
+                profile.faults,
+                lambda video, name: profile.media_ready(shelf, video, name, now),
+            )
+        with s.lock:
+            s.counters["media_served" if served.status < 300 else "media_refused"] += 1
+        return served
+
+    def change_library(self, delete: list[int], make_private: list[int]) -> None:
+        """Videos deleted or made private at the source after they were listed."""
+        self._state.library.change(delete, make_private)
+
+    def playback_media(self, path: str, query: str) -> playback.Answer:
+        """A ready video's playlists, thumbnail, player page (media.py): what its playback URLs serve.
+        Not an API operation: no auth, no bucket, not logged, as a CDN answers apart from the API."""
+        parsed = playback.split(path)
+        if parsed is None:
+            return 404, playback.TEXT, b"not found\n"
+        s = self._state
+
+        def find(profile: str, key: str) -> tuple[Video | None, bool]:
+            with s.lock:
+                if profile == "mux":  # a Mux URL names a playback id, never the asset
+                    for video in s.store.videos.values():
+                        for pid in mux_playback_ids(video):
+                            if pid["id"] == key:
+                                return video, pid["policy"] != "public"
+                    return None, False
+                video = s.store.videos.get(key)
+            if video is None:
+                return None, False
+            if profile == "cloudflare":
+                return video, video.request.get("requireSignedURLs") is True
+            return video, profile == "apivideo" and video.request.get("public") is False
+
+        return playback.serve(*parsed, query, find)
