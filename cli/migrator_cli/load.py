@@ -72,6 +72,20 @@ class LoadSummary:
         return self.staged + self.already_known if self.mode == "stage" else self.sent
 
     @property
+    def complete(self) -> bool:
+        """Every row read was sent, or was never sendable: no Ctrl-C, no --limit, no pilot's filter or
+        sample, no send that failed. What a listing's mark may move on (`load --from`)."""
+        return (
+            self.mode == "send"
+            and not self.interrupted
+            and not self.limit_reached
+            and not self.filtered
+            and not self.sampled_out
+            and not self.failed
+            and self.not_sent == 0
+        )
+
+    @property
     def not_sent(self) -> int:
         """Good rows read but not sent (or staged): failed ones, and those a Ctrl-C left behind."""
         return 0 if self.mode == "dry-run" else self.good - self.handed_on

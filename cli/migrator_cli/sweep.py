@@ -282,6 +282,11 @@ class SweepSummary:
     limit_reached: bool = False
     interrupted: bool = False
     reasons: Counter = field(default_factory=Counter)
+    # Where the next `--since last` starts once what this sweep listed is recorded (None: nothing to record):
+    # written by the sweep itself when it is given a mark file, else by its caller (`load --from`, after the
+    # load has sent every row).
+    next_mark: float | None = None
+    mark_recorded: bool = False
 
     @property
     def listed(self) -> int:
@@ -317,9 +322,11 @@ class SweepSummary:
         if self.repeats:
             out.append(f"repeats         {self.repeats:,} videos listed twice (written once)")
         out.append(f"requests        {self.requests:,} ({self.throttled:,} waits for the source's rate limit)")
-        if self.done:
+        if self.done and self.mark_recorded:
+            out.append(f"mark            {iso(self.next_mark)}: the next --since last starts here")
+        elif self.done:
             out.append(
-                f"mark            {iso(self.mark) or 'none (nothing listed)'}: the next --since last starts here"
+                f"mark            {iso(self.next_mark) or 'none (nothing listed)'}: not recorded by the listing itself"
             )
         elif self.limit_reached:
             out.append("limit           stopped at --limit; run the same command again to go on")
@@ -335,7 +342,7 @@ def sweep(
     unfetchable_output: Path | None = None,
     csv_output: Path | None = None,
     state_path: Path | None = None,
-    mark_path: Path | None = None,
+    mark_path: Path | None = None,  # None: the caller records `next_mark` when what was listed is safe
     since: float | None = None,
     restart: bool = False,
     limit: int | None = None,
@@ -425,8 +432,11 @@ def sweep(
     if summary.unfetchable > shown:
         print(f"… {summary.unfetchable - shown:,} more unfetchable listed in {unfetchable_output}", file=out)
     summary.done = state.done
-    if state.done and mark_path is not None and summary.mark is not None:
-        write_mark(mark_path, source.platform, sweep_mark(summary.mark, state.began), started)
+    if state.done and summary.mark is not None:
+        summary.next_mark = sweep_mark(summary.mark, state.began)
+        if mark_path is not None:
+            write_mark(mark_path, source.platform, summary.next_mark, started)
+            summary.mark_recorded = True
     return summary
 
 

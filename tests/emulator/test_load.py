@@ -267,3 +267,42 @@ def test_ctrl_c_stops_after_the_batches_in_flight_and_says_what_was_sent(aws, qu
         f"interrupted: {summary.sent:,} sent, {summary.not_sent:,} not sent;"
         f" rows after line {summary.last_line:,} were not read"
     )
+
+
+def test_a_failed_load_from_a_platform_leaves_the_mark_so_the_next_since_last_loses_nothing(aws, tmp_path, capsys):
+    """Review 4, item 1: the sweep's mark was recorded before the load ran, so a load that failed (here
+    every send refused: the queue is gone) made the next `--since last` start after the batch it lost."""
+    from migrator_cli.main import main
+    from migrator_cli.sweep import read_mark
+
+    from infra.provider_sim import ProviderSim, SimConfig
+
+    sim = ProviderSim(SimConfig(port=0, profile="vimeo", token="t", library_size=12, rate=0, read_rate=0)).start()
+    sqs = aws("sqs")
+    good = sqs.create_queue(QueueName=unique("intake"))["QueueUrl"]
+    gone = good.rsplit("/", 1)[0] + "/" + unique("no-such-queue")
+    endpoint = sqs.meta.endpoint_url
+    (tmp_path / "creds.json").write_text(json.dumps({"vimeo": {"token": "t"}}))
+    marks = tmp_path / "marks.json"
+
+    def load(queue_url: str, *extra: str) -> int:
+        outputs = tmp_path / "outputs.json"
+        outputs.write_text(json.dumps({"QueueUrl": queue_url, "LedgerTableName": "unused"}))
+        argv = ["load", "--from", "vimeo", "--source-url", sim.url, "--credentials", str(tmp_path / "creds.json")]
+        argv += ["--inventory", str(tmp_path / "vimeo.jsonl"), "--mark-file", str(marks), "--restart", *extra]
+        code = main([*argv, "--outputs", str(outputs), "--endpoint", endpoint])
+        capsys.readouterr()
+        return code
+
+    try:
+        assert load(gone) != 0
+        assert not marks.exists()  # nothing recorded: the next sweep lists the whole library again
+        assert load(good) == 0
+        loaded = drain(sqs, good)
+        first_mark = read_mark(marks, "vimeo")
+        rows = (tmp_path / "vimeo.jsonl").read_text().splitlines()
+        assert len(rows) > 0 and sorted(m.asset_id for m in loaded) == sorted(json.loads(r)["id"] for r in rows)
+        assert load(gone, "--since", "last") != 0
+        assert read_mark(marks, "vimeo") == first_mark  # a failed delta moves nothing either
+    finally:
+        sim.stop()

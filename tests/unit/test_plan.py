@@ -225,3 +225,13 @@ def test_a_source_that_documents_no_read_rate_is_not_timed_and_says_so(tmp_path,
     assert code == 0
     assert mux["source_time_s"] == {} and mux["time_s"] == pytest.approx(10.0)
     assert "vimeo: no documented read rate: the source side is not timed" in mux["warnings"]
+
+
+def test_the_unfetchable_file_is_read_a_line_at_a_time_and_a_torn_line_is_passed_over(tmp_path):
+    """Review 4, item 9: plan --from read it whole and a torn last line (a crash mid-write) ended the plan."""
+    from migrator_cli.commands.plan import unfetchable_reasons
+
+    path = tmp_path / "vimeo.jsonl.unfetchable.jsonl"
+    lines = [json.dumps({"id": f"vimeo/{i}", "reason": "no file access"}) for i in range(3)]
+    path.write_text("\n".join(lines) + '\n{"id": "vimeo/9", "rea')
+    assert list(unfetchable_reasons(path)) == ["no file access"] * 3

@@ -45,11 +45,17 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..sweep import default_output
 
-    return list_library(args, Path(args.output) if args.output else default_output(args.platform))
+    return list_library(args, Path(args.output) if args.output else default_output(args.platform)).exit_code
 
 
-def list_library(args, output: Path) -> int:
-    """List the library `args` names into `output`; prints the summary; the sweep's exit code."""
+def mark_file(args) -> Path:
+    return Path(args.mark_file or f"{args.platform}.mark.json")
+
+
+def list_library(args, output: Path, record_mark: bool = True):
+    """List the library `args` names into `output`; prints the summary and returns it (`SweepSummary`).
+    `record_mark`: the finished sweep records its mark for `--since last`; without it, the caller records
+    `next_mark` once what was listed is safe (`load --from`: every row sent), and a failure moves nothing."""
     from ..load import _ctrl_c_sets
     from ..sweep import MARK_OVERLAP_S, build_source, default_output, read_mark, source_credentials, sweep
 
@@ -61,7 +67,7 @@ def list_library(args, output: Path) -> int:
     source = build_source(
         platform, credentials=credentials, base_url=args.source_url, rate=args.source_rate, s3=s3, s3_url=args.s3
     )
-    mark_path = Path(args.mark_file or f"{platform}.mark.json")
+    mark_path = mark_file(args)
     since = args.since
     if since == "last":
         since = read_mark(mark_path, platform) - MARK_OVERLAP_S
@@ -74,7 +80,7 @@ def list_library(args, output: Path) -> int:
             unfetchable_output=Path(args.unfetchable) if getattr(args, "unfetchable", None) else None,
             csv_output=Path(args.csv) if getattr(args, "csv", None) else None,
             state_path=Path(args.state) if args.state else None,
-            mark_path=mark_path,
+            mark_path=mark_path if record_mark else None,
             since=since,
             restart=args.restart,
             limit=getattr(args, "limit", None) if args.command == "inventory" else None,
@@ -86,4 +92,4 @@ def list_library(args, output: Path) -> int:
         print_json_line({"type": "summary", **summary.as_dict()})
     else:
         print("\n".join(summary.lines()), file=sys.stderr)
-    return summary.exit_code
+    return summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 from migrator.ledger import Ledger
@@ -19,7 +20,7 @@ from ..options import (
     standalone_client,
     where_filter,
 )
-from .inventory import list_library
+from .inventory import list_library, mark_file
 
 
 def register(subparsers) -> None:
@@ -93,9 +94,11 @@ def run(args) -> int:
         from ..sweep import default_output
 
         inventory = Path(args.inventory) if args.inventory else default_output(args.platform)
-        code = list_library(args, inventory)
-        if code:
-            return code
+        # The mark moves only once the load has sent all it lists: a load that fails (the stack down, a
+        # Ctrl-C, refused sends) leaves it where it was, and the next --since last lists the batch again.
+        listed = list_library(args, inventory, record_mark=False)
+        if listed.exit_code:
+            return listed.exit_code
         args.source, args.format = str(inventory), "jsonl"
 
     # A dry run checks a file without any AWS: no stack, no credentials (the stack's source
@@ -121,11 +124,29 @@ def run(args) -> int:
         on_problem=(lambda fields: emit({"type": "problem", **fields})) if emit else None,
         selection=_selection(args),
     )
+    if args.platform and not args.dry_run:
+        _record_mark(args, listed, summary)
     if emit:
         emit({"type": "summary", **summary.as_dict()})
     else:
         print("\n".join(summary.lines()), file=sys.stderr)
     return summary.exit_code
+
+
+def _record_mark(args, listed, loaded) -> None:
+    """After `load --from`: the sweep's mark recorded if every row it listed was sent, else left alone."""
+    from ..sweep import iso, write_mark
+
+    if listed.next_mark is None:
+        return
+    if loaded.complete:
+        write_mark(mark_file(args), args.platform, listed.next_mark, time.time())
+        print(f"mark            {iso(listed.next_mark)}: the next --since last starts here", file=sys.stderr)
+    else:
+        print(
+            "mark            not moved: not every row was sent, so the next --since last lists this batch again",
+            file=sys.stderr,
+        )
 
 
 def _selection(args):

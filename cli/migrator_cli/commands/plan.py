@@ -45,6 +45,19 @@ def register(subparsers) -> None:
     p.set_defaults(endpoint=None, profile=None, run=run)
 
 
+def unfetchable_reasons(path: Path):
+    """Each unfetchable video's reason, read a line at a time (the file may hold millions); a line that
+    does not parse (torn by a crash before a resume cut it) is passed over, not fatal."""
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("reason"), str):
+                yield doc["reason"]
+
+
 def run(args) -> int:
     from ..inventory import read_inventory
     from ..plan import PROVIDERS, Plan, estimate, load_json, summarise
@@ -56,7 +69,7 @@ def run(args) -> int:
         from ..sweep import default_output
 
         listed = Path(args.inventory) if args.inventory else default_output(args.platform)
-        if list_library(args, listed) not in (0, 1):
+        if list_library(args, listed, record_mark=False).exit_code not in (0, 1):  # a plan moves no mark
             return 2
         records, source = read_inventory(str(listed)), f"{args.platform} listing ({listed})"
         unfetchable_file = Path(args.unfetchable) if getattr(args, "unfetchable", None) else None
@@ -71,10 +84,7 @@ def run(args) -> int:
     requests_doc = load_json(args.aws_requests, "aws-requests.json")
     inventory = summarise(records)
     if args.platform and unfetchable_file.exists():
-        for line in unfetchable_file.read_text(encoding="utf-8").splitlines():
-            reason = json.loads(line).get("reason") if line.strip() else None
-            if isinstance(reason, str):
-                inventory.source_unfetchable[reason] += 1
+        inventory.source_unfetchable.update(unfetchable_reasons(unfetchable_file))
     estimates = [
         estimate(
             inventory,
