@@ -50,6 +50,7 @@ on `ProviderRateLimit`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -62,7 +63,19 @@ from .fate import Outcome
 from .pacer_item import FleetHold, FreshSlot, Go, Hold, HoldWrite, millis, rate_fields, rate_of, view_after
 from .pacing import Rate
 
-__all__ = ["CREATE", "LOOKUP", "PACER_ID", "POLL", "Go", "Hold", "Pacer", "PacerTable", "Report", "rate_of"]
+__all__ = [
+    "CREATE",
+    "LOOKUP",
+    "PACER_ID",
+    "POLL",
+    "Go",
+    "Hold",
+    "Pacer",
+    "PacerTable",
+    "Report",
+    "rate_of",
+    "wait_for_slot",
+]
 
 PACER_ID = "#pacer"
 ATTEMPTS = 8  # lost races re-read; 8 is plenty at any sane concurrency
@@ -476,3 +489,26 @@ class Pacer:
     def state(self) -> dict | None:
         """The item as it stands (for `migrator status`)."""
         return self.table.get()
+
+
+def wait_for_slot(
+    pacer: Pacer,
+    slot: Go | Hold,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    too_far: Callable[[Go, float], bool],
+    too_far_reason: str,
+) -> Go | Hold:
+    """Wait in place until a reserved slot is due, confirming a far one when it is (a hold or a cut may
+    have moved it): the slot once due, or a Hold when the fleet is held or when `too_far(slot, wait)`
+    says the slot now lies beyond what the caller can wait (a "queue" hold until it, `too_far_reason`)."""
+    while isinstance(slot, Go):
+        wait = slot.at - clock()
+        if too_far(slot, wait):
+            return Hold(slot.at, too_far_reason, "queue")
+        if wait > 0:
+            sleep(wait)
+        if not slot.confirm:
+            return slot
+        slot = pacer.confirm(slot, clock())
+    return slot

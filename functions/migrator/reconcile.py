@@ -49,7 +49,7 @@ from .heal import (
 )
 from .ledger import Ledger, NotResendable, message_of
 from .messages import encode_message
-from .pacer import POLL, Go, Pacer
+from .pacer import POLL, Go, Pacer, wait_for_slot
 from .providers import Poll, Provider, from_settings
 from .providers.http import TransportError
 from .settings import env_number, load
@@ -331,16 +331,10 @@ class PollPace:
     def take(self) -> bool:
         """Wait for a poll slot; False when the fleet is held for longer than a poll should wait."""
         slot = self.pacer.reserve(self.clock(), self.max_wait_s, POLL)
-        while isinstance(slot, Go):
-            wait = slot.at - self.clock()
-            if wait > self.max_wait_s:
-                return False
-            if wait > 0:
-                self.sleep(wait)
-            if not slot.confirm:
-                return True
-            slot = self.pacer.confirm(slot, self.clock())
-        return False
+        due = wait_for_slot(
+            self.pacer, slot, self.clock, self.sleep, lambda _go, wait: wait > self.max_wait_s, "too far for a poll"
+        )
+        return isinstance(due, Go)
 
     def told(self, answer: Poll) -> None:
         if 200 <= answer.http_status < 300 or answer.http_status == 404:

@@ -4,10 +4,10 @@ find the limit, follow it down and back up, keep 429s rare, and cost the pacer i
 per create whatever the concurrency?
 
 No I/O and no clock: every uploader is a generator that yields the seconds it sleeps, and mirrors
-`Uploader.handle_batch` and `_find_or_create` step for step: a claim, `_beyond_reach` before it, a
+`Uploader.handle_batch` and `FindOrCreate` step for step: a claim, `Pace.beyond_reach` before it, a
 slot through `Pacer.reserve` (with what the record's time allows) and `Pacer.confirm` for a far one
-(`Uploader._slot`), the create, `Uploader._observe` on its answer (the real one), a short wait in
-place (`Uploader._inline_wait`) or the message back to the queue. Each uploader keeps one `Pacer`
+(`Pace.slot`), the create, `Pace.observe` on its answer (the real one), a short wait in
+place (`Pace.inline_wait`) or the message back to the queue. Each uploader keeps one `Pacer`
 across its invocations, as a warm container does. The provider is the simulator's own
 `TokenBucket` (burst = one second of its rate, as bench/pacing configures it); a 429 says
 Retry-After in whole seconds, as the simulator does, and answers are classified by the real
@@ -34,7 +34,6 @@ import pytest
 import yaml
 from migrator import fate as F
 from migrator import pacing
-from migrator import uploader as U
 from migrator.dynamo import to_item, typed
 from migrator.fate import Outcome, OutcomeKind
 from migrator.pacer import CREATE, LOOKUP, PACER_ID, Go, Hold, Pacer
@@ -44,6 +43,8 @@ from migrator.providers.http import Answer
 from migrator.retry import DEFAULT_THROTTLE_S, backoff_delay, throttle_delay
 from migrator.settings import Settings
 from migrator.tally import deltas_of, pacer_update
+from migrator.upload import pace as P
+from migrator.upload.pace import Pace
 
 from infra.sim.bucket import TokenBucket
 from tests.unit.dynamo_fake import FakeDynamo
@@ -116,9 +117,9 @@ def drain(
     observe=None,
 ) -> Drain:
     """N assets through `workers` uploaders (MaximumConcurrency) and one pacer item. `observe`
-    replaces `Uploader._observe` (to measure a design that is not the code's)."""
+    replaces `Pace.observe` (to measure a design that is not the code's)."""
     rng, faults = random.Random(seed), random.Random(-seed)  # faults apart: the same faults whatever the pacer does
-    U.metrics = _NoMetrics()
+    P.metrics = _NoMetrics()
     dynamo = FakeDynamo()
     sim = SimpleNamespace(now=T0)
     bucket, changes = TokenBucket(provider.limit, max(1, int(provider.limit)), T0), list(provider.schedule)
@@ -172,8 +173,7 @@ def drain(
             max_in_flight=provider.max_in_flight,
             create_share=share,
         )
-        up = SimpleNamespace(pacer=pacer, clock=lambda: sim.now, rng=rng, settings=SETTINGS)
-        up.inline_wait_max_s = U.INLINE_WAIT_MAX_S
+        up = Pace(pacer, SETTINGS, clock=lambda: sim.now, rng=rng)
         seen_rate = None
         while len(finished) < n:
             batch = [queue.popleft() for _ in range(min(BATCH, len(queue)))]
@@ -185,14 +185,14 @@ def drain(
                 if deadline - sim.now < SETTINGS.record_budget_s:
                     back((sim.now, asset, lookup))
                     continue
-                beyond = U.Uploader._beyond_reach(up, deadline)  # no claim, no write
+                beyond = up.beyond_reach(deadline)  # no claim, no write
                 if beyond is not None:
                     back((sim.now + beyond.delay_s, asset, lookup))
                     continue
                 yield OVERHEAD_S / 2  # the claim
                 purpose, waited_out = (LOOKUP if lookup else CREATE), 0
                 while True:
-                    # Uploader._slot
+                    # Pace.slot
                     slot = pacer.reserve(sim.now, deadline - sim.now - SETTINGS.work_s, purpose)
                     while isinstance(slot, Go):
                         if slot.at + SETTINGS.work_s > deadline:
@@ -204,7 +204,7 @@ def drain(
                             break
                         slot = pacer.confirm(slot, sim.now)
                     if isinstance(slot, Hold):
-                        wait = U.Uploader._inline_wait(up, slot.until, deadline, slot.spread)
+                        wait = up.inline_wait(slot.until, deadline, slot.spread)
                         if wait is not None:
                             result.hold_retries += 1
                             yield max(0.0, wait)
@@ -214,14 +214,14 @@ def drain(
                     yield LATENCY_S / 2
                     outcome = answer(purpose)
                     yield LATENCY_S / 2
-                    (observe or U.Uploader._observe)(up, outcome)
+                    (observe or Pace.observe)(up, outcome)
                     rate = pacer.last_seen and pacer.last_seen.get("rate")
                     if rate is not None and rate != seen_rate:
                         seen_rate = rate
                         result.rates.append((sim.now - T0, float(rate)))
                     if outcome.kind is OutcomeKind.THROTTLED:
                         asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
-                        wait = U.Uploader._inline_wait(up, sim.now + asked, deadline)
+                        wait = up.inline_wait(sim.now + asked, deadline)
                         if wait is not None:
                             waited_out += 1
                             yield wait
@@ -377,7 +377,7 @@ def _hold_the_fleet_on_503s(up, outcome: Outcome) -> None:
         now = up.clock()
         up.pacer.hold(now + outcome.retry_after, "errors", f"{outcome.error}: back in {outcome.retry_after:g} s", now)
         return
-    U.Uploader._observe(up, outcome)
+    Pace.observe(up, outcome)
 
 
 def test_scattered_503s_cost_the_fleet_almost_nothing():

@@ -1,12 +1,13 @@
 """The uploader's side of pacing, with stand-ins for the ledger, the queue and the provider: the pacer
-as the settings and the provider's facts make it, and a batch the slot queue is beyond deferred
-before any claim (no ledger write, no pacer write)."""
+as the settings and the provider's facts make it, a batch the slot queue is beyond deferred
+before any claim (no ledger write, no pacer write), and a slot waited out in place."""
 
 from __future__ import annotations
 
 import random
 
-from migrator.pacer import Hold, Pacer
+import pytest
+from migrator.pacer import Go, Hold, Pacer, wait_for_slot
 from migrator.providers import build
 from migrator.settings import load
 from migrator.uploader import Uploader
@@ -62,3 +63,37 @@ def test_a_batch_the_slot_queue_is_beyond_is_deferred_before_any_claim():
     assert all(seconds >= 300 - 100 for seconds in queue.visibility)  # back when the queue reaches them
     assert sum(dynamo.calls.values()) == 0  # no claim, no reservation: nothing written
     assert isinstance(pacer.known_hold(NOW, 100 - uploader.settings.work_s), Hold)
+
+
+class _Confirms:
+    """A pacer whose far slots, once due, are where `moves` says (or held)."""
+
+    def __init__(self, *moves):
+        self.moves = list(moves)
+
+    def confirm(self, go, now):
+        return self.moves.pop(0)
+
+
+@pytest.mark.parametrize(
+    ("slot", "moves", "result", "slept"),
+    [
+        (Go(NOW + 2), (), Go(NOW + 2), [2.0]),  # near: slept to, not confirmed
+        (Go(NOW - 1), (), Go(NOW - 1), []),  # already due
+        (Go(NOW + 3, 7, True), (Go(NOW + 3, 7),), Go(NOW + 3, 7), [3.0]),  # far: confirmed where it was
+        (Go(NOW + 3, 7, True), (Hold(NOW + 20, "HTTP 429"),), Hold(NOW + 20, "HTTP 429"), [3.0]),  # held meanwhile
+        (Go(NOW + 3, 7, True), (Go(NOW + 50, 7),), Hold(NOW + 50, "too far", "queue"), [3.0]),  # moved past reach
+        (Go(NOW + 40), (), Hold(NOW + 40, "too far", "queue"), []),  # past reach from the start
+        (Hold(NOW + 9, "full"), (), Hold(NOW + 9, "full"), []),  # no slot: the hold as it came
+    ],
+)
+def test_a_slot_is_waited_out_in_place_and_confirmed_when_far(slot, moves, result, slept):
+    """`wait_for_slot`, as the uploader's records and reconcile's polls take their slots (here: at
+    most 30 s ahead); the clock moves only by the sleeps."""
+    sleeps: list[float] = []
+
+    def clock() -> float:
+        return NOW + sum(sleeps)
+
+    found = wait_for_slot(_Confirms(*moves), slot, clock, sleeps.append, lambda go, wait: wait > 30, "too far")
+    assert found == result and sleeps == pytest.approx(slept)

@@ -1,0 +1,95 @@
+"""The provider's side of one claimed asset: use `FindOrCreate` to look up what an earlier try may have made,
+hand the source over and create the video idempotently, each call paced, each answer moved into the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..chaos import Chaos
+from ..fate import Fate, Outcome, OutcomeKind
+from ..ledger import Claimed
+from ..messages import AssetMessage
+from ..pacer import CREATE, Hold
+from ..providers import Provider
+from ..retry import DEFAULT_THROTTLE_S
+from .attempt import Attempt
+from .handoff import SourceHandOff
+from .moves import LedgerMoves
+from .pace import Pace
+
+
+@dataclass
+class FindOrCreate:
+    provider: Provider
+    pace: Pace
+    hand_off: SourceHandOff
+    moves: LedgerMoves
+    chaos: Chaos
+    clock: Callable[[], float]
+
+    def __call__(self, msg: AssetMessage, attempt: Attempt, lookup_first: bool, spent: int, deadline: float) -> Fate:
+        """The claimed asset's video, found (when an earlier try may have made it) or created, and the
+        ledger moved to what came of it; `spent`: attempts its budget has spent."""
+        claim = attempt.claim
+        problem = self.provider.source_problem(claim.source_url)
+        if problem:  # never fetchable by this provider: refused before any request, with the fix
+            return self.moves.apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=problem), spent)
+        if lookup_first:
+            found = self.find(msg.asset_id, claim, deadline)
+            if isinstance(found, Hold):
+                return self.moves.release_held(msg, attempt, found)
+            if found.kind is not OutcomeKind.NOT_FOUND:
+                return self.moves.adopt(msg, attempt, found, spent)
+            attempt.searched = True  # nothing exists from the tries before this claim
+        handed = self.hand_off(msg, claim)  # resolved now, just before the create, never earlier
+        if isinstance(handed, Outcome):  # the source's refusal or failure, moved as the provider's would be
+            return self.moves.apply(msg, attempt, handed, spent)
+        if isinstance(handed, Fate):
+            return handed
+        return self.create(msg, attempt, handed, spent, deadline)
+
+    def create(self, msg: AssetMessage, attempt: Attempt, source: str, spent: int, deadline: float) -> Fate:
+        """Create the video from `source` in a slot of the fleet's pace, short holds and 429s waited out
+        in place; a conflict is the video an earlier try made, found and adopted."""
+        waited_out = 0  # 429s met and waited out inside this invocation
+        while True:
+            slot = self.pace.slot(deadline, CREATE)
+            if isinstance(slot, Hold):
+                if self.pace.wait_if_short(slot.until, deadline, slot.spread):
+                    continue  # a short hold costs a sleep, not a trip through the queue
+                return self.moves.release_held(msg, attempt, slot)
+            attempt.create_sent = True  # from here on, a crash may leave a video behind
+            outcome = self.provider.create(attempt.asset_ref(msg), source)
+            if outcome.kind is OutcomeKind.CREATED:
+                self.chaos.after_create()
+            self.pace.observe(outcome)
+            if outcome.kind is OutcomeKind.THROTTLED:
+                asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
+                if self.pace.wait_if_short(self.clock() + asked, deadline):
+                    waited_out += 1
+                    continue
+                outcome = replace(outcome, retry_after=asked)
+            if outcome.kind is OutcomeKind.CONFLICT:
+                found = self.find(msg.asset_id, attempt.claim, deadline)
+                if isinstance(found, Hold):
+                    return self.moves.release_held(msg, attempt, found)
+                return self.moves.adopt(msg, attempt, found, spent)
+            return self.moves.apply(msg, attempt, outcome, spent, waited_out)
+
+    def find(self, asset_id: str, claim: Claimed, deadline: float) -> Outcome | Hold:
+        """What an earlier try may have created, looked for among videos made since the earliest try
+        that may have made one (`lookup_from`: the first claim, moved on only by a lookup that completed
+        and found nothing), so a throttled or interrupted lookup in between never narrows the search.
+
+        A lookup is paced like a create (one slot of the fleet's pace, however many pages it reads),
+        and what it is answered tells the pacer the same (a 429 holds the fleet); a Hold when the
+        fleet is held for longer than this record can wait."""
+        slot = self.pace.lookup_slot(deadline)
+        if isinstance(slot, Hold):
+            return slot
+        previous = claim.previous or {}
+        earlier = previous.get("lookup_from", previous.get("claimed_at"))
+        found = self.provider.find(asset_id, float(earlier) if earlier is not None else None)
+        self.pace.pacer.observe(found, self.clock())
+        return found

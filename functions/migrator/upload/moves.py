@@ -1,0 +1,149 @@
+"""The ledger's move for what one claim's try came to: use `LedgerMoves` to write an outcome (or a hold) to the
+asset's record, fenced by the claim, and to choose the message's fate from it."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from .. import fate as F
+from ..fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
+from ..ledger import Claimed, Ledger, WriteResult
+from ..messages import AssetMessage
+from ..pacer import Hold
+from ..providers import Provider
+from ..settings import Settings
+from ..settle import settle_reported
+from ..tracks import tracks_message
+from .attempt import Attempt, back_to
+from .telemetry import MetricUnit, logger, metrics
+
+# A video's tracks are worked on once it is ready: its tracks message waits a little for the provider.
+TRACKS_DELAY_S = 15
+
+
+@dataclass
+class LedgerMoves:
+    settings: Settings
+    ledger: Ledger
+    provider: Provider
+    sqs: object
+    clock: Callable[[], float] = time.time
+    rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
+
+    def apply(self, msg: AssetMessage, attempt: Attempt, outcome: Outcome, spent: int, waited_out: int = 0) -> Fate:
+        """Move the ledger and choose the message's fate for `outcome`. `waited_out`: 429s this
+        claim met and waited out before it, counted as throttles with the final write."""
+        now, claim = self.clock(), attempt.claim
+        decision: Decision = F.decide(outcome, spent, self.settings.max_attempts, now, self.rng)
+        result = self._write(msg, attempt, outcome, decision, now, waited_out)
+        if decision.move is MoveKind.TO_PROCESSING:
+            self._tracks_due(msg, claim)  # won or lost to a settle, the video exists: its tracks can go
+        metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
+        logger.info(
+            "%s: %s",
+            decision.move.value,
+            decision.fate.reason,
+            extra={"remote_id": decision.remote_id, "attempts": claim.attempts, "fate": decision.fate.kind.value},
+        )
+        if not result.won:
+            # Someone with a newer lease, or a webhook, got there first; the ledger has
+            # the truth and the newer holder owns the message's future.
+            return Fate.finished("lost the lease; newer holder owns the asset")
+        return decision.fate
+
+    def _write(
+        self, msg: AssetMessage, attempt: Attempt, outcome: Outcome, decision: Decision, now: float, waited_out: int
+    ) -> WriteResult:
+        """The fenced write `decision` calls for."""
+        asset_id, claim = msg.asset_id, attempt.claim
+        token = claim.token
+        if decision.move is MoveKind.TO_PROCESSING:
+            return self.ledger.mark_processing(
+                asset_id,
+                token,
+                decision.remote_id,
+                now,
+                throttles=waited_out,
+                notes=outcome.notes,
+                playback=self.provider.playback(attempt.asset_ref(msg)),
+            )
+        if decision.move is MoveKind.RELEASE_THROTTLED:
+            return self.ledger.release_throttled(
+                asset_id,
+                token,
+                back_to(claim),
+                decision.retry_at,
+                decision.error,
+                now,
+                lookup_from=attempt.lookup_from,
+            )
+        if decision.move is MoveKind.TO_REJECTED:
+            return self.ledger.mark_rejected(asset_id, token, decision.error, now, throttles=waited_out)
+        return self.ledger.mark_failed(
+            asset_id,
+            token,
+            decision.error,
+            decision.retry_at,
+            now,
+            throttles=waited_out,
+            lookup_from=attempt.lookup_from,
+        )
+
+    def release_held(self, msg: AssetMessage, attempt: Attempt, slot: Hold) -> Fate:
+        """Give the claim back while the fleet is held longer than this record can wait: the message
+        comes back after the hold (spread), without spending an attempt."""
+        now, claim = self.clock(), attempt.claim
+        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now), slot.spread))
+        self.ledger.release_throttled(
+            msg.asset_id,
+            claim.token,
+            back_to(claim),
+            now + delay,
+            f"held: {slot.reason}",
+            now,
+            count=False,
+            lookup_from=attempt.lookup_from,
+        )
+        logger.info("held for %.1f s: %s", delay, slot.reason)
+        return Fate.later(delay, f"held: {slot.reason}", pacing=True)
+
+    def adopt(self, msg: AssetMessage, attempt: Attempt, found: Outcome, spent: int) -> Fate:
+        """Take over a video an earlier try made. Its webhook may have come and gone while the
+        ledger did not yet know the video (a provider whose events name only the video cannot
+        be matched then), so a video the provider has already finished is settled now, from
+        one read, rather than waiting for reconcile's poll."""
+        if found.kind is OutcomeKind.CREATED:  # what the earlier create carried: its answer never came
+            found = replace(found, notes=self.provider.create_notes(attempt.asset_ref(msg), attempt.claim.source_url))
+        fate = self.apply(msg, attempt, found, spent)
+        if found.kind is OutcomeKind.CREATED and fate.kind is FateKind.FINISHED:
+            answer = self.provider.poll(msg.asset_id, found.remote_id)
+            if answer.video is not None and answer.video.target is not None:
+                settled = settle_reported(
+                    self.ledger,
+                    msg.asset_id,
+                    answer.video,
+                    found.remote_id,
+                    self.clock(),
+                    self.settings.drift_tolerance_s,
+                )
+                if settled.won:
+                    logger.info("adopted video already %s", answer.video.target.value)
+                    metrics.add_metric(name="SettledOnAdoption", unit=MetricUnit.Count, value=1)
+        return fate
+
+    def _tracks_due(self, msg: AssetMessage, claim: Claimed) -> None:
+        """Tell the tracks worker about a video with caption tracks (its lane in the ledger is the backstop
+        if this message is lost: reconcile sends it again)."""
+        if not self.settings.tracks_queue_url or not (msg.tracks or (claim.previous or {}).get("tracks")):
+            return
+        try:
+            self.sqs.send_message(
+                QueueUrl=self.settings.tracks_queue_url,
+                MessageBody=tracks_message(msg.asset_id),
+                DelaySeconds=TRACKS_DELAY_S,
+            )
+        except Exception as exc:
+            logger.warning("could not send the tracks message (reconcile will): %s", type(exc).__name__)
