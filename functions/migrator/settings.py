@@ -1,4 +1,8 @@
-"""The functions' settings from the environment, validated strictly: a typo is refused, not ignored."""
+"""The functions' settings from the environment, validated strictly: a typo is refused, not ignored.
+
+A low-level module: it imports nothing of the migrator's but leaf modules (`create_options`,
+`messages`), so that everything else, `sources` included, can import it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from .create_options import OptionError, stack_options
+from .messages import SOURCE_PLATFORMS
 
 
 class SettingsError(ValueError):
@@ -169,9 +174,22 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
     )
 
 
-def _source_base_urls(env: Mapping[str, str]) -> dict:
-    from .sources import parse_base_urls
+def parse_base_urls(text: str) -> dict[str, str]:
+    """`vimeo=https://...,mux=https://...` (the stack's SourceBaseUrls) as {platform: url}; ValueError if malformed.
+    The platforms are the sources' (`SOURCE_PLATFORMS`, the keys of `sources.HTTP_SOURCES`)."""
+    found: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        platform, sep, url = item.partition("=")
+        parts = urlsplit(url.strip())
+        if not sep or platform.strip() not in SOURCE_PLATFORMS:
+            raise ValueError(f"{item!r} is not <platform>=<url> for one of {', '.join(SOURCE_PLATFORMS)}")
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
+            raise ValueError(f"the {platform.strip()} address must be an http(s) URL without credentials")
+        found[platform.strip()] = url.strip()
+    return found
 
+
+def _source_base_urls(env: Mapping[str, str]) -> dict:
     try:
         return parse_base_urls(env.get("SOURCE_BASE_URLS", ""))
     except ValueError as exc:

@@ -7,9 +7,10 @@ import datetime
 import json
 
 import pytest
-from migrator.messages import AssetMessage, encode_message, parse_message
+from migrator.messages import SOURCE_PLATFORMS, AssetMessage, encode_message, parse_message
 from migrator.providers.facts import CredentialsError
 from migrator.sources import (
+    HTTP_SOURCES,
     Resolution,
     ResolutionKind,
     Resolver,
@@ -137,6 +138,11 @@ def test_source_base_urls_are_platform_url_pairs():
     for bad in ("vimeo", "nosuch=https://x", "mux=ftp://x", "mux=https://user:pw@x"):
         with pytest.raises(ValueError):
             parse_base_urls(bad)
+
+
+def test_the_platforms_source_base_urls_may_name_are_the_http_sources():
+    # The settings check SourceBaseUrls against the message schemes' list (settings imports no source).
+    assert tuple(HTTP_SOURCES) == SOURCE_PLATFORMS
 
 
 class StubS3:

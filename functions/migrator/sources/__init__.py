@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 from ..providers.facts import CredentialsError
+from ..settings import load, parse_base_urls
 from .apivideo import ApiVideoSource
 from .base import (
     PLATFORMS,
@@ -106,20 +107,6 @@ def credentials_by_platform(raw: str | None) -> dict[str, Mapping]:
     return doc
 
 
-def parse_base_urls(text: str) -> dict[str, str]:
-    """`vimeo=https://...,mux=https://...` (the stack's SourceBaseUrls) as {platform: url}; ValueError if malformed."""
-    found: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        platform, sep, url = item.partition("=")
-        parts = urlsplit(url.strip())
-        if not sep or platform.strip() not in HTTP_SOURCES:
-            raise ValueError(f"{item!r} is not <platform>=<url> for one of {', '.join(HTTP_SOURCES)}")
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
-            raise ValueError(f"the {platform.strip()} address must be an http(s) URL without credentials")
-        found[platform.strip()] = url.strip()
-    return found
-
-
 class Resolver:
     """What the provider is handed for a `source_url`, made at the moment it is needed.
 
@@ -183,7 +170,6 @@ def resolve(ref: str) -> Resolution:
     global _default
     if _default is None:
         from ..presign import S3Presigner
-        from ..settings import load
 
         settings = load(require_queue=False)
         _default = Resolver.from_settings(settings, S3Presigner(settings.presign_expiry_s))
