@@ -110,3 +110,54 @@ def test_an_operator_retry_after_a_wait_that_failed_times_the_next_wait_afresh(a
     ledger.claim(msg, start + 40, start + 100, "t2")
     ledger.mark_rejected(asset_id, "t2", "provider refused the source", start + 41)
     assert "preparing_since" not in ledger.get(asset_id)
+
+
+class FailingProvider:
+    """A provider that refuses every create with a 503: a retryable failure after the source was ready."""
+
+    name = "failing"
+
+    def source_problem(self, url):
+        return None
+
+    def create(self, asset, source_url):
+        from migrator.fate import Outcome, OutcomeKind
+
+        return Outcome(OutcomeKind.TRANSIENT, error="HTTP 503: try later")
+
+    def create_notes(self, asset, source_url):
+        return ()
+
+    def playback(self, asset):
+        return "signed"
+
+
+def test_a_wait_that_ends_with_a_failed_create_still_ends_the_wait(aws, table):
+    """The file became ready and the create failed for another reason (a 503): the wait is over, so the
+    retry that must wait again (the master prepared anew) is timed from its own start, not the first's."""
+    clock = Clock(1_800_000_000.0)
+    settings = Settings(table_name=table, queue_url="q", provider_base_url=None, source_prepare_timeout_s=100.0)
+    dynamodb = aws("dynamodb")
+    answers = [Resolution.preparing("Mux is preparing the master file", 40.0), Resolution.ready("https://m/x.mp4")]
+    uploader = Uploader(
+        settings=settings,
+        ledger=Ledger(table, dynamodb),
+        pacer=Pacer(table, dynamodb, 0.0, 100.0),
+        provider=FailingProvider(),
+        sqs=None,
+        presign=lambda url: url,
+        clock=clock,
+        sleep=lambda s: None,
+        rng=random.Random(2),
+        sources=lambda url: answers.pop(0),
+    )
+    asset_id = unique("mux/asset")
+    record = {"messageId": "m", "body": json.dumps({"id": asset_id, "source_url": "mux://abc"})}
+    ledger = Ledger(table, dynamodb)
+    uploader.process(record, clock.now + 60)  # waits
+    assert "preparing_since" in ledger.get(asset_id)
+    clock.now += 45
+    fate = uploader.process(record, clock.now + 60)  # ready; the create fails with a 503
+    item = ledger.get(asset_id)
+    assert fate.kind.value == "later" and item["state"] == State.FAILED.value and "retry_after" in item
+    assert "preparing_since" not in item

@@ -138,12 +138,16 @@ class Claims(LedgerTable):
         now: float,
         count: bool = True,
         lookup_from: float | None = None,
+        wait_ended: bool = False,
     ) -> WriteResult:
         """Give the claim back untried: the attempt is uncounted; a 429 is counted as a
         throttle (`count`), a hold that kept us from calling at all as a hold. Both are
-        pacing, which the receive-based deferral floor does not charge to the message."""
+        pacing, which the receive-based deferral floor does not charge to the message.
+        `wait_ended`: the source's file was ready this time, so its wait's start goes."""
         update = Update().set("retry_after", retry_at).set("last_error", error).add("attempts", -1)
         update.add("throttles" if count else "holds", 1)
+        if wait_ended:
+            update.remove("preparing_since")
         return self._released(asset_id, token, back_to, retry_at, now, update, lookup_from)
 
     def give_back(
@@ -169,10 +173,14 @@ class Claims(LedgerTable):
         now: float,
         throttles: int = 0,
         lookup_from: float | None = None,
+        wait_ended: bool = False,
     ) -> WriteResult:
         """Failed: retryable when `retry_at` is set (its message comes back then), failed for
-        good when it is None (the operator's retry decides: out of the due lanes)."""
+        good when it is None (the operator's retry decides: out of the due lanes). `wait_ended`:
+        the source's file was ready this time, so its wait's start goes."""
         update = Update().set("last_error", error)
+        if wait_ended:
+            update.remove("preparing_since")
         if retry_at is None:
             update.remove("retry_after").off_lanes()
         else:

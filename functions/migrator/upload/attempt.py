@@ -19,6 +19,9 @@ class Attempt:
     claim: Claimed
     create_sent: bool = False
     searched: bool = False
+    # The source's file became ready after a wait (the claim's record holds `preparing_since`): every write
+    # this try makes ends that wait, so a later one is timed from its own start.
+    wait_ended: bool = False
     _asset: AssetRef | None = None
 
     def asset_ref(self, msg: AssetMessage) -> AssetRef:

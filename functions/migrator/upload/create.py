@@ -47,6 +47,7 @@ class FindOrCreate:
             return self.moves.apply(msg, attempt, handed, spent)
         if isinstance(handed, Fate):
             return handed
+        attempt.wait_ended = (claim.previous or {}).get("preparing_since") is not None
         return self.create(msg, attempt, handed, spent, deadline)
 
     def create(self, msg: AssetMessage, attempt: Attempt, source: str, spent: int, deadline: float) -> Fate:

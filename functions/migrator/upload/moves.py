@@ -79,6 +79,7 @@ class LedgerMoves:
                 decision.error,
                 now,
                 lookup_from=attempt.lookup_from,
+                wait_ended=attempt.wait_ended,
             )
         if decision.move is MoveKind.TO_REJECTED:
             return self.ledger.mark_rejected(asset_id, token, decision.error, now, throttles=waited_out)
@@ -90,6 +91,7 @@ class LedgerMoves:
             now,
             throttles=waited_out,
             lookup_from=attempt.lookup_from,
+            wait_ended=attempt.wait_ended,
         )
 
     def release_held(self, msg: AssetMessage, attempt: Attempt, slot: Hold) -> Fate:
