@@ -29,7 +29,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from .dynamo import MARSHALLING_ERRORS
 from .fate import claim_eligible
 from .ledger import Ledger
-from .messages import AssetMessage, Poison, encode_message, parse_message
+from .messages import AssetMessage, Poison, encode_message, narrowest_privacy, parse_message
 from .states import State
 
 logger = Logger(service="intake")
@@ -81,6 +81,13 @@ def intake_fate(known: Mapping | None, now: float, redelivered: bool = False) ->
     return IntakeFate(IntakeKind.DROP, f"not forwarded: state {state!r} is not one intake knows")
 
 
+def _narrows(known: Mapping | None, privacy: str) -> bool:
+    """Whether `privacy` is narrower than what the ledger has of a video no create has been sent for."""
+    if not known or known.get("remote_id") or known.get("state") not in ("pending", "inventoried", "failed"):
+        return False
+    return narrowest_privacy(known.get("privacy"), privacy) != known.get("privacy")
+
+
 @dataclass
 class Intake:
     ledger: Ledger
@@ -109,6 +116,10 @@ class Intake:
             recorded = self.ledger.record_intake(parsed, now)
             receives = str(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
             redelivered = receives not in ("", "1")
+            if not recorded.new and parsed.privacy and _narrows(recorded.item, parsed.privacy):
+                # Made private at the source since the first row: the narrower privacy is kept for the create.
+                if self.ledger.narrow_privacy(parsed.asset_id, parsed.privacy, now).won:
+                    metrics.add_metric(name="PrivacyNarrowed", unit=MetricUnit.Count, value=1)
             fate = intake_fate(None if recorded.new else recorded.item, now, redelivered)
             if fate.kind is IntakeKind.QUEUE:
                 queued = self.ledger.mark_queued(recorded.item, now)

@@ -41,6 +41,22 @@ MAX_TRACKS = 50
 MAX_TRACK_NAME_LENGTH = 255
 MAX_OPTIONS_BYTES = 4096
 PRIVACY = ("public", "unlisted", "private", "signed")
+# How far each privacy lets a video be seen, narrowest last. No privacy (the stack's DefaultPlayback
+# decides) sits below private: an explicit private or signed always wins over it, and an explicit
+# public or unlisted never replaces it (the default may be signed).
+PRIVACY_WIDTH = {"public": 3, "unlisted": 2, None: 1, "private": 0, "signed": 0}
+
+
+def narrowest_privacy(first: str | None, *others: str | None) -> str | None:
+    """The narrowest of the privacies known of a video (what the ledger recorded, a later row, what the
+    source says at the create): a privacy may narrow before the create, never widen. Ties keep `first`."""
+    chosen = first
+    for other in others:
+        if PRIVACY_WIDTH.get(other, 1) < PRIVACY_WIDTH.get(chosen, 1):
+            chosen = other
+    return chosen
+
+
 TRACK_KINDS = ("captions", "subtitles")
 TRACK_FORMATS = ("srt", "vtt")
 TRACK_FIELDS = frozenset({"url", "language", "kind", "name", "closed_captions", "format"})

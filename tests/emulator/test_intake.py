@@ -121,3 +121,24 @@ def test_messages_that_expire_unreceived_still_migrate(aws, table, sim):
     assert {ledger.get(i)["state"] for i in ids} == {"processing"}
     stats = sim.stats()
     assert stats["videos"] == len(ids) and stats["duplicate_videos"] == 0
+
+
+def test_a_later_row_that_says_private_narrows_the_ledger_before_the_create_and_never_widens_it(aws, table, queue):
+    """Review 4, item 2: a video made private at its source after the first inventory was created public,
+    because the ledger kept the first privacy it saw and intake dropped the later row."""
+    ledger = Ledger(table, aws("dynamodb"))
+    intake = Intake(ledger, aws("sqs"), queue)
+    asset_id, settled = unique("lib"), unique("lib")
+    intake.handle_batch({"Records": records([body(asset_id, privacy="public"), body(settled, privacy="public")])})
+    assert ledger.get(asset_id)["privacy"] == "public"
+    intake.handle_batch({"Records": records([body(asset_id, privacy="private")])})
+    assert ledger.get(asset_id)["privacy"] == "private"  # narrowed: the create to come carries it
+    intake.handle_batch({"Records": records([body(asset_id, privacy="public"), body(asset_id, privacy="unlisted")])})
+    assert ledger.get(asset_id)["privacy"] == "private"  # never widened again
+
+    # A video the provider has already: a narrower row changes nothing here (the audit names the drift).
+    now = time.time()
+    ledger.claim(AssetMessage(settled, "https://media.example.com/x.mp4"), now, now + 60, "t")
+    ledger.mark_processing(settled, "t", "remote-1", now)
+    intake.handle_batch({"Records": records([body(settled, privacy="private")])})
+    assert ledger.get(settled)["privacy"] == "public"

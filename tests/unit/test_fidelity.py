@@ -591,8 +591,8 @@ def test_the_uploader_writes_the_creates_notes_and_playback_with_the_processing_
     record = {"messageId": "m", "body": encode_message(ROW)}
     _uploader(ledger, session).process(record, 1.8e9 + 60)
     assert ledger.processing == [
-        {"remote_id": "a1", "throttles": 0, "notes": tuple(body_of("mux")[1]), "playback": "signed"}
-    ]
+        {"remote_id": "a1", "throttles": 0, "notes": tuple(body_of("mux")[1]), "playback": "signed", "privacy": None}
+    ]  # privacy: nothing narrower came from a source
     assert json.loads(session.sent[0].body)["playback_policies"] == ["signed"]
 
 

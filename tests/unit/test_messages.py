@@ -218,3 +218,20 @@ def test_what_a_video_is_is_checked_like_the_rest(raw, reason):
 
 def test_the_schema_accepts_a_full_message():
     jsonschema.Draft202012Validator(SCHEMA).validate(FULL)
+
+
+def test_a_row_without_privacy_is_narrowed_by_an_explicit_private_but_not_by_a_public():
+    from migrator.messages import narrowest_privacy
+
+    table = [
+        (("public", "private"), "private"),
+        (("private", "public"), "private"),
+        ((None, "public"), None),  # the stack's DefaultPlayback (signed by default) is not widened
+        ((None, "signed"), "signed"),
+        (("unlisted", "public"), "unlisted"),
+        (("public", "unlisted"), "unlisted"),
+        (("private", "signed"), "private"),  # as narrow: the first kept
+        (("public", None, "private", "unlisted"), "private"),
+    ]
+    for values, expected in table:
+        assert narrowest_privacy(*values) == expected, values

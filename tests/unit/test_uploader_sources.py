@@ -73,6 +73,7 @@ class FakeProvider:
 
     def create(self, asset, source_url):
         self.created.append(source_url)
+        self.privacy = asset.details.privacy if asset.details else None
         return Outcome(OutcomeKind.CREATED, remote_id="remote-1")
 
     def create_notes(self, asset, source_url):
@@ -185,3 +186,24 @@ def test_without_a_resolver_https_and_s3_sources_work_as_before():
     up.presign = lambda url: url.replace("s3://", "https://signed.example/")
     up.process(record("s3://bucket/a.mp4"), NOW + 60)
     assert provider.created == ["https://signed.example/bucket/a.mp4"]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "at_the_source", "created_with", "recorded_now"),
+    [
+        ("public", "private", "private", "private"),  # made private since the inventory: the narrower wins
+        ("private", "public", "private", None),  # made public since: never widened
+        (None, None, None, None),  # the platform said nothing: the row as the ledger has it
+    ],
+)
+def test_the_privacy_the_source_says_at_the_create_narrows_what_the_create_carries(
+    recorded, at_the_source, created_with, recorded_now
+):
+    """Review 4, item 2: the privacy the uploader read from the source just before the create was ignored."""
+    previous = {"state": "pending", "attempts": 0, "source_url": "vimeo://700000001", "privacy": recorded}
+    ready = Resolution.ready("https://cdn.example.com/fresh.mp4", privacy=at_the_source)
+    up, ledger, _pacer, provider, _ = uploader(lambda url: ready, previous={k: v for k, v in previous.items() if v})
+    up.process(record(), NOW + 60)
+    assert provider.privacy == created_with
+    [(name, _args, kwargs)] = ledger.calls
+    assert name == "mark_processing" and kwargs.get("privacy") == recorded_now

@@ -110,10 +110,12 @@ class Claims(LedgerTable):
         throttles: int = 0,
         notes: Sequence[str] = (),
         playback: str | None = None,
+        privacy: str | None = None,
     ) -> WriteResult:
         """The provider has the video: reconcile polls it if no webhook comes. `notes`: what its create
         could not carry as the row has it (`fidelity_notes`, for the report; the last create's only);
-        `playback`: how the provider plays it, public or signed (the audit checks it against the row)."""
+        `playback`: how the provider plays it, public or signed (the audit checks it against the row);
+        `privacy`: the narrower privacy the source said at the create, which the create carried."""
         update = Update().set("remote_id", remote_id).set("processing_at", now).to_lane(Family.POLL, asset_id, now)
         # preparing_since: a wait for the source's file ends here, so a later one (a retry days on, a
         # master prepared again) is timed from its own start.
@@ -124,6 +126,8 @@ class Claims(LedgerTable):
             update.remove("fidelity_notes")
         if playback is not None:
             update.set("playback", playback)
+        if privacy is not None:
+            update.set("privacy", privacy)
         if throttles:
             update.add("throttles", throttles)
         return self._fenced(asset_id, token, State.PROCESSING, now, update)

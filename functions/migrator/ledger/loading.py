@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..due import Family
-from ..messages import AssetMessage
+from ..messages import PRIVACY_WIDTH, AssetMessage
 from ..states import State
 from . import rules
 from .table import LedgerTable, Update, WriteResult
@@ -42,6 +42,28 @@ class Loading(LedgerTable):
         update = _new_asset(msg, now).set("enqueued_at", now).to_lane(Family.QUEUED, msg.asset_id, now)
         result = self._apply(msg.asset_id, update, "attribute_not_exists(asset_id)")
         return Recorded(True) if result.won else Recorded(False, result.current or {})
+
+    def narrow_privacy(self, asset_id: str, privacy: str, now: float) -> WriteResult:
+        """A later row says the video is narrower than the ledger has it (made private at its source after
+        the first inventory): recorded, while no create has been sent for it yet (pending, inventoried, failed
+        with a retry to come: the next claim reads it), and only over a wider privacy, never a narrower one."""
+        wider = [p for p, width in PRIVACY_WIDTH.items() if width > PRIVACY_WIDTH[privacy]]
+        if not wider:
+            return WriteResult(False)
+        update = Update().set("privacy", privacy).set("updated_at", now)
+        name = update.path("privacy")
+        named = [p for p in wider if p is not None]
+        values = {f":w{i}": p for i, p in enumerate(named)}
+        over = " OR ".join(
+            ([f"attribute_not_exists({name})"] if None in wider else [])
+            + ([f"{name} IN ({', '.join(values)})"] if named else [])
+        )
+        # No video made yet (no remote_id): a narrower privacy is worth keeping only for a create to come.
+        condition = f"#state IN (:pending, :inventoried, :failed) AND {rules.UNLEASED}"
+        condition += f" AND attribute_not_exists(remote_id) AND ({over})"
+        states = {":pending": State.PENDING, ":inventoried": State.INVENTORIED, ":failed": State.FAILED}
+        states = {key: state.value for key, state in states.items()}
+        return self._apply(asset_id, update, condition, **states, **values)
 
     def mark_queued(self, seen: Mapping[str, Any], now: float) -> WriteResult:
         """A staged asset (no message yet) whose message is now on its way: into the `queued` lane.

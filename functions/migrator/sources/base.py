@@ -148,10 +148,13 @@ class Resolution:
     expires_at: float | None = None  # epoch seconds, when the platform says
     retry_after: float | None = None
     reason: str | None = None
+    # The video's privacy as the platform says it at the create (None: not read, or no narrower word): it
+    # may have been made private since the inventory, and the narrowest known wins (messages.narrowest_privacy).
+    privacy: str | None = None
 
     @classmethod
-    def ready(cls, url: str, expires_at: float | None = None) -> Resolution:
-        return cls(ResolutionKind.READY, url=url, expires_at=expires_at)
+    def ready(cls, url: str, expires_at: float | None = None, privacy: str | None = None) -> Resolution:
+        return cls(ResolutionKind.READY, url=url, expires_at=expires_at, privacy=privacy)
 
     @classmethod
     def ready_text(cls, text: str, text_format: str) -> Resolution:

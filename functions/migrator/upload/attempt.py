@@ -3,10 +3,10 @@ create carries of the asset, or where the next lookup may start, and `back_to` f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ledger import Claimed, NotResendable, message_of
-from ..messages import AssetMessage, message_doc
+from ..messages import AssetMessage, message_doc, narrowest_privacy
 from ..providers import AssetRef
 from ..states import State
 
@@ -22,6 +22,8 @@ class Attempt:
     # The source's file became ready after a wait (the claim's record holds `preparing_since`): every write
     # this try makes ends that wait, so a later one is timed from its own start.
     wait_ended: bool = False
+    # The privacy the platform said at the create, where it was narrower than the ledger's: recorded with it.
+    narrowed_privacy: str | None = None
     _asset: AssetRef | None = None
 
     def asset_ref(self, msg: AssetMessage) -> AssetRef:
@@ -29,6 +31,18 @@ class Attempt:
         if self._asset is None:
             self._asset = asset_ref(msg, self.claim)
         return self._asset
+
+    def narrow_privacy(self, msg: AssetMessage, source_privacy: str | None) -> str | None:
+        """The create carries the narrowest privacy known: the ledger's, or the platform's just now (made
+        private since the inventory). Returns the privacy when the platform's narrowed it, else None."""
+        ref = self.asset_ref(msg)
+        if ref.details is None:
+            return None
+        narrowest = narrowest_privacy(ref.details.privacy, source_privacy)
+        if narrowest == ref.details.privacy:
+            return None
+        self._asset = replace(ref, details=replace(ref.details, privacy=narrowest))
+        return narrowest
 
     @property
     def lookup_from(self) -> float | None:

@@ -48,7 +48,8 @@ class FindOrCreate:
         if isinstance(handed, Fate):
             return handed
         attempt.wait_ended = (claim.previous or {}).get("preparing_since") is not None
-        return self.create(msg, attempt, handed, spent, deadline)
+        attempt.narrowed_privacy = attempt.narrow_privacy(msg, handed.privacy)
+        return self.create(msg, attempt, handed.url, spent, deadline)
 
     def create(self, msg: AssetMessage, attempt: Attempt, source: str, spent: int, deadline: float) -> Fate:
         """Create the video from `source` in a slot of the fleet's pace, short holds and 429s waited out

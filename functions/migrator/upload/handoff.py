@@ -18,6 +18,14 @@ from .attempt import back_to
 from .telemetry import MetricUnit, logger, metrics
 
 
+@dataclass(frozen=True)
+class Handed:
+    """What the provider is handed: the URL, and the video's privacy as its platform said it just now."""
+
+    url: str
+    privacy: str | None = None
+
+
 @dataclass
 class SourceHandOff:
     settings: Settings
@@ -29,7 +37,7 @@ class SourceHandOff:
     clock: Callable[[], float] = time.time
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
 
-    def __call__(self, msg: AssetMessage, claim: Claimed) -> str | Outcome | Fate:
+    def __call__(self, msg: AssetMessage, claim: Claimed) -> Handed | Outcome | Fate:
         """The URL to hand the provider, made now (an s3:// source presigned, a source reference resolved by
         its platform, so no link expires in the queue); or, for an asset whose source cannot be had now, the
         outcome to apply as the provider's would be (rejected with the inventory's reason, failed like any
@@ -39,7 +47,7 @@ class SourceHandOff:
         resolution = resolver(claim.source_url)
         kind, reason = resolution.kind, resolution.reason or ""
         if kind is ResolutionKind.READY and resolution.url:
-            return resolution.url
+            return Handed(resolution.url, resolution.privacy)
         if kind in (ResolutionKind.READY, ResolutionKind.UNFETCHABLE):
             return Outcome(OutcomeKind.REJECTED, error=reason or "no file link")
         if kind is ResolutionKind.TRANSIENT:

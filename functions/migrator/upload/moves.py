@@ -69,6 +69,7 @@ class LedgerMoves:
                 throttles=waited_out,
                 notes=outcome.notes,
                 playback=self.provider.playback(attempt.asset_ref(msg)),
+                privacy=attempt.narrowed_privacy,
             )
         if decision.move is MoveKind.RELEASE_THROTTLED:
             return self.ledger.release_throttled(
