@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from urllib.parse import urljoin
 
+from migrator.providers import SignedPlayback, SigningUnavailable
+from migrator.providers.http import TransportError
+
 from .cutover import needs_token, row_of
 from .fetch import Fetched, FetchError, guarded_get
 from .hls import Master, Media, PlaylistError, Variant, is_master, parse_master, parse_media
@@ -149,19 +152,43 @@ class Pace:
             self.sleep(at - now)
 
 
-class Checker:
-    """Verifies one asset: the manifest fetched (paced, guarded) and read, then `evaluate`."""
+# How long the playback tokens verify makes for itself live: the two fetches of one asset, with room.
+TOKEN_TTL_S = 900.0
 
-    def __init__(self, provider: str, tolerance: Tolerance, pace: Pace, fetch: Callable[[str], Fetched], mux_hosts):
+
+class Checker:
+    """Verifies one asset: the manifest fetched (paced, guarded) and read, then `evaluate`. A signed video's
+    manifest is fetched with a token the stack makes for itself (`signer`: the provider's `signed_playback`);
+    without a signer, or where the provider cannot sign, it is counted apart, never as checked."""
+
+    def __init__(
+        self,
+        provider: str,
+        tolerance: Tolerance,
+        pace: Pace,
+        fetch: Callable[[str], Fetched],
+        mux_hosts,
+        signer: Callable[[Mapping], SignedPlayback] | None = None,
+    ):
         self.provider, self.tolerance, self.pace = provider, tolerance, pace
-        self.fetch, self.mux_hosts = fetch, mux_hosts
+        self.fetch, self.mux_hosts, self.signer = fetch, mux_hosts, signer
 
     def __call__(self, item: Mapping) -> Verdict:
         asset_id = str(item.get("asset_id"))
         playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else None
+        query: tuple[tuple[str, str], ...] = ()
         if needs_token(playback):
-            return Verdict(asset_id, "signed", reason="signed: needs a token")
-        url = row_of(item, self.provider, self.mux_hosts)["hls_url"]
+            if self.signer is None:
+                return Verdict(asset_id, "signed", reason="signed: needs a token")
+            try:
+                signed = self.signer(playback)
+            except SigningUnavailable as exc:
+                return Verdict(asset_id, "signed", reason=f"signed: {exc}")
+            except TransportError as exc:
+                return Verdict(asset_id, "unchecked", reason=f"signing the playback URL: {exc.kind}")
+            url, query = signed.manifest_url, signed.query
+        else:
+            url = row_of(item, self.provider, self.mux_hosts)["hls_url"]
         if not url:
             why = "no HLS URL recorded (settled before playback was kept, or the provider gave none)"
             return Verdict(asset_id, "failed", (Finding(asset_id, "no_playback", why),))
@@ -172,7 +199,8 @@ class Checker:
                 media = parse_media(master_doc.text)
                 master = Master((_single(url),))
             else:
-                media_doc = self._get(urljoin(master_doc.url, master.top().uri), what="the top variant's playlist")
+                variant = with_query(urljoin(master_doc.url, master.top().uri), query)
+                media_doc = self._get(variant, what="the top variant's playlist")
                 media = parse_media(media_doc.text)
         except PlaylistError as exc:
             return Verdict(asset_id, "failed", (Finding(asset_id, "manifest_invalid", f"{url}: {exc}"),))
@@ -226,6 +254,17 @@ def _single(url: str) -> Variant:
     return Variant(url, 0)
 
 
+def with_query(url: str, query: tuple[tuple[str, str], ...]) -> str:
+    """`url` with `query`'s pairs added (a session token every request of a signed video carries)."""
+    if not query:
+        return url
+    from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    extra = urlencode(query)
+    return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra))
+
+
 # --- the run ---------------------------------------------------------------------------------
 
 
@@ -240,28 +279,50 @@ class VerifySummary:
     elapsed_s: float = 0.0
     stopped: bool = False
     by_kind: dict = field(default_factory=dict)
+    signed_reason: str = ""  # why signed assets were not fetched (the first one's reason)
 
     @property
     def ok(self) -> bool:
         return not self.failed and not self.unchecked and not self.stopped
 
     def as_dict(self) -> dict:
-        return {"type": "summary", **self.__dict__, "ok": self.ok}
+        return {"type": "summary", **self.__dict__, "compared": self.compared, "ok": self.ok, "result": self.result()}
+
+    @property
+    def compared(self) -> int:
+        """Assets whose manifest was fetched, read and compared, in all runs: passed or failed (signed ones
+        not fetched are counted apart, never as checked)."""
+        return self.passed + self.failed
+
+    @property
+    def seen(self) -> int:
+        return self.passed + self.failed + self.signed
+
+    def result(self) -> str:
+        """One line that counts exactly what was checked: "every" only when every ready asset was."""
+        if not self.ok:
+            return "MISMATCHES above" if self.failed else "NOT DONE: run again with the same --checkpoint"
+        if self.signed:
+            return (
+                f"OK: {self.compared:,} of {self.seen:,} checked and matched;"
+                f" {self.signed:,} signed not fetched ({self.signed_reason or 'no token'})"
+            )
+        return f"OK: every ready asset checked ({self.compared:,}) and matched"
 
     def lines(self) -> list[str]:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items()))
         out = [
-            f"verified        {self.passed + self.failed + self.signed:,} ready assets"
+            f"verified        {self.compared:,} of {self.seen:,} ready assets checked"
             + (f" ({self.skipped_done:,} by an earlier run)" if self.skipped_done else ""),
             f"passed          {self.passed:,}",
             f"failed          {self.failed:,}" + (f" ({kinds})" if kinds else ""),
         ]
         if self.signed:
-            out.append(f"signed          {self.signed:,} not fetched: signed playback needs a token")
+            out.append(f"signed          {self.signed:,} not fetched: {self.signed_reason or 'needs a token'}")
         if self.unchecked:
             out.append(f"unchecked       {self.unchecked:,} got no answer (run again with the same --checkpoint)")
         out.append(f"took            {self.elapsed_s:.1f} s")
-        out.append("result          " + ("OK: what arrived matches what left" if self.ok else "MISMATCHES above"))
+        out.append("result          " + self.result())
         return out
 
 
@@ -373,6 +434,8 @@ def run_verify(
             yield item
 
     def on_done(item, verdict: Verdict) -> None:
+        if verdict.status == "signed" and not summary.signed_reason:
+            summary.signed_reason = verdict.reason.removeprefix("signed: ")
         if verdict.status == "unchecked":
             summary.unchecked += 1
             on_finding({"type": "unchecked", "id": verdict.asset_id, "reason": verdict.reason})
@@ -396,10 +459,19 @@ def run_verify(
     return summary
 
 
-def checker(provider: str, tolerance: Tolerance, *, rate: float, timeout_s: float, allow_private: bool, mux_hosts):
-    """The Checker the CLI runs: guarded fetches, paced at `rate` a second."""
+def checker(
+    provider: str,
+    tolerance: Tolerance,
+    *,
+    rate: float,
+    timeout_s: float,
+    allow_private: bool,
+    mux_hosts,
+    signer: Callable[[Mapping], SignedPlayback] | None = None,
+):
+    """The Checker the CLI runs: guarded fetches, paced at `rate` a second; signed videos through `signer`."""
 
     def fetch(url: str) -> Fetched:
         return guarded_get(url, allow_private=allow_private, timeout_s=timeout_s)
 
-    return Checker(provider, tolerance, Pace(rate), fetch, mux_hosts)
+    return Checker(provider, tolerance, Pace(rate), fetch, mux_hosts, signer)

@@ -58,3 +58,19 @@ def test_what_is_not_the_stack_failing_is_not_retried():
 
     with pytest.raises(KeyError):
         answered("migrator status", broken, sleep=lambda s: pytest.fail("slept"), clock=lambda: 0.0)
+
+
+def test_the_result_line_says_every_only_when_verify_checked_every_asset_and_names_failed_tracks():
+    from infra.demo import result_line
+
+    assert result_line(True, "", "OK: every ready asset checked (118) and matched", 0) == (
+        "OK: every asset resolved and verified"
+    )
+    partial = "OK: 101 of 118 checked and matched; 17 signed not fetched (no token)"
+    assert result_line(True, "", partial, 0) == (
+        "OK: every asset resolved; verify: 101 of 118 checked and matched; 17 signed not fetched (no token)"
+    )
+    assert result_line(True, "", "OK: every ready asset checked (20) and matched", 4).endswith(
+        "; 4 caption tracks failed (above)"
+    )
+    assert result_line(False, "3 unresolved", "", 0) == "NOT OK: 3 unresolved"

@@ -159,6 +159,50 @@ def test_signed_playback_is_not_fetched_and_no_playback_fails():
     assert found[0]["kind"] == "no_playback"
 
 
+def test_a_signed_video_is_fetched_with_the_token_the_stack_makes_and_every_later_request_carries_its_query():
+    """Review 4, item 11: verify skipped every private video and its summary said it had checked them all."""
+    from migrator.providers import SignedPlayback
+
+    signed = item(1, playback_info={"policy": "signed", "playback_id": "p1"})
+    base = HLS.format(n=1)
+    token_url = base + "?token=t0k"
+    table = {token_url: (200, MASTER), base.replace("master.m3u8", "1080p.m3u8") + "?avh=s3ss": (200, media(6, 6, 3.5))}
+    asked_to_sign = []
+
+    def signer(playback):
+        asked_to_sign.append(playback["playback_id"])
+        return SignedPlayback(token_url, (("avh", "s3ss"),))
+
+    origin = FakeOrigin(table)
+    check = Checker("cloudflare", Tolerance(1.0), Pace(0), origin, {}, signer)
+    summary = run_verify([signed], check, checkpoint=Checkpoint(None))
+    assert asked_to_sign == ["p1"] and origin.asked == list(table)
+    assert (summary.passed, summary.signed, summary.ok) == (1, 0, True)
+    assert summary.result() == "OK: every ready asset checked (1) and matched"
+
+
+def test_where_the_provider_cannot_sign_the_summary_counts_exactly_what_it_checked():
+    from migrator.providers import SigningUnavailable
+
+    def signer(playback):
+        raise SigningUnavailable("the generic provider gives no way to sign a playback URL")
+
+    items = [item(1), item(2, playback_info={"policy": "signed", "playback_id": "p2"})]
+    origin = FakeOrigin(origin_for(1))
+    summary = run_verify(
+        items, Checker("generic", Tolerance(1.0), Pace(0), origin, {}, signer), checkpoint=Checkpoint(None)
+    )
+    assert (summary.passed, summary.signed, summary.ok) == (1, 1, True)
+    lines = summary.lines()
+    assert lines[0].startswith("verified        1 of 2 ready assets checked")
+    assert "signed          1 not fetched: the generic provider gives no way to sign a playback URL" in lines
+    assert lines[-1] == (
+        "result          OK: 1 of 2 checked and matched; 1 signed not fetched"
+        " (the generic provider gives no way to sign a playback URL)"
+    )
+    assert "every" not in lines[-1]
+
+
 def test_an_unanswered_fetch_is_left_for_the_next_run_which_resumes(tmp_path):
     path = str(tmp_path / "verify.sqlite")
     table = {**origin_for(1), HLS.format(n=2): FetchError("unreachable", "timed out")}

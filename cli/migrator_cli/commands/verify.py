@@ -58,6 +58,19 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _signer(target, allow_private: bool):
+    """Signs a signed video's playback for verify's own fetches, through the stack's provider (its tokens,
+    its signing key in Secrets Manager: playback_keys.py)."""
+    from ..playback_keys import StackPlaybackKeys
+    from ..verify import TOKEN_TTL_S
+
+    provider = target.provider()
+    if allow_private:  # a local simulator: no proxy from the environment between us and loopback
+        provider.http.session.trust_env = False
+    keys = StackPlaybackKeys(target.client("secretsmanager"), target.outputs.get("StackName") or target.name, provider)
+    return lambda playback: provider.signed_playback(playback, TOKEN_TTL_S, keys)
+
+
 def run(args) -> int:
     from ..report import scan_ledger
     from ..verify import Checkpoint, Tolerance, checker, run_verify
@@ -77,6 +90,7 @@ def run(args) -> int:
         timeout_s=args.timeout,
         allow_private=args.allow_private_addresses,
         mux_hosts=mux_hosts(args),
+        signer=_signer(target, args.allow_private_addresses),
     )
     progress = Progress(sys.stderr, len(items) if args.ids else count_in(target, State.READY), "verified")
     shown = [0]

@@ -26,14 +26,18 @@ from .facts import (
     AssetRef,
     CredentialsError,
     EventError,
+    PlaybackKeys,
     Poll,
     RateSignal,
     RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
     TrackList,
     TrackUpload,
     Video,
     WebhookEvent,
 )
+from ..playback_tokens import SigningKey
 from .fidelity import CreateDefaults, details_of, playback_of
 from .http import Answer, HttpTransport, TransportError
 from .ratelimit import read_rate_headers
@@ -181,6 +185,21 @@ class Provider(ABC):
     def settled(self, video: Video) -> Video:
         """A listed video with its status filled in, where the listing leaves it out (one more read)."""
         return video
+
+    # --- migrator verify: signed playback -------------------------------------------------------
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
+        """How to fetch a signed video's HLS for `ttl_s` (the ledger's `playback_info` of it): its manifest
+        URL with a token this stack made, and what every later request it leads to carries. `keys` holds
+        the stack's playback signing key where the provider signs with one (Mux). Raises SigningUnavailable
+        where this provider cannot sign for us (the reason is printed), a TransportError where it did not
+        answer (the asset is left for the next run)."""
+        raise SigningUnavailable(f"the {self.name} provider gives no way to sign a playback URL")
+
+    def create_signing_key(self) -> SigningKey:
+        """A new playback signing key made through the provider's API (Mux's signing keys), for `PlaybackKeys`
+        to keep: its private key is returned once and never again."""
+        raise SigningUnavailable(f"the {self.name} provider makes no playback signing keys")
 
     # --- migrator doctor ---------------------------------------------------------------------
 

@@ -15,11 +15,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import AssetMessage, id_problem
 from ..pacing import RateSignal  # noqa: F401  (re-exported: a provider fact too)
+from ..playback_tokens import SigningKey
 from ..states import State
 
 if TYPE_CHECKING:  # the caption libraries load in the tracks worker only
@@ -266,3 +267,27 @@ def playback_of(
     if w is not None and h is not None:
         out["width"], out["height"] = w, h
     return out or None
+
+
+# --- signed playback (migrator verify) -------------------------------------------------------------
+
+
+class SigningUnavailable(Exception):
+    """The provider cannot sign a playback URL for us (no route, no key the stack may hold): said, not failed."""
+
+
+@dataclass(frozen=True)
+class SignedPlayback:
+    """A signed video's HLS as the stack may fetch it: the manifest's URL (its token in it), and the query
+    every request the manifest leads to carries (api.video's session token, `avh`; empty where the token
+    rides the manifest's own relative URLs, as Cloudflare's path token and Mux's signed renditions do)."""
+
+    manifest_url: str
+    query: tuple[tuple[str, str], ...] = ()
+
+
+class PlaybackKeys(Protocol):
+    """The stack's playback signing key (Mux), made through the provider's API once and kept in Secrets
+    Manager: `mux()` returns it, making and storing it the first time."""
+
+    def mux(self) -> SigningKey: ...
