@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from migrator.messages import AssetMessage, encode_message, message_doc
-from migrator.sources import HTTP_SOURCES, PLATFORMS, Source, SourceError, Unfetchable, credentials_by_platform
+from migrator.sources import (
+    HTTP_SOURCES,
+    PLATFORMS,
+    Page,
+    Source,
+    SourceError,
+    Unfetchable,
+    credentials_by_platform,
+    parse_ref,
+)
 from migrator.sources.paging import PagingGuard
 
 from .errors import CliError
@@ -140,6 +149,12 @@ class SweepState:
     # When this sweep first began (epoch seconds), kept across resumes: the mark is never later than it,
     # so what changed while a long sweep ran (after it had listed it) is listed again by --since last.
     began: float | None = None
+    # Videos the platform was still processing: those the previous sweep left (`carried`, asked for again
+    # first, `rechecked` of them so far) and those this sweep leaves (`pending`), each asset id ->
+    # {"ref": its source reference, "since": when first seen processing, "reason", "title"}.
+    carried: dict = field(default_factory=dict)
+    rechecked: int = 0
+    pending: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> SweepState | None:
@@ -180,13 +195,30 @@ def read_mark(path: Path, platform: str) -> float:
     return float(mark)
 
 
-def write_mark(path: Path, platform: str, mark: float, swept_at: float) -> None:
+def read_pending(path: Path | None, platform: str) -> dict:
+    """The videos the last recorded sweep of `platform` left still processing ({} when none, or no file)."""
+    try:
+        pending = json.loads(path.read_text(encoding="utf-8"))[platform].get("pending") if path else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    if not isinstance(pending, dict):
+        return {}
+    return {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(v.get("ref"), str)}
+
+
+def write_mark(
+    path: Path, platform: str, mark: float | None, swept_at: float, pending: dict | None = None
+) -> None:
+    """Record a finished sweep of `platform`: its mark (None: it saw nothing new, the last mark stays) and
+    the videos it left still processing."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError):
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
-    doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at)}
+    before = doc.get(platform) if isinstance(doc.get(platform), dict) else {}
+    mark = mark if mark is not None else before.get("mark")
+    doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at), "pending": pending or {}}
     scratch = path.with_name(path.name + ".tmp")
     scratch.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     os.replace(scratch, path)
@@ -287,6 +319,9 @@ class SweepSummary:
     # load has sent every row).
     next_mark: float | None = None
     mark_recorded: bool = False
+    # Videos the platform was still processing at the end (not written): the next sweep asks for each again.
+    pending: int = 0
+    next_pending: dict = field(default_factory=dict)
 
     @property
     def listed(self) -> int:
@@ -297,7 +332,7 @@ class SweepSummary:
         return EXIT_INTERRUPTED if self.interrupted else 0
 
     def as_dict(self) -> dict:
-        doc = {k: v for k, v in asdict(self).items() if k != "reasons"}
+        doc = {k: v for k, v in asdict(self).items() if k not in ("reasons", "next_pending")}
         return {**doc, "reasons": dict(self.reasons), "since_time": iso(self.since), "mark_time": iso(self.mark)}
 
     def lines(self) -> list[str]:
@@ -321,6 +356,11 @@ class SweepSummary:
             out.append(f"skipped         {self.skipped:,} objects that are not videos")
         if self.repeats:
             out.append(f"repeats         {self.repeats:,} videos listed twice (written once)")
+        if self.pending:
+            out.append(
+                f"pending         {self.pending:,} still processing at the source: not written; the next sweep"
+                " (--since last) asks for each again"
+            )
         out.append(f"requests        {self.requests:,} ({self.throttled:,} waits for the source's rate limit)")
         if self.done and self.mark_recorded:
             out.append(f"mark            {iso(self.next_mark)}: the next --since last starts here")
@@ -343,6 +383,7 @@ def sweep(
     csv_output: Path | None = None,
     state_path: Path | None = None,
     mark_path: Path | None = None,  # None: the caller records `next_mark` when what was listed is safe
+    pending_path: Path | None = None,  # where the last sweep left its videos still processing (the mark file)
     since: float | None = None,
     restart: bool = False,
     limit: int | None = None,
@@ -352,14 +393,16 @@ def sweep(
     clock: Callable[[], float] = time.time,
 ) -> SweepSummary:
     """List `source` into `output` (JSON Lines), resuming from `state_path` when it holds an unfinished
-    sweep of the same platform and `since`; see the module's description."""
+    sweep of the same platform and `since`; see the module's description. The videos the last sweep left
+    still processing (`pending_path`, else `mark_path`) are asked for again first, one by one."""
     unfetchable_output = unfetchable_output or output.with_name(output.name + ".unfetchable.jsonl")
     state_path = state_path or output.with_name(output.name + ".state.json")
     stop = stop or threading.Event()
     state = None if restart else SweepState.load(state_path)
     resumable = state is not None and not state.done and state.platform == source.platform and state.since == since
     if not resumable:
-        state = SweepState(source.platform, since=since)
+        carried = read_pending(pending_path or mark_path, source.platform)
+        state = SweepState(source.platform, since=since, carried=carried)
     if state.began is None:  # a new sweep, or one a release before this began (its start unknown: now)
         state.began = clock()
     summary = SweepSummary(
@@ -369,75 +412,150 @@ def sweep(
     summary.rows, summary.unfetchable, summary.skipped = state.rows, state.unfetchable, state.skipped
     summary.pages, summary.mark, summary.reasons = state.pages, state.mark, Counter(state.reasons)
     outputs = Outputs(output, unfetchable_output, csv_output, state.lengths, fresh=not resumable)
-    progress = Progress(out, None, f"listing {source.platform}")
-    shown = 0
+    lister = _Lister(source, state, summary, outputs, Progress(out, None, f"listing {source.platform}"), state_path)
     started = clock()
-    guard = PagingGuard()
     try:
         with Deduper() as deduper:
             if resumable:
                 _seen_ids(output, deduper)
-            while not stop.is_set():
-                try:
-                    page = source.page(state.cursor, since, tracks)
-                except SourceError as exc:
-                    raise CliError(
-                        f"listing {source.platform} failed: {exc.reason}; the same command resumes after the "
-                        f"{state.pages:,} pages saved in {state_path}"
-                    ) from None
-                stuck = guard.check(state.cursor, page)
-                if stuck:  # before the page is saved: the resume point stays at the last sound page
-                    raise CliError(
-                        f"listing {source.platform} stopped: {stuck}; the {state.pages:,} pages before it are saved"
-                        f" in {state_path}, and the same command resumes there"
-                    )
-                for entry in page.entries:
-                    if isinstance(entry, Unfetchable):
-                        summary.unfetchable += 1
-                        summary.reasons[entry.reason] += 1
-                        outputs.unfetchable(entry)
-                        if shown < MAX_SHOWN:
-                            progress.write(f"unfetchable: {entry.asset_id}: {entry.reason}")
-                            shown += 1
-                    elif deduper.check(entry.asset_id, entry.source_url) == Deduper.NEW:
-                        summary.rows += 1
-                        outputs.row(entry)
-                    else:
-                        summary.repeats += 1
-                summary.skipped += page.skipped
-                summary.pages += 1
-                if page.newest is not None:
-                    summary.mark = max(summary.mark or page.newest, page.newest)
-                state.cursor = page.cursor
-                state.rows, state.unfetchable, state.skipped = summary.rows, summary.unfetchable, summary.skipped
-                state.pages, state.mark, state.reasons = summary.pages, summary.mark, dict(summary.reasons)
-                state.lengths = outputs.lengths()
-                state.done = page.cursor is None
-                state.save(state_path)
-                if page.remaining is not None:
-                    progress.total = summary.listed + page.remaining
-                progress.update(summary.listed, f"{summary.unfetchable:,} unfetchable, {summary.pages:,} pages")
-                if state.done:
-                    break
-                if limit is not None and summary.rows - summary.resumed_at >= limit:
-                    summary.limit_reached = True
-                    break
-            else:
-                summary.interrupted = True
+            lister.recheck(deduper, tracks, stop, clock)
+            lister.list_pages(deduper, since, tracks, limit, stop, clock)
     finally:
         outputs.close()
-        progress.close()
+        lister.progress.close()
         summary.elapsed_s = clock() - started
         summary.requests, summary.throttled = source.requests, source.throttled
-    if summary.unfetchable > shown:
-        print(f"… {summary.unfetchable - shown:,} more unfetchable listed in {unfetchable_output}", file=out)
-    summary.done = state.done
-    if state.done and summary.mark is not None:
-        summary.next_mark = sweep_mark(summary.mark, state.began)
-        if mark_path is not None:
-            write_mark(mark_path, source.platform, summary.next_mark, started)
-            summary.mark_recorded = True
+    if summary.unfetchable > lister.shown:
+        print(f"… {summary.unfetchable - lister.shown:,} more unfetchable listed in {unfetchable_output}", file=out)
+    summary.done, summary.pending = state.done, len(state.pending)
+    summary.next_pending = dict(state.pending)
+    if state.done:
+        summary.next_mark = sweep_mark(summary.mark, state.began) if summary.mark is not None else None
+        if mark_path is not None:  # the pending videos always; the mark where this sweep saw something
+            write_mark(mark_path, source.platform, summary.next_mark, started, summary.next_pending)
+            summary.mark_recorded = summary.next_mark is not None
     return summary
+
+
+# A video still processing at its platform this long after it was first seen so is written off: it goes to
+# the unfetchable file with the reason, and no later sweep asks for it again.
+PENDING_MAX_S = 7 * 86_400.0
+RECHECK_BATCH = 50  # carried videos asked for again between two saves of the state
+
+
+@dataclass
+class _Lister:
+    """One sweep's work: what the last sweep left processing asked for again, then the library's pages,
+    each page's entries written (rows, unfetchable, still processing) and the state saved after it."""
+
+    source: Source
+    state: SweepState
+    summary: SweepSummary
+    outputs: Outputs
+    progress: Progress
+    state_path: Path
+    shown: int = 0
+    guard: PagingGuard = field(default_factory=PagingGuard)
+
+    def recheck(self, deduper: Deduper, tracks: bool, stop: threading.Event, clock: Callable[[], float]) -> None:
+        carried = sorted(self.state.carried.items())
+        while self.state.rechecked < len(carried) and not stop.is_set():
+            batch = carried[self.state.rechecked : self.state.rechecked + RECHECK_BATCH]
+            page = Page()
+            for _asset_id, held in batch:
+                ref = parse_ref(held["ref"])
+                found = self._ask(ref.video_id, tracks) if ref else Page()  # gone since: an empty page
+                page.entries += found.entries
+                page.pending += found.pending
+            self._take(page, deduper, clock, carried=dict(batch))
+            self.state.rechecked += len(batch)
+            self._save(page)
+        if self.state.rechecked < len(carried):
+            self.summary.interrupted = True
+
+    def _ask(self, video_id: str, tracks: bool) -> Page:
+        try:
+            return self.source.video(video_id, tracks)
+        except SourceError as exc:
+            raise CliError(
+                f"asking {self.source.platform} for a video the last sweep left processing failed: {exc.reason};"
+                f" the same command resumes after the {self.state.rechecked:,} asked already"
+            ) from None
+
+    def list_pages(
+        self, deduper: Deduper, since, tracks: bool, limit, stop: threading.Event, clock: Callable[[], float]
+    ) -> None:
+        if self.summary.interrupted:
+            return
+        state, summary = self.state, self.summary
+        while not stop.is_set():
+            try:
+                page = self.source.page(state.cursor, since, tracks)
+            except SourceError as exc:
+                raise CliError(
+                    f"listing {self.source.platform} failed: {exc.reason}; the same command resumes after the "
+                    f"{state.pages:,} pages saved in {self.state_path}"
+                ) from None
+            stuck = self.guard.check(state.cursor, page)
+            if stuck:  # before the page is saved: the resume point stays at the last sound page
+                raise CliError(
+                    f"listing {self.source.platform} stopped: {stuck}; the {state.pages:,} pages before it are saved"
+                    f" in {self.state_path}, and the same command resumes there"
+                )
+            self._take(page, deduper, clock)
+            summary.pages += 1
+            if page.newest is not None:
+                summary.mark = max(summary.mark or page.newest, page.newest)
+            state.cursor = page.cursor
+            state.done = page.cursor is None
+            self._save(page)
+            if state.done:
+                return
+            if limit is not None and summary.rows - summary.resumed_at >= limit:
+                summary.limit_reached = True
+                return
+        summary.interrupted = True
+
+    def _take(self, page: Page, deduper: Deduper, clock: Callable[[], float], carried: dict | None = None) -> None:
+        """Write `page`'s entries: rows (once each), unfetchable ones with their reason, and those still
+        processing kept for the next sweep (from when first seen so; past PENDING_MAX_S, written off)."""
+        summary, now = self.summary, clock()
+        for entry in page.pending:
+            first = (carried or self.state.carried).get(entry.asset_id, {}).get("since", now)
+            if now - float(first) >= PENDING_MAX_S:
+                days = (now - float(first)) / 86_400
+                self._unfetchable(Unfetchable(entry.asset_id, entry.source_url, f"{entry.reason} for {days:.0f} days"))
+                continue
+            held = {"ref": entry.source_url, "since": first, "reason": entry.reason}
+            self.state.pending[entry.asset_id] = {**held, **({"title": entry.title} if entry.title else {})}
+        for entry in page.entries:
+            self.state.pending.pop(entry.asset_id, None)
+            if isinstance(entry, Unfetchable):
+                self._unfetchable(entry)
+            elif deduper.check(entry.asset_id, entry.source_url) == Deduper.NEW:
+                summary.rows += 1
+                self.outputs.row(entry)
+            else:
+                summary.repeats += 1
+        summary.skipped += page.skipped
+
+    def _unfetchable(self, entry: Unfetchable) -> None:
+        self.summary.unfetchable += 1
+        self.summary.reasons[entry.reason] += 1
+        self.outputs.unfetchable(entry)
+        if self.shown < MAX_SHOWN:
+            self.progress.write(f"unfetchable: {entry.asset_id}: {entry.reason}")
+            self.shown += 1
+
+    def _save(self, page: Page) -> None:
+        state, summary = self.state, self.summary
+        state.rows, state.unfetchable, state.skipped = summary.rows, summary.unfetchable, summary.skipped
+        state.pages, state.mark, state.reasons = summary.pages, summary.mark, dict(summary.reasons)
+        state.lengths = self.outputs.lengths()
+        state.save(self.state_path)
+        if page.remaining is not None:
+            self.progress.total = summary.listed + page.remaining
+        self.progress.update(summary.listed, f"{summary.unfetchable:,} unfetchable, {summary.pages:,} pages")
 
 
 def sweep_mark(newest_seen: float, began: float) -> float:

@@ -232,3 +232,68 @@ def test_a_state_file_written_before_the_start_was_kept_still_resumes(tmp_path):
     summary = sweep(FakeSource(videos=12), out, mark_path=marks, clock=lambda: 1_700_000_007.0)
     assert summary.done and summary.resumed_at == 5
     assert read_mark(marks, "vimeo") == 1_700_000_007.0  # its start unknown: the resume's is taken
+
+
+class EncodingSource:
+    """A platform listed by creation time only (Mux, Stream): videos `processing` are still encoding, and a
+    delta past the mark never lists them again; `video(id)` is the only way back to them."""
+
+    platform = "mux"
+
+    def __init__(self, processing: set[int], captions_processing: set[int] = frozenset()):
+        self.processing, self.captions_processing = set(processing), set(captions_processing)
+        self.requests = self.throttled = 0
+        self.looked_up: list[str] = []
+
+    def _entry(self, i: int, page: Page) -> None:
+        ref = f"mux://asset{i}"
+        if i in self.processing:
+            page.pending.append(Unfetchable(f"mux/asset{i}", ref, "still processing", f"Video {i}"))
+        elif i in self.captions_processing:
+            page.pending.append(Unfetchable(f"mux/asset{i}", ref, "a caption track still processing"))
+        else:
+            page.entries.append(AssetMessage(f"mux/asset{i}", ref, title=f"Video {i}"))
+
+    def page(self, cursor, since=None, tracks=True):
+        self.requests += 1
+        page = Page()
+        for i in range(6):
+            created = 1_700_000_000 + i
+            if since is None or created >= since:
+                page.saw(created)
+                self._entry(i, page)
+        return page
+
+    def video(self, video_id, tracks=True):
+        self.requests += 1
+        self.looked_up.append(video_id)
+        page = Page()
+        self._entry(int(video_id.removeprefix("asset")), page)
+        return page
+
+
+def test_a_delta_lists_again_every_video_and_caption_the_last_sweep_saw_still_processing(tmp_path):
+    """Sources, item 3: `--since last` never listed again a video still encoding at the previous sweep (or one
+    whose captions were), since Mux and Stream list by creation time and the mark had passed it."""
+    marks, source = tmp_path / "marks.json", EncodingSource(processing={1, 4}, captions_processing={2})
+    first = sweep(source, tmp_path / "all.jsonl", mark_path=marks)
+    assert [d["id"] for d in lines(tmp_path / "all.jsonl")] == ["mux/asset0", "mux/asset3", "mux/asset5"]
+    assert first.pending == 3 and "pending         3 still processing" in "\n".join(first.lines())
+    assert lines(tmp_path / "all.jsonl.unfetchable.jsonl") == []  # not written off: waited for
+
+    source.processing, source.captions_processing = {4}, set()  # 1 and 2 finished, 4 still encoding
+    since = read_mark(marks, "mux") + 1  # past every creation time: the listing finds nothing new
+    delta = sweep(source, tmp_path / "delta.jsonl", mark_path=marks, since=since)
+    assert sorted(source.looked_up) == ["asset1", "asset2", "asset4"]
+    assert [d["id"] for d in lines(tmp_path / "delta.jsonl")] == ["mux/asset1", "mux/asset2"]
+    assert delta.pending == 1 and set(json.loads(marks.read_text())["mux"]["pending"]) == {"mux/asset4"}
+
+
+def test_a_video_processing_for_a_week_is_written_off_with_its_reason(tmp_path):
+    marks, source = tmp_path / "marks.json", EncodingSource(processing={1})
+    sweep(source, tmp_path / "a.jsonl", mark_path=marks, clock=lambda: 1_800_000_000.0)
+    later = 1_800_000_000.0 + 8 * 86_400
+    delta = sweep(source, tmp_path / "b.jsonl", mark_path=marks, since=1_700_000_100, clock=lambda: later)
+    assert delta.pending == 0
+    [written_off] = lines(tmp_path / "b.jsonl.unfetchable.jsonl")
+    assert written_off["id"] == "mux/asset1" and written_off["reason"] == "still processing for 8 days"

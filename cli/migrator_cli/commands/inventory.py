@@ -81,6 +81,7 @@ def list_library(args, output: Path, record_mark: bool = True):
             csv_output=Path(args.csv) if getattr(args, "csv", None) else None,
             state_path=Path(args.state) if args.state else None,
             mark_path=mark_path if record_mark else None,
+            pending_path=mark_path,  # what the last recorded sweep left processing is asked for again
             since=since,
             restart=args.restart,
             limit=getattr(args, "limit", None) if args.command == "inventory" else None,

@@ -137,11 +137,12 @@ def _record_mark(args, listed, loaded) -> None:
     """After `load --from`: the sweep's mark recorded if every row it listed was sent, else left alone."""
     from ..sweep import iso, write_mark
 
-    if listed.next_mark is None:
+    if not listed.done:
         return
     if loaded.complete:
-        write_mark(mark_file(args), args.platform, listed.next_mark, time.time())
-        print(f"mark            {iso(listed.next_mark)}: the next --since last starts here", file=sys.stderr)
+        write_mark(mark_file(args), args.platform, listed.next_mark, time.time(), listed.next_pending)
+        if listed.next_mark is not None:
+            print(f"mark            {iso(listed.next_mark)}: the next --since last starts here", file=sys.stderr)
     else:
         print(
             "mark            not moved: not every row was sent, so the next --since last lists this batch again",

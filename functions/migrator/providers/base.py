@@ -19,6 +19,7 @@ from dataclasses import replace
 from ..create_options import chosen_options
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
 from ..messages import Track
+from ..playback_tokens import SigningKey
 from ..signatures import Scheme, sign, verify
 from ..trackfetch import FetchPolicy
 from ..tracks import TrackOutcome, TrackResult
@@ -37,7 +38,6 @@ from .facts import (
     Video,
     WebhookEvent,
 )
-from ..playback_tokens import SigningKey
 from .fidelity import CreateDefaults, details_of, playback_of
 from .http import Answer, HttpTransport, TransportError
 from .ratelimit import read_rate_headers

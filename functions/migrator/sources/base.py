@@ -121,6 +121,10 @@ class Page:
     remaining: int | None = None
     newest: float | None = None
     skipped: int = 0  # objects that are not videos at all (an S3 listing's other files): not counted
+    # Videos the platform is still processing (the video, or a caption track it has): not written yet, each
+    # with why; the sweep carries them to the next one, which asks for each again (`Source.video`), since a
+    # platform listed by creation time (Mux, Stream) would never list them again past the mark.
+    pending: list[Unfetchable] = field(default_factory=list)
 
     def saw(self, when: float | None) -> None:
         if when is not None and (self.newest is None or when > self.newest):
@@ -219,6 +223,12 @@ class Source(ABC):
     @abstractmethod
     def resolve(self, ref: SourceRef) -> Resolution:
         """A fresh download URL for the video or track `ref` names (see `Resolution`)."""
+
+    def video(self, video_id: str, tracks: bool = True) -> Page:
+        """One video as a page would list it, asked for by id: a one-entry page (its row, or why it is
+        unfetchable), `pending` when it is still processing, empty when it is gone. A source whose pages
+        put videos in `pending` must answer this (the next sweep asks for each)."""
+        raise NotImplementedError(f"{self.platform}: no lookup of one video")
 
     def ref(self, video_id: str, kind: str | None = None, item: str | None = None) -> str:
         return str(SourceRef(self.platform, video_id, kind, item))
