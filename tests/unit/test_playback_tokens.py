@@ -47,7 +47,7 @@ def test_the_key_as_muxs_api_returns_it_base64_encoded_is_read(keypair):
 def test_a_tampered_token_does_not_verify(keypair):
     private, public = keypair
     token = mux_playback_token("pbk123", SigningKey("k", pem(private, serialization.PrivateFormat.PKCS8)), NOW)
-    head, body, signature = token.split(".")
+    head, _claims, signature = token.split(".")
     forged = base64.urlsafe_b64encode(json.dumps({"sub": "other", "aud": "v", "exp": NOW}).encode()).rstrip(b"=")
     with pytest.raises(jwt.InvalidSignatureError):
         jwt.decode(f"{head}.{forged.decode()}.{signature}", public, algorithms=["RS256"], audience="v")
