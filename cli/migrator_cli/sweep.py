@@ -206,9 +206,7 @@ def read_pending(path: Path | None, platform: str) -> dict:
     return {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(v.get("ref"), str)}
 
 
-def write_mark(
-    path: Path, platform: str, mark: float | None, swept_at: float, pending: dict | None = None
-) -> None:
+def write_mark(path: Path, platform: str, mark: float | None, swept_at: float, pending: dict | None = None) -> None:
     """Record a finished sweep of `platform`: its mark (None: it saw nothing new, the last mark stays) and
     the videos it left still processing."""
     try:
