@@ -126,6 +126,8 @@ _KINDS: dict[str, object] = {
     "library_unfetchable_every": "int",
     "library_captions_every": "int",
     "library_stuck_every": "int",
+    "library_processing_done": "bool",
+    "library_captions_processing": "bool",
     "link_ttl_s": "float",
     "prepare_s": "float",
     "media_bytes": "int",
@@ -265,6 +267,11 @@ class SimConfig:
     library_unfetchable_every: int = 0
     library_captions_every: int = 0
     library_stuck_every: int = 0
+    # The platform finishes what it was processing between two sweeps: the videos unfetchable as "processing"
+    # are ready once this is set; with `library_captions_processing`, every captioned video's caption tracks
+    # are still being made (where the platform keeps a status for them), ready once it is unset.
+    library_processing_done: bool = False
+    library_captions_processing: bool = False
     # Seconds a link to a file lives from when it is handed out (0: forever), and a prepared file takes.
     link_ttl_s: float = 0.0
     prepare_s: float = 2.0

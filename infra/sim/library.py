@@ -57,6 +57,7 @@ class Item:
     captions: tuple[tuple[str, str, str], ...]  # (language, kind, name)
     fault: str | None  # the profile's way of being unfetchable (see each profile's FAULTS), or None
     stuck: bool  # a file asked to be prepared never becomes ready
+    captions_processing: bool = False  # its caption tracks are still being made (library_captions_processing)
 
     def media_query(self) -> dict:
         """What a target simulator reads back from a link: the true duration."""
@@ -73,6 +74,9 @@ def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
     fault = None
     if faults and _every(cfg.library_unfetchable_every, i):
         fault = faults[(i // cfg.library_unfetchable_every) % len(faults)]
+    if fault == "processing" and cfg.library_processing_done:  # it finished since the last sweep
+        fault = None
+    captions = CAPTIONS if _every(cfg.library_captions_every, i, offset=2) else ()
     return Item(
         index=i,
         title=ODD_TITLE.format(i=i) if i % 7 == 3 else f"Library video {i:06d}",
@@ -84,9 +88,10 @@ def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
         size=1_000_000 + (i * 7919) % 50_000_000,
         private=_every(cfg.library_private_every, i, offset=1),
         folder=FOLDERS[i % len(FOLDERS)],
-        captions=CAPTIONS if _every(cfg.library_captions_every, i, offset=2) else (),
+        captions=captions,
         fault=fault,
         stuck=_every(cfg.library_stuck_every, i, offset=3),
+        captions_processing=bool(captions) and cfg.library_captions_processing,
     )
 
 
