@@ -7,20 +7,26 @@ process) as the provider and the token in the emulator's Secrets Manager.
 
 from __future__ import annotations
 
-import base64
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
-from tests.conftest import ROOT, unique
+from tests.e2e.stacks import (  # noqa: F401 - re-exported: the modules import them from here
+    PROVIDERS,
+    SOURCE_BUCKET,
+    TOKEN,
+    WEBHOOK_SECRET,
+    Deployed,
+    Stacks,
+    delete,
+    deploy,
+)
 
-TOKEN = "e2e-provider-token"
-WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"e2e-webhook-signing-key!").decode()
-SOURCE_BUCKET = "e2e-source-masters"  # the stack's SourceBucketName: s3:// sources must live here
+# The names the modules have always used.
+deploy_stack, delete_stack = deploy, delete
 
 
 @pytest.fixture(scope="package")
@@ -41,78 +47,51 @@ def generic_account(scheme: str, secret: str):
     return Account("generic", json.dumps({"token": TOKEN}), {"token": TOKEN}, secret, scheme)
 
 
-def deploy_stack(endpoint, aws, sim, outputs_path, acct, **extra):
-    """Deploy template.yaml pointing at `sim` with `acct`'s provider and secrets; returns (name, outputs)."""
-    from infra.toolchain import tool
-
-    secret_name, webhook_secret_name = unique("provider-token"), unique("webhook-secret")
-    aws("secretsmanager").create_secret(Name=secret_name, SecretString=acct.credentials)
-    aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=acct.webhook_secret_json)
-    name = unique("e2e")
-    params = {
-        "Provider": acct.provider,
-        "ProviderBaseUrl": sim.url,
-        "ProviderTokenSecretName": secret_name,
-        "ProviderRateLimit": "50",
-        "MaximumConcurrency": "3",
-        "UploaderTimeout": "60",
-        "MaxAttempts": "3",
-        "WebhookScheme": acct.webhook_scheme,
-        "WebhookSecretName": webhook_secret_name,
-        "SourceBucketName": SOURCE_BUCKET,
-        "AlarmEmail": "migration-ops@example.com",
-        **extra,
-    }
-    command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
-    command += ["--outputs", str(outputs_path)]
-    for key, value in params.items():
-        command += ["--param", f"{key}={value}"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    return name, json.loads(outputs_path.read_text())
+@pytest.fixture(scope="package")
+def stacks(endpoint, aws, tmp_path_factory):
+    """Every stack the package deploys, one per configuration, deleted at the end (see stacks.py)."""
+    made = Stacks(endpoint, aws, tmp_path_factory.mktemp)
+    yield made
+    made.close()
 
 
-def delete_stack(endpoint, name):
-    from infra.toolchain import tool
+@pytest.fixture(scope="package")
+def track_files():
+    """The caption files the tracks' rows name, served for the whole package (the provider stacks'
+    TrackFetchTestOrigins is this server's one exact origin)."""
+    from tests.track_files import SRT, VTT, FileServer, body, declared_huge
 
-    subprocess.run(
-        [tool("sam", "python"), "-m", "infra.stack", "down", "--endpoint", endpoint, "--stack-name", name],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
+    with FileServer() as server:
+        server.route("/en.srt", body(SRT))
+        server.route("/fr.vtt", body(VTT))
+        server.route("/big.vtt", declared_huge(3 * 1024 * 1024))
+        server.route("/page.html", body(b"<!doctype html><html><body>Please sign in</body></html>"))
+        yield server
 
 
-class ProviderStack:
-    """template.yaml deployed with `Provider=<name>` against a simulator speaking that provider's API."""
+@pytest.fixture(scope="package")
+def sources():
+    """One source simulator per platform, with its made-up account, for the whole package (their
+    credentials are in every provider stack's source secret)."""
+    from tests.e2e.sources import Sources
 
-    def __init__(self, name, outputs, sim, acct, outputs_path):
-        self.name, self.outputs, self.sim, self.acct, self.outputs_path = name, outputs, sim, acct, outputs_path
+    running = Sources()
+    yield running
+    running.stop()
 
-    def client(self):
-        """Our own adapter for this provider, pointed at the simulator: a client of its API."""
-        from migrator.providers import build
 
-        return build(self.name, self.sim.url, lambda: self.acct.credentials)
+@pytest.fixture(scope="package")
+def provider_stacks(stacks, sources, track_files):
+    """provider_stacks(name): the shared stack of provider `name`, as the last module left it."""
+    return lambda name: stacks.provider(name, sources, track_files)
 
 
 @contextmanager
-def provider_stack(name, endpoint, aws, tmp_path_factory, **params) -> Iterator[ProviderStack]:
-    """A fresh simulator speaking `name`'s API with a made-up account, and the stack deployed against it
-    with `params` (template parameters), its webhook pointed at the stack; both gone afterwards."""
-    from infra.accounts import account
-    from infra.provider_sim import ProviderSim, SimConfig
-
-    acct = account(name)
-    sim = ProviderSim(SimConfig(port=0, profile=name, rate=0, processing_delay_s=0.3, **acct.sim)).start()
-    outputs_path = tmp_path_factory.mktemp(name) / "outputs.json"
-    try:
-        stack_name, outputs = deploy_stack(endpoint, aws, sim, outputs_path, acct, **params)
-        sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
-        yield ProviderStack(name, outputs, sim, acct, outputs_path)
-        delete_stack(endpoint, stack_name)
-    finally:
-        sim.stop()
+def provider_stack(name, stacks, sources, track_files) -> Iterator[Deployed]:
+    """The shared stack of provider `name`, reset to a clean slate for the module that asks."""
+    deployed = stacks.provider(name, sources, track_files)
+    stacks.reset(deployed)
+    yield deployed
 
 
 @pytest.fixture

@@ -24,40 +24,20 @@ from migrator_cli.select import place
 
 from infra.sim.media import mux_host_flags
 from tests.conftest import unique
-from tests.e2e.conftest import delete_stack, deploy_stack, wait_for_states
+from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
 from tests.nginx_check import nginx_or_none, nginx_test, read_map
 
 pytestmark = pytest.mark.e2e
-PROVIDERS = ("cloudflare", "mux", "apivideo")
 # The pilot of 50 runs where a video costs one webhook (Cloudflare); Mux sends two a video and api.video
 # five, each a Lambda start on the emulator, so there the same steps run at a smaller size.
 SIZES = {"cloudflare": (60, 50), "mux": (16, 10), "apivideo": (16, 10)}
 
 
-class Deployed:
-    def __init__(self, name, stack_name, outputs, sim, acct, outputs_path):
-        self.name, self.stack_name, self.outputs, self.sim = name, stack_name, outputs, sim
-        self.acct, self.outputs_path = acct, outputs_path
-
-
 @pytest.fixture(scope="module", params=PROVIDERS)
-def deployed(request, endpoint, aws, tmp_path_factory):
-    from infra.accounts import account
-    from infra.provider_sim import ProviderSim, SimConfig
-
-    name = request.param
-    acct = account(name)
-    # Unlimited creates and reads: this is about what arrives, not pacing.
-    config = dict(port=0, profile=name, rate=0, read_rate=0, budget_quota=0, processing_delay_s=0.3, **acct.sim)
-    sim = ProviderSim(SimConfig(**config)).start()
-    outputs_path = tmp_path_factory.mktemp(name) / "outputs.json"
-    try:
-        stack_name, outputs = deploy_stack(endpoint, aws, sim, outputs_path, acct, ReconcileScheduleEnabled="false")
-        sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
-        yield Deployed(name, stack_name, outputs, sim, acct, outputs_path)
-        delete_stack(endpoint, stack_name)
-    finally:
-        sim.stop()
+def deployed(request, stacks, sources, track_files):
+    # Unlimited creates and reads (the shared stack's simulator starts so): this is about what arrives, not pacing.
+    with provider_stack(request.param, stacks, sources, track_files) as stack:
+        yield stack
 
 
 @pytest.fixture(scope="module")

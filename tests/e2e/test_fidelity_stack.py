@@ -19,16 +19,9 @@ import pytest
 from migrator.ledger import Ledger
 
 from tests.conftest import unique
-from tests.e2e.conftest import provider_stack, wait_for_states
+from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
 
 pytestmark = pytest.mark.e2e
-PROVIDERS = ("mux", "cloudflare", "apivideo")
-# The stack's provider options (template parameters), one or two per provider.
-STACK_OPTIONS = {
-    "mux": {"MuxVideoQuality": "plus", "MuxStaticRenditions": "highest"},
-    "cloudflare": {"CloudflareAllowedOrigins": "example.com"},
-    "apivideo": {"ApiVideoMp4Support": "false"},
-}
 # A row's own options, over the stack's.
 ROW_OPTIONS = {
     "mux": {"mux": {"video_quality": "premium", "max_resolution_tier": "2160p"}},
@@ -60,10 +53,9 @@ def held(deployed, remote_id: str) -> dict:
 
 
 @pytest.fixture(scope="module", params=PROVIDERS)
-def deployed(request, endpoint, aws, tmp_path_factory):
-    # DefaultPlayback is left at its default; the provider's options are set.
-    params = {"ReconcileScheduleEnabled": "false", **STACK_OPTIONS[request.param]}
-    with provider_stack(request.param, endpoint, aws, tmp_path_factory, **params) as stack:
+def deployed(request, stacks, sources, track_files):
+    # DefaultPlayback is left at its default; the provider's options are set (stacks.PROVIDER_OPTIONS).
+    with provider_stack(request.param, stacks, sources, track_files) as stack:
         yield stack
 
 

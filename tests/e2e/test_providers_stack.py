@@ -25,18 +25,15 @@ from migrator.providers import AssetRef
 from migrator.signatures import Scheme, sign
 
 from tests.conftest import unique
-from tests.e2e.conftest import provider_stack, wait_for_states
+from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
 from tests.e2e.test_uploader_stack import asset, send_all
 
 pytestmark = pytest.mark.e2e
-PROVIDERS = ("mux", "cloudflare", "apivideo")
 
 
 @pytest.fixture(scope="module", params=PROVIDERS)
-def deployed(request, endpoint, aws, tmp_path_factory):
-    with provider_stack(
-        request.param, endpoint, aws, tmp_path_factory, PollAfterSeconds="60", ReconcileScheduleEnabled="false"
-    ) as stack:
+def deployed(request, stacks, sources, track_files):
+    with provider_stack(request.param, stacks, sources, track_files) as stack:
         yield stack
 
 

@@ -29,18 +29,10 @@ from infra.sim import vimeo as sim_vimeo
 from infra.sim import wistia as sim_wistia
 from infra.sim.library import item
 from tests.conftest import unique
-from tests.e2e.conftest import SOURCE_BUCKET, delete_stack, deploy_stack, wait_for_states
+from tests.e2e.conftest import SOURCE_BUCKET, provider_stack, wait_for_states
+from tests.e2e.stacks import SOURCE_PREPARE_TIMEOUT_S as PREPARE_TIMEOUT_S
 
 pytestmark = pytest.mark.e2e
-PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo")
-PREPARE_TIMEOUT_S = 30
-LIBRARY = {
-    "library_size": 20,
-    "library_unfetchable_every": 5,
-    "library_private_every": 4,
-    "library_captions_every": 3,
-    "prepare_s": 4.0,
-}
 INDEX_OF = {
     "vimeo": sim_vimeo.index_of,
     "wistia": sim_wistia.index_of,
@@ -61,35 +53,12 @@ FAULTS = {
 DONE = {"ready", "rejected", "failed"}
 
 
-class Sources:
-    """One source simulator per platform, with its made-up account, for the whole module."""
-
-    def __init__(self):
-        from infra.accounts import source_account
-        from infra.provider_sim import ProviderSim, SimConfig
-
-        self.sims, self.credentials = {}, {}
-        for platform in PLATFORMS:
-            creds, sim_config = source_account(platform)
-            config = SimConfig(port=0, profile=platform, rate=0, read_rate=0, budget_quota=0, **sim_config, **LIBRARY)
-            self.sims[platform] = ProviderSim(config).start()
-            self.credentials[platform] = creds
-
-    def base(self, platform: str) -> str:
-        return self.sims[platform].url + ("/modern" if platform == "wistia" else "")
-
-    def base_urls(self) -> str:
-        return ",".join(f"{p}={self.base(p)}" for p in PLATFORMS)
-
-    def stop(self):
-        for sim in self.sims.values():
-            sim.stop()
-
-
 class Target:
-    def __init__(self, name, sim, acct, outputs, outputs_path, stack_name):
-        self.name, self.sim, self.acct, self.outputs = name, sim, acct, outputs
-        self.outputs_path, self.stack_name = outputs_path, stack_name
+    """A provider stack as the source pairs use it: the deployed stack, and the titles its simulator holds."""
+
+    def __init__(self, deployed):
+        self.name, self.sim, self.acct, self.outputs = deployed.name, deployed.sim, deployed.acct, deployed.outputs
+        self.outputs_path, self.stack_name = deployed.outputs_path, deployed.stack_name
 
     def title_of(self, remote_id: str) -> str:
         """The title the target stored for one of its videos, read through its own API."""
@@ -111,45 +80,22 @@ class Target:
 
 
 @pytest.fixture(scope="module")
-def sources():
-    running = Sources()
-    yield running
-    running.stop()
-
-
-@pytest.fixture(scope="module")
-def targets(endpoint, aws, sources, tmp_path_factory):
-    """target(name): template.yaml deployed with Provider=name and every source's credentials (made once)."""
-    from infra.accounts import account, source_secret
-    from infra.provider_sim import ProviderSim, SimConfig
-
+def targets(stacks, sources, track_files):
+    """target(name): the shared stack of provider `name` (every source's credentials in its secret), reset the
+    first time this module asks for it, its simulator fetching what it is handed (check_source)."""
     made: dict[str, Target] = {}
-    secret_name = unique("source-credentials")
-    aws("secretsmanager").create_secret(Name=secret_name, SecretString=source_secret(sources.credentials))
+    sources.reset()
 
     def target(name: str) -> Target:
         if name not in made:
-            acct = account(name)
-            quiet = {"rate": 0, "read_rate": 0, "budget_quota": 0, "processing_delay_s": 0.3}
-            sim = ProviderSim(SimConfig(port=0, profile=name, check_source=True, **quiet, **acct.sim)).start()
-            path = tmp_path_factory.mktemp(name) / "outputs.json"
-            params = {
-                "SourceTokenSecretName": secret_name,
-                "SourceBaseUrls": sources.base_urls(),
-                "SourcePrepareTimeoutSeconds": str(PREPARE_TIMEOUT_S),
-                "ReconcileScheduleEnabled": "false",
-                "PollAfterSeconds": "60",
-                "MaximumConcurrency": "5",
-            }
-            stack_name, outputs = deploy_stack(endpoint, aws, sim, path, acct, **params)
-            sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
-            made[name] = Target(name, sim, acct, outputs, path, stack_name)
+            with provider_stack(name, stacks, sources, track_files) as deployed:
+                deployed.sim.patch_config({"check_source": True})
+                made[name] = Target(deployed)
         return made[name]
 
     yield target
-    for deployed in made.values():
-        delete_stack(endpoint, deployed.stack_name)
-        deployed.sim.stop()
+    for target_stack in made.values():
+        target_stack.sim.patch_config({"check_source": False})
 
 
 @pytest.fixture
@@ -284,13 +230,14 @@ def test_an_s3_prefix_moves_to_mux(targets, migrate, aws, sources):
 def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_the_inventory_expire(
     sources, targets, migrate, aws, endpoint, tmp_path, capsys
 ):
-    """60-second links and a drain of minutes: the same library, half loaded as references (the link made at
-    the create), half with the links the inventory could have written instead (made at the inventory), the
-    two interleaved so that both kinds are created all through the drain."""
-    ttl_s = 60
+    """Links that live 20 s and a drain of a minute (the clocks of a real run, days and weeks, shrunk alike): the
+    same library, half loaded as references (the link made at the create), half with the links the inventory
+    could have written instead (made at the inventory), the two interleaved so that both kinds are created all
+    through the drain."""
+    ttl_s = 20
     vimeo, target = sources.sims["vimeo"], targets("mux")
     vimeo.patch_config({"library_size": 80, "library_unfetchable_every": 0, "link_ttl_s": ttl_s})
-    target.sim.patch_config({"rate": 0.4, "burst": 1})  # 60 creates at 0.4/s: two and a half minutes
+    target.sim.patch_config({"rate": 1.0, "burst": 1})  # 60 creates at 1/s: three times the links' lifetime
     source = build("vimeo", lambda: sources.credentials["vimeo"], sources.base("vimeo"))
     rows, by_reference, minted, minted_at = [], [], [], time.time()
     for index in range(20, 80):
@@ -308,7 +255,7 @@ def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_t
     try:
         assert main(["load", str(inventory), "--outputs", str(target.outputs_path), "--endpoint", endpoint]) == 0
         capsys.readouterr()
-        items = migrate.settle(target, [row["id"] for row in rows], 600)
+        items = migrate.settle(target, [row["id"] for row in rows], 300)
     finally:
         target.sim.patch_config({"rate": 0, "burst": 20})
     created = {r["ref"]: r["t"] for r in target.sim.requests_log() if r["status"] == 201}

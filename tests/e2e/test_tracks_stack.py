@@ -23,66 +23,23 @@ import pytest
 from migrator.captions import read_caption
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, Track, track_key
-from migrator.providers import AssetRef, build
+from migrator.providers import AssetRef
 from migrator.providers.facts import TrackUpload
-from migrator.trackfetch import FetchPolicy
 from migrator.tracks import initial_states
 
 from tests.conftest import unique
-from tests.e2e.conftest import delete_stack, deploy_stack, wait_for_states
+from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
 from tests.e2e.test_uploader_stack import send_all
-from tests.track_files import SRT, VTT, FileServer, body, declared_huge
+from tests.track_files import SRT
 
 pytestmark = pytest.mark.e2e
-PROVIDERS = ("mux", "cloudflare", "apivideo")
-
-
-class Deployed:
-    def __init__(self, name, outputs, sim, acct, outputs_path, files):
-        self.name, self.outputs, self.sim, self.acct = name, outputs, sim, acct
-        self.outputs_path, self.files = outputs_path, files
-
-    def client(self):
-        policy = FetchPolicy(test_origins=frozenset({self.files.origin}))
-        return build(self.name, self.sim.url, lambda: self.acct.credentials, track_policy=policy)
-
-
-@pytest.fixture(scope="module")
-def files():
-    with FileServer() as server:
-        server.route("/en.srt", body(SRT))
-        server.route("/fr.vtt", body(VTT))
-        server.route("/big.vtt", declared_huge(3 * 1024 * 1024))
-        server.route("/page.html", body(b"<!doctype html><html><body>Please sign in</body></html>"))
-        yield server
 
 
 @pytest.fixture(scope="module", params=PROVIDERS)
-def deployed(request, endpoint, aws, tmp_path_factory, files):
-    from infra.accounts import account
-    from infra.provider_sim import ProviderSim, SimConfig
-
-    name = request.param
-    acct = account(name)
-    sim = ProviderSim(SimConfig(port=0, profile=name, rate=0, processing_delay_s=0.3, **acct.sim)).start()
-    outputs_path = tmp_path_factory.mktemp(name) / "outputs.json"
-    try:
-        stack_name, outputs = deploy_stack(
-            endpoint,
-            aws,
-            sim,
-            outputs_path,
-            acct,
-            PollAfterSeconds="60",
-            ReconcileScheduleEnabled="false",
-            TrackFetchTestOrigins=files.origin,
-            MaxTrackAttempts="2",
-        )
-        sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
-        yield Deployed(name, outputs, sim, acct, outputs_path, files)
-        delete_stack(endpoint, stack_name)
-    finally:
-        sim.stop()
+def deployed(request, stacks, sources, track_files):
+    """The shared stack of each provider; its TrackFetchTestOrigins is the package's caption file server."""
+    with provider_stack(request.param, stacks, sources, track_files) as stack:
+        yield stack
 
 
 @pytest.fixture

@@ -1,0 +1,44 @@
+"""The source platforms' simulators the e2e package migrates from: one per platform, each with its library."""
+
+from __future__ import annotations
+
+PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo")
+LIBRARY = {
+    "library_size": 20,
+    "library_unfetchable_every": 5,
+    "library_private_every": 4,
+    "library_captions_every": 3,
+    "prepare_s": 4.0,
+}
+
+
+class Sources:
+    """One source simulator per platform, with its made-up account."""
+
+    def __init__(self):
+        from infra.accounts import source_account
+        from infra.provider_sim import ProviderSim, SimConfig
+
+        self.sims, self.credentials = {}, {}
+        for platform in PLATFORMS:
+            creds, sim_config = source_account(platform)
+            config = SimConfig(port=0, profile=platform, rate=0, read_rate=0, budget_quota=0, **sim_config, **LIBRARY)
+            self.sims[platform] = ProviderSim(config).start()
+            self.credentials[platform] = creds
+        self.baselines = {platform: sim.config_dict() for platform, sim in self.sims.items()}
+
+    def base(self, platform: str) -> str:
+        return self.sims[platform].url + ("/modern" if platform == "wistia" else "")
+
+    def base_urls(self) -> str:
+        return ",".join(f"{p}={self.base(p)}" for p in PLATFORMS)
+
+    def reset(self) -> None:
+        """Each library as it began (a test that changed one, e.g. its links' lifetime, leaves no trace)."""
+        for platform, sim in self.sims.items():
+            sim.reset()
+            sim.patch_config(self.baselines[platform])
+
+    def stop(self):
+        for sim in self.sims.values():
+            sim.stop()
