@@ -411,6 +411,8 @@ def sweep(
     summary.pages, summary.mark, summary.reasons = state.pages, state.mark, Counter(state.reasons)
     outputs = Outputs(output, unfetchable_output, csv_output, state.lengths, fresh=not resumable)
     lister = _Lister(source, state, summary, outputs, Progress(out, None, f"listing {source.platform}"), state_path)
+    if hasattr(source, "notice"):  # what the source waits for (a rate limit's lock-out) is said beside the bar
+        source.notice = lister.progress.write
     started = clock()
     try:
         with Deduper() as deduper:

@@ -162,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     knob(source, "library_unfetchable_every", "every Nth video unfetchable in one of the profile's ways (0: none)")
     knob(source, "library_captions_every", "every Nth video with two caption tracks (0: none)")
     knob(source, "library_stuck_every", "every Nth video's prepared file never becomes ready (0: none)")
+    knob(source, "library_team_every", "every Nth video uploaded by another team member (Vimeo: not in /me/videos)")
     knob(source, "library_processing_done", "the videos still processing have finished (between two sweeps)")
     knob(source, "library_captions_processing", "every captioned video's caption tracks are still being made")
     knob(source, "link_ttl_s", "seconds a link to a file lives (0: forever)")

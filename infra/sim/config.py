@@ -45,9 +45,12 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     "cloudflare": {"budget_quota": 1200, "budget_window_s": 300.0, "budget_block_s": 300.0, "max_in_flight": 120},
     "apivideo": {},
     # Sources only. Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s
-    # in bursts of 20 is our choice. Wistia: "a rate limit of 600 requests per minute"
-    # (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
-    "vimeo": {"read_rate": 10.0, "read_burst": 20},
+    # in bursts of 20 is our choice. Its limit is "the maximum number of requests that can be made per minute",
+    # and past it a user is "temporarily prevented from making requests for up to a minute"
+    # (https://help.vimeo.com/hc/en-us/articles/12427783954065-Rate-limits): a budget per 60 s window and a 60 s
+    # block, off until a budget_quota (the plan's number, unpublished) is given. Wistia: "a rate limit of 600
+    # requests per minute" (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
+    "vimeo": {"read_rate": 10.0, "read_burst": 20, "budget_window_s": 60.0, "budget_block_s": 60.0},
     "wistia": {"read_rate": 10.0, "read_burst": 20},
 }
 
@@ -126,6 +129,7 @@ _KINDS: dict[str, object] = {
     "library_unfetchable_every": "int",
     "library_captions_every": "int",
     "library_stuck_every": "int",
+    "library_team_every": "int",
     "library_processing_done": "bool",
     "library_captions_processing": "bool",
     "link_ttl_s": "float",
@@ -159,6 +163,7 @@ _NON_NEGATIVE = {
     "library_unfetchable_every",
     "library_captions_every",
     "library_stuck_every",
+    "library_team_every",
     "link_ttl_s",
     "prepare_s",
 }
@@ -267,6 +272,9 @@ class SimConfig:
     library_unfetchable_every: int = 0
     library_captions_every: int = 0
     library_stuck_every: int = 0
+    # Every Nth video uploaded by another member of the token's team, held in the team's library: a platform
+    # that lists the token's own uploads apart (Vimeo's /me/videos) lists it only in the team's (0 = none).
+    library_team_every: int = 0
     # The platform finishes what it was processing between two sweeps: the videos unfetchable as "processing"
     # are ready once this is set; with `library_captions_processing`, every captioned video's caption tracks
     # are still being made (where the platform keeps a status for them), ready once it is unset.

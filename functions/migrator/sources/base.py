@@ -17,6 +17,7 @@ sleeping. Credentials are read per request and never appear in an error or a log
 
 from __future__ import annotations
 
+import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -40,6 +41,9 @@ LISTING_MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_TRIES = 8
 MAX_WAIT_S = 300.0
 DEFAULT_THROTTLE_S = 5.0
+# A platform that locks a client out after its limit is passed without saying for how long (`lockout_s`):
+# a patient listing waits this many lock-outs' worth in all before it gives up.
+LOCKOUT_PATIENCE = 5
 
 
 # --- references ----------------------------------------------------------------------------------
@@ -214,6 +218,8 @@ class Source(ABC):
     def __init__(self) -> None:
         self.requests = 0  # every request sent, retries included (requests per row, for the bench)
         self.throttled = 0  # 429s (or quota pauses) met and waited out
+        # Where a listing says what it is waiting for (the sweep's progress sets it); None: nowhere.
+        self.notice: Callable[[str], None] | None = None
 
     @abstractmethod
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
@@ -245,6 +251,11 @@ class HttpSource(Source):
     default_base_url: ClassVar[str] = ""
     # The window an X-RateLimit-Limit counts over, where the headers do not say.
     rate_window_s: ClassVar[float] = 1.0
+    # Opt-in, per platform: how long the platform documents it locks a client out once its limit is passed, for
+    # a 429 that says nothing of when to come back (Vimeo: "up to a minute"). Such a 429 is then waited out with
+    # a jittered backoff (DEFAULT_THROTTLE_S doubling up to this) for LOCKOUT_PATIENCE lock-outs in all (patient),
+    # or answered THROTTLED for this long (the uploader). None: DEFAULT_THROTTLE_S, MAX_TRIES times.
+    lockout_s: ClassVar[float | None] = None
 
     def __init__(
         self,
@@ -304,6 +315,7 @@ class HttpSource(Source):
         """One answer that is not a pacing or a server failure: a 2xx, or a 4xx for the caller to read.
         A 429 (or a 503 that says when to come back), a 5xx or no answer is tried again (patient) or raised."""
         tries = 0
+        lockout = Lockout(self.lockout_s) if self.lockout_s else None
         while True:
             self._wait_turn()
             self.requests += 1
@@ -319,6 +331,10 @@ class HttpSource(Source):
             self._note(signal)
             if answer.status == 429 or (answer.status == 503 and signal.retry_after is not None):
                 wait = signal.retry_after if signal.retry_after is not None else signal.reset_after
+                if wait is None and lockout is not None:  # locked out, for a time the platform does not say
+                    if self._wait_lockout(lockout):
+                        continue
+                    raise SourceThrottled(f"{self.platform}: HTTP 429 (rate limited, locked out)", lockout.lockout_s)
                 wait = DEFAULT_THROTTLE_S if wait is None else max(0.0, wait)
                 tries += 1
                 if self.patient and tries < MAX_TRIES:
@@ -337,6 +353,21 @@ class HttpSource(Source):
                     f"{self.platform} refused the credentials: HTTP {answer.status}: {excerpt(answer.text, 160)}"
                 )
             return answer
+
+    def _wait_lockout(self, lockout: Lockout) -> bool:
+        """Patient mode: wait out one 429 of a lock-out (saying so through `notice`); False: give up."""
+        pause = lockout.next_pause() if self.patient else None
+        if pause is None:
+            return False
+        self.throttled += 1
+        if self.notice is not None:
+            self.notice(
+                f"waiting on {self.platform}'s rate limit: HTTP 429 with no retry time (a lock-out of up to"
+                f" {lockout.lockout_s:.0f} s); trying again in {pause:.0f} s ({lockout.waited - pause:.0f} s waited"
+                f" so far, giving up after {lockout.patience_s:.0f} s)"
+            )
+        self.sleep(pause)
+        return True
 
     def _wait_turn(self) -> None:
         """Patient mode: keep to the documented rate, and wait out a quota the headers said is spent."""
@@ -395,6 +426,32 @@ class HttpSource(Source):
     def failure(self, answer: Answer, what: str) -> SourceError:
         """A 4xx the caller did not expect, as the error that stops a listing."""
         return SourceError(f"{self.platform}: {what} answered HTTP {answer.status}: {excerpt(answer.text, 200)}")
+
+
+@dataclass
+class Lockout:
+    """The backoff through one lock-out: DEFAULT_THROTTLE_S, doubling up to the lock-out's length, each wait
+    jittered by a fifth either way (so clients locked out together do not come back together), until
+    LOCKOUT_PATIENCE lock-outs' worth has been waited."""
+
+    lockout_s: float
+    waited: float = 0.0
+    waits: int = 0
+
+    @property
+    def patience_s(self) -> float:
+        return LOCKOUT_PATIENCE * self.lockout_s
+
+    def next_pause(self) -> float | None:
+        """The next wait in seconds, or None once the patience is spent."""
+        left = self.patience_s - self.waited
+        if left <= 0:
+            return None
+        base = min(self.lockout_s, DEFAULT_THROTTLE_S * 2.0**self.waits)
+        pause = min(left, base * random.uniform(0.8, 1.2))  # jitter, not a secret: random is enough
+        self.waits += 1
+        self.waited += pause
+        return pause
 
 
 def gone(platform: str) -> str:
