@@ -1,12 +1,19 @@
 """The "vimeo" profile: Vimeo's API as a source of videos (developer.vimeo.com/api/reference, vimeo.json 3.4).
 
-Bearer personal access token; GET /me/videos (page, per_page <= 100, sort, direction) -> a
-collection {total, page, per_page, paging {next, previous, first, last}, data}; GET
-/videos/{id}; GET /videos/{id}/texttracks[/{track}]. A video carries `download[]` (quality
-"source" is the original) only when the account has file access; its links expire
+Bearer personal access token; GET /me/videos and GET /users/{user_id}/videos (page, per_page <= 100,
+sort, direction) -> a collection {total, page, per_page, paging {next, previous, first, last},
+data}; GET /videos/{id}; GET /videos/{id}/texttracks[/{track}]. A video carries `download[]`
+(quality "source" is the original) only when the account has file access; its links expire
 (link_ttl_s, 24 h on Vimeo) and point at this simulator's /_media. Errors are Vimeo's
 {"error", "developer_message", "error_code"}; rate headers X-RateLimit-Limit/-Remaining and
 -Reset as an ISO 8601 time. Vimeo is no target here: creates are not routed.
+
+What each behaviour rests on, beside the code that models it:
+- the lock-out past the per-minute limit (`throttle_hint`, budget knobs in config.PROFILE_LIMITS);
+- every `privacy.view` value (`view_of`), text tracks that are not active (`_tracks`);
+- page-number paging that shifts when a video is deleted mid-sweep (`_list`, LibraryState.deleted);
+- the token's own uploads (/me/videos) apart from its team's library (/users/{team}/videos, `in_view`);
+- a video still transcoding, then done (library_processing_done, in library.item).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import math
 import time
 import urllib.parse
 import zlib
+from collections.abc import Callable
 
 from .bucket import RateState
 from .config import SimConfig
@@ -22,6 +30,12 @@ from .library import Item, Shelf
 from .profile import KIND_STATUS, Call, ParamError, Profile, Reply, int_param, iso_offset, same
 
 ID_BASE = 700_000_000
+# The token's own user (what /me is) and the team account it is a member of. Help centre, "Managing team
+# members on your account" (help.vimeo.com/hc/en-us/articles/224818687): team members upload "to your account",
+# the team owner's; "Get all the videos that the user has uploaded" is GET /users/{user_id}/videos, and
+# /me/videos the same for the authenticated user (API reference, Videos: get_videos).
+USER_ID = "1"
+TEAM_ID = "2"
 # Unfetchable in turn: a plan or token without file access (no download field), a video still
 # transcoding, one whose transcode failed.
 FAULTS = ("no_files", "processing", "failed")
@@ -48,6 +62,15 @@ SORTS = (
     "modified_time",
     "plays",
 )
+# privacy.view (vimeo.json 3.4, Video.privacy.view): anybody "Anyone can view the video", contacts "Only contacts",
+# disable "Hide from vimeo", nobody "No one besides the owner", password "Anyone with the video's password",
+# unlisted "Not searchable from vimeo.com", users "Only people with a Vimeo account". A private library video
+# shows the non-public ones in turn; every tenth public one is unlisted ("anyone who has the video's unique URL":
+# help centre, "Video privacy settings", help.vimeo.com/hc/articles/12426199699985).
+PRIVATE_VIEWS = ("nobody", "password", "contacts", "users", "disable")
+# A captioned video also keeps an older English caption file its owner deactivated: TextTrack.active, "Whether
+# this text track is active" (vimeo.json 3.4); the file is still listed, with its link.
+INACTIVE_TRACK = ("en", "captions", "English")
 
 
 def video_id(video: Item) -> str:
@@ -58,11 +81,35 @@ def index_of(vid: str) -> int:
     return int(vid) - ID_BASE if vid.isdigit() else -1
 
 
+def view_of(cfg: SimConfig, video: Item) -> str:
+    """The video's privacy.view."""
+    if video.private:
+        return PRIVATE_VIEWS[(video.index // max(1, cfg.library_private_every)) % len(PRIVATE_VIEWS)]
+    return "unlisted" if video.index % 10 == 7 else "anybody"
+
+
+def by_teammate(cfg: SimConfig, index: int) -> bool:
+    """Whether video `index` was uploaded by another member of the team (library_team_every)."""
+    n = cfg.library_team_every
+    return n > 0 and index % n == n // 2
+
+
+def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | None:
+    """Which videos a listing shows: /me/videos (and the token's own /users/{id}) only what the token's user
+    uploaded; the team's /users/{team}/videos all of the team's library. None: every video; False: no such user."""
+    if user == TEAM_ID or cfg.library_team_every <= 0:
+        return None if user in (None, USER_ID, TEAM_ID) else False
+    if user in (None, USER_ID):
+        return lambda index: not by_teammate(cfg, index)
+    return False
+
+
 class Vimeo(Profile):
     name = "vimeo"
     faults = FAULTS
     routes = (
         ("/me/videos", {"GET": "list"}),
+        ("/users/{user}/videos", {"GET": "list"}),
         ("/videos/{id}", {"GET": "get"}),
         ("/videos/{id}/texttracks", {"GET": "src_tracks"}),
         ("/videos/{id}/texttracks/{track}", {"GET": "src_track"}),
@@ -88,8 +135,11 @@ class Vimeo(Profile):
     def render(self, shelf: Shelf, video: Item) -> dict:
         vid = video_id(video)
         fault = video.fault
+        # A video still transcoding (status transcoding, transcode.status in_progress) has no download yet; with
+        # library_processing_done it has finished (library.item), as a later sweep finds it.
         status = {"processing": "transcoding", "failed": "transcoding_error"}.get(fault or "", "available")
         transcode = {"processing": "in_progress", "failed": "error"}.get(fault or "", "complete")
+        view = view_of(shelf.cfg, video)
         out = {
             "uri": f"/videos/{vid}",
             "name": video.title,
@@ -103,15 +153,17 @@ class Vimeo(Profile):
             "modified_time": iso_offset(video.modified),
             "release_time": iso_offset(video.created),
             "privacy": {
-                "view": "nobody" if video.private else "anybody",
-                "embed": "public",
+                "view": view,
+                # Hidden from vimeo.com, it plays where it is embedded: here only on the owner's chosen domains.
+                "embed": "whitelist" if view == "disable" else "public",
                 "download": False,
                 "add": True,
                 "comments": "anybody",
             },
             "tags": [{"uri": f"/tags/{t}", "name": t, "tag": t, "canonical": t} for t in video.tags],
             "parent_folder": {
-                "uri": f"/users/1/projects/{zlib.crc32(video.folder.encode()) % 1000}",
+                "uri": f"/users/{TEAM_ID if by_teammate(shelf.cfg, video.index) else USER_ID}/projects/"
+                f"{zlib.crc32(video.folder.encode()) % 1000}",
                 "name": video.folder,
             },
             "status": status,
@@ -122,53 +174,63 @@ class Vimeo(Profile):
                     "texttracks": {
                         "uri": f"/videos/{vid}/texttracks",
                         "options": ["GET", "POST"],
-                        "total": len(video.captions),
+                        "total": len(self._tracks(shelf, video)),
                     }
                 }
             },
             "is_playable": fault is None,
         }
         if fault != "no_files" and fault != "processing":
-            expires = shelf.expiry()
-            common = {"created_time": iso_offset(video.created), "fps": 30, "md5": "0" * 32}
-            out["download"] = [
-                {
-                    "quality": "source",
-                    "rendition": "source",
-                    "type": "source",
-                    "width": 1920,
-                    "height": 1080,
-                    "expires": iso_offset(expires) if expires else None,
-                    "link": shelf.url(video, "source.mp4"),
-                    "size": video.size,
-                    "public_name": "Original",
-                    "size_short": f"{video.size / 1e6:.1f}MB",
-                    **common,
-                },
-                {
-                    "quality": "hd",
-                    "rendition": "720p",
-                    "type": "video/mp4",
-                    "width": 1280,
-                    "height": 720,
-                    "expires": iso_offset(expires) if expires else None,
-                    "link": shelf.url(video, "720p.mp4"),
-                    "size": video.size // 3,
-                    "public_name": "HD 720p",
-                    "size_short": f"{video.size / 3e6:.1f}MB",
-                    **common,
-                },
-            ]
+            out["download"] = self._downloads(shelf, video)
         return out
 
-    def _track(self, shelf: Shelf, video: Item, n: int) -> dict:
-        language, kind, name = video.captions[n]
+    def _downloads(self, shelf: Shelf, video: Item) -> list[dict]:
+        expires = shelf.expiry()
+        common = {"created_time": iso_offset(video.created), "fps": 30, "md5": "0" * 32}
+        common["expires"] = iso_offset(expires) if expires else None
+        return [
+            {
+                "quality": "source",
+                "rendition": "source",
+                "type": "source",
+                "width": 1920,
+                "height": 1080,
+                "link": shelf.url(video, "source.mp4"),
+                "size": video.size,
+                "public_name": "Original",
+                "size_short": f"{video.size / 1e6:.1f}MB",
+                **common,
+            },
+            {
+                "quality": "hd",
+                "rendition": "720p",
+                "type": "video/mp4",
+                "width": 1280,
+                "height": 720,
+                "link": shelf.url(video, "720p.mp4"),
+                "size": video.size // 3,
+                "public_name": "HD 720p",
+                "size_short": f"{video.size / 3e6:.1f}MB",
+                **common,
+            },
+        ]
+
+    def _tracks(self, shelf: Shelf, video: Item) -> list[dict]:
+        """The video's text tracks: its captions, active, then (where it has any) the inactive older file.
+        Vimeo keeps no status for a text track (TextTrack has none in vimeo.json 3.4), so
+        library_captions_processing has nothing to show here."""
+        found = [self._track(shelf, video, n, *caption, True) for n, caption in enumerate(video.captions)]
+        if video.captions:
+            found.append(self._track(shelf, video, len(found), *INACTIVE_TRACK, False))
+        return found
+
+    def _track(self, shelf: Shelf, video: Item, n: int, language: str, kind: str, name: str, active: bool) -> dict:
         vid = video_id(video)
         expires = shelf.expiry()
-        link = shelf.url(video, f"texttrack-{language}.vtt")
+        link = shelf.url(video, f"texttrack-{language}.vtt" if active else f"texttrack-draft-{language}.vtt")
         return {
             "uri": f"/videos/{vid}/texttracks/{n + 1}",
-            "active": True,
+            "active": active,
             "type": kind,
             "language": language,
             "display_language": name,
@@ -188,7 +250,7 @@ class Vimeo(Profile):
             return self.error("not_found")
         if op == "get":
             return Reply(200, self.render(shelf, video))
-        tracks = [self._track(shelf, video, n) for n in range(len(video.captions))]
+        tracks = self._tracks(shelf, video)
         if op == "src_tracks":
             return Reply(200, {"total": len(tracks), "page": 1, "per_page": 25, "paging": {}, "data": tracks})
         found = [t for t in tracks if t["uri"].rsplit("/", 1)[1] == call.params.get("track")]
@@ -205,14 +267,25 @@ class Vimeo(Profile):
         direction = query.get("direction", ["asc" if sort == "alphabetical" else "desc"])[0]
         if sort not in SORTS or direction not in ("asc", "desc"):
             return self.error("invalid", "sort or direction is not one of the allowed values")
-        # Times grow with the index, so date and modified_time order alike; other sorts fall back to date.
+        user = call.params.get("user")
+        keep = in_view(shelf.cfg, user)
+        if keep is False:
+            return self.error("not_found", "The requested user couldn't be found.")
+        # Times grow with the index, so date and modified_time order alike; other sorts fall back to date. Pages
+        # are counted in the library as it stands at each request: a video deleted since the last page moves every
+        # later one a place back (LibraryState.deleted), as page-number paging over a live list does.
         newest_first = direction == "desc"
-        videos, total = shelf.videos((page - 1) * per_page, per_page, newest_first)
+        start = (page - 1) * per_page
+        if keep is None:
+            videos, total = shelf.videos(start, per_page, newest_first)
+        else:
+            videos, total = _kept(shelf, keep, start, per_page, newest_first)
         last = max(1, math.ceil(total / per_page))
         kept = [(k, v) for k, vs in query.items() for v in vs if k not in ("page", "per_page")]
+        path = "/me/videos" if user is None else f"/users/{user}/videos"
 
         def link(n: int) -> str:
-            return "/me/videos?" + urllib.parse.urlencode([*kept, ("page", n), ("per_page", per_page)])
+            return f"{path}?" + urllib.parse.urlencode([*kept, ("page", n), ("per_page", per_page)])
 
         paging = {
             "next": link(page + 1) if page < last else None,
@@ -235,6 +308,21 @@ class Vimeo(Profile):
         }
 
     def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        if state.kind == "budget":
+            # Past the per-minute limit a user "is returned a 429 error and temporarily prevented from making
+            # requests for up to a minute" (help centre, "Rate limits", help.vimeo.com/hc/en-us/articles/
+            # 12427783954065): the 429 says nothing of when the lock-out ends, no Retry-After and no reset.
+            return {}, None
         # Vimeo's 429 says when through X-RateLimit-Reset, sent on every answer (with rate_headers on, or here).
         reset = time.time() + max(1, math.ceil(wait_s))
         return {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": iso_offset(reset)}, float(max(1, math.ceil(wait_s)))
+
+
+def _kept(
+    shelf: Shelf, keep: Callable[[int], bool], start: int, count: int, newest_first: bool
+) -> tuple[list[Item], int]:
+    """Shelf.videos over only the videos `keep` admits: walked, since only a test's team library filters."""
+    order = range(shelf.size - 1, -1, -1) if newest_first else range(shelf.size)
+    shown = [i for i in order if keep(i) and shelf.state.present(i)]
+    found = [shelf.video(i) for i in shown[max(0, start) : max(0, start) + count]]
+    return [v for v in found if v is not None], len(shown)

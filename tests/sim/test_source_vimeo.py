@@ -71,14 +71,20 @@ def test_the_library_is_listed_whole_each_video_once_with_what_it_is(library):
     assert all("://" in e.source_url and not e.source_url.startswith("http") for e in entries)  # no link in a row
 
 
-def test_what_can_never_be_fetched_is_named_with_its_reason(library):
+def test_what_can_never_be_fetched_is_named_with_its_reason_and_what_is_still_transcoding_is_held(library):
     _sim, source = library(library_unfetchable_every=10)
-    entries, _ = list_all(source)
+    entries, pending = [], []
+    cursor = None
+    while True:
+        page = source.page(cursor)
+        entries, pending, cursor = entries + page.entries, pending + page.pending, page.cursor
+        if cursor is None:
+            break
     unfetchable = [e for e in entries if isinstance(e, Unfetchable)]
-    assert len(unfetchable) == 25
+    assert len(unfetchable) == 17 and len(pending) == 8  # 25 faults, the 8 still transcoding held for later
     reasons = {e.reason for e in unfetchable}
-    assert reasons == {NO_FILES, STILL_PROCESSING, "failed at the source (Vimeo status transcoding_error)"}
-    assert all(e.title for e in unfetchable)
+    assert reasons == {NO_FILES, "failed at the source (Vimeo status transcoding_error)"}
+    assert {e.reason for e in pending} == {STILL_PROCESSING} and all(e.title for e in unfetchable + pending)
 
 
 def test_resolve_gives_a_fresh_link_that_expires_and_names_the_same_reasons(library, web):
@@ -120,7 +126,7 @@ def test_rate_limit_headers_with_an_iso_reset_and_429s_are_waited_out(library):
     _sim, source = library(library_size=300, read_rate=5, read_burst=1, rate_headers=True)
     started = time.monotonic()
     entries, pages = list_all(source, tracks=False)
-    assert len(entries) == 300 and pages == 3
+    assert len(entries) == 300 and pages == 4  # pages overlap by 5 or more: 100, 90, 86 and 24 new videos
     assert source.throttled >= 2 and time.monotonic() - started >= 0.3  # the spent quota was waited out
 
 
@@ -156,3 +162,69 @@ def test_links_cannot_be_fetched_without_the_signature(library):
     link = source.resolve(parse_ref("vimeo://700000000")).url
     bare = link.split("?")[0]
     assert requests.get(bare, timeout=5).status_code == 403
+
+
+def pyvimeo(sim, token: str = TOKEN) -> vimeo.VimeoClient:
+    """Vimeo's own SDK pointed at the simulator."""
+    client = vimeo.VimeoClient(token=token)
+    client.API_ROOT = sim.url
+    return client
+
+
+# The narrowest of our privacies that still lets no one watch who could not on Vimeo (sources item 7).
+NARROWEST = {
+    "anybody": "public",
+    "unlisted": "unlisted",
+    "nobody": "private",
+    "password": "private",
+    "contacts": "private",
+    "users": "private",
+    "disable": "private",
+}
+
+
+def test_every_vimeo_privacy_becomes_the_narrowest_that_holds_it_with_a_note_where_it_changed(library):
+    """Sources item 7: `disable` (hidden from vimeo.com, playable only where embedded) was sent as unlisted, which
+    every target plays as public."""
+    sim, source = library(library_size=30, library_private_every=5)
+    rows, _ = list_all(source, tracks=False)
+    client = pyvimeo(sim)
+    views = {}
+    for row in rows:
+        view = client.get(f"/videos/{row.metadata['source_id']}").json()["privacy"]["view"]  # as Vimeo holds it
+        views[view] = row
+        assert row.privacy == NARROWEST[view]
+        note = row.metadata.get("privacy_note")
+        if view in ("anybody", "unlisted", "nobody"):
+            assert note is None  # kept as it was
+        else:
+            assert note.startswith(f"Vimeo privacy.view {view}: ") and note.endswith("carried as private")
+    assert set(views) == set(NARROWEST)  # the library shows every value
+    assert "only where it is embedded" in views["disable"].metadata["privacy_note"]
+
+
+def test_resolve_reads_the_privacy_again_so_a_video_made_private_since_is_not_created_public(library, web):
+    sim, source = library(library_size=10)
+    assert source.resolve(parse_ref("vimeo://700000001")).privacy == "public"
+    web.post(f"{sim.url}/_sim/library", json={"make_private": [1]}).raise_for_status()
+    assert pyvimeo(sim).get("/videos/700000001").json()["privacy"]["view"] != "anybody"
+    again = source.resolve(parse_ref("vimeo://700000001"))
+    assert again.kind is ResolutionKind.READY and again.privacy == "private"
+
+
+def test_inactive_text_tracks_are_carried_after_the_active_ones_marked_and_noted(library, web):
+    """Sources item 10: a track its owner deactivated (`active: false`) was dropped; it is the owner's content."""
+    sim, source = library(library_size=10, library_captions_every=4)
+    held = pyvimeo(sim).get("/videos/700000001/texttracks").json()["data"]
+    inactive = [t for t in held if t["active"] is False]
+    assert len(held) == 3 and len(inactive) == 1  # the simulator keeps an older English file, deactivated
+    [row] = [e for e in list_all(source)[0] if e.asset_id == "vimeo/700000001"]
+    assert [(t.language, t.kind, t.name) for t in row.tracks] == [
+        ("en", "captions", "English"),
+        ("fr", "subtitles", "Français"),
+        ("en", "captions", "English (inactive on Vimeo)"),  # last: a one-file-per-language target sends the first
+    ]
+    assert row.tracks[2].url == f"vimeo://700000001/texttracks/{inactive[0]['uri'].rsplit('/', 1)[1]}"
+    assert "1 text track(s) inactive on Vimeo" in row.metadata["texttracks_note"]
+    resolved = source.resolve(parse_ref(row.tracks[2].url))
+    assert resolved.kind is ResolutionKind.READY and web.get(resolved.url).text.startswith("WEBVTT")

@@ -2,52 +2,78 @@
 sends the same requests).
 
 - credentials: a personal access token, `Authorization: bearer <token>`, with the `private` and
-  `video_files` scopes; `{"token": "..."}`. File links are given only to such a token on a plan that
-  allows downloads (Standard or higher); a token without them sees no `download` field at all;
-- list: `GET /me/videos?page=&per_page=100&sort=date&direction=asc` (per_page "up to a maximum of
+  `video_files` scopes; `{"token": "..."}`, and `"team": "<user id>"` to list a team's library
+  (below). File links are given only to such a token on a plan that allows downloads (Standard or
+  higher); a token without them sees no `download` field at all;
+- list: `GET /me/videos?page=&per_page=&sort=date&direction=asc` (per_page "up to a maximum of
   100"), a collection `{total, page, per_page, paging: {next}, data}`; a delta sweep sorts by
   `modified_time`, newest first, and stops at the first video older than the mark. `fields` trims
   each video to what is carried (the API's JSON filter);
+- pages are numbered over the list as it stands at each request, so a video deleted between two
+  pages moves every later one a place back and the first of the next page would never be read:
+  each page overlaps the one before by OVERLAP videos (a window of page number and size chosen so,
+  `window`), repeats are dropped by id after the last video already listed, and a page that finds
+  none of those is read again from further back once (the cursor carries the position and the last
+  ids: `Cursor`);
+- a team: `/me/videos` is what the token's user uploaded; a team's library, its other members'
+  uploads too, is its owner's account (team members upload "to your account": help centre,
+  "Managing team members on your account"), listed at `GET /users/{owner id}/videos` ("Get all the
+  videos that the user has uploaded"): the credentials' `"team"`, or `VimeoSource(team=...)`;
 - a video: `uri` "/videos/{id}", `name`, `description`, `tags[].name`, `created_time`,
-  `modified_time` (ISO 8601), `duration` (s), `privacy.view` (anybody, unlisted, disable, nobody,
-  contacts, users, password), `parent_folder.name`, `status` / `transcode.status`, `type`, and
-  `download[]`: `{quality, rendition, link, expires, size, width, height}`, quality "source" being
-  the file as it was uploaded; the links expire after 24 hours (Vimeo help centre, "Download
-  links");
+  `modified_time` (ISO 8601), `duration` (s), `privacy.view`, `parent_folder.name`, `status` /
+  `transcode.status`, `type`, and `download[]`: `{quality, rendition, link, expires, size, width,
+  height}`, quality "source" being the file as it was uploaded; the links expire after 24 hours
+  (Vimeo help centre, "Download links");
+- privacy: each `privacy.view` becomes the narrowest of our privacies that still lets no one watch
+  who could not before (`privacy_of`), with a note in the row's metadata where Vimeo's could not be
+  kept as it was; the resolve just before the create reads it again (`Resolution.privacy`);
+- a video still uploading or transcoding is no row yet: it goes to `page.pending`, and the next
+  sweep asks `video(id)` for it, since a delta by modified time may never list it again;
 - text tracks: `GET /videos/{id}/texttracks`, `{data: [{uri, active, type, language, link,
   link_expires_time, name}]}`, type captions or subtitles; how many a video has is in
-  `metadata.connections.texttracks.total`, so they are asked for only where there are some;
+  `metadata.connections.texttracks.total`, so they are asked for only where there are some. A track
+  with `active: false` is its owner's still: carried after the active ones, its name marked
+  INACTIVE and the row's metadata saying so, since no target keeps a track inactive;
 - rate limits: `X-RateLimit-Limit` / `-Remaining` / `-Reset`, the reset an ISO 8601 time
-  ("2016-08-30T11:41:40+00:00"), per plan, no published number; a 429 past them.
+  ("2016-08-30T11:41:40+00:00"), per plan, no published number; past the limit a 429 and a
+  lock-out of "up to a minute" with no Retry-After (help centre, "Rate limits"), waited out by
+  HttpSource's lock-out backoff (`lockout_s`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-from urllib.parse import parse_qs, urlsplit
+from dataclasses import dataclass, replace
 
+from ..messages import MAX_TRACK_NAME_LENGTH
 from ..pacing import RateSignal
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from ..providers.http import quote
 from ..providers.ratelimit import read_rate_headers
-from .base import HttpSource, Page, Resolution, SourceRef, gone
+from .base import Entry, HttpSource, Page, Resolution, SourceDenied, SourceRef, Unfetchable, gone
 from .rows import TrackInfo, make_row, unfetchable
 
 PER_PAGE = 100
+# Videos each page reads again of the one before: more deletions than this between two pages (of videos
+# already listed) are caught by reading that page again from PER_PAGE further back.
+OVERLAP = 5
 VIDEO_FIELDS = (
     "uri,name,description,tags.name,created_time,modified_time,duration,privacy.view,parent_folder.name,"
     "status,transcode.status,type,download,metadata.connections.texttracks.total"
 )
 ACCEPT = "application/vnd.vimeo.*+json;version=3.4"  # the version pinned, as Vimeo asks
-PRIVACY = {
-    "anybody": "public",
-    "unlisted": "unlisted",
-    "disable": "unlisted",  # hidden from vimeo.com, playable where embedded
-    "nobody": "private",
-    "contacts": "private",
-    "users": "private",
-    "password": "private",
+# privacy.view (vimeo.json 3.4; help centre, "Video privacy settings") -> the narrowest of our privacies that holds
+# it, and why where Vimeo's could not be kept as it was. public: anyone; unlisted: anyone with the link (the
+# targets play it as public, noted there); private: no one we could name, the owner signs playback for whom it
+# chooses. Who may watch a password, contacts, users or embed-only video exists on Vimeo alone.
+PRIVACY: dict[str, tuple[str, str | None]] = {
+    "anybody": ("public", None),  # "Anyone can view the video"
+    "unlisted": ("unlisted", None),  # "Not searchable from vimeo.com"; anyone with its link can watch it
+    "nobody": ("private", None),  # "No one besides the owner can view the video"
+    "password": ("private", "anyone with the video's password (the password is not carried)"),
+    "contacts": ("private", "only the owner's contacts on Vimeo"),
+    "users": ("private", "only people with a Vimeo account"),
+    "disable": ("private", "hidden from vimeo.com, playable only where it is embedded"),
 }
 WORKING = frozenset({"uploading", "transcode_starting", "transcoding"})
 NO_FILES = (
@@ -55,6 +81,7 @@ NO_FILES = (
     "that allows downloads (Standard or higher)"
 )
 STILL_PROCESSING = "still processing at the source: list it again once Vimeo has finished"
+INACTIVE = "inactive on Vimeo"
 
 
 def video_id_of(video: Mapping) -> str | None:
@@ -78,8 +105,20 @@ def _changed(video: Mapping) -> float | None:
     return epoch_of(video.get("modified_time")) or epoch_of(video.get("created_time"))
 
 
+def privacy_of(video: Mapping) -> tuple[str | None, str | None]:
+    """The row's privacy for the video's `privacy.view`, and the note where Vimeo's could not be kept as it was.
+    A value Vimeo adds later is private, never wider; no privacy at all is left to the stack (DefaultPlayback)."""
+    view = text(mapping(video.get("privacy")).get("view"))
+    if view is None:
+        return None, None
+    privacy, who = PRIVACY.get(view, ("private", f"a privacy this migration does not know ({view[:40]!r})"))
+    if who is None:
+        return privacy, None
+    return privacy, f"Vimeo privacy.view {view[:40]}: {who}; no target can hold that, so it is carried as {privacy}"
+
+
 def why_unfetchable(video: Mapping) -> str | None:
-    """The reason this video can never be fetched now, in the words the inventory and the uploader share."""
+    """The reason this video cannot be fetched now, in the words the inventory and the uploader share."""
     status = text(video.get("status")) or ""
     transcode = text(mapping(video.get("transcode")).get("status")) or ""
     if status in WORKING or transcode == "in_progress":
@@ -93,12 +132,63 @@ def why_unfetchable(video: Mapping) -> str | None:
     return None
 
 
+def team_of(value: object) -> str | None:
+    """The team owner's user id from `"12345"`, `"user12345"` or `"/users/12345"`; None for none given.
+    CredentialsError (naming no secret: an id is none) for anything else."""
+    if value is None or value == "":
+        return None
+    given = text(value) or ""
+    plain = given.strip().removeprefix("/users/").removeprefix("user")
+    if not plain.isdigit() or len(plain) > 20:
+        raise CredentialsError('the vimeo "team" must be the team owner\'s user id (digits, or /users/<id>)')
+    return plain
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a listing stands: `offset` videos listed so far, the ids of the last ones (`tail`, newest last)."""
+
+    offset: int = 0
+    tail: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, cursor: str | None) -> Cursor:
+        """`<offset>:<id>,<id>...`; a bare number is a page of PER_PAGE (a state saved before the overlap)."""
+        if not cursor:
+            return cls()
+        head, sep, ids = cursor.partition(":")
+        if not head.isdigit():
+            return cls()
+        if not sep:
+            return cls((max(1, int(head)) - 1) * PER_PAGE)
+        return cls(int(head), tuple(i for i in ids.split(",") if i.isdigit()))
+
+    def __str__(self) -> str:
+        return f"{self.offset}:{','.join(self.tail)}"
+
+
+def window(offset: int, overlap: int, largest: int = PER_PAGE) -> tuple[int, int]:
+    """(page, per_page) of the numbered page that starts at least `overlap` videos before `offset` and reaches
+    furthest past it: page n of size p holds the videos at positions (n-1)p to np-1, so the sizes from `largest`
+    down to half of it are tried (a page of a few videos would cost as many requests)."""
+    start = max(0, offset - overlap)
+    first, size = max(((start // p * p, p) for p in range(largest, largest // 2, -1)), key=lambda w: w[0] + w[1])
+    return first // size + 1, size
+
+
 class VimeoSource(HttpSource):
     platform = "vimeo"
     default_base_url = "https://api.vimeo.com"
     # Vimeo publishes no number (limits vary by plan and are told in the headers); this pace keeps a
     # listing well inside what its headers have shown, and the headers slow it further when they say so.
     documented_rate_per_s = None
+    # Past the limit, "temporarily prevented from making requests for up to a minute" with nothing saying when
+    # it ends (help centre, "Rate limits", help.vimeo.com/hc/en-us/articles/12427783954065).
+    lockout_s = 60.0
+
+    def __init__(self, *args, team: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.team = team_of(team)
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         token = creds.get("token")
@@ -117,26 +207,69 @@ class VimeoSource(HttpSource):
 
     # --- listing ---------------------------------------------------------------------------------
 
+    def library_path(self) -> str:
+        """The list to sweep: the team's library when one is named, else the token's own uploads."""
+        team = self.team
+        if team is None:
+            try:
+                team = team_of(mapping(self.credentials() or {}).get("team"))
+            except CredentialsError as exc:
+                raise SourceDenied(str(exc)) from None
+        return "/me/videos" if team is None else f"/users/{quote(team)}/videos"
+
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
-        number = int(cursor) if cursor and cursor.isdigit() else 1
-        params = {"page": str(number), "per_page": str(PER_PAGE), "fields": VIDEO_FIELDS}
+        at = Cursor.parse(cursor)
+        videos, first, more, total = self._window(at.offset, OVERLAP if at.tail else 0, since)
+        fresh = _after(videos, at.tail)
+        if fresh is None and first > 0:  # none of the last listed is there: read this page from further back
+            videos, first, more, total = self._window(at.offset, OVERLAP + PER_PAGE, since)
+            fresh = _after(videos, at.tail)
+        if fresh is None:  # the last listed are all gone: every video here but them, repeats or not
+            fresh = [v for v in videos if video_id_of(v) not in at.tail]
+        page = Page()
+        older_seen = self.take(page, fresh, _changed, since, tracks)
+        hold_processing(page)
+        end = first + len(videos)
+        if isinstance(total, int) and not isinstance(total, bool) and since is None:
+            page.remaining = max(0, total - end)
+        if more and not older_seen:
+            ids = [i for i in (video_id_of(v) for v in videos[-OVERLAP:]) if i]
+            page.cursor = str(Cursor(end, tuple(ids) or at.tail))
+        return page
+
+    def _window(self, offset: int, overlap: int, since: float | None) -> tuple[list[dict], int, bool, object]:
+        """The videos of the page `window` picks, the position of its first, whether more follow, the total."""
+        number, size = window(offset, overlap)
+        params = {"page": str(number), "per_page": str(size), "fields": VIDEO_FIELDS}
         params.update(
             {"sort": "modified_time", "direction": "desc"}
             if since is not None
             else {"sort": "date", "direction": "asc"}
         )
-        body = mapping(self.read("GET", "/me/videos", "the video list", gone_ok=False, params=params))
+        body = mapping(self.read("GET", self.library_path(), "the video list", gone_ok=False, params=params))
+        # Positions as the answer counts them, should it page otherwise than asked (a smaller per_page).
+        told_page, told_size = body.get("page"), body.get("per_page")
+        if _whole(told_page) and _whole(told_size) and told_page >= 1 and 1 <= told_size <= PER_PAGE:
+            number, size = told_page, told_size
+        videos = [mapping(v) for v in entries(body.get("data"))]
+        more = bool(text(mapping(body.get("paging")).get("next")))
+        return videos, (number - 1) * size, more, body.get("total")
+
+    def video(self, video_id: str, tracks: bool = True) -> Page:
+        """One video as a page lists it (the next sweep asks for those a page left pending)."""
         page = Page()
-        older_seen = self.take(page, body.get("data"), _changed, since, tracks)
-        total = body.get("total")
-        if isinstance(total, int) and not isinstance(total, bool) and since is None:
-            page.remaining = max(0, total - number * PER_PAGE)
-        following = text(mapping(body.get("paging")).get("next"))
-        if following and not older_seen:
-            page.cursor = parse_qs(urlsplit(following).query).get("page", [str(number + 1)])[0]
+        if not video_id.isdigit():
+            return page
+        found = self.read("GET", f"/videos/{quote(video_id)}", "the video", params={"fields": VIDEO_FIELDS})
+        if found is None:
+            return page  # gone
+        entry = self.entry(mapping(found), tracks)
+        if entry is not None:
+            page.entries.append(entry)
+        hold_processing(page)
         return page
 
-    def entry(self, video: Mapping, tracks: bool):
+    def entry(self, video: Mapping, tracks: bool) -> Entry | None:
         vid = video_id_of(video)
         if vid is None:
             return None  # not a video we could ever name again
@@ -146,7 +279,16 @@ class VimeoSource(HttpSource):
             return unfetchable(self.platform, vid, ref, reason, video.get("name"))
         chosen = source_file(video) or {}
         count = mapping(mapping(mapping(video.get("metadata")).get("connections")).get("texttracks")).get("total")
-        found = self._tracks(vid) if tracks and isinstance(count, int) and count > 0 else []
+        found, inactive = self._tracks(vid) if tracks and isinstance(count, int) and count > 0 else ([], 0)
+        privacy, privacy_note = privacy_of(video)
+        metadata = {"source_file": text(chosen.get("quality")) or text(chosen.get("rendition")) or "unknown"}
+        if privacy_note:
+            metadata["privacy_note"] = privacy_note
+        if inactive:
+            metadata["texttracks_note"] = (
+                f"{inactive} text track(s) {INACTIVE}: carried after the active ones, named '({INACTIVE})'; no "
+                "target keeps a track inactive, so viewers there can choose them"
+            )
         return make_row(
             self.platform,
             vid,
@@ -157,26 +299,31 @@ class VimeoSource(HttpSource):
             created_at=video.get("created_time"),
             duration_s=video.get("duration"),
             size_bytes=chosen.get("size"),
-            privacy=PRIVACY.get(text(mapping(video.get("privacy")).get("view")) or ""),
+            privacy=privacy,
             folder=mapping(video.get("parent_folder")).get("name"),
             tracks=found,
-            metadata={"source_file": text(chosen.get("quality")) or text(chosen.get("rendition")) or "unknown"},
+            metadata=metadata,
         )
 
-    def _tracks(self, vid: str) -> list[TrackInfo]:
+    def _tracks(self, vid: str) -> tuple[list[TrackInfo], int]:
+        """The video's caption and subtitle tracks, the active first (a target that keeps one file per language
+        sends the first), and how many are inactive."""
         answer = self.call("GET", f"/videos/{quote(vid)}/texttracks")
         if answer.status != 200:
-            return []  # the video's tracks are lost, the video is not
-        found = []
+            return [], 0  # the video's tracks are lost, the video is not
+        active, inactive = [], []
         for track in entries(mapping(answer.body).get("data")):
             track = mapping(track)
             tid = (text(track.get("uri")) or "").rstrip("/").rpartition("/")[2]
-            if not tid or track.get("active") is False or track.get("type") not in ("captions", "subtitles"):
+            if not tid or track.get("type") not in ("captions", "subtitles"):
                 continue
-            found.append(
-                TrackInfo(self.ref(vid, "texttracks", tid), track.get("language"), track["type"], track.get("name"))
-            )
-        return found
+            ref, name = self.ref(vid, "texttracks", tid), text(track.get("name"))
+            if track.get("active") is False:
+                shown = name[: MAX_TRACK_NAME_LENGTH - len(INACTIVE) - 3] if name else None
+                inactive.append(TrackInfo(ref, track.get("language"), track["type"], _marked(shown)))
+            else:
+                active.append(TrackInfo(ref, track.get("language"), track["type"], name))
+        return active + inactive, len(inactive)
 
     # --- resolving ---------------------------------------------------------------------------------
 
@@ -191,7 +338,8 @@ class VimeoSource(HttpSource):
         if reason:
             return Resolution.unfetchable(reason)
         chosen = source_file(video) or {}
-        return Resolution.ready(chosen["link"], epoch_of(chosen.get("expires")))
+        # The privacy as Vimeo says it now: a video made private since the inventory is not created public.
+        return Resolution.ready(chosen["link"], epoch_of(chosen.get("expires")), privacy=privacy_of(video)[0])
 
     def _resolve_track(self, ref: SourceRef) -> Resolution:
         if ref.kind != "texttracks":
@@ -204,3 +352,29 @@ class VimeoSource(HttpSource):
         if not link:
             return Resolution.unfetchable("the text track has no file link")
         return Resolution.ready(link, epoch_of(track.get("link_expires_time")))
+
+
+def hold_processing(page: Page) -> None:
+    """A video still uploading or transcoding is not written off: it moves from the entries to `pending`."""
+    held = [e for e in page.entries if isinstance(e, Unfetchable) and e.reason == STILL_PROCESSING]
+    page.entries = [e for e in page.entries if not (isinstance(e, Unfetchable) and e.reason == STILL_PROCESSING)]
+    page.pending.extend(held)
+
+
+def _after(videos: list[dict], tail: tuple[str, ...]) -> list[dict] | None:
+    """The videos after the last of `tail` found among them; None when none is (or there is no tail: all)."""
+    if not tail:
+        return videos
+    seen = set(tail)
+    for n in range(len(videos) - 1, -1, -1):
+        if video_id_of(videos[n]) in seen:
+            return videos[n + 1 :]
+    return None
+
+
+def _marked(name: str | None) -> str:
+    return f"{name} ({INACTIVE})" if name else INACTIVE
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
