@@ -103,6 +103,7 @@ class LibraryState:
     prepared: dict[int, float] = field(default_factory=dict)  # index -> monotonic time it was asked for
     deleted: set[int] = field(default_factory=set)
     made_private: set[int] = field(default_factory=set)
+    cdn: dict = field(default_factory=dict)  # what a profile's delivery host remembers (api.video's spent tokens)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ask_prepare(self, index: int, now: float) -> None:

@@ -338,6 +338,13 @@ class Profile:
         """A file at the platform's delivery host, `/_stream/...` here (Mux's text tracks); None: none."""
         return None
 
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+        """A video's own access rules at its delivery host, before its playback media are served (api.video's
+        private tokens): the path under the video to serve with no further check, an answer `(status, type,
+        body)` at once (a refusal, a session), or None for the common rules (media.answer). `kept`: what the
+        profile remembers between requests (the store's account dict), under the state lock."""
+        return None
+
     # ----- rate limits
 
     def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:

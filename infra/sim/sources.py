@@ -73,6 +73,16 @@ class Sources:
         if parsed is None:
             return 404, playback.TEXT, b"not found\n"
         s = self._state
+        opened = None
+        if parsed[0] in PROFILES:  # a profile's own rules first (api.video's private and session tokens)
+            with s.lock:
+                video = s.store.videos.get(parsed[1])
+                if video is not None:
+                    opened = PROFILES[parsed[0]].open_playback(s.config, s.store.account, video, parsed[2], query)
+            if isinstance(opened, tuple):
+                return opened
+            if opened is not None:
+                parsed = (parsed[0], parsed[1], opened)
 
         def find(profile: str, key: str) -> tuple[Video | None, bool]:
             with s.lock:
@@ -87,6 +97,6 @@ class Sources:
                 return None, False
             if profile == "cloudflare":
                 return video, video.request.get("requireSignedURLs") is True
-            return video, profile == "apivideo" and video.request.get("public") is False
+            return video, opened is None and profile == "apivideo" and video.request.get("public") is False
 
         return playback.serve(*parsed, query, find)
