@@ -31,13 +31,23 @@ from infra.toolchain import python312_bin_dir  # noqa: E402
 DEFAULT_ENDPOINT = f"http://127.0.0.1:{DEFAULT_PORT}"
 DEFAULT_STACK = "video-migration"
 DEFAULT_OUTPUTS = ROOT / ".local" / "stack-outputs.json"
-BUILD_DIR = ROOT / ".aws-sam" / "build"
 
 # A function's ReservedConcurrentExecutions, which the emulator's CloudFormation drops (ministack
 # 1.5.33 provisions every function unreserved) and the local stack therefore applies itself after
 # each deploy, through the Lambda API the emulator does honour: the function's logical id, and the
 # template parameter its ReservedConcurrentExecutions reads (tests/template holds the two together).
 RESERVED_CONCURRENCY = {"WebhookFunction": "WebhookConcurrency"}
+
+
+def template_parameters(template: Path) -> set[str]:
+    """The parameter names a template declares (read without resolving its CloudFormation tags)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    return set((yaml.load(template.read_text(), Loader=Loader) or {}).get("Parameters") or {})
 
 
 def local_defaults() -> dict[str, str]:
@@ -72,7 +82,7 @@ def client(name: str, endpoint: str | None):
     return session(endpoint).client(name, endpoint_url=endpoint) if endpoint else session(None).client(name)
 
 
-def build_inputs_digest() -> str:
+def build_inputs_digest(root: Path = ROOT) -> str:
     """A digest of everything `sam build` reads: the template, the functions' code and requirements,
     and the SAM CLI that builds them. Equal digests build equal packages."""
     import hashlib
@@ -80,9 +90,9 @@ def build_inputs_digest() -> str:
     from samcli import __version__ as sam_version
 
     digest = hashlib.sha256(f"sam {sam_version}\n".encode())
-    files = [ROOT / "template.yaml", *sorted(p for p in (ROOT / "functions").rglob("*") if _is_build_input(p))]
+    files = [root / "template.yaml", *sorted(p for p in (root / "functions").rglob("*") if _is_build_input(p))]
     for path in files:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -90,31 +100,31 @@ def _is_build_input(path: Path) -> bool:
     return path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")
 
 
-BUILD_STAMP = BUILD_DIR / ".inputs-digest"
-
-
-def build(log=print) -> Path:
-    """`sam build` into .aws-sam/build, unless what is there was built from the same inputs (a test
-    run deploys many stacks from one build); returns the built template's path."""
-    wanted = build_inputs_digest()
-    if BUILD_STAMP.exists() and BUILD_STAMP.read_text() == wanted and (BUILD_DIR / "template.yaml").exists():
+def build(log=print, root: Path = ROOT) -> Path:
+    """`sam build` of the tree at `root` (this one; a previous release's, for an upgrade test) into its
+    .aws-sam/build, unless what is there was built from the same inputs (a test run deploys many stacks
+    from one build); returns the built template's path."""
+    build_dir = root / ".aws-sam" / "build"
+    stamp = build_dir / ".inputs-digest"
+    wanted = build_inputs_digest(root)
+    if stamp.exists() and stamp.read_text() == wanted and (build_dir / "template.yaml").exists():
         log("[stack] sam build: up to date")
-        return BUILD_DIR / "template.yaml"
+        return build_dir / "template.yaml"
     sam = str(Path(sys.executable).parent / "sam")
     started = time.time()
-    BUILD_STAMP.unlink(missing_ok=True)  # a build that fails half way leaves no stamp behind
+    stamp.unlink(missing_ok=True)  # a build that fails half way leaves no stamp behind
     result = subprocess.run(
-        [sam, "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(BUILD_DIR)],
-        cwd=ROOT,
+        [sam, "build", "--template-file", str(root / "template.yaml"), "--build-dir", str(build_dir)],
+        cwd=root,
         env=sam_env(None),
         capture_output=True,
         text=True,
     )
     if result.returncode != 0:
         raise DeployError("sam build failed:\n" + (result.stderr or result.stdout)[-3000:])
-    BUILD_STAMP.write_text(wanted)
+    stamp.write_text(wanted)
     log(f"[stack] sam build: {time.time() - started:.1f} s")
-    return BUILD_DIR / "template.yaml"
+    return build_dir / "template.yaml"
 
 
 def sam_env(endpoint: str | None) -> dict:
@@ -136,12 +146,14 @@ def deploy(
     outputs_path: Path,
     bucket: str | None = None,
     log=print,
+    root: Path = ROOT,
 ) -> dict:
-    """`sam build` then `sam deploy` (samconfig.toml's `local` environment on an emulator, `default`
-    on AWS); write and return the stack's outputs."""
-    built = build(log)
+    """`sam build` then `sam deploy` of the tree at `root` (samconfig.toml's `local` environment on an
+    emulator, `default` on AWS); write and return the stack's outputs."""
+    built = build(log, root)
     if endpoint:
-        parameters = {**local_defaults(), **parameters}
+        declared = template_parameters(root / "template.yaml")
+        parameters = {**{k: v for k, v in local_defaults().items() if k in declared}, **parameters}
     cfn = client("cloudformation", endpoint)
     if stack_status(cfn, stack_name) == "ROLLBACK_COMPLETE":  # a failed first create cannot be updated
         cfn.delete_stack(StackName=stack_name)
@@ -154,7 +166,7 @@ def deploy(
         "--stack-name",
         stack_name,
         "--config-file",
-        str(ROOT / "samconfig.toml"),
+        str(root / "samconfig.toml"),
         "--config-env",
         "local" if endpoint else "default",
         "--no-confirm-changeset",
@@ -164,7 +176,7 @@ def deploy(
     if parameters:
         command += ["--parameter-overrides", *(f"{k}={v}" for k, v in sorted(parameters.items()))]
     started = time.time()
-    result = subprocess.run(command, cwd=ROOT, env=sam_env(endpoint), capture_output=True, text=True)
+    result = subprocess.run(command, cwd=root, env=sam_env(endpoint), capture_output=True, text=True)
     if result.returncode != 0:
         reasons = failure_reasons(cfn, stack_name) if stack_status(cfn, stack_name) else ""
         raise DeployError("sam deploy failed:\n" + (result.stderr or result.stdout)[-3000:] + "\n" + reasons)
@@ -274,6 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outputs", type=Path, default=DEFAULT_OUTPUTS, help="where to write the stack outputs JSON")
     parser.add_argument("--bucket", help="artifacts bucket (default: the one sam deploy --resolve-s3 manages)")
     parser.add_argument("--stop-emulator", action="store_true", help="with down: also stop the emulator `up` started")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=ROOT,
+        metavar="DIR",
+        help="deploy the tree at DIR (its template.yaml and functions/) instead of this one: an earlier release",
+    )
     args = parser.parse_args(argv)
     endpoint = None if args.endpoint == "aws" else args.endpoint.rstrip("/")
     pidfile = ROOT / ".local" / "emulator.pid"
@@ -286,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"[stack] emulator started on {endpoint} (pid {emulator.process.pid});"
                     " `down --stop-emulator` ends it."
                 )
-            deploy(endpoint, args.stack_name, parse_params(args.param), args.outputs, args.bucket)
+            params = parse_params(args.param)
+            deploy(endpoint, args.stack_name, params, args.outputs, args.bucket, root=args.source.resolve())
         else:
             if endpoint is None or healthy(endpoint) or endpoint != DEFAULT_ENDPOINT:
                 destroy(endpoint, args.stack_name)

@@ -37,7 +37,7 @@ class Check:
 def run_checks(target, clock: Callable[[], float] = time.time) -> list[Check]:
     """Every check, in the order an operator would fix them; each one failing on its own."""
     checks: list[Check] = []
-    for check in (_inside, _webhook, _webhook_target, _mapping, _visibility, _alarms, _dead_letters):
+    for check in (_inside, _webhook, _webhook_target, _mapping, _visibility, _alarms, _dead_letters, _schema):
         try:
             result = check(target, clock)
         except CliError:
@@ -235,3 +235,12 @@ def _dead_letters(target, clock) -> list[Check]:
             "read why in the uploader's log, fix the cause, then `migrator redrive`",
         )
     ]
+
+
+def _schema(target, clock) -> list[Check]:
+    """Items an earlier release wrote lack what this one reads (due lanes, lookup bounds): a backfill is due."""
+    from .upgrade import schema_status
+
+    ok, detail = schema_status(target.client("dynamodb"), target.output("LedgerTableName"))
+    fix = "run `migrator upgrade` (idempotent, resumable, paced) to fill in what they lack"
+    return [Check("ledger schema", ok, detail, fix)]

@@ -28,6 +28,7 @@ from .commands import (
     retry,
     show,
     status,
+    upgrade,
     verify,
 )
 from .errors import CliError
@@ -56,6 +57,9 @@ Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
   migrator retry --state inventoried      enqueue what passed
+After `sam deploy` of a new release, while a migration goes on:
+  migrator doctor                         every check, the ledger's schema among them
+  migrator upgrade                        fill in what items an earlier release wrote lack (idempotent)
 """
 
 
@@ -76,6 +80,7 @@ COMMANDS = (
     audit,
     doctor,
     reconcile,
+    upgrade,
 )
 
 

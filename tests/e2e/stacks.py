@@ -41,13 +41,16 @@ QUIET = {"rate": 0, "read_rate": 0, "budget_quota": 0, "processing_delay_s": 0.3
 
 def deploy(endpoint: str, aws, sim, outputs_path: Path, acct, **extra) -> tuple[str, dict]:
     """Deploy template.yaml pointing at `sim` with `acct`'s provider and secrets; returns (name, outputs)."""
-    from infra.toolchain import tool
+    name, params = unique("e2e"), stack_parameters(aws, sim, acct, **extra)
+    return name, sam_up(endpoint, name, params, outputs_path)
 
+
+def stack_parameters(aws, sim, acct, **extra) -> dict[str, str]:
+    """The template parameters of an e2e stack against `sim`, its secrets stored for `acct`."""
     secret_name, webhook_secret_name = unique("provider-token"), unique("webhook-secret")
     aws("secretsmanager").create_secret(Name=secret_name, SecretString=acct.credentials)
     aws("secretsmanager").create_secret(Name=webhook_secret_name, SecretString=acct.webhook_secret_json)
-    name = unique("e2e")
-    params = {
+    return {
         "Provider": acct.provider,
         "ProviderBaseUrl": sim.url,
         "ProviderTokenSecretName": secret_name,
@@ -61,13 +64,19 @@ def deploy(endpoint: str, aws, sim, outputs_path: Path, acct, **extra) -> tuple[
         "AlarmEmail": "migration-ops@example.com",
         **extra,
     }
+
+
+def sam_up(endpoint: str, name: str, params: dict, outputs_path: Path, source: Path | None = None) -> dict:
+    """`infra/local-stack up` of this tree (or the tree at `source`: an earlier release) as stack `name`."""
+    from infra.toolchain import tool
+
     command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", endpoint, "--stack-name", name]
-    command += ["--outputs", str(outputs_path)]
+    command += ["--outputs", str(outputs_path), *(["--source", str(source)] if source else [])]
     for key, value in params.items():
         command += ["--param", f"{key}={value}"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    return name, json.loads(outputs_path.read_text())
+    return json.loads(outputs_path.read_text())
 
 
 def delete(endpoint: str, name: str) -> None:

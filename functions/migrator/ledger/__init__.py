@@ -9,7 +9,8 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 - `tracks`: each caption track's own state, claim and fenced writes (the tracks worker);
 - `rules`: the fenced-write and forward-only conditions all of them build on;
 - `resend`: a record turned back into the message that carries it;
-- `sources`: the wait for a file the source is still preparing.
+- `sources`: the wait for a file the source is still preparing;
+- `upgrade`: what an item of an earlier release lacks, and `migrator upgrade`'s write that fills it in.
 
 `Ledger` is all of them together, for callers that need more than one part.
 """
@@ -35,9 +36,10 @@ from .table import (
     state_shard,
 )
 from .tracks import TrackClaim, TrackRefused, Tracks
+from .upgrade import SCHEMA_VERSION, Upgrading
 
 
-class Ledger(Claims, Settling, Healing, Loading, Tracks, Preparing):
+class Ledger(Claims, Settling, Healing, Loading, Tracks, Preparing, Upgrading):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -45,6 +47,7 @@ __all__ = [
     "DUE_INDEX",
     "REARMABLE",
     "REMOTE_INDEX",
+    "SCHEMA_VERSION",
     "SHARDS",
     "STATE_INDEX",
     "TRACKS_INDEX",
@@ -65,6 +68,7 @@ __all__ = [
     "TrackRefused",
     "Tracks",
     "Update",
+    "Upgrading",
     "WriteResult",
     "message_of",
     "shard_of",

@@ -23,6 +23,7 @@ from ..messages import AssetMessage
 from ..states import State
 from . import rules
 from .table import LedgerTable, Update, WriteResult, state_shard
+from .upgrade import SCHEMA, SCHEMA_VERSION
 
 log = Logger(child=True)
 
@@ -230,6 +231,7 @@ class Claims(LedgerTable):
             "throttles": 0,
             "created_at": now,
             "updated_at": now,
+            SCHEMA: SCHEMA_VERSION,
         }
         if isinstance(source_url, str) and source_url:
             item["source_url"] = source_url[:4096]

@@ -22,6 +22,7 @@ from ..messages import PRIVACY_WIDTH, AssetMessage
 from ..states import State
 from . import rules
 from .table import LedgerTable, Update, WriteResult
+from .upgrade import SCHEMA, SCHEMA_VERSION
 
 # States an operator's retry can re-arm (rejected only on the operator's explicit choice).
 REARMABLE = (State.FAILED, State.REJECTED, State.PENDING, State.INVENTORIED)
@@ -122,4 +123,5 @@ def _new_asset(msg: AssetMessage, now: float) -> Update:
     """The fields of an asset the ledger has not seen, as pending."""
     update = Update().to_state(State.PENDING, msg.asset_id, now)
     update.set("source_url", msg.source_url).set("attempts", 0).set("throttles", 0).set("created_at", now)
+    update.set(SCHEMA, SCHEMA_VERSION)  # made by this release: nothing for `migrator upgrade` to fill in
     return update.message_fields(msg)

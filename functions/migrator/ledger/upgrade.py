@@ -1,0 +1,119 @@
+"""What an item written by an earlier release lacks that this release reads, and the write that fills it in.
+
+The ledger outlives the stack: operators `sam deploy` a new release while a migration of weeks goes on,
+and the items already written stay as that release wrote them. Each release that adds a field the code
+then relies on moves `SCHEMA_VERSION` on and says here how to derive the field from what an older item
+holds; `migrator upgrade` walks the ledger once and applies `backfill` to every item below the version
+(`migrator doctor` says when that walk is due). Items this release creates carry the version already.
+
+- 1 (no `schema` attribute): written before versions were kept. Items of a release before the due lanes
+  lack `due_lane`/`due_at` (so reconcile would never see them again: not healed, polled, or re-sent),
+  `lookup_from` (so a lookup after a crash searched only from the last claim, and a video an earlier
+  try made could be missed), and the tracks lane.
+- 2: every field this release reads is there.
+
+`backfill` is pure: it reads the item and returns the `Update` and its condition values, or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import due
+from ..due import Family
+from ..states import State
+from .table import LedgerTable, Update, WriteResult
+
+SCHEMA_VERSION = 2
+SCHEMA = "schema"  # the attribute: the version of the release whose rules the item satisfies
+
+
+def version_of(item: Mapping) -> int:
+    value = item.get(SCHEMA)
+    try:
+        return int(value) if value is not None else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def _number(item: Mapping, name: str) -> float | None:
+    value = item.get(name)
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def earliest_try(item: Mapping) -> float | None:
+    """The earliest moment a create for the asset can have been sent: the first record of it the item
+    keeps (its creation, its first claim, its first enqueue), whichever is oldest."""
+    times = [t for t in (_number(item, k) for k in ("created_at", "claimed_at", "enqueued_at")) if t is not None]
+    return min(times) if times else None
+
+
+def missing_lane(item: Mapping, now: float) -> tuple[Family, float] | None:
+    """The due lane (and from when) today's writes would have filed the item in, for one that has none."""
+    if item.get("due_lane"):
+        return None
+    state = item.get("state")
+    retry_at = _number(item, "retry_after")
+    if state == State.UPLOADING.value:  # a worker's lease: healed once it runs out
+        return Family.HEAL, _number(item, "lease_until") or _number(item, "claimed_at") or now
+    if state in (State.PENDING.value, State.INVENTORIED.value, State.FAILED.value) and retry_at is not None:
+        return Family.HEAL, retry_at  # a deferred message that should come back at its retry time
+    if state in (State.PENDING.value, State.INVENTORIED.value) and _number(item, "enqueued_at") is not None:
+        return Family.QUEUED, _number(item, "enqueued_at") or now  # a message sent, no claim seen since
+    if state == State.PROCESSING.value:  # the provider has it: polled if no webhook comes
+        return Family.POLL, _number(item, "processing_at") or _number(item, "updated_at") or now
+    return None  # staged (waiting for the operator), failed for good, or settled: no lane, as today
+
+
+def tracks_unsettled(item: Mapping) -> bool:
+    states = item.get("track_states")
+    if not isinstance(states, Mapping):
+        return False
+    return any(
+        isinstance(entry, Mapping)
+        and (entry.get("state") not in ("attached", "failed") or entry.get("retry_after") is not None)
+        for entry in states.values()
+    )
+
+
+def backfill(item: Mapping, now: float) -> Update | None:
+    """The write that brings `item` to SCHEMA_VERSION (None when it is there already)."""
+    if version_of(item) >= SCHEMA_VERSION:
+        return None
+    asset_id = str(item["asset_id"])
+    update = Update().set(SCHEMA, SCHEMA_VERSION)
+    lane = missing_lane(item, now)
+    if lane is not None:
+        update.to_lane(lane[0], asset_id, lane[1])
+    attempts = _number(item, "attempts") or 0
+    if item.get("lookup_from") is None and attempts > 0:
+        earliest = earliest_try(item)
+        if earliest is not None:
+            update.set("lookup_from", earliest)
+    if tracks_unsettled(item) and not item.get(due.TRACKS_LANE):
+        update.set(due.TRACKS_LANE, due.lane(Family.TRACKS, asset_id))
+        update.set(due.TRACKS_DUE_AT, _number(item, "updated_at") or now)
+    return update
+
+
+class Upgrading(LedgerTable):
+    """`migrator upgrade`'s write: one item brought to SCHEMA_VERSION."""
+
+    def upgrade_item(self, item: Mapping, now: float) -> WriteResult:
+        """Apply `backfill` to `item` as it was read: refused (and nothing written) when it has moved since,
+        its state or its last change not what was read, or when it is at the version already."""
+        update = backfill(item, now)
+        if update is None:
+            return WriteResult(False, dict(item))
+        name = update.path(SCHEMA)
+        values: dict = {":version": SCHEMA_VERSION, ":seen_state": item.get("state")}
+        condition = f"(attribute_not_exists({name}) OR {name} < :version) AND #state = :seen_state"
+        if item.get("updated_at") is not None:
+            condition += f" AND {update.path('updated_at')} = :seen_updated"
+            values[":seen_updated"] = item["updated_at"]
+        else:
+            condition += f" AND attribute_not_exists({update.path('updated_at')})"
+        return self._apply(str(item["asset_id"]), update, condition, "ALL_NEW", **values)

@@ -1,0 +1,104 @@
+"""An upgrade in the middle of a migration, end to end: the previous release's template and code deployed on
+the emulator, 200 assets loaded, workers dying right after their create, then `sam deploy` of this release
+over the same stack while the queue still drains, `migrator upgrade`, and the drain finished by this
+release's code: every asset terminal, each video made once, nothing left where reconcile cannot reach it.
+
+The previous release is main as it stood before this round's work (PREVIOUS_RELEASE), taken from the
+repository's own history (`git archive`) and built and deployed by this tree's local-stack command
+(`--source`), as an operator's checkout of the old release would be.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from migrator.ledger import Ledger
+from migrator_cli.main import main
+from migrator_cli.upgrade import schema_status
+
+from tests.conftest import ROOT, unique
+from tests.e2e.conftest import queue_depth, wait_for_states
+from tests.e2e.stacks import delete, sam_up, stack_parameters
+from tests.e2e.test_uploader_stack import asset, send_all
+
+pytestmark = pytest.mark.e2e
+# main at the end of the previous round: the release operators run when this one ships.
+PREVIOUS_RELEASE = "cdf829ea7c41cf54a9354e109acd1cf99e0a2916"
+ASSETS = 200
+CRASH_RATE = "0.08"  # of creates whose invocation dies right after the provider answered (migrator.chaos)
+
+
+@pytest.fixture(scope="module")
+def previous_tree(tmp_path_factory):
+    tree = tmp_path_factory.mktemp("previous-release")
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", PREVIOUS_RELEASE], capture_output=True)
+    assert archive.returncode == 0, f"the previous release is not in this clone's history: {archive.stderr[-300:]!r}"
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoint, aws, previous_tree, tmp_path):
+    from infra.accounts import account
+    from infra.provider_sim import ProviderSim, SimConfig
+
+    acct = account("generic", "standard")
+    sim = ProviderSim(SimConfig(port=0, rate=0, processing_delay_s=2.0, **acct.sim)).start()
+    name, outputs_path = unique("e2e-upgrade"), tmp_path / "outputs.json"
+    params = stack_parameters(aws, sim, acct, UploaderTimeout="60", ReconcileScheduleEnabled="false")
+    try:
+        old = sam_up(endpoint, name, params, outputs_path, source=previous_tree)
+        sim.patch_config({"webhook_url": old["WebhookUrl"], "webhook_secret": acct.webhook_secret})
+        uploader = aws("lambda").get_function_configuration(FunctionName=old["UploaderFunctionName"])
+        variables = {**uploader["Environment"]["Variables"], "CHAOS_CRASH_AFTER_CREATE": CRASH_RATE}
+        aws("lambda").update_function_configuration(
+            FunctionName=old["UploaderFunctionName"], Environment={"Variables": variables}
+        )
+        ids = [f"{name}/{i:03d}" for i in range(ASSETS)]
+        send_all(aws("sqs"), old["QueueUrl"], [asset(i, f"https://media.example.com/{i}.mp4?duration=5") for i in ids])
+        deadline = time.time() + 300
+        while sim.stats()["videos"] < ASSETS // 3 and time.time() < deadline:  # a third made by the old release
+            time.sleep(1)
+        assert sim.stats()["videos"] >= ASSETS // 3, "the old release never got going"
+
+        new = sam_up(endpoint, name, params, outputs_path)  # this release, over the same stack, mid-drain
+        assert new["LedgerTableName"] == old["LedgerTableName"]
+        assert (
+            "CHAOS_CRASH_AFTER_CREATE"
+            not in (
+                aws("lambda").get_function_configuration(FunctionName=new["UploaderFunctionName"])["Environment"][
+                    "Variables"
+                ]
+            )
+        )  # the template's own configuration again: no more crashes
+        cli = ["--outputs", str(outputs_path), "--endpoint", endpoint]
+        assert main(["upgrade", "--checkpoint", str(tmp_path / "upgrade.json"), "--rate", "0", *cli]) == 0
+        assert schema_status(aws("dynamodb"), new["LedgerTableName"])[0]
+
+        items = drain(aws, new, ids, cli)
+        ledger = Ledger(new["LedgerTableName"], aws("dynamodb"))
+        states = {i: items[i]["state"] for i in ids}
+        assert set(states.values()) == {"ready"}, {s: list(states.values()).count(s) for s in set(states.values())}
+        stats = sim.stats()
+        assert stats["duplicate_videos"] == 0 and stats["videos"] == ASSETS
+        healed = [i for i in ids if int(ledger.get(i).get("heals", 0) or 0) > 0]
+        retried = [i for i in ids if int(items[i]["attempts"]) > 1]
+        assert healed or retried, "no worker died: the test would prove nothing"
+        assert queue_depth(aws("sqs"), new["DeadLetterQueueUrl"]) == 0
+    finally:
+        delete(endpoint, name)
+        sim.stop()
+
+
+def drain(aws, outputs: dict, ids: list[str], cli: list[str], timeout_s: float = 420) -> dict:
+    """Until every asset is terminal, running reconcile as an operator would while it drains: what a dead
+    worker left (its lease run out) is healed, a video whose webhook was lost is polled."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            return wait_for_states(aws("dynamodb"), outputs["LedgerTableName"], ids, {"ready", "rejected"}, 20)
+        except AssertionError:
+            if time.time() > deadline:
+                raise
+        assert main(["reconcile", "--heal-after", "5", "--poll-after", "5", "--json", *cli]) in (0, 1)

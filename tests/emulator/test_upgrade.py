@@ -1,0 +1,88 @@
+"""`migrator upgrade` against the real ledger table (emulator): items written the way a release before the due
+lanes wrote them are filed in the lanes reconcile reads, get their lookup bound and the version, once; a run
+that stops resumes from its checkpoint; `migrator doctor`'s check says when it is due and when it is done."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from migrator.dynamo import typed
+from migrator.ledger import SCHEMA_VERSION, Ledger
+from migrator_cli.upgrade import Checkpoint, run_upgrade, schema_status
+
+from tests.conftest import unique
+
+pytestmark = pytest.mark.emulator
+
+
+def old_item(asset_id: str, state: str, now: float, **fields) -> dict:
+    """An item as the release before the due lanes wrote it: no due_lane, no lookup_from, no schema."""
+    return {
+        "asset_id": asset_id,
+        "state": state,
+        "state_shard": f"{state}#0",
+        "source_url": f"https://media.example.com/{asset_id}.mp4",
+        "attempts": 1,
+        "throttles": 0,
+        "created_at": now - 7200,
+        "claimed_at": now - 600,
+        "updated_at": now - 300,
+        **fields,
+    }
+
+
+def test_old_items_are_brought_into_reconciles_lanes_once_and_doctor_says_so(aws, table, tmp_path):
+    dynamodb, now = aws("dynamodb"), time.time()
+    ledger = Ledger(table, dynamodb)
+    run = unique("old")
+    items = [
+        old_item(f"{run}/crashed", "uploading", now, lease_token="dead", lease_until=now - 60),
+        old_item(f"{run}/processing", "processing", now, remote_id="v1", processing_at=now - 900),
+        old_item(f"{run}/deferred", "failed", now, retry_after=now - 30),
+        old_item(f"{run}/done", "ready", now, remote_id="v2"),
+    ] + [old_item(f"{run}/bulk{i:03d}", "processing", now, remote_id=f"b{i}") for i in range(40)]
+    for item in items:
+        dynamodb.put_item(TableName=table, Item=typed(item))
+    ok, detail = schema_status(dynamodb, table)
+    assert not ok and "written by an earlier release" in detail
+
+    # Stopped after the first page, then resumed by the same command from its checkpoint.
+    checkpoint_path = tmp_path / "upgrade.json"
+    stop = threading.Event()
+    checkpoint = Checkpoint(checkpoint_path)
+    first = run_upgrade(ledger, checkpoint=checkpoint, rate=0, stop=stop, progress=lambda n: stop.set())
+    assert first.interrupted and not first.done
+    rest = run_upgrade(ledger, checkpoint=Checkpoint(checkpoint_path), rate=0)
+    assert rest.done and first.upgraded + rest.upgraded == len(items)
+
+    crashed = ledger.get(f"{run}/crashed")
+    assert crashed["due_lane"].startswith("heal#") and float(crashed["due_at"]) == pytest.approx(now - 60)
+    assert float(crashed["lookup_from"]) == pytest.approx(now - 7200)  # the earliest try, not the last claim
+    assert ledger.get(f"{run}/processing")["due_lane"].startswith("poll#")
+    assert ledger.get(f"{run}/deferred")["due_lane"].startswith("heal#")
+    assert "due_lane" not in ledger.get(f"{run}/done") and int(ledger.get(f"{run}/done")["schema"]) == SCHEMA_VERSION
+    # Reconcile reads its lanes: the crashed worker's asset is found there now.
+    lane = crashed["due_lane"]
+    found, _ = ledger.query_due(lane, now, 100)
+    assert f"{run}/crashed" in {i["asset_id"] for i in found}
+
+    again = run_upgrade(ledger, checkpoint=Checkpoint(tmp_path / "second.json"), rate=0)
+    assert again.done and again.upgraded == 0 and again.read == 0  # idempotent: nothing below the version
+    ok, detail = schema_status(dynamodb, table)
+    assert ok and "migrator upgrade finished" in detail
+
+
+def test_an_item_that_moves_between_the_read_and_the_write_is_read_again(aws, table):
+    dynamodb, now = aws("dynamodb"), time.time()
+    ledger = Ledger(table, dynamodb)
+    asset_id = unique("moving")
+    seen = old_item(asset_id, "processing", now, remote_id="v1")
+    dynamodb.put_item(TableName=table, Item=typed(seen))
+    moved = {**seen, "state": "ready", "state_shard": "ready#0", "updated_at": now}
+    dynamodb.put_item(TableName=table, Item=typed(moved))  # a webhook settled it after the read
+    result = ledger.upgrade_item(seen, now)
+    assert not result.won
+    current = ledger.get(asset_id)
+    assert current["state"] == "ready" and "due_lane" not in current  # the stale read wrote nothing
