@@ -11,6 +11,15 @@ carries `retry-after`; captions PUT /accounts/{a}/stream/{uid}/captions/{languag
 multipart WebVTT `file`, one per language (a second replaces the first), listed at GET
 .../captions. Its documented limits (1,200 calls per 5 minutes per user with a
 5-minute block, 120 videos in progress) are this profile's defaults: config.PROFILE_LIMITS.
+
+Signed URLs (developers.cloudflare.com/stream/viewing-videos/securing-your-stream/; the API reference
+"Create signed URL tokens for videos"): POST /accounts/{a}/stream/{uid}/token {exp, nbf, downloadable}
+-> {"token"}, a JWT put "in place of the video id" in a delivery URL. A video with requireSignedURLs
+is refused at its uid's URLs (playback and MP4 download) and served at a valid, unexpired token's;
+its download only with `downloadable` in the token ("Download links will not work for videos which
+already require signed URLs if the `downloadable` flag is not present in the token", .../download-videos/).
+As a source, the MP4 download lives at the delivery host `/_stream/<uid>/downloads/default.mp4`
+(Stream's `customer-<CODE>.cloudflarestream.com/<uid>/downloads/default.mp4`).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import secrets
 import time
 import urllib.parse
 import uuid
@@ -26,8 +36,9 @@ from typing import ClassVar
 
 from . import media
 from .bucket import RateState
+from .cloudflare_signing import TOKEN_SECRET, mint_token, token_claims, token_holds, token_problem
 from .config import SimConfig, is_http_url
-from .library import EPOCH, STEP_S, Item, Shelf
+from .library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
 from .profile import (
     KIND_STATUS,
     Account,
@@ -137,9 +148,50 @@ def _fields_problem(body: dict) -> str | None:
     return None
 
 
-# As a source: unfetchable in turn, a video that requires signed URLs, one still encoding, one whose
-# encoding failed. A private library video requires signed URLs too.
-FAULTS = ("signed", "processing", "error")
+# ----- as a source
+
+# Unfetchable in turn: a video still encoding (pending until `library_processing_done`), one whose encoding
+# failed. A private library video is one Stream limits (`_restriction`): it moves, signed.
+FAULTS = ("processing", "error")
+LIBRARY_ORIGIN = "videos.example.com"  # where a hotlink-protected library video may be embedded
+
+
+def _restriction(shelf: Shelf, video: Item) -> tuple[bool, list[str]]:
+    """(requireSignedURLs, allowedOrigins) of a library video: of the private ones, every other one requires
+    signed URLs ("it can no longer be accessed publicly with only the video id") and the others are limited
+    to one site's embeds ("limit the domains a video can be embedded on"; securing-your-stream)."""
+    if not video.private:
+        return False, []
+    if (video.index // max(1, shelf.cfg.library_private_every)) % 2 == 0:
+        return True, []
+    return False, [LIBRARY_ORIGIN]
+
+
+def library_caption(video: Item, language: str) -> str:
+    """The WebVTT text a library caption serves through the API (a module function: tests serve larger ones)."""
+    return VTT.format(i=video.index, language=language)
+
+
+def _library_captions(video: Item) -> list[dict]:
+    # Caption.status is "The status of a generated caption" (ready, inprogress, error; cloudflare-python
+    # 5.9.0): one still being made is a generated one ("Generate captions or subtitles"), inprogress.
+    making = video.captions_processing
+    status = "inprogress" if making else "ready"
+    return [
+        {"language": lang, "label": name, "generated": making, "status": status} for lang, _k, name in video.captions
+    ]
+
+
+def _delivered(shelf: Shelf, key: str) -> tuple[Item | None, bool]:
+    """The library video a delivery URL's key names (its uid, or a token), and whether it is refused: a video
+    that requires signed URLs at its uid, or a token that does not hold for a download."""
+    index = library_index(key)
+    if index >= 0:
+        video = shelf.video(index)
+        return video, video is not None and _restriction(shelf, video)[0]
+    claims = token_claims(key)
+    video = shelf.video(library_index(claims["sub"])) if claims else None
+    return video, not token_holds(shelf.state.secret, key, time.time(), download=True)
 
 
 def library_uid(video: Item) -> str:
@@ -150,7 +202,119 @@ def library_index(uid: str) -> int:
     return int(uid[2:]) if len(uid) == 32 and uid.startswith("cf") and uid[2:].isdigit() else -1
 
 
-class Cloudflare(Profile):
+class StreamLibrary:
+    """The profile's source side (a library: library.py): its list, videos, downloads, tokens and captions, and
+    its delivery host's MP4s. A mixin of `Cloudflare`, whose `error` and `_list_query` it uses."""
+
+    def render_library(self, shelf: Shelf, video: Item) -> dict:
+        fault = video.fault
+        state = {"processing": "inprogress", "error": "error"}.get(fault or "", "ready")
+        code, text = _ERROR_REASONS["corrupt"] if state == "error" else ("", "")
+        ready = state == "ready"
+        return {
+            "uid": library_uid(video),
+            "creator": f"creator-{video.index % 3}",
+            "thumbnailTimestampPct": 0.25,
+            "readyToStream": ready,
+            "readyToStreamAt": iso_z(video.modified) if ready else None,
+            "status": {"state": state, "pctComplete": "100.000000" if ready else "40.000000", "errorReasonCode": code,
+                       "errorReasonText": text},
+            "meta": {"name": video.title},
+            "created": iso_z(video.created),
+            "modified": iso_z(video.modified),
+            "uploaded": iso_z(video.created),
+            "size": video.size if ready else None,
+            "allowedOrigins": _restriction(shelf, video)[1],
+            "requireSignedURLs": _restriction(shelf, video)[0],
+            "scheduledDeletion": None,
+            "duration": video.duration if ready else -1,
+            "input": {"width": 1920, "height": 1080} if ready else {"width": -1, "height": -1},
+            "liveInput": None,
+            "watermark": None,
+        }  # fmt: skip
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            return self._library_list(shelf, call)
+        video = shelf.video(library_index(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found")
+        if op == "get":
+            return Reply(200, _envelope(self.render_library(shelf, video)))
+        if op == "src_download":
+            if call.method == "POST":
+                shelf.prepare(video, now)
+            return Reply(200, _envelope(self._downloads(shelf, video, now)))
+        if op == "src_token":
+            return self._token(shelf.state.secret, library_uid(video), body)
+        if op == "src_captions":
+            return Reply(200, _envelope(_library_captions(video)))
+        language = call.params.get("language", "")
+        if language not in {c[0] for c in video.captions} or video.captions_processing:
+            return self.error("not_found")  # no file before the caption is made (our choice: nothing documented)
+        return Reply(200, raw=library_caption(video, language).encode(), headers={"Content-Type": "text/vtt"})
+
+    def _token(self, secret: bytes, uid: str, body: object) -> Reply:
+        now = time.time()
+        problem = token_problem(body, now)
+        if problem:
+            return self.error("invalid", problem)
+        return Reply(200, _envelope({"token": mint_token(secret, uid, body, now)}))
+
+    def _downloads(self, shelf: Shelf, video: Item, now: float) -> dict:
+        """`{"default": {status, url, percentComplete}}` once asked for (POST), `{}` before."""
+        state, done = shelf.preparation(video, now)
+        if state == "none":
+            return {}
+        status = "ready" if state == "ready" else "inprogress"
+        # The download's address is known at once; it serves the file when the download is ready, at the
+        # delivery host, under the uid (download-videos: ".../<VIDEO_UID>/downloads/default.mp4").
+        url = f"{shelf.base_url}/_stream/{library_uid(video)}/downloads/default.mp4"
+        return {"default": {"status": status, "url": url, "percentComplete": round(done * 100, 1)}}
+
+    def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
+        return name != "default.mp4" or shelf.preparation(video, now)[0] == "ready"
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """`/_stream/<uid or token>/downloads/default.mp4`: the MP4 once its download is ready, HEAD and ranges
+        as the library's files (library.serve_media); refused 403 at a signed video's uid, or with a token that
+        does not hold for a download ("If your video is public, the MP4 will also be publicly accessible")."""
+        parts = path.split("/")
+        if len(parts) != 5 or parts[3:] != ["downloads", "default.mp4"]:
+            return None
+        video, refused = _delivered(shelf, parts[2])
+        if video is None:
+            return Served(404, {"Content-Type": "text/plain"}, b"Not Found")
+        if refused:
+            return Served(403, {"Content-Type": "text/plain"}, b"This video requires a signed URL token (downloadable)")
+        file = urllib.parse.urlsplit(shelf.url(video, "default.mp4"))
+        now = time.monotonic()
+        ready = lambda item, name: self.media_ready(shelf, item, name, now)  # noqa: E731
+        return serve_media(shelf.cfg, shelf.state, method, file.path, file.query, range_header, shelf.faults, ready)
+
+    def _library_list(self, shelf: Shelf, call: Call) -> Reply:
+        parsed = self._list_query(call)
+        if isinstance(parsed, Reply):
+            return parsed
+        query, limit, after, before, ascending = parsed
+        # Library video i was created at EPOCH + i minutes: a time bound is an index bound.
+        first = 0 if after is None else max(0, math.floor((after / 1e6 - EPOCH) / STEP_S) + 1)
+        last = shelf.size if before is None else min(shelf.size, math.ceil((before / 1e6 - EPOCH) / STEP_S))
+        matched = max(0, last - first)
+        if ascending:
+            start = first
+            videos, _ = shelf.videos(start, min(limit, matched), newest_first=False)
+        else:
+            videos, _ = shelf.videos(shelf.size - last, min(limit, matched), newest_first=True)
+        rendered = [self.render_library(shelf, v) for v in videos]
+        total = matched if query.get("include_counts", ["false"])[0].lower() == "true" else None
+        extra = {"total": total, "range": len(rendered)} if total is not None else {"range": len(rendered)}
+        return Reply(200, _envelope(rendered, **extra))
+
+
+class Cloudflare(StreamLibrary, Profile):
     name = "cloudflare"
     fetch_mode = "head-range"  # "must support HTTP HEAD requests and HTTP GET range requests"
     faults = FAULTS
@@ -164,10 +328,10 @@ class Cloudflare(Profile):
         ("/accounts/{account}/stream/{id}/captions/{language}", {"PUT": "track_add"}),
         ("/accounts/{account}/stream/{id}/downloads", {"POST": "src_download", "GET": "src_download"}),
         ("/accounts/{account}/stream/{id}/captions/{language}/vtt", {"GET": "src_caption_vtt"}),
+        ("/accounts/{account}/stream/{id}/token", {"POST": "token"}),
     )
-    source_ops: ClassVar[dict[str, str]] = {
-        "track_list": "src_captions"
-    }  # a library lists its captions; a target, what it was sent
+    # A library lists its captions, a target what it was sent; each mints tokens for its own videos.
+    source_ops: ClassVar[dict[str, str]] = {"track_list": "src_captions", "token": "src_token"}
     # "One caption or subtitle file per language is allowed" (cloudflare-python, stream.captions.language.update).
     one_track_per_language = True
 
@@ -299,96 +463,29 @@ class Cloudflare(Profile):
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, _envelope(self.render(video, now)))
 
-    # ----- as a source (a library)
-
-    def render_library(self, shelf: Shelf, video: Item) -> dict:
-        fault = video.fault
-        state = {"processing": "inprogress", "error": "error"}.get(fault or "", "ready")
-        code, text = _ERROR_REASONS["corrupt"] if state == "error" else ("", "")
-        ready = state == "ready"
-        return {
-            "uid": library_uid(video),
-            "creator": f"creator-{video.index % 3}",
-            "thumbnailTimestampPct": 0.25,
-            "readyToStream": ready,
-            "readyToStreamAt": iso_z(video.modified) if ready else None,
-            "status": {"state": state, "pctComplete": "100.000000" if ready else "40.000000", "errorReasonCode": code,
-                       "errorReasonText": text},
-            "meta": {"name": video.title},
-            "created": iso_z(video.created),
-            "modified": iso_z(video.modified),
-            "uploaded": iso_z(video.created),
-            "size": video.size if ready else None,
-            "allowedOrigins": [],
-            "requireSignedURLs": fault == "signed" or video.private,
-            "scheduledDeletion": None,
-            "duration": video.duration if ready else -1,
-            "input": {"width": 1920, "height": 1080} if ready else {"width": -1, "height": -1},
-            "liveInput": None,
-            "watermark": None,
-        }  # fmt: skip
-
-    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
-        if op == "list":
-            return self._library_list(shelf, call)
-        video = shelf.video(library_index(call.params.get("id", "")))
-        if video is None:
-            return self.error("not_found")
-        if op == "get":
-            return Reply(200, _envelope(self.render_library(shelf, video)))
-        if op == "src_download":
-            if call.method == "POST":
-                shelf.prepare(video, now)
-            return Reply(200, _envelope(self._downloads(shelf, video, now)))
-        if op == "src_captions":
-            captions = [
-                {"language": language, "label": name, "generated": False, "status": "ready"}
-                for language, _kind, name in video.captions
-            ]
-            return Reply(200, _envelope(captions))
-        language = call.params.get("language", "")
-        if language not in {c[0] for c in video.captions}:
-            return self.error("not_found")
-        vtt = f"WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nVideo {video.index}, {language}\n"
-        return Reply(200, raw=vtt.encode(), headers={"Content-Type": "text/vtt"})
-
-    def _downloads(self, shelf: Shelf, video: Item, now: float) -> dict:
-        """`{"default": {status, url, percentComplete}}` once asked for (POST), `{}` before."""
-        state, done = shelf.preparation(video, now)
-        if state == "none":
-            return {}
-        status = "ready" if state == "ready" else "inprogress"
-        # The download's address is known at once; it serves the file when the download is ready.
-        url = shelf.url(video, "default.mp4")
-        return {"default": {"status": status, "url": url, "percentComplete": round(done * 100, 1)}}
-
-    def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
-        return name != "default.mp4" or shelf.preparation(video, now)[0] == "ready"
-
-    def _library_list(self, shelf: Shelf, call: Call) -> Reply:
-        parsed = self._list_query(call)
-        if isinstance(parsed, Reply):
-            return parsed
-        query, limit, after, before, ascending = parsed
-        # Library video i was created at EPOCH + i minutes: a time bound is an index bound.
-        first = 0 if after is None else max(0, math.floor((after / 1e6 - EPOCH) / STEP_S) + 1)
-        last = shelf.size if before is None else min(shelf.size, math.ceil((before / 1e6 - EPOCH) / STEP_S))
-        matched = max(0, last - first)
-        if ascending:
-            start = first
-            videos, _ = shelf.videos(start, min(limit, matched), newest_first=False)
+    def playback_video(self, store: Store, key: str, query: str) -> tuple[Video | None, bool] | None:
+        """A target's video at its uid (refused when it requires signed URLs: "This option will prevent any
+        public links ... from working") or at a token in its place (served while the token holds). Stream reads
+        its token from the path only, so a `?token=` never passes the common check here."""
+        video = store.videos.get(key)
+        if video is not None:
+            lacking = video.request.get("requireSignedURLs") is True
         else:
-            videos, _ = shelf.videos(shelf.size - last, min(limit, matched), newest_first=True)
-        rendered = [self.render_library(shelf, v) for v in videos]
-        total = matched if query.get("include_counts", ["false"])[0].lower() == "true" else None
-        extra = {"total": total, "range": len(rendered)} if total is not None else {"range": len(rendered)}
-        return Reply(200, _envelope(rendered, **extra))
+            claims = token_claims(key)
+            video = store.videos.get(claims["sub"]) if claims else None
+            lacking = not token_holds(store.account.get(TOKEN_SECRET), key, time.time())
+        if lacking and "token" in urllib.parse.parse_qs(query):
+            return None, False
+        return video, lacking
 
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
         # "Only one webhook subscription is allowed per-account"; PUT .../stream/webhook {"notificationUrl"}
         # answers the subscription with its signing `secret`, and changing the URL makes a new secret
         # (https://developers.cloudflare.com/stream/manage-video-library/using-webhooks/). cloudflare-python
         # may send the field as `notificationUrl` or `notification_url`.
+        if call.op == "token":  # a target's token: any uid's (the account state holds no videos), its secret kept
+            secret = held.setdefault(TOKEN_SECRET, secrets.token_bytes(16))
+            return Account(self._token(secret, call.params.get("id", ""), None if parse_error else body))
         if call.method == "DELETE":
             held.pop("webhook_modified", None)
             return Account(Reply(200, _envelope("")), {"webhook_url": None, "webhook_secret": None})

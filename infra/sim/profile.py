@@ -345,6 +345,19 @@ class Profile:
         profile remembers between requests (the store's account dict), under the state lock."""
         return None
 
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """`serve_stream` with the request's query and Range too, for a profile whose delivery host serves
+        ranged files (Stream's MP4 downloads); by default `serve_stream`'s answer."""
+        return self.serve_stream(shelf, method, path)
+
+    def playback_video(self, store: Store, key: str, query: str) -> tuple[Video | None, bool] | None:
+        """The video a playback URL (`/_play/<profile>/<key>/...`) names and whether the request still lacks
+        the token it needs, where the profile reads `key` its own way (Stream's signed token in place of
+        the uid); None: `key` is the video's id (under the state lock)."""
+        return None
+
     # ----- rate limits
 
     def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:

@@ -88,4 +88,5 @@ def test_signed_playback_needs_a_token_and_unready_videos_serve_nothing(launch):
         stored.request["requireSignedURLs"] = True
     hls = links(sim, "cloudflare", video)["hls"]
     assert requests.get(hls, timeout=5).status_code == 403
-    assert requests.get(hls + "?token=t", timeout=5).status_code == 200
+    # Stream takes its token in place of the uid, never from the query (test_sdk_cloudflare: signed playback).
+    assert requests.get(hls + "?token=t", timeout=5).status_code == 404

@@ -29,6 +29,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from urllib.parse import urlsplit, urlunsplit
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track
@@ -122,6 +123,42 @@ def read_stream_video(video: object) -> Video:
 # it speaks of videos queued or in progress as the FAQ does; any other 429 is the request rate's
 # (its "please wait and consider throttling your request speed", code 971).
 _IN_PROGRESS = re.compile(r"queued|in ?progress|being encoded|encoding|concurren", re.I)
+
+
+# Signed URL tokens ("Create signed URL tokens for videos"): `exp` "The maximum time specification is 24 hours
+# from issuing time" (cloudflare-python 5.9.0, TokenCreateParams). A token is a JWT (base64url parts and dots)
+# that takes the uid's place in a URL path; anything else in `result.token` is refused.
+MAX_TOKEN_TTL_S = 86_400
+MAX_TOKEN_LENGTH = 4096
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+){0,2}$")
+
+
+def token_body(ttl_s: float, now: float, downloadable: bool = False) -> dict:
+    """A /token request's body: `exp` `ttl_s` from `now` (a minute to 24 h), and `downloadable` (the MP4 too)."""
+    body: dict = {"exp": int(now + min(max(ttl_s, 60.0), MAX_TOKEN_TTL_S - 60.0))}
+    if downloadable:
+        body["downloadable"] = True
+    return body
+
+
+def token_of(body: object) -> str | None:
+    """The signed token of a /token answer (`result.token`), when it is one a URL path can carry."""
+    token = mapping(mapping(body).get("result")).get("token")
+    ok = isinstance(token, str) and len(token) <= MAX_TOKEN_LENGTH and _TOKEN.match(token) is not None
+    return token if ok else None
+
+
+def with_token(url: str, uid: str, token: str) -> str | None:
+    """A Stream delivery URL that names the video by its uid (its manifest, its MP4 download) with the token
+    in place of the uid, as Stream serves a video that requires signed URLs; None when not exactly one
+    segment of its path is the uid."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    at = [i for i, segment in enumerate(segments) if segment == uid]
+    if len(at) != 1 or parts.scheme not in ("https", "http"):
+        return None
+    segments[at[0]] = token
+    return urlunsplit(parts._replace(path="/".join(segments)))
 
 
 def account_limit(answer: Answer, outcome: Outcome) -> Outcome:

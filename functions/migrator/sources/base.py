@@ -31,6 +31,7 @@ from ..messages import SOURCE_PLATFORMS, AssetMessage
 from ..providers.facts import CredentialsError, RateSignal, entries, mapping
 from ..providers.http import Answer, HttpTransport, TransportError
 from ..providers.ratelimit import read_rate_headers
+from ..trackfetch import MAX_TRACK_BYTES
 
 # Every platform a library can be listed from: the referenced ones and S3.
 PLATFORMS = (*SOURCE_PLATFORMS, "s3")
@@ -426,6 +427,24 @@ class HttpSource(Source):
     def failure(self, answer: Answer, what: str) -> SourceError:
         """A 4xx the caller did not expect, as the error that stops a listing."""
         return SourceError(f"{self.platform}: {what} answered HTTP {answer.status}: {excerpt(answer.text, 200)}")
+
+    def api_caption(self, path: str, name: str) -> Resolution:
+        """A caption the platform serves only as text through its API (`path`), read up to the stack's cap on a
+        caption file (trackfetch.MAX_TRACK_BYTES) and refused past it in the words of the tracks worker's guarded
+        fetch; `name`: the platform's, for the reason a caption no longer there gives."""
+        answer = self.call("GET", path, headers={"Accept": "text/vtt"}, max_body_bytes=MAX_TRACK_BYTES)
+        if answer.status == 404:
+            return Resolution.unfetchable(gone(name))
+        if answer.status != 200:
+            raise self.failure(answer, "the captions")
+        length = next((v for k, v in answer.headers.items() if k.lower() == "content-length"), "")
+        if length.strip().isdigit() and int(length) > MAX_TRACK_BYTES:
+            return Resolution.unfetchable(
+                f"the track file is {int(length):,} bytes, over the {MAX_TRACK_BYTES:,} allowed"
+            )
+        if answer.truncated:
+            return Resolution.unfetchable(f"the track file is over the {MAX_TRACK_BYTES:,} bytes allowed")
+        return Resolution.ready_text(answer.text, "vtt")
 
 
 @dataclass

@@ -1,23 +1,39 @@
 """Cloudflare Stream as a source (developers.cloudflare.com/stream: "List videos", "Download videos",
-"Captions"; cloudflare-python 5.9.0: `stream.list`, `stream.get`, `stream.downloads.create/get`,
+"Secure your Stream", "Captions"; the API reference "Create signed URL tokens for videos"; cloudflare-python
+5.9.0: `stream.list`, `stream.get`, `stream.downloads.create/get`, `stream.token.create`,
 `stream.captions.get`, `stream.captions.language.vtt.get`).
 
-- credentials: the account id and an API token with Stream read and edit (a download is an edit),
+- credentials: the account id and an API token with Stream read and edit (a download, a token are edits),
   `Authorization: Bearer`; `{"account_id": "...", "api_token": "..."}` (the provider's format);
-- list: `GET /accounts/{a}/stream?asc=true&limit=1000&include_counts=true` oldest first, the next
-  page `after=` the last video's `created` (exclusive), `{result, total, range}`: `total` is what
-  matches the query, so what remains after this page; a delta sweep lists `after=` the mark. Only
-  creation is filtered: a video whose metadata changed later is not listed again;
-- a video: `uid`, `meta.name`, `created`, `modified`, `duration`, `size`, `status.state`
-  (pendingupload, downloading, queued, inprogress, ready, error, `errorReasonCode`),
-  `readyToStream`, `requireSignedURLs`, `thumbnailTimestampPct` (the poster, as a fraction of the
-  duration), `creator`;
-- resolve: the MP4 download, made on request: `POST /accounts/{a}/stream/{uid}/downloads`, then
-  `GET` it until `result.default.status` is ready (inprogress meanwhile, `percentComplete`), when
-  `result.default.url` is the file. A video that requires signed URLs serves its download only with
-  a signed token, which this tool does not mint: such videos are unfetchable;
-- captions: `GET .../stream/{uid}/captions` `[{language (BCP 47), label, generated, status}]`, and
-  one file at `GET .../stream/{uid}/captions/{language}/vtt` (the API, so the text itself);
+- list: `GET /accounts/{a}/stream?asc=true&limit=1000&include_counts=true` oldest first, `{result, total,
+  range}`: `total` is what matches the query, so what remains after this page. `after=` is exclusive ("videos
+  created after this date/time") and the list has no cursor, so videos that share the last one's instant could
+  fall between two pages: the next page starts BOUNDARY_S before that instant and the cursor carries the uids
+  already listed in that last second, dropped when they come again (`Boundary`). A delta sweep lists from the
+  mark the same way. Only creation is filtered: a video still processing at a sweep is never listed again past
+  the mark, so it goes to `page.pending` and the next sweep asks for it by uid (`video`);
+- a video: `uid`, `meta.name`, `created`, `modified`, `duration`, `size`, `status.state` (pendingupload,
+  downloading, queued, inprogress, ready, error with `errorReasonCode`; live-inprogress), `readyToStream`,
+  `requireSignedURLs`, `allowedOrigins`, `thumbnailTimestampPct` (the poster, a fraction of the duration),
+  `creator`; a video is a row once its state is ready, pending while it is in one of the working states;
+- privacy never widens: `requireSignedURLs` ("it can no longer be accessed publicly with only the video id")
+  is `signed`; a non-empty `allowedOrigins` ("limit the domains a video can be embedded on") is not public to
+  everyone either, and no target keeps an origin list as such, so it is `signed` too (a signed video is
+  played only by pages that ask their backend for a token: the nearest a target has to "only on these
+  sites"; `private` would say no one may watch it), and the row's metadata keeps the origins and says what
+  was not kept (`allowed_origins`, `privacy_note`). The resolve reads the video again and says its privacy
+  then (`Resolution.privacy`);
+- resolve: the MP4 download, made on request: `POST .../stream/{uid}/downloads`, then `GET` it until
+  `result.default.status` is ready (inprogress meanwhile, `percentComplete`), when `result.default.url` is the
+  file (`https://customer-<code>.cloudflarestream.com/<uid>/downloads/default.mp4`). A video that requires
+  signed URLs serves it only with a token "with an additional flag called `downloadable` set to `true`" in
+  place of the uid: `POST .../stream/{uid}/token {"downloadable": true, "exp": ...}` -> `result.token`, made
+  once the download is ready, just before the create, living DOWNLOAD_TOKEN_TTL_S (at most 24 h);
+- captions: `GET .../stream/{uid}/captions` `[{language (BCP 47), label, generated, status}]`; `status` is
+  that of a generated caption (ready, inprogress, error): a caption still inprogress keeps the video pending,
+  one in error is left out. One file at `GET .../captions/{language}/vtt` (the API serves the text itself),
+  read up to the stack's caption cap (trackfetch.MAX_TRACK_BYTES) and refused past it, as the tracks
+  worker's guarded fetch refuses a larger file;
 - rate limits: 1,200 requests per 5 minutes per user, then every call blocked for 5 minutes
   (developers.cloudflare.com/fundamentals/api/reference/limits); `retry-after` on a 429.
 """
@@ -26,40 +42,106 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
-from ..providers.cloudflare import credentials
+from ..providers.cloudflare import WORKING, credentials, token_body, token_of, with_token
 from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
 from ..providers.http import quote
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceRef, gone
-from .rows import TrackInfo, make_row, poster_from_pct, rfc3339, unfetchable
+from .rows import TrackInfo, clean_text, make_row, poster_from_pct, unfetchable
 
 PAGE_SIZE = 1000  # the list's maximum
-STILL_PROCESSING = "still processing at the source: list it again once Stream has finished"
-SIGNED = (
-    "requires signed URLs: Stream serves its MP4 download only with a signed token, which this tool does not "
-    "mint (turn requireSignedURLs off for the migration, or serve the file another way)"
+# How far before the last listed instant the next page starts: wide enough for whatever precision Stream
+# compares `after` at (the times it prints carry microseconds; a second covers a coarser one).
+BOUNDARY_S = 1.0
+STILL_PROCESSING = "still processing at Stream (status.state {state}): asked for again at the next sweep"
+CAPTION_PROCESSING = (
+    "its caption track {language} is still being generated at Stream: asked for again at the next sweep"
 )
+SIGNED = "signed"  # Stream's requireSignedURLs, and allowedOrigins (module docstring)
+DOWNLOAD_TOKEN_TTL_S = 6 * 3600.0  # the target's fetch may wait in its queue (Stream's own: 120 at a time)
+MAX_ORIGINS = 20  # allowedOrigins kept in the row's metadata (Stream documents no maximum)
 PREPARE_POLL_S = 15.0
 
 
 def why_unfetchable(video: Mapping) -> str | None:
+    """Why a listed video can never be fetched (its encoding failed, a state Stream does not document)."""
     status = mapping(video.get("status"))
     state = text(status.get("state")) or ""
     if state == "error":
         code = text(status.get("errorReasonCode")) or text(status.get("errReasonCode"))
         return "failed at the source (Stream state error" + (f", {code})" if code else ")")
-    if state != "ready":
-        return STILL_PROCESSING
-    if video.get("requireSignedURLs") is True:
-        return SIGNED
+    if state != "ready" and state not in WORKING:
+        return f"Stream gives it no state this tool knows ({clean_text(state, 40) or 'none'})"
     return None
+
+
+def processing(video: Mapping) -> str | None:
+    """The pending reason of a video Stream is still working on (a working state), else None."""
+    state = text(mapping(video.get("status")).get("state"))
+    return STILL_PROCESSING.format(state=state) if state in WORKING else None
+
+
+def privacy_of(video: Mapping) -> tuple[str, dict]:
+    """The row's privacy from what the video says, and what its metadata keeps of what could not be carried."""
+    origins = [o for o in entries(video.get("allowedOrigins")) if clean_text(o, 253) == o and o.isprintable()]
+    if not origins:
+        return (SIGNED if video.get("requireSignedURLs") is True else "public"), {}
+    kept = origins[:MAX_ORIGINS]
+    note = (
+        "Stream plays it only on the sites its allowedOrigins names (kept in allowed_origins): no target keeps"
+        " that list, so it is listed as signed and the target plays it only with a token"
+    )
+    return SIGNED, {"allowed_origins": kept, "privacy_note": note}
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class Boundary:
+    """Where a page of the list starts: `after` (exclusive, as Stream reads it), and the uids already listed
+    at or after it, to drop when they come again. As a cursor: `<after>|<uid>,<uid>...` (a bare time, as
+    cursors were before, is an `after` with nothing to drop)."""
+
+    after: str | None = None
+    seen: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, cursor: str | None, since: float | None) -> Boundary:
+        if cursor is None:
+            return cls(_iso(since - BOUNDARY_S) if since is not None else None)
+        after, _, uids = cursor.partition("|")
+        return cls(after or None, frozenset(u for u in uids.split(",") if u.isalnum()))
+
+    def next(self, videos: list[dict], fresh: int) -> str | None:
+        """The cursor of the page after `videos` (a full page, `fresh` of them new): the second before its last
+        instant, with the uids listed in that second. A page of nothing new cannot go on that way (a full page
+        inside one second): it goes on after the last instant itself."""
+        last = text(videos[-1].get("created")) if videos else None
+        at = epoch_of(last)
+        if last is None or at is None:
+            return None
+        if not fresh:
+            return last if last != self.after else None
+        window = sorted({u for v in videos if (u := _uid(v)) and (epoch_of(v.get("created")) or 0) > at - BOUNDARY_S})
+        return f"{_iso(at - BOUNDARY_S)}|{','.join(window)}"
+
+
+def _uid(video: Mapping) -> str | None:
+    uid = text(video.get("uid"))
+    return uid if uid and uid.isalnum() and len(uid) <= 64 else None
 
 
 class CloudflareSource(HttpSource):
     platform = "cloudflare"
     default_base_url = "https://api.cloudflare.com/client/v4"
     documented_rate_per_s = 4.0  # 1,200 per 5 minutes
-    requests_per_video = 5  # the video and its downloads read, the download requested; once ready, both read again
+    # The video and its downloads read, the download requested; once ready, both read again (a signed video's
+    # token is one more).
+    requests_per_video = 5
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(json.dumps(dict(creds)))[1]}"}
@@ -72,80 +154,104 @@ class CloudflareSource(HttpSource):
         return f"/accounts/{quote(account)}/stream"
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
+        boundary = Boundary.of(cursor, since)
         params = {"asc": "true", "limit": str(PAGE_SIZE), "include_counts": "true"}
-        after = cursor if cursor is not None else (rfc3339(since) if since is not None else None)
-        if after:
-            params["after"] = after
+        if boundary.after:
+            params["after"] = boundary.after
         body = mapping(self.read("GET", self._stream(), "the video list", gone_ok=False, params=params))
-        videos = entries(body.get("result"))
-        page = Page()
-        self.take(page, videos, lambda video: epoch_of(video.get("created")), None, tracks)
+        videos = [mapping(v) for v in entries(body.get("result"))]
+        page, fresh = Page(), 0
+        for video in videos:
+            page.saw(epoch_of(video.get("created")))
+            if _uid(video) not in boundary.seen:
+                fresh += 1
+                self._place(page, video, tracks)
         total = body.get("total")
         if isinstance(total, int) and not isinstance(total, bool):
             page.remaining = max(0, total - len(videos))
-        last = text(mapping(videos[-1]).get("created")) if videos else None
-        if len(videos) == PAGE_SIZE and last and last != cursor:
-            page.cursor = last
+        if len(videos) == PAGE_SIZE:
+            page.cursor = boundary.next(videos, fresh)
         return page
 
-    def entry(self, video: Mapping, tracks: bool):
-        uid = text(video.get("uid"))
-        if not uid or not uid.isalnum():
-            return None
-        ref = self.ref(uid)
-        meta = mapping(video.get("meta"))
+    def video(self, video_id: str, tracks: bool = True) -> Page:
+        """One video by uid (`GET .../stream/{uid}`, its captions): its row, why it is unfetchable, pending
+        again, or an empty page when Stream no longer has it."""
+        page = Page()
+        if not video_id.isalnum():
+            return page
+        body = self.read("GET", f"{self._stream()}/{quote(video_id)}", "the video")
+        if body is not None:
+            self._place(page, mapping(mapping(body).get("result")), tracks)
+        return page
+
+    def _place(self, page: Page, video: dict, tracks: bool) -> None:
+        """A listed video onto `page`: a row, an unfetchable entry, or pending (it, or one of its captions, is
+        still being made); nothing for what names no video."""
+        uid = _uid(video)
+        if uid is None:
+            return
+        ref, title = self.ref(uid), mapping(video.get("meta")).get("name")
         reason = why_unfetchable(video)
         if reason:
-            return unfetchable(self.platform, uid, ref, reason, meta.get("name"))
+            page.entries.append(unfetchable(self.platform, uid, ref, reason, title))
+            return
+        waiting = processing(video)
+        captions, busy = self._captions(uid) if tracks and not waiting else ([], None)
+        if waiting or busy:
+            page.pending.append(unfetchable(self.platform, uid, ref, waiting or busy or "", title))
+            return
+        privacy, kept = privacy_of(video)
         extra = {"creator": video["creator"]} if isinstance(video.get("creator"), str) else {}
-        return make_row(
-            self.platform,
-            uid,
-            ref,
-            title=meta.get("name"),
-            created_at=video.get("created"),
-            duration_s=video.get("duration"),
-            size_bytes=video.get("size"),
-            privacy="public",  # a video that requires signed URLs is unfetchable, above
-            poster_time_s=poster_from_pct(video.get("thumbnailTimestampPct"), video.get("duration")),
-            tracks=self._captions(uid) if tracks else [],
-            metadata=extra,
+        page.entries.append(
+            make_row(
+                self.platform,
+                uid,
+                ref,
+                title=title,
+                created_at=video.get("created"),
+                duration_s=video.get("duration"),
+                size_bytes=video.get("size"),
+                privacy=privacy,
+                poster_time_s=poster_from_pct(video.get("thumbnailTimestampPct"), video.get("duration")),
+                tracks=captions,
+                metadata={**extra, **kept},
+            )
         )
 
-    def _captions(self, uid: str) -> list[TrackInfo]:
+    def _captions(self, uid: str) -> tuple[list[TrackInfo], str | None]:
+        """The video's captions, or why it must wait: one still being generated (`status` inprogress)."""
         answer = self.call("GET", f"{self._stream()}/{quote(uid)}/captions")
         if answer.status != 200:
-            return []
+            return [], None
         found = []
         for caption in entries(mapping(answer.body).get("result")):
             caption = mapping(caption)
             language = text(caption.get("language"))
-            if not language or caption.get("status") not in (None, "ready"):
+            if not language:
                 continue
+            if caption.get("status") == "inprogress":
+                return [], CAPTION_PROCESSING.format(language=clean_text(language, 35))
+            if caption.get("status") not in (None, "ready"):
+                continue  # a generated caption that failed: there is no file to carry
             found.append(
                 TrackInfo(self.ref(uid, "captions", language), language, "captions", caption.get("label"), format="vtt")
             )
-        return found
+        return found, None
 
     def resolve(self, ref: SourceRef) -> Resolution:
         video_path = f"{self._stream()}/{quote(ref.video_id)}"
         if ref.is_track:
-            if ref.kind != "captions":
-                return Resolution.unfetchable(f"not a Stream caption reference: {ref}")
-            answer = self.call(
-                "GET", f"{video_path}/captions/{quote(ref.item or '')}/vtt", headers={"Accept": "text/vtt"}
-            )
-            if answer.status == 404:
-                return Resolution.unfetchable(gone("Stream"))
-            if answer.status != 200 or answer.truncated:
-                raise self.failure(answer, "the captions")
-            return Resolution.ready_text(answer.text, "vtt")
-        video = self.read("GET", video_path, "the video")
-        if video is None:
+            return self._caption_text(ref, video_path)
+        body = self.read("GET", video_path, "the video")
+        if body is None:
             return Resolution.unfetchable(gone("Stream"))
-        reason = why_unfetchable(mapping(mapping(video).get("result")))
+        video = mapping(mapping(body).get("result"))
+        reason = why_unfetchable(video)
         if reason:
             return Resolution.unfetchable(reason)
+        if processing(video):
+            state = text(mapping(video.get("status")).get("state"))
+            return Resolution.preparing(f"Stream is still processing the video (status.state {state})", PREPARE_POLL_S)
         answer = self.call("GET", f"{video_path}/downloads")
         download = mapping(mapping(answer.body).get("result")).get("default") if answer.status == 200 else None
         if not isinstance(download, dict):
@@ -153,7 +259,33 @@ class CloudflareSource(HttpSource):
             if answer.status not in (200, 201):
                 raise self.failure(answer, "the download request")
             download = mapping(mapping(answer.body).get("result")).get("default")
-        return self._download(mapping(download))
+        made, privacy = self._download(mapping(download)), privacy_of(video)[0]
+        if made.url is None:
+            return made
+        if video.get("requireSignedURLs") is not True:
+            return Resolution.ready(made.url, privacy=privacy)
+        return self._signed(video_path, ref.video_id, made.url, privacy)
+
+    def _signed(self, video_path: str, uid: str, url: str, privacy: str) -> Resolution:
+        """The ready download of a video that requires signed URLs, with a downloadable token in place of its uid."""
+        now = self.clock()
+        body = token_body(DOWNLOAD_TOKEN_TTL_S, now, downloadable=True)
+        answer = self.call("POST", f"{video_path}/token", json_body=body)
+        if answer.status == 404:
+            return Resolution.unfetchable(gone("Stream"))
+        if answer.status != 200:
+            raise self.failure(answer, "the signed URL token")
+        token = token_of(answer.body)
+        signed = with_token(url, uid, token) if token else None
+        if signed is None:
+            return Resolution.unfetchable("Stream's token or download URL cannot make a signed download URL")
+        return Resolution.ready(signed, expires_at=float(body["exp"]), privacy=privacy)
+
+    def _caption_text(self, ref: SourceRef, video_path: str) -> Resolution:
+        """A caption's WebVTT as the API serves it, up to the stack's caption cap."""
+        if ref.kind != "captions":
+            return Resolution.unfetchable(f"not a Stream caption reference: {ref}")
+        return self.api_caption(f"{video_path}/captions/{quote(ref.item or '')}/vtt", "Stream")
 
     @staticmethod
     def _download(download: Mapping) -> Resolution:
