@@ -297,3 +297,98 @@ def test_stream_refuses_what_its_api_refuses(stream, field, value):
             account_id=ACCOUNT, input="https://media.example.com/a.mp4", extra_body={field: value}
         )
     assert field in refused.value.body["errors"][0]["message"]
+
+
+# --- signed playback: what `migrator verify` fetches of a video created with requireSignedURLs ---------------
+
+
+def _signed_video(stream, duration: float = 12.0):
+    """(sim, SDK client, adapter, the adapter's ready Video) for a video our create made with requireSignedURLs."""
+    from migrator.messages import AssetMessage
+    from migrator.providers import AssetRef, build
+
+    sim, client = stream(processing_delay_s=0.05)
+    cf = build("cloudflare", sim.url, lambda: json.dumps({"account_id": ACCOUNT, "api_token": TOKEN}))
+    cf.http.session.trust_env = False
+    row = AssetMessage("lib/signed", f"https://media.example.com/s.mp4?duration={duration:g}", privacy="signed")
+    made = cf.create(AssetRef(row.asset_id, "S", 0, row), row.source_url)
+    assert wait_for(lambda: cf.poll(row.asset_id, made.remote_id).video.target is not None, timeout=3)
+    return sim, client, cf, cf.poll(row.asset_id, made.remote_id).video
+
+
+def test_a_signed_videos_playback_refuses_its_plain_url_and_plays_at_a_token_in_place_of_its_uid(stream, web):
+    """securing-your-stream: requireSignedURLs "will prevent any public links ... from working"; the player's
+    manifest is `https://customer-<CODE>.cloudflarestream.com/<TOKEN>/manifest/video.m3u8`."""
+    from urllib.parse import urljoin
+
+    _sim, client, _cf, video = _signed_video(stream)
+    assert client.stream.get(identifier=video.remote_id, account_id=ACCOUNT).require_signed_urls is True
+    plain = video.playback["hls"]
+    assert video.playback["policy"] == "signed" and f"/{video.remote_id}/manifest/video.m3u8" in plain
+    assert web.get(plain).status_code == 403
+    assert web.get(plain + "?token=anything").status_code == 404  # Stream reads no token from the query
+
+    token = client.stream.token.create(video.remote_id, account_id=ACCOUNT).token  # no body: valid an hour
+    master = web.get(plain.replace(video.remote_id, token))
+    assert master.status_code == 200 and master.text.startswith("#EXTM3U")
+    variant = urljoin(master.url, master.text.splitlines()[-1])  # relative: it keeps the token's path
+    assert token in variant and web.get(variant).status_code == 200
+    forged = token[:-2] + ("xx" if not token.endswith("xx") else "yy")
+    assert web.get(plain.replace(video.remote_id, forged)).status_code == 403
+    short = client.stream.token.create(video.remote_id, account_id=ACCOUNT, exp=int(time.time()) + 2).token
+    assert web.get(plain.replace(video.remote_id, short)).status_code == 200
+    time.sleep(3.1)
+    assert web.get(plain.replace(video.remote_id, short)).status_code == 403  # expired
+    other = _copy(client, "https://media.example.com/o.mp4", ref="other").uid
+    assert wait_for(lambda: _state(client, other) == "ready", timeout=3)
+    assert web.get(plain.replace(video.remote_id, other)).status_code == 200  # a public video's plain URL plays
+
+
+def test_verify_checks_a_signed_video_through_a_token_stream_makes_for_it(stream):
+    """`migrator verify` of a Stream video made with requireSignedURLs: CloudflareProvider.signed_playback asks
+    /token for one (an `exp` of the verify's TTL) and the checker fetches the manifest and its variant with it."""
+    from decimal import Decimal
+
+    from migrator_cli.verify import TOKEN_TTL_S, Checkpoint, Tolerance, checker, run_verify
+
+    sim, _client, cf, video = _signed_video(stream, duration=12.0)
+    signed = cf.signed_playback(video.playback, TOKEN_TTL_S, None)
+    assert signed.query == () and video.remote_id not in signed.manifest_url
+    [asked] = [e for e in sim.requests_log(None) if e["op"] == "token"]
+    assert asked["status"] == 200
+    item = {
+        "asset_id": "lib/signed",
+        "state": "ready",
+        "remote_id": video.remote_id,
+        "duration_s": Decimal("12"),
+        "provider_duration_s": Decimal(str(video.duration_s)),
+        "playback_info": video.playback,
+    }
+    check = checker(
+        "cloudflare",
+        Tolerance(1.0),
+        rate=0,
+        timeout_s=5,
+        allow_private=True,
+        mux_hosts={},
+        signer=lambda playback: cf.signed_playback(playback, TOKEN_TTL_S, None),
+    )
+    summary = run_verify([item], check, checkpoint=Checkpoint(None))
+    assert (summary.passed, summary.signed, summary.failed) == (1, 0, 0), summary.lines()
+    assert len([e for e in sim.requests_log(None) if e["op"] == "token"]) == 2
+
+
+def test_signing_is_unavailable_without_a_uid_and_hls_or_a_token_and_a_failed_token_is_checked_next_run(stream):
+    from migrator.providers import SigningUnavailable, build
+    from migrator.providers.http import TransportError
+
+    sim, _client, cf, video = _signed_video(stream)
+    with pytest.raises(SigningUnavailable, match="no Stream uid and HLS URL"):
+        cf.signed_playback({"policy": "signed"}, 900, None)
+    refused = build("cloudflare", sim.url, lambda: json.dumps({"account_id": ACCOUNT, "api_token": "wrong"}))
+    refused.http.session.trust_env = False
+    with pytest.raises(SigningUnavailable, match="HTTP 401"):
+        refused.signed_playback(video.playback, 900, None)
+    sim.patch_config({"unavailable_rate": 1.0})
+    with pytest.raises(TransportError):
+        cf.signed_playback(video.playback, 900, None)

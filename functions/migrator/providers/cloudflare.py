@@ -20,7 +20,13 @@
 - caption tracks: `PUT /accounts/{a}/stream/{uid}/captions/{language}`, a multipart upload of
   a WebVTT `file`, "one caption or subtitle file per language" (cloudflare-python
   `stream.captions.language.update`; developers.cloudflare.com/stream/edit-videos/adding-captions),
-  answered with the caption `{language, label}`; `GET .../captions` lists them.
+  answered with the caption `{language, label}`; `GET .../captions` lists them;
+- signed playback (`migrator verify` of a video created with `requireSignedURLs`): `POST
+  /accounts/{a}/stream/{uid}/token {"exp": ...}` -> `result.token` ("Create signed URL tokens for videos";
+  cloudflare-python `stream.token.create`: `exp` at most 24 h ahead, one hour without it), and the HLS
+  manifest with the token "in place of the video id" (developers.cloudflare.com/stream/viewing-videos/
+  securing-your-stream: `https://customer-<CODE>.cloudflarestream.com/<TOKEN>/manifest/video.m3u8`); the
+  manifest's relative variant URIs resolve under the token's path, so nothing else carries it.
 """
 
 from __future__ import annotations
@@ -40,8 +46,11 @@ from .base import Provider, json_event, listing_pages, too_many_pages
 from .facts import (
     AssetRef,
     CredentialsError,
+    PlaybackKeys,
     Poll,
     RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
     TrackList,
     TrackUpload,
     Video,
@@ -59,7 +68,7 @@ from .facts import (
     video_id,
 )
 from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields
-from .http import Answer, quote
+from .http import Answer, TransportError, quote
 from .keys import asset_tag, idempotency_key
 
 WORKING = frozenset({"pendingupload", "downloading", "queued", "inprogress", "live-inprogress"})
@@ -323,6 +332,29 @@ class CloudflareProvider(Provider):
             boundary = boundary | at_last if last == after else at_last
             after = last
         raise too_many_pages()
+
+    # --- migrator verify: signed playback ------------------------------------------------------
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
+        """The video's HLS manifest with a token Stream made for it in place of its uid (`keys` unused: the
+        /token route signs with Stream's own key). A 429 or 5xx is a TransportError (checked next run)."""
+        uid, hls = video_id(playback.get("playback_id")), text(playback.get("hls"))
+        if uid is None or hls is None:
+            raise SigningUnavailable("no Stream uid and HLS URL recorded for it")
+        try:
+            path = f"{self._stream()}/{quote(uid)}/token"
+        except CredentialsError as exc:
+            raise SigningUnavailable(str(exc)) from None
+        answer = self.http.send("POST", path, token_body(ttl_s, self.clock()))
+        if answer.status == 429 or answer.status >= 500:
+            raise TransportError(f"HTTP {answer.status}")
+        if answer.status != 200:
+            raise SigningUnavailable(f"Stream's /token answered HTTP {answer.status}: {excerpt(answer.text, 120)}")
+        token = token_of(answer.body)
+        url = with_token(hls, uid, token) if token else None
+        if url is None:
+            raise SigningUnavailable("Stream's token, or the HLS URL recorded, cannot make a signed manifest URL")
+        return SignedPlayback(url)
 
     # --- caption tracks ----------------------------------------------------------------------
 
