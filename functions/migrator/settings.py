@@ -50,6 +50,9 @@ class Settings:
     tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
     # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
     track_test_origins: str = ""
+    # The stack's own bucket where caption text a source serves only through its API is staged for a target
+    # that fetches captions by URL (Mux); "" on a stack from before it: such captions then fail with the reason.
+    staging_bucket: str = ""
     max_track_attempts: int = 5
 
     @property
@@ -166,6 +169,7 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         provider_options=options,
         tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
+        staging_bucket=env.get("STAGING_BUCKET", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
         source_secret_name=env.get("SOURCE_TOKEN_SECRET", "").strip() or None,
         source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,

@@ -108,6 +108,9 @@ class TracksWorker:
     clock: Callable[[], float] = time.time
     rng: random.Random = field(default_factory=random.Random)
     fetch: Callable = fetch
+    # Caption text a source serves only through its API, staged for a target that fetches by URL: (key, body)
+    # -> a short-lived URL of it (`StagedCaptions`); None where the stack has no staging bucket.
+    stage: Callable[[str, bytes], str] | None = None
     resolve_source: Callable[[str], str | InlineCaption | FetchFailed] = resolve_source_track
     # Least time one more track needs: a listing, a fetch and an attach, each to its timeout.
     track_budget_s: float = 40.0
@@ -270,13 +273,15 @@ class TracksWorker:
         location = self._location(track.url)
         if isinstance(location, FetchFailed):
             return _failed(location)
-        if isinstance(location, InlineCaption):
-            if not self.provider.takes_caption_files:  # Mux fetches a caption by URL itself
+        inline = isinstance(location, InlineCaption)
+        if inline:
+            body = location.text.encode("utf-8")
+            if len(body) > self.policy.max_bytes:  # the same cap as a fetched file's, whatever the source serves
                 return TrackOutcome(
                     TrackResult.REFUSED,
-                    error=f"{self.provider.name} fetches a caption by URL, and this source serves only its text",
+                    error=f"the track file is {len(body):,} bytes, over the {self.policy.max_bytes:,} allowed",
                 )
-            body, location = location.text.encode("utf-8"), track.url
+            location = track.url
         else:
             fetched = self.fetch(location, self.policy)
             if isinstance(fetched, FetchFailed):
@@ -285,7 +290,26 @@ class TracksWorker:
         caption = read_caption(body)
         if isinstance(caption, str):
             return TrackOutcome(TrackResult.REFUSED, error=f"not a caption file: {caption}")
+        if inline and not self.provider.takes_caption_files:  # Mux fetches a caption by URL: hand it a staged copy
+            staged = self._staged(track, remote_id, body)
+            if isinstance(staged, TrackOutcome):
+                return staged
+            location = staged
         return self.provider.attach_track(remote_id, track, TrackUpload(caption, location), label)
+
+    def _staged(self, track: Track, remote_id: str, body: bytes) -> str | TrackOutcome:
+        """The caption's text put where the target can fetch it (the stack's staging bucket), as a short-lived
+        URL; why not, when the stack has no bucket or the write failed (a retry may succeed)."""
+        if self.stage is None:
+            return TrackOutcome(
+                TrackResult.REFUSED,
+                error=f"{self.provider.name} fetches a caption by URL, this source serves only its text, and the"
+                " stack has no staging bucket to hand it from (redeploy from the current template.yaml)",
+            )
+        try:
+            return self.stage(f"captions/{remote_id}/{track_key(track)}", body)
+        except Exception as exc:  # the bucket's weather: the track's retry, not the worker's crash
+            return TrackOutcome(TrackResult.TRANSIENT, error=f"could not stage the caption ({type(exc).__name__})")
 
     def _location(self, url: str) -> str | InlineCaption | FetchFailed:
         scheme = url.split("://", 1)[0].lower()
@@ -356,7 +380,27 @@ def build(settings: Settings | None = None) -> TracksWorker:
         presign=S3Presigner(settings.presign_expiry_s),
         pacer=Pacer.configured(settings, dynamodb, provider),
         max_attempts=settings.max_track_attempts,
+        stage=StagedCaptions(settings.staging_bucket) if settings.staging_bucket else None,
     )
+
+
+# How long a staged caption's link lives: the target fetches it within seconds of being handed it.
+STAGED_LINK_S = 900
+
+
+@dataclass
+class StagedCaptions:
+    """Caption text written to the stack's staging bucket and handed out as a presigned GET (SigV4)."""
+
+    bucket: str
+    s3: object = None
+    presign: Callable[[str], str] | None = None
+
+    def __call__(self, key: str, body: bytes) -> str:
+        s3 = self.s3 or boto3.client("s3")
+        s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="text/plain; charset=utf-8")
+        presign = self.presign or S3Presigner(STAGED_LINK_S)
+        return presign(f"s3://{self.bucket}/{key}")
 
 
 _worker: TracksWorker | None = None

@@ -184,3 +184,29 @@ def test_a_bad_track_fails_alone_with_its_reason_and_the_video_stays_ready(setup
         assert "over the 2,097,152 allowed" in reasons["too large"]
         assert reasons["not a caption"].startswith("not a caption file:")
     assert worker.ledger.get(asset_id)["state"] == "ready"
+
+
+def test_a_staged_caption_is_written_to_the_bucket_and_served_back_through_a_sigv4_link(aws):
+    """The staged copy a URL-fetching target (Mux) is handed: in the stack's bucket, behind a presigned GET
+    signed with SigV4 (what S3 takes everywhere), living minutes, not the day the object may stay."""
+    import urllib.parse
+
+    import boto3
+    import requests
+    from migrator.presign import SIGV4, S3Presigner
+    from migrator.trackworker import STAGED_LINK_S, StagedCaptions
+
+    s3 = aws("s3")
+    bucket = f"staging-{int(time.time() * 1000)}"
+    s3.create_bucket(Bucket=bucket)
+    signing = boto3.client(
+        "s3", endpoint_url=s3.meta.endpoint_url, region_name="us-east-1", config=SIGV4,
+        aws_access_key_id="test", aws_secret_access_key="test",
+    )  # fmt: skip
+    presigner = S3Presigner(STAGED_LINK_S, client_for=lambda region: signing, region_of=lambda bucket: "us-east-1")
+    stage = StagedCaptions(bucket, s3=s3, presign=presigner)
+    url = stage("captions/vid-1/en.captions.English", SRT)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"] and query["X-Amz-Expires"] == [str(STAGED_LINK_S)]
+    assert s3.get_object(Bucket=bucket, Key="captions/vid-1/en.captions.English")["Body"].read() == SRT
+    assert requests.get(url, timeout=10).content == SRT

@@ -139,3 +139,46 @@ def test_a_source_reference_is_resolved_at_the_source_and_each_answer_has_its_fa
     made = worker(by_url)
     made.resolve_source = lambda url: answers["text"]
     assert made._pass(ref, {"attempts": 1}, "vid", "en").kind is TrackResult.REFUSED and by_url.attached == []
+
+
+def test_a_caption_a_source_serves_as_text_reaches_a_target_that_fetches_by_url_through_a_staged_copy():
+    """Sources, item 9: Wistia's and Stream's captions (text through their APIs) always failed on Mux, which
+    fetches a caption by URL: the worker stages the text in the stack's bucket and hands Mux a short link."""
+    from migrator.trackworker import InlineCaption
+
+    ref = Track("wistia://abc123/captions/eng", "en")
+    staged = []
+
+    def stage(key, body):
+        staged.append((key, body))
+        return "https://staging.s3.example.com/" + key + "?X-Amz-Signature=s"
+
+    mux = FakeProvider(name="mux", takes_caption_files=False)
+    made = worker(mux)
+    made.stage = stage
+    made.resolve_source = lambda url: InlineCaption(SRT.decode(), "srt")
+    got = made._pass(ref, {"attempts": 1}, "vid", "English")
+    assert got.kind is TrackResult.ATTACHED and made.fetches == []
+    assert staged == [("captions/vid/en.captions.", SRT)]
+    assert mux.attached == [
+        ("vid", "en", "https://staging.s3.example.com/captions/vid/en.captions.?X-Amz-Signature=s", "srt", "English")
+    ]
+
+
+@pytest.mark.parametrize("takes_files", [True, False])
+def test_caption_text_over_the_cap_is_refused_like_a_fetched_file_and_junk_is_never_staged(takes_files):
+    from migrator.trackfetch import FetchPolicy
+    from migrator.trackworker import InlineCaption
+
+    ref = Track("cloudflare://uid/captions/en", "en")
+    provider = FakeProvider(takes_caption_files=takes_files)
+    made = worker(provider)
+    made.policy, staged = FetchPolicy(max_bytes=1024), []
+    made.stage = lambda key, body: staged.append(key) or "https://x"
+    made.resolve_source = lambda url: InlineCaption("WEBVTT\n\n" + "x" * 2000, "vtt")
+    got = made._pass(ref, {"attempts": 1}, "vid", "en")
+    assert got.kind is TrackResult.REFUSED and "over the 1,024 allowed" in got.error
+    made.resolve_source = lambda url: InlineCaption("<html>sign in</html>", None)
+    got = made._pass(ref, {"attempts": 1}, "vid", "en")
+    assert got.kind is TrackResult.REFUSED and got.error.startswith("not a caption file")
+    assert staged == [] and provider.attached == []
