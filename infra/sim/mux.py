@@ -10,7 +10,10 @@ status preparing -> ready|errored; errors {"error": {"type", "messages"}}; webho
 video.asset.created/ready/errored signed `Mux-Signature: t=<unix>,v1=<hex>`; a 429 carries
 no hint unless the rate_headers knob adds X-RateLimit-*. Its documented limits (creates
 1/s sustained with bursts, other requests 5/s, in separate buckets) are this profile's
-defaults: config.PROFILE_LIMITS.
+defaults: config.PROFILE_LIMITS. URL signing keys (/system/v1/signing-keys) and the tokens a
+signed playback id's stream.mux.com URLs need (`/_play/mux/...` here): mux_signing.py. As a
+source (library_size > 0): the library's assets, master access, test assets, live recordings,
+text tracks still preparing, and their WebVTT at stream.mux.com (`render_library`, `serve_playback`).
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import re
 import time
 import urllib.parse
 import uuid
+from collections.abc import Iterable, Mapping
 
 from . import media
 from .bucket import RateState
 from .config import SimConfig, is_http_url
-from .library import VTT, Item, Served, Shelf
+from .library import VTT, Item, Shelf
+from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
 from .profile import (
     KIND_STATUS,
+    Account,
     Call,
     Draft,
     Event,
@@ -273,8 +279,11 @@ def _decode_cursor(cursor: str) -> int:
 
 
 # As a source: unfetchable in turn, an asset whose ingest errored, one still preparing, a live stream's
-# asset still recording.
-FAULTS = ("errored", "processing", "live")
+# asset still recording, a test asset ("watermarked with the Mux logo, limited to 10 seconds, deleted after
+# 24 hrs": mux-python 5.1.2 CreateAssetRequest.test). A recording ends, as a preparing asset finishes, between
+# two sweeps (library_processing_done).
+FAULTS = ("errored", "processing", "live", "test")
+TEST_ASSET_S = 10.0
 
 
 def library_id(video: Item) -> str:
@@ -291,6 +300,31 @@ def playback_id(video: Item) -> str:
     return ("SG" if video.private else "PB") + f"{video.index:030d}"
 
 
+def library_by_playback(shelf: Shelf, pid: str) -> Item | None:
+    """The library video `pid` is the playback id of now (a video made private has its signed id only)."""
+    digits = pid[2:]
+    video = shelf.video(int(digits)) if pid[:2] in ("PB", "SG") and len(digits) == 30 and digits.isdigit() else None
+    return video if video is not None and playback_id(video) == pid else None
+
+
+def text_tracks(video: Item) -> list[dict]:
+    """A ready library asset's text tracks; "preparing" while Mux still makes them (Track.status: preparing,
+    ready, errored, deleted, mux-python 5.1.2), as `library_captions_processing` has them."""
+    return [
+        {
+            "id": f"TT{video.index:08d}{n}",
+            "type": "text",
+            "text_type": "subtitles",
+            "text_source": "uploaded",
+            "language_code": language,
+            "name": name,
+            "closed_captions": kind == "captions",
+            "status": "preparing" if video.captions_processing else "ready",
+        }
+        for n, (language, kind, name) in enumerate(video.captions)
+    ]
+
+
 class Mux(Profile):
     name = "mux"
     faults = FAULTS
@@ -299,6 +333,18 @@ class Mux(Profile):
         ("/video/v1/assets/{id}", {"GET": "get"}),
         ("/video/v1/assets/{id}/tracks", {"POST": "track_add"}),
         ("/video/v1/assets/{id}/master-access", {"PUT": "src_master"}),
+        # The library's playback ids (mux-python PlaybackIDApi.get_asset_or_livestream_id); assets made here
+        # answer 404 there (not modelled).
+        ("/video/v1/playback-ids/{id}", {"GET": "src_playback_id"}),
+        # Signing keys: the System API's, and the Video API's older path (mux_signing.py).
+        *(
+            (prefix, {"POST": "keys_create", "GET": "keys_list"})
+            for prefix in ("/system/v1/signing-keys", "/video/v1/signing-keys")
+        ),
+        *(
+            (prefix + "/{id}", {"GET": "key_get", "DELETE": "key_delete"})
+            for prefix in ("/system/v1/signing-keys", "/video/v1/signing-keys")
+        ),
     )
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
@@ -314,6 +360,9 @@ class Mux(Profile):
 
     def new_id(self) -> str:
         return alnum_id(32)
+
+    def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
+        return signing_keys(call, held, self.error)
 
     def ref_of(self, body: object) -> str | None:
         ref = body.get("passthrough") if isinstance(body, dict) else None
@@ -377,6 +426,8 @@ class Mux(Profile):
     def render_library(self, shelf: Shelf, video: Item, now: float) -> dict:
         """A library video as Mux's asset object: master access and its preparation included."""
         fault = video.fault
+        if fault == "live" and shelf.cfg.library_processing_done:
+            fault = None  # the recording has ended since: an asset as any other, from a live stream
         status = {"errored": "errored", "processing": "preparing"}.get(fault or "", "ready")
         out = {
             "id": library_id(video),
@@ -392,13 +443,14 @@ class Mux(Profile):
             "max_stored_resolution": "HD",
             "resolution_tier": "1080p",
             "aspect_ratio": "16:9",
+            # "Indicates whether the live stream that created this asset is currently active" (Asset.is_live)
             "is_live": fault == "live",
-            "test": False,
+            "test": fault == "test",
         }
-        if fault == "live":
+        if video.fault == "live":
             out["live_stream_id"] = f"LiveStream{video.index:020d}"
         if status == "ready":
-            out["duration"] = video.duration
+            out["duration"] = TEST_ASSET_S if fault == "test" else video.duration
             out["tracks"] = [
                 {
                     "id": f"VT{video.index:08d}",
@@ -408,18 +460,7 @@ class Mux(Profile):
                     "status": "ready",
                 },
                 {"id": f"AT{video.index:08d}", "type": "audio", "max_channels": 2, "status": "ready"},
-            ] + [
-                {
-                    "id": f"TT{video.index:08d}{n}",
-                    "type": "text",
-                    "text_type": "subtitles",
-                    "text_source": "uploaded",
-                    "language_code": language,
-                    "name": name,
-                    "closed_captions": kind == "captions",
-                    "status": "ready",
-                }
-                for n, (language, kind, name) in enumerate(video.captions)
+                *text_tracks(video),
             ]
         elif status == "errored":
             out["errors"] = {"type": "invalid_input", "messages": ["The input file could not be processed"]}
@@ -445,6 +486,13 @@ class Mux(Profile):
             data = videos[:limit]
             following = _encode_cursor(data[-1].index) if len(videos) > limit else None
             return Reply(200, {"data": [self.render_library(shelf, v, now) for v in data], "next_cursor": following})
+        if op == "src_playback_id":
+            pid = call.params.get("id", "")
+            video = library_by_playback(shelf, pid)
+            if video is None:
+                return self.error("not_found")
+            owner = {"type": "asset", "id": library_id(video)}
+            return Reply(200, {"data": {"id": pid, "policy": "signed" if video.private else "public", "object": owner}})
         video = shelf.video(library_index(call.params.get("id", "")))
         if video is None:
             return self.error("not_found")
@@ -459,20 +507,26 @@ class Mux(Profile):
     def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:
         return name != "master.mp4" or shelf.preparation(video, now)[0] == "ready"
 
-    def serve_stream(self, shelf: Shelf, method: str, path: str) -> Served | None:
-        """`/_stream/{playback id}/text/{track id}.vtt`: stream.mux.com's text tracks, public playback only."""
-        parts = path.split("/")
-        if len(parts) != 5 or parts[3] != "text" or not parts[4].endswith(".vtt") or not parts[2].startswith("PB"):
-            return Served(403 if parts[2:3] and parts[2].startswith("SG") else 404, {}, b"")
-        video = shelf.video(int(parts[2][2:]) if parts[2][2:].isdigit() else -1)
-        tracks = {f"TT{video.index:08d}{n}": c for n, c in enumerate(video.captions)} if video else {}
-        track = tracks.get(parts[4][: -len(".vtt")])
+    def serve_playback(
+        self, videos: Iterable[Video], held: Mapping, shelf: Shelf, key: str, rest: list[str], query: str
+    ) -> media.Answer:
+        """stream.mux.com and image.mux.com, both at `/_play/mux/...` here: a library asset's text tracks, else
+        the playback of the assets made here (mux_signing.serve_playback). `held`: the signing keys made here."""
+        video = library_by_playback(shelf, key) if len(rest) == 2 and rest[0] == "text" else None
+        if video is None:
+            return serve_playback(videos, playback_ids, held, key, rest, query)
+        # A ready text track's WebVTT at `stream.mux.com/{PLAYBACK_ID}/text/{TRACK_ID}.vtt` (Mux's captions
+        # guides); a signed playback id's only with a token of audience "v" ("video", which covers the subtitles
+        # and captions served beside it: secure-video-playback).
+        if video.private:
+            problem = token_problem(token_of(query), key, VIDEO, held, time.time())
+            if problem:
+                return 403, media.TEXT, f"{problem}\n".encode()
+        tracks = {f"{t['id']}.vtt": t for t in text_tracks(video) if t["status"] == "ready"}
+        track = tracks.get(rest[1])
         if track is None:
-            return Served(404, {}, b"")
-        body = VTT.format(i=video.index, language=track[0]).encode()
-        return Served(
-            200, {"Content-Type": "text/vtt", "Content-Length": str(len(body))}, b"" if method == "HEAD" else body
-        )
+            return 404, media.TEXT, b"no such text track, or not ready\n"
+        return 200, "text/vtt", VTT.format(i=video.index, language=track["language_code"]).encode()
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})

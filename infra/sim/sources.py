@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import time
 
 from . import media as playback
 from .config import SimConfig
 from .gate import Gate
 from .library import Served, Shelf, serve_media
-from .mux import playback_ids as mux_playback_ids
 from .profile import Call, Profile, Reply
 from .registry import PROFILES
 from .request import parse_json
@@ -73,6 +73,12 @@ class Sources:
         if parsed is None:
             return 404, playback.TEXT, b"not found\n"
         s = self._state
+        if parsed[0] == "mux":  # stream.mux.com: playback ids, a signed one's token checked (Mux.serve_playback)
+            cfg = s.config_copy()
+            shelf = Shelf(cfg, s.library, "", "mux", PROFILES["mux"].faults)
+            with s.lock:
+                videos, held = list(s.store.videos.values()), copy.deepcopy(s.store.account)
+            return PROFILES["mux"].serve_playback(videos, held, shelf, *parsed[1:], query)
         opened = None
         if parsed[0] in PROFILES:  # a profile's own rules first (api.video's private and session tokens)
             with s.lock:
@@ -89,12 +95,6 @@ class Sources:
                 own = PROFILES[profile].playback_video(s.store, key, query) if profile in PROFILES else None
                 if own is not None:  # the profile reads its keys its own way (Stream's signed tokens)
                     return own
-                if profile == "mux":  # a Mux URL names a playback id, never the asset
-                    for video in s.store.videos.values():
-                        for pid in mux_playback_ids(video):
-                            if pid["id"] == key:
-                                return video, pid["policy"] != "public"
-                    return None, False
                 video = s.store.videos.get(key)
             if video is None:
                 return None, False

@@ -3,14 +3,17 @@
 The SDK deserialises every answer into its models (and checks enums such as the asset
 status), so a simulator that drifts from Mux's shapes fails here. Also the documented
 behaviours: the list newest first with cursor paging, and the profile's default pacing
-(creates 1/s sustained with a burst, other requests 5/s, in separate buckets).
+(creates 1/s sustained with a burst, other requests 5/s, in separate buckets), and the signing keys a
+signed playback id's tokens are checked against.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
+import jwt
 import mux_python
 import pytest
 from migrator.messages import AssetMessage
@@ -18,6 +21,8 @@ from migrator.providers import AssetRef, build
 from mux_python.exceptions import ApiException, NotFoundException, UnauthorizedException
 
 from tests.sim.support import wait_for
+
+pytestmark = pytest.mark.filterwarnings("ignore::jwt.warnings.InsecureKeyLengthWarning")  # the sim's 1024 bits
 
 TOKEN_ID, TOKEN_SECRET = "mux-sdk-id", "mux-sdk-secret"
 
@@ -176,3 +181,37 @@ def test_mux_refuses_static_renditions_with_the_deprecated_mp4_support_beside_th
     }
     answer = web.post(f"{sim.url}/video/v1/assets", json=body, auth=(TOKEN_ID, TOKEN_SECRET))
     assert answer.status_code == 400 and "may not both be set" in answer.text
+
+
+# --- signing keys and signed playback (mux_signing.py) ---------------------------------------------
+
+
+def test_sdk_makes_lists_reads_and_deletes_signing_keys_and_a_token_of_one_plays_a_signed_id(assets, web):
+    sim, api = assets()
+    keys = mux_python.SigningKeysApi(api.api_client)
+    made = keys.create_signing_key().data
+    pem = base64.b64decode(made.private_key)  # "a Base64 encoded private key", shown this once
+    assert pem.startswith(b"-----BEGIN RSA PRIVATE KEY-----") and made.created_at.isdigit()
+    assert keys.get_signing_key(made.id).data.private_key is None
+    older = mux_python.URLSigningKeysApi(api.api_client).create_url_signing_key().data  # /video/v1/signing-keys
+    assert [k.id for k in keys.list_signing_keys().data] == [made.id, older.id]
+    assert [k.id for k in keys.list_signing_keys(limit=1, page=2).data] == [older.id]
+    assert all(k.private_key is None for k in keys.list_signing_keys().data)
+
+    request = mux_python.CreateAssetRequest(
+        inputs=[mux_python.InputSettings(url="https://media.example.com/s.mp4?duration=8")],
+        playback_policies=[mux_python.PlaybackPolicy.SIGNED],
+    )
+    asset = api.create_asset(request).data
+    assert wait_for(lambda: api.get_asset(asset.id).data.status == "ready", timeout=3)
+    pid = asset.playback_ids[0].id
+    claims = {"sub": pid, "aud": "v", "exp": int(time.time()) + 60}
+    token = jwt.encode(claims, pem, "RS256", {"kid": made.id})
+    hls = f"{sim.url}/_play/mux/{pid}.m3u8"
+    assert web.get(f"{hls}?token={token}").status_code == 200 and web.get(hls).status_code == 403
+
+    keys.delete_signing_key(made.id)
+    with pytest.raises(NotFoundException):
+        keys.get_signing_key(made.id)
+    assert web.get(f"{hls}?token={token}").status_code == 403  # its key is gone
+    assert [k.id for k in keys.list_signing_keys().data] == [older.id]

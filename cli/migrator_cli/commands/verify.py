@@ -58,9 +58,10 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def _signer(target, allow_private: bool):
+def _signer(target, allow_private: bool, hosts: dict[str, str]):
     """Signs a signed video's playback for verify's own fetches, through the stack's provider (its tokens,
-    its signing key in Secrets Manager: playback_keys.py)."""
+    its signing key in Secrets Manager: playback_keys.py), on the host --mux-stream-url names if given."""
+    from ..cutover import playback_links
     from ..playback_keys import StackPlaybackKeys
     from ..verify import TOKEN_TTL_S
 
@@ -68,7 +69,13 @@ def _signer(target, allow_private: bool):
     if allow_private:  # a local simulator: no proxy from the environment between us and loopback
         provider.http.session.trust_env = False
     keys = StackPlaybackKeys(target.client("secretsmanager"), target.outputs.get("StackName") or target.name, provider)
-    return lambda playback: provider.signed_playback(playback, TOKEN_TTL_S, keys)
+
+    def sign(playback):
+        if provider.name == "mux" and hosts.get("hls"):  # the custom host, as the playback info names one
+            playback = {**playback, "hls": playback_links("mux", playback, hosts)["hls"]}
+        return provider.signed_playback(playback, TOKEN_TTL_S, keys)
+
+    return sign
 
 
 def run(args) -> int:
@@ -90,7 +97,7 @@ def run(args) -> int:
         timeout_s=args.timeout,
         allow_private=args.allow_private_addresses,
         mux_hosts=mux_hosts(args),
-        signer=_signer(target, args.allow_private_addresses),
+        signer=_signer(target, args.allow_private_addresses, mux_hosts(args)),
     )
     progress = Progress(sys.stderr, len(items) if args.ids else count_in(target, State.READY), "verified")
     shown = [0]

@@ -20,6 +20,13 @@
   and the event's own `id`;
 - rate limits: 1 create a second sustained (bursts allowed), 5 other requests a second;
   a 429 may carry no hint at all;
+- migrator verify of signed videos: a URL signing key made by `POST /system/v1/signing-keys`
+  (201 `{"data": {id, created_at, private_key}}`, the private key a base64 PEM returned this once:
+  docs.mux.com/api-reference/system/signing-keys), kept by the caller (`PlaybackKeys`); a signed
+  playback id's HLS is `https://stream.mux.com/{playback id}.m3u8?token=<JWT>`, RS256 with `kid`
+  the key's id, `sub` the playback id, `aud` "v", `exp` (docs.mux.com/guides/secure-video-playback),
+  on the host the playback info's `hls` names where it names one (a custom domain); the manifest's
+  renditions carry their own authorisation, so no query rides the later requests;
 - caption tracks: Mux fetches a text track itself, SRT or WebVTT, from a URL: at create time
   as an extra `inputs` entry of type text (`language_code`, `name`, `closed_captions`,
   `text_type: subtitles`, `passthrough`), or later by `POST /video/v1/assets/{id}/tracks`
@@ -36,9 +43,11 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track, track_key
+from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
 from ..signatures import Scheme
 from ..states import State
 from ..trackfetch import url_problem
@@ -48,8 +57,11 @@ from .facts import (
     AssetRef,
     CredentialsError,
     EventError,
+    PlaybackKeys,
     Poll,
     RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
     TrackList,
     TrackUpload,
     Video,
@@ -60,16 +72,18 @@ from .facts import (
     mapping,
     our_ref,
     playback_of,
+    playback_url,
     rejected_video,
     text,
     video_id,
 )
 from .fidelity import PUBLIC, SIGNED, details_of, not_carried, privacy_notes
 from .fidelity import cut as cut_text
-from .http import Answer, quote
+from .http import Answer, TransportError, quote
 from .keys import PASSTHROUGH_MAX, idempotency_key, passthrough_for, track_ref
 
 ASSETS = "/video/v1/assets"
+SIGNING_KEYS = "/system/v1/signing-keys"
 PAGE_SIZE = 100  # the list's maximum
 WORKING = frozenset({"preparing"})
 READY_EVENT, ERRORED_EVENT = "video.asset.ready", "video.asset.errored"
@@ -342,6 +356,43 @@ class MuxProvider(Provider):
             seen.add(cursor)
         raise too_many_pages()
 
+    # --- migrator verify: signed playback --------------------------------------------------------
+
+    def create_signing_key(self) -> SigningKey:
+        """A new URL signing key of the environment (`POST /system/v1/signing-keys`, a System write)."""
+        answer = self.http.send("POST", SIGNING_KEYS)  # no answer: the TransportError leaves it for the next run
+        if answer.status == 429 or answer.status >= 500:
+            raise TransportError(f"HTTP {answer.status} making a playback signing key")
+        if not 200 <= answer.status < 300:
+            raise SigningUnavailable(
+                f"Mux refused to make a playback signing key (HTTP {answer.status}: {excerpt(answer.text, 120)});"
+                " the stack's token needs System write permission"
+            )
+        data = mapping(mapping(answer.body).get("data"))
+        key_id, private = video_id(data.get("id")), data.get("private_key")
+        if key_id is None or not isinstance(private, str) or not private:
+            raise SigningUnavailable("Mux's answer to the signing-key create holds no key id and private key")
+        try:
+            key = SigningKey.from_mux(key_id, private)
+            key.private()  # it parses now, or never
+        except SigningKeyError as exc:
+            raise SigningUnavailable(f"Mux's new signing key: {exc}") from None
+        return key
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
+        """The signed playback id's HLS with a token of ours, valid `ttl_s` from now."""
+        pid = signed_playback_id(playback)
+        if pid is None:
+            drm = any(mapping(p).get("policy") == "drm" for p in entries(playback.get("playback_ids")))
+            raise SigningUnavailable("DRM playback only (not fetched)" if drm else "no signed playback id recorded")
+        if keys is None:
+            raise SigningUnavailable("no playback signing key at hand")
+        try:
+            token = mux_playback_token(pid, keys.mux(), self.clock() + ttl_s)
+        except SigningKeyError as exc:
+            raise SigningUnavailable(f"the stack's playback signing key: {exc}") from None
+        return SignedPlayback(f"{stream_base(playback)}/{quote(pid)}.m3u8?token={token}")
+
     # --- caption tracks ----------------------------------------------------------------------
 
     takes_tracks = True
@@ -385,6 +436,23 @@ class MuxProvider(Provider):
             created = _remote_track(mapping(answer.body).get("data"))
             return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=created.remote_id)
         return self._track_failure(answer)
+
+
+def signed_playback_id(playback: Mapping) -> str | None:
+    """The signed playback id of the ledger's playback info (`playback_ids`, else `playback_id` of policy signed)."""
+    for item in entries(playback.get("playback_ids")):
+        if mapping(item).get("policy") == "signed" and (pid := video_id(mapping(item).get("id"))):
+            return pid
+    return video_id(playback.get("playback_id")) if playback.get("policy") == "signed" else None
+
+
+def stream_base(playback: Mapping) -> str:
+    """Where the video's HLS lives: the host (and path) of the playback info's `hls` URL, a custom domain or a
+    simulator, else stream.mux.com."""
+    parts = urlsplit(playback_url(playback.get("hls")) or "")
+    if parts.netloc and parts.path.endswith(".m3u8"):
+        return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"
+    return MUX_HOSTS["hls"]
 
 
 def _text_input(track: Track, url: str, label: str) -> dict:

@@ -1,24 +1,38 @@
-"""Mux Video as a source (docs.mux.com "Download for offline editing" / master access, the asset API;
-mux-python 5.1.2's `AssetsApi.list_assets`, `get_asset`, `update_asset_master_access`).
+"""Mux Video as a source (docs.mux.com "Download for offline editing" / master access, the asset API, "Secure
+video playback"; mux-python 5.1.2's `AssetsApi.list_assets`, `get_asset`, `update_asset_master_access`).
 
 - credentials: an access token id and secret with Mux Video read and write (master access is a
-  write), HTTP Basic; `{"token_id": "...", "token_secret": "..."}` (the provider's format);
+  write), HTTP Basic; `{"token_id": "...", "token_secret": "..."}` (the provider's format), and for
+  the text tracks of assets with signed playback only, one of the environment's URL signing keys:
+  `"signing_key_id"` and `"signing_private_key"` (as Mux's API returns it, a base64 PEM, or the PEM);
 - list: `GET /video/v1/assets?limit=100&cursor=` newest first, `{data, next_cursor}`; no total, no
   filter by time: a delta sweep stops at the first asset created before the mark (an asset's
-  metadata changed later is not seen again: Mux lists no modified time);
+  metadata changed later is not seen again: Mux lists no modified time). So what is unfinished when
+  listed (an asset still `preparing`, a live stream's asset still recording, `is_live`; a text track
+  not yet `ready`) goes to `page.pending`, not the inventory: the next sweep asks for each by id
+  (`video`, `GET /video/v1/assets/{id}`), since no listing past the mark would show it again;
 - an asset: `id`, `status` (preparing, ready, errored), `created_at` (Unix seconds as a string),
   `duration`, `meta.title`, `passthrough`, `playback_ids[].policy` (public, signed, drm), `is_live`,
-  `tracks[]` (type text: `id`, `text_type` subtitles, `language_code`, `name`, `closed_captions`,
-  `status`), `master_access` (none | temporary) and `master {status: preparing|ready|errored, url}`;
+  `test`, `tracks[]` (type text: `id`, `text_type` subtitles, `language_code`, `name`,
+  `closed_captions`, `status` preparing | ready | errored | deleted), `master_access` (none |
+  temporary) and `master {status: preparing|ready|errored, url}`;
+- a test asset (`test: true`: "watermarked with the Mux logo, limited to 10 seconds, deleted after
+  24 hrs", mux-python CreateAssetRequest.test) is unfetchable, with that reason: its file is Mux's 10-second
+  watermarked copy, not the video, and it is gone within a day whatever the migration does;
 - resolve: the master file, the highest quality Mux kept, as an MP4: `PUT
   /video/v1/assets/{id}/master-access {"master_access": "temporary"}` asks for it; the asset's
   `master.status` is preparing until it is ready, and its `url` then lives 24 hours, after which
   master access reverts to none (mux-python's `update_asset_master_access`). Signed and DRM assets
-  are fetched this way too: the master needs no playback token;
-- text tracks are served at `https://stream.mux.com/{public playback id}/text/{track id}.vtt`, for
-  an asset with a public playback id only (a signed one needs a token signed with a key this tool
-  does not hold). When the API address is overridden (a simulator), that host is looked for under
-  it, at `/_stream`;
+  are fetched this way too: the master needs no playback token. The asset read then gives the
+  privacy the create carries (`Resolution.privacy`: public, else signed for signed or DRM playback);
+- text tracks are served at `https://stream.mux.com/{playback id}/text/{track id}.vtt`: a public
+  playback id's as they are; a signed (else DRM) one's with `?token=<JWT>`, RS256 with the
+  credentials' signing key, `sub` the playback id, `aud` "v" (video, which covers the subtitles and
+  captions beside it), `exp` an hour on (docs.mux.com/guides/secure-video-playback). The key is
+  never made here: a Lambda that made one per cold start would leave keys at Mux without bound, and
+  the private key, shown once, has nowhere the stack's roles may write; without one such a track is
+  unfetchable, with what to add. When the API address is overridden (a simulator), stream.mux.com is
+  looked for under it, at `/_play/mux`;
 - rate limits: 5 requests a second other than creates (docs.mux.com, "Make API requests").
 """
 
@@ -26,11 +40,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
+from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
 from ..providers.facts import entries, epoch_of, mapping, text
 from ..providers.http import quote
 from ..providers.mux import basic_auth
-from .base import HttpSource, Page, Resolution, SourceRef, gone
+from .base import HttpSource, Page, Resolution, ResolutionKind, SourceRef, Unfetchable, gone
 from .rows import TrackInfo, make_row, unfetchable
 
 ASSETS = "/video/v1/assets"
@@ -38,9 +54,28 @@ PAGE_SIZE = 100
 STREAM = "https://stream.mux.com"
 STILL_PROCESSING = "still processing at the source: list it again once Mux has finished"
 LIVE = "a live stream's asset still recording: list it again once the stream has ended"
+CAPTIONS_PREPARING = "a text track Mux is still making: listed once it is ready"
+TEST_ASSET = (
+    "a Mux test asset (test: true): watermarked, cut to 10 seconds and deleted by Mux 24 hours after its"
+    " creation, so not the video itself"
+)
 PREPARING = "Mux is preparing the master file (master access temporary)"
+NO_SIGNING_KEY = (
+    "the track is served to signed playback only, and the Mux source credentials carry no signing key:"
+    " add signing_key_id and signing_private_key (a URL signing key of the environment) to them"
+)
 # Master files of long videos take minutes; asked again this often.
 PREPARE_POLL_S = 30.0
+# How long a text track's signed URL plays: the tracks worker fetches it at once, and a target that fetches
+# by URL itself (Mux) does so within minutes of the attach.
+TRACK_TOKEN_TTL_S = 3600.0
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An asset not finished when it was read: the sweep carries it to the next one (`Page.pending`)."""
+
+    entry: Unfetchable
 
 
 def why_unfetchable(asset: Mapping) -> str | None:
@@ -49,6 +84,8 @@ def why_unfetchable(asset: Mapping) -> str | None:
         messages = entries(mapping(asset.get("errors")).get("messages"))
         detail = text(messages[0]) if messages else None
         return "failed at the source (Mux asset errored" + (f": {detail})" if detail else ")")
+    if asset.get("test") is True:
+        return TEST_ASSET
     if asset.get("is_live") is True:
         return LIVE
     if status != "ready":
@@ -63,12 +100,16 @@ def privacy_of(asset: Mapping) -> str:
     return "signed" if policies & {"signed", "drm"} else "private"
 
 
-def public_playback_id(asset: Mapping) -> str | None:
+def playback_id(asset: Mapping, policy: str) -> str | None:
     for playback in entries(asset.get("playback_ids")):
         playback = mapping(playback)
-        if playback.get("policy") == "public" and text(playback.get("id")):
+        if playback.get("policy") == policy and text(playback.get("id")):
             return playback["id"]
     return None
+
+
+def public_playback_id(asset: Mapping) -> str | None:
+    return playback_id(asset, "public")
 
 
 class MuxSource(HttpSource):
@@ -78,11 +119,11 @@ class MuxSource(HttpSource):
     requests_per_video = 3  # the asset read, master access asked for; once prepared, the asset read again
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
-        return basic_auth(json.dumps(dict(creds)))
+        return basic_auth(json.dumps({k: creds.get(k) for k in ("token_id", "token_secret")}))
 
     @property
     def stream_url(self) -> str:
-        return STREAM if self.base_url == self.default_base_url else self.base_url + "/_stream"
+        return STREAM if self.base_url == self.default_base_url else self.base_url + "/_play/mux"
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
         params = {"limit": str(PAGE_SIZE), **({"cursor": cursor} if cursor else {})}
@@ -92,7 +133,17 @@ class MuxSource(HttpSource):
         following = text(body.get("next_cursor"))
         if following and following != cursor and not older_seen:
             page.cursor = following
-        return page
+        return _sorted(page)
+
+    def video(self, video_id: str, tracks: bool = True) -> Page:
+        """The asset `video_id` as the list shows it (an asset a sweep left unfinished); empty when gone."""
+        if not video_id.isalnum():
+            return Page()
+        asset = self.read("GET", f"{ASSETS}/{quote(video_id)}", "the asset")
+        page = Page()
+        if asset is not None:
+            self.take(page, [mapping(asset).get("data")], lambda a: epoch_of(a.get("created_at")), None, tracks)
+        return _sorted(page)
 
     def entry(self, asset: Mapping, tracks: bool):
         aid = text(asset.get("id"))
@@ -101,24 +152,14 @@ class MuxSource(HttpSource):
         ref = self.ref(aid)
         meta = mapping(asset.get("meta"))
         reason = why_unfetchable(asset)
+        if reason in (LIVE, STILL_PROCESSING):
+            return _Pending(unfetchable(self.platform, aid, ref, reason, meta.get("title")))
         if reason:
             return unfetchable(self.platform, aid, ref, reason, meta.get("title"))
-        found = []
-        for track in entries(asset.get("tracks")) if tracks else []:
-            track = mapping(track)
-            if track.get("type") != "text" or track.get("status") != "ready" or not text(track.get("id")):
-                continue
-            kind = "captions" if track.get("closed_captions") is True else "subtitles"
-            found.append(
-                TrackInfo(
-                    self.ref(aid, "tracks", track["id"]),
-                    track.get("language_code"),
-                    kind,
-                    track.get("name"),
-                    closed_captions=track.get("closed_captions") is True,
-                    format="vtt",
-                )
-            )
+        texts = [mapping(t) for t in entries(asset.get("tracks")) if mapping(t).get("type") == "text"] if tracks else []
+        if any(t.get("status") == "preparing" for t in texts):
+            return _Pending(unfetchable(self.platform, aid, ref, CAPTIONS_PREPARING, meta.get("title")))
+        found = [self._track_info(aid, t) for t in texts if t.get("status") == "ready" and text(t.get("id"))]
         extra = {k: meta[k] for k in ("creator_id", "external_id") if isinstance(meta.get(k), str)}
         if isinstance(asset.get("passthrough"), str):
             extra["passthrough"] = asset["passthrough"]
@@ -132,6 +173,17 @@ class MuxSource(HttpSource):
             privacy=privacy_of(asset),
             tracks=found,
             metadata=extra,
+        )
+
+    def _track_info(self, aid: str, track: Mapping) -> TrackInfo:
+        closed = track.get("closed_captions") is True
+        return TrackInfo(
+            self.ref(aid, "tracks", track["id"]),
+            track.get("language_code"),
+            "captions" if closed else "subtitles",
+            track.get("name"),
+            closed_captions=closed,
+            format="vtt",
         )
 
     def _asset(self, aid: str) -> Mapping | Resolution:
@@ -150,7 +202,7 @@ class MuxSource(HttpSource):
         master = mapping(asset.get("master"))
         status = text(master.get("status"))
         if status == "ready" and text(master.get("url")):
-            return Resolution.ready(master["url"])
+            return Resolution.ready(master["url"], privacy=privacy_of(asset))
         if status == "errored":
             return Resolution.unfetchable("Mux could not prepare the master file (master errored)")
         if status == "preparing" and asset.get("master_access") == "temporary":
@@ -166,9 +218,42 @@ class MuxSource(HttpSource):
         track = next((mapping(t) for t in entries(asset.get("tracks")) if mapping(t).get("id") == ref.item), None)
         if track is None:
             return Resolution.unfetchable("the text track is no longer on the asset")
+        if track.get("status") != "ready":
+            return Resolution.unfetchable(f"the text track is {text(track.get('status')) or 'not ready'} at Mux")
         playback = public_playback_id(asset)
-        if playback is None:
-            return Resolution.unfetchable(
-                "the track is served to signed playback only (the asset has no public playback id)"
-            )
-        return Resolution.ready(f"{self.stream_url}/{quote(playback)}/text/{quote(ref.item or '')}.vtt")
+        signed = None if playback else playback_id(asset, "signed") or playback_id(asset, "drm")
+        if playback is None and signed is None:
+            return Resolution.unfetchable("the asset has no playback id: Mux serves its text tracks to no one")
+        url = f"{self.stream_url}/{quote(playback or signed)}/text/{quote(ref.item or '')}.vtt"
+        if signed is None:
+            return Resolution.ready(url)
+        key = self._signing_key()
+        if isinstance(key, Resolution):
+            return key
+        expires_at = self.clock() + TRACK_TOKEN_TTL_S
+        try:
+            token = mux_playback_token(signed, key, expires_at)
+        except SigningKeyError as exc:
+            return Resolution(ResolutionKind.DENIED, reason=f"the Mux source credentials' signing key: {exc}")
+        return Resolution.ready(f"{url}?token={token}", expires_at=expires_at)
+
+    def _signing_key(self) -> SigningKey | Resolution:
+        """The credentials' URL signing key: UNFETCHABLE without one, DENIED when it does not read as a key."""
+        creds = mapping(self.credentials())
+        key_id, private = creds.get("signing_key_id"), creds.get("signing_private_key")
+        if not key_id and not private:
+            return Resolution.unfetchable(NO_SIGNING_KEY)
+        if not isinstance(key_id, str) or not key_id or not isinstance(private, str) or not private:
+            reason = "the Mux source credentials need both signing_key_id and signing_private_key, as strings"
+            return Resolution(ResolutionKind.DENIED, reason=reason)
+        try:
+            return SigningKey.from_mux(key_id, private)
+        except SigningKeyError as exc:
+            return Resolution(ResolutionKind.DENIED, reason=f"the Mux source credentials' signing key: {exc}")
+
+
+def _sorted(page: Page) -> Page:
+    """The page with the unfinished assets moved from its entries to `pending`."""
+    page.pending += [e.entry for e in page.entries if isinstance(e, _Pending)]
+    page.entries = [e for e in page.entries if not isinstance(e, _Pending)]
+    return page
