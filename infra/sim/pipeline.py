@@ -65,6 +65,7 @@ class Pipeline:
         else:
             reply = self._account(cfg, profile, call, request.body)
         self._gate.add_rate_headers(cfg, profile, op, reply)
+        entry.update(reply.log)
         entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)
         with self._state.lock:
             self._state.requests.append(entry)

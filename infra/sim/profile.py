@@ -60,6 +60,7 @@ class Reply:
     told: float | None = None
     lost: bool = False
     raw: bytes | None = None  # a body that is not JSON (a caption file), sent as it is with its Content-Type
+    log: dict = field(default_factory=dict)  # what the request log should note of it (Wistia's API version served)
 
 
 @dataclass
