@@ -1,14 +1,37 @@
 """The "wistia" profile: Wistia's Data API as a source of media (its OpenAPI file in
-wistia/wistia-typescript-sdk, server https://api.wistia.com/modern).
+wistia/wistia-typescript-sdk `.speakeasy/out.openapi.yaml`, version 2026.03.0, server
+https://api.wistia.com/modern; docs.wistia.com "Making API requests" and "Migration Guide: API v1 to
+API 2026-01").
 
 Bearer API token; GET /modern/medias (per_page, sort_by created|updated|name|position,
 sort_direction 0 desc | 1 asc, page; or cursor paging: cursor[enabled]=1, cursor[after],
-cursor[before], each media then carrying its `cursor`) -> a JSON array; GET
+cursor[before], each media then carrying its `cursor`; archived=true|false) -> a JSON array; GET
 /modern/medias/{hashed_id}; GET /modern/medias/{hashed_id}/captions -> [{language (ISO 639-2),
 english_name, native_name, text (SRT), is_draft, id}]; GET .../captions/{language} as JSON, or
 as the file itself with `Accept: text/vtt` (or a .vtt / .srt ending). A media's `assets[]`
-hold its OriginalFile, whose `url` points at this simulator's /_media. Past the limit (600 a
-minute) a 429 with Retry-After. Wistia is no target here: creates are not routed.
+hold its OriginalFile, whose `url` points at this simulator's /_media. Each answer notes in the
+request log the API release it was served as (`api_version`) and the one asked for
+(`api_version_asked`, None when unversioned). Wistia is no target here: creates are not routed.
+
+What each behaviour follows:
+- the version (migration guide, "Modern API with Header-Based Versioning"): `X-Wistia-Api-Version:
+  YYYY-MM` names a stable release; a date with no release of its own gets the release before it; a
+  deprecated one (before the least recent still supported) gets the least recent still supported;
+  an unversioned request gets the most recent stable release. Releases here: RELEASES (2026-01, the
+  guide's; 2026-03, the OpenAPI file's). A value that is no YYYY-MM is answered 400: the guide says
+  nothing of it, that is our choice, so a mistyped header shows in tests;
+- archived medias (the list's `archived` parameter: "True will return only archived medias, while
+  false will return only active medias"): filtered as said; without the parameter every media is
+  listed, archived ones with `archived: true` (undocumented: our choice);
+- processing (a media's `status`: queued, processing, ready, failed; `progress` 0..1): the videos whose
+  fault is "processing" show status processing, no assets, until `library_processing_done` (then
+  ready, with their files). `library_captions_processing` changes nothing: Wistia keeps no status of a
+  caption being made (a caption is listed with `is_draft` only, a person's unpublished edit);
+- rate limits ("Making API requests", Rate limit, docs.wistia.com/docs/making-api-requests#rate-limit):
+  600 requests a minute per account (PROFILE_LIMITS: a read bucket of 10/s), past it a 429 with
+  `Retry-After` (seconds); the OpenAPI file's one 429 answers text/plain "Rate limit exceeded". The text
+  before said 100 a minute answered with a 503 and `Retry-After`: `unavailable_rate` with
+  `unavailable_retry_after_fraction` 1 answers so. No rate-limit headers otherwise (none documented).
 """
 
 from __future__ import annotations
@@ -17,7 +40,9 @@ import base64
 import binascii
 import json
 import math
+import re
 import urllib.parse
+from collections.abc import Iterator
 
 from .bucket import RateState
 from .config import SimConfig
@@ -28,6 +53,9 @@ from .profile import KIND_STATUS, Call, ParamError, Profile, Reply, int_param, i
 FAULTS = ("processing", "failed", "not_video", "archived", "no_original")
 ISO639_2 = {"en": ("eng", "English", "English"), "fr": ("fre", "French", "Français")}
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+VERSION_HEADER = "X-Wistia-Api-Version"  # header names are case-insensitive; Wistia's SDK writes X-Wistia-API-Version
+RELEASES = ("2026-01", "2026-03")  # stable releases, oldest first; none deprecated yet
+_YEAR_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 def hashed_id(video: Item) -> str:
@@ -65,6 +93,26 @@ def _srt(video: Item, language: str) -> str:
     return f"1\n00:00:00,000 --> 00:00:02,000\nVideo {video.index}, {language}\n"
 
 
+def served_release(asked: str | None) -> str | None:
+    """The release an `X-Wistia-Api-Version` value is served as (migration guide), None when it is no YYYY-MM."""
+    if asked is None:
+        return RELEASES[-1]  # "the most recent stable release"
+    if not _YEAR_MONTH.match(asked):
+        return None
+    earlier = [r for r in RELEASES if r <= asked]  # "the version that comes before that date"
+    return earlier[-1] if earlier else RELEASES[0]  # deprecated: "the least recent stable release"
+
+
+def _archived_filter(query: dict) -> bool | None:
+    """The list's `archived` parameter (a boolean), None when absent."""
+    value = query.get("archived", [None])[0]
+    if value is None:
+        return None
+    if value.lower() not in ("true", "false", "1", "0"):
+        raise ParamError("archived", "archived must be true or false")
+    return value.lower() in ("true", "1")
+
+
 class Wistia(Profile):
     name = "wistia"
     faults = FAULTS
@@ -81,7 +129,9 @@ class Wistia(Profile):
         return self.error("unauthorized")
 
     def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
-        texts = {"unauthorized": "Invalid credentials", "not_found": "Not Found", "throttled": "Rate limit exceeded"}
+        if kind == "throttled":  # the OpenAPI file's 429: text/plain "Rate limit exceeded"
+            return Reply(429, raw=b"Rate limit exceeded", headers={"Content-Type": "text/plain"})
+        texts = {"unauthorized": "Invalid credentials.", "not_found": "Not Found"}
         return Reply(KIND_STATUS[kind], {"error": texts.get(kind, message or kind)})
 
     def new_id(self) -> str:  # pragma: no cover - Wistia is no target
@@ -105,33 +155,27 @@ class Wistia(Profile):
             "folder": {"id": 10 + len(video.folder), "name": video.folder, "hashedId": f"f{len(video.folder):09d}"},
             "subfolder": None,
             "tags": [{"name": t} for t in video.tags],
-            "assets": [],
+            "assets": [] if fault in ("processing", "failed") else self._assets(shelf, video),
         }
-        if fault not in ("processing", "failed"):
-            if fault != "no_original":
-                out["assets"].append(
-                    {
-                        "url": shelf.url(video, "original.bin"),
-                        "width": 1920,
-                        "height": 1080,
-                        "file_size": video.size,
-                        "content_type": "video/mp4",
-                        "type": "OriginalFile",
-                    }
-                )
-            out["assets"].append(
-                {
-                    "url": shelf.url(video, "iphone.mp4"),
-                    "width": 640,
-                    "height": 360,
-                    "file_size": video.size // 5,
-                    "content_type": "video/mp4",
-                    "type": "IphoneVideoFile",
-                }
-            )
         if cursor:
             out["cursor"] = _cursor(video.index)
         return out
+
+    def _assets(self, shelf: Shelf, video: Item) -> list[dict]:
+        found = [
+            {
+                "url": shelf.url(video, "iphone.mp4"),
+                "width": 640,
+                "height": 360,
+                "file_size": video.size // 5,
+                "content_type": "video/mp4",
+                "type": "IphoneVideoFile",
+            }
+        ]
+        if video.fault != "no_original":
+            original = {"url": shelf.url(video, "original.bin"), "width": 1920, "height": 1080}
+            found.insert(0, {**original, "file_size": video.size, "content_type": "video/mp4", "type": "OriginalFile"})
+        return found
 
     def _captions(self, video: Item) -> list[dict]:
         found = []
@@ -150,6 +194,16 @@ class Wistia(Profile):
         return found
 
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        asked = call.headers.get(VERSION_HEADER)
+        served = served_release(asked)
+        if served is None:
+            reply = Reply(400, {"error": f"{VERSION_HEADER} must be a release date, YYYY-MM"})
+        else:
+            reply = self._answer(op, shelf, call)
+        reply.log = {"api_version": served, "api_version_asked": asked}
+        return reply
+
+    def _answer(self, op: str, shelf: Shelf, call: Call) -> Reply:
         if op == "list":
             return self._list(shelf, call)
         video = shelf.video(index_of(call.params.get("id", "")))
@@ -183,6 +237,7 @@ class Wistia(Profile):
             cursor_on = after is not None or before is not None or query.get("cursor[enabled]", ["0"])[0] == "1"
             start_after = _uncursor(after) if after else None
             start_before = _uncursor(before) if before else None
+            archived = _archived_filter(query)
         except ParamError as exc:
             return Reply(400, {"error": str(exc)})
         sort_by = query.get("sort_by", ["created"])[0]
@@ -191,6 +246,10 @@ class Wistia(Profile):
         if cursor_on and sort_by not in ("id", "created"):
             return Reply(400, {"error": "cursor pagination supports sort_by id and created only"})
         newest_first = query.get("sort_direction", ["1"])[0] == "0"
+        if archived is not None:
+            skip = 0 if cursor_on else (page - 1) * per_page
+            videos = self._filtered(shelf, archived, newest_first, start_after, start_before, skip, per_page)
+            return Reply(200, [self.render(shelf, v, cursor=cursor_on) for v in videos])
         # Times grow with the index: created, updated, id and position order alike (name falls back to them).
         if start_after is not None:
             start = (shelf.size - start_after) if newest_first else start_after + 1
@@ -200,6 +259,46 @@ class Wistia(Profile):
             start = 0 if cursor_on else (page - 1) * per_page
         videos, _total = shelf.videos(start, per_page, newest_first)
         return Reply(200, [self.render(shelf, v, cursor=cursor_on) for v in videos])
+
+    def _filtered(
+        self,
+        shelf: Shelf,
+        archived: bool,
+        newest_first: bool,
+        after: int | None,
+        before: int | None,
+        skip: int,
+        count: int,
+    ) -> list[Item]:
+        """`count` medias archived (or not) in the list's order, after cursor `after` (or just before
+        `before`), past the first `skip` of them (offset paging). Walked: a filter has no arithmetic."""
+        if archived and shelf.cfg.library_unfetchable_every <= 0:
+            return []  # no video of this library is ever archived
+        backwards = before is not None  # the records before the cursor, nearest first, then put in order
+        descending = newest_first != backwards
+        mark = before if backwards else after
+        found = []
+        for video in self._walk(shelf, descending, mark):
+            if (video.fault == "archived") != archived:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            found.append(video)
+            if len(found) == count:
+                break
+        return found[::-1] if backwards else found
+
+    def _walk(self, shelf: Shelf, descending: bool, mark: int | None) -> Iterator[Item]:
+        """The library's videos one by one, from just past index `mark` (None: from the start)."""
+        if descending:
+            indexes = range((shelf.size if mark is None else mark) - 1, -1, -1)
+        else:
+            indexes = range(0 if mark is None else mark + 1, shelf.size)
+        for index in indexes:
+            video = shelf.video(index)
+            if video is not None:
+                yield video
 
     # ----- rate limits
 

@@ -1,21 +1,46 @@
 """Wistia as a source (its Data API's OpenAPI file, as published in wistia/wistia-typescript-sdk
-`.speakeasy/out.openapi.yaml`, server https://api.wistia.com/modern; docs.wistia.com "Making API requests").
+`.speakeasy/out.openapi.yaml`, version 2026.03.0, server https://api.wistia.com/modern;
+docs.wistia.com "Making API requests" and "Migration Guide: API v1 to API 2026-01").
 
 - credentials: an API token with "Read all folder and media data", `Authorization: Bearer <token>`;
   `{"token": "..."}`;
-- list: `GET /medias?per_page=100&sort_by=created&sort_direction=1` with cursor paging
+- the version: every request names the release it was written against, `X-Wistia-API-Version:
+  2026-03` (API_VERSION), as Wistia's own SDK does on every request (its AddVersionHeaderHook, the
+  version taken from the OpenAPI file it was generated from). The migration guide: an unversioned
+  request gets "the most recent stable release", and "it is generally safer though to always set"
+  the header; a date with no release gets the one before it, a deprecated one the least recent
+  still supported. So an answer's shape is that of the file this module reads, not whatever
+  Wistia releases next;
+- list: `GET /medias?per_page=100&sort_by=created&sort_direction=1&archived=false` with cursor paging
   (`cursor[enabled]=1` on the first page, then `cursor[after]=<the last media's cursor>`), a JSON
   array of medias; a delta sweep sorts by `updated`, newest first (`sort_direction=0`, which needs
   offset paging: `page=`) and stops at the first media older than the mark. No total is given;
+- archived medias: the list's `archived` filter is documented ("True will return only archived
+  medias, while false will return only active medias"); what the list does without it is not. So
+  the active medias are listed with `archived=false`, then the archived ones with `archived=true`
+  (the cursor then starts with ARCHIVED_PASS), each named unfetchable with how to restore it: the
+  API refuses to copy an archived media (405, "trying to copy archived media"), and whether its
+  OriginalFile can be fetched is not documented;
 - a media: `hashed_id`, `name`, `description`, `type` (Video, Audio, Image, PdfDocument, ...),
   `archived`, `created`, `updated`, `duration` (s), `status` (queued, processing, ready, failed),
-  `folder.name` (the project), `subfolder.name`, `tags[].name`, `assets[]` `{url, file_size,
-  content_type, type}`: type "OriginalFile" is the upload as it came (its `url` does not expire);
+  `folder.name` (the folder), `subfolder.name`, `tags[].name`, `assets[]` `{url, file_size,
+  content_type, type}`: type "OriginalFile" is the upload as it came (its `url` does not expire).
+  A media queued or processing goes to the page's `pending`, and `video(id)` asks for it again
+  (the next sweep): Wistia lists a delta by `updated`, but nothing documents that the end of
+  processing moves it. A media says nothing of privacy (no field; a password lives in the player's
+  customizations, another request), so `Resolution.privacy` stays None: the stack's DefaultPlayback;
 - captions: `GET /medias/{hashed_id}/captions`, `[{language (ISO 639-2), english_name, native_name,
   text (SRT), is_draft}]`; one language's file: `GET /medias/{hashed_id}/captions/{language}` with
-  `Accept: text/vtt`, served only through the API (the tracks worker gets the text, not a link);
-- rate limits: 600 requests a minute per account (docs.wistia.com, "Rate limit"), answered past it
-  with a 503 and `Retry-After` in the older text and a 429 in the newer; both are waited out.
+  `Accept: text/vtt`, served only through the API (the tracks worker gets the text, not a link), and
+  read up to the stack's cap on a caption (`trackfetch.MAX_TRACK_BYTES`): a longer one is refused
+  with that reason. Wistia keeps no status of a caption being made: a draft (`is_draft`) is one
+  nobody has published, and is not carried;
+- rate limits: 600 requests a minute per account ("Making API requests", Rate limit: docs.wistia.com
+  /docs/making-api-requests#rate-limit, earlier wistia.com/support/developers/data-api#rate, as
+  quoted by the wystia client and by api-evangelist/wistia in 2026), past it a 429 with
+  `Retry-After`; the text before said 100 a minute, answered with a 503 and `Retry-After`. The
+  listing paces at 10 a second; a 429, or a 503 that says when to come back, is waited out (a
+  listing) or THROTTLED (the uploader): a pause, never a failure.
 """
 
 from __future__ import annotations
@@ -24,13 +49,20 @@ from collections.abc import Mapping
 
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from ..providers.http import quote
-from .base import HttpSource, Page, Resolution, SourceRef, gone
+from .base import HttpSource, Page, Resolution, SourceRef, Unfetchable, gone
 from .rows import TrackInfo, make_row, unfetchable
 
+API_VERSION = "2026-03"  # the release of the OpenAPI file this module reads (2026.03.0)
+VERSION_HEADER = "X-Wistia-API-Version"
 PER_PAGE = 100
+ARCHIVED_PASS = "archived:"  # a cursor of the second pass, over the archived medias
+PROCESSING_RETRY_S = 60.0
 STILL_PROCESSING = "still processing at the source: list it again once Wistia has finished"
 NO_ORIGINAL = "no original file among its assets (Wistia keeps no OriginalFile for it)"
-ARCHIVED = "archived at the source: restore it in Wistia, then list it again"
+ARCHIVED = (
+    "archived in Wistia, which will not copy an archived media: restore it (the media's Restore, or"
+    " PUT /medias/restore with its hashed id), then list it again"
+)
 
 
 def original_file(media: Mapping) -> Mapping | None:
@@ -60,31 +92,57 @@ def why_unfetchable(media: Mapping) -> str | None:
     return None
 
 
+def hold_processing(page: Page) -> Page:
+    """The page's medias still processing moved to `pending`: listed again by the next sweep, not written off."""
+    held = [e for e in page.entries if isinstance(e, Unfetchable) and e.reason == STILL_PROCESSING]
+    if held:
+        page.entries = [e for e in page.entries if not any(e is h for h in held)]
+        page.pending += held
+    return page
+
+
 class WistiaSource(HttpSource):
     platform = "wistia"
     default_base_url = "https://api.wistia.com/modern"
-    documented_rate_per_s = 10.0  # 600 requests a minute
+    documented_rate_per_s = 10.0  # 600 requests a minute per account
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         token = creds.get("token")
         if not isinstance(token, str) or not token:
             raise CredentialsError('the wistia credentials need "token" (an API token)')
-        return {"Authorization": f"Bearer {token}"}
+        # The transport asks for these on every request: the release this module reads goes with each.
+        return {"Authorization": f"Bearer {token}", VERSION_HEADER: API_VERSION}
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
-        params = {"per_page": str(PER_PAGE)}
+        archived = bool(cursor) and cursor.startswith(ARCHIVED_PASS)
+        at = cursor[len(ARCHIVED_PASS) :] if archived else cursor
+        params = {"per_page": str(PER_PAGE), "archived": "true" if archived else "false"}
         if since is not None:  # newest change first: offset paging only
-            number = int(cursor) if cursor and cursor.isdigit() else 1
+            number = int(at) if at and at.isdigit() else 1
             params.update(sort_by="updated", sort_direction="0", page=str(number))
         else:
             params.update(sort_by="created", sort_direction="1")
-            params.update({"cursor[after]": cursor} if cursor else {"cursor[enabled]": "1"})
+            params.update({"cursor[after]": at} if at else {"cursor[enabled]": "1"})
         medias = entries(self.read("GET", "/medias", "the media list", gone_ok=False, params=params))
         page = Page()
         older_seen = self.take(page, medias, _changed, since, tracks)
+        following = None
         if len(medias) == PER_PAGE and not older_seen:
-            page.cursor = str(int(cursor or "1") + 1) if since is not None else text(mapping(medias[-1]).get("cursor"))
-        return page
+            following = str(int(at or "1") + 1) if since is not None else text(mapping(medias[-1]).get("cursor"))
+        if following:
+            page.cursor = ARCHIVED_PASS + following if archived else following
+        elif not archived:  # the active medias are done: the archived ones next, to name them
+            page.cursor = ARCHIVED_PASS
+        return hold_processing(page)
+
+    def video(self, video_id: str, tracks: bool = True) -> Page:
+        """One media, as a page lists it (the next sweep asks for those a sweep saw processing)."""
+        media = self.read("GET", f"/medias/{quote(video_id)}", "the media")
+        page = Page()
+        entry = self.entry(mapping(media), tracks) if media is not None else None
+        if entry is not None:
+            page.entries.append(entry)
+        return hold_processing(page)
 
     def entry(self, media: Mapping, tracks: bool):
         hid = text(media.get("hashed_id"))
@@ -127,20 +185,21 @@ class WistiaSource(HttpSource):
 
     def resolve(self, ref: SourceRef) -> Resolution:
         if ref.is_track:
-            if ref.kind != "captions":
-                return Resolution.unfetchable(f"not a Wistia caption reference: {ref}")
-            path = f"/medias/{quote(ref.video_id)}/captions/{quote(ref.item or '')}"
-            answer = self.call("GET", path, headers={"Accept": "text/vtt"}, max_body_bytes=4 * 1024 * 1024)
-            if answer.status == 404:
-                return Resolution.unfetchable(gone("Wistia"))
-            if answer.status != 200 or answer.truncated:
-                raise self.failure(answer, "the captions")
-            return Resolution.ready_text(answer.text, "vtt")
+            return self._caption(ref)
         media = self.read("GET", f"/medias/{quote(ref.video_id)}", "the media")
         if media is None:
             return Resolution.unfetchable(gone("Wistia"))
         media = mapping(media)
         reason = why_unfetchable(media)
+        if reason == STILL_PROCESSING:  # processing again (a replaced video): it will be ready
+            return Resolution.preparing(reason, PROCESSING_RETRY_S)
         if reason:
             return Resolution.unfetchable(reason)
+        # No privacy: a Wistia media has no privacy field (see the module's description).
         return Resolution.ready(original_file(media)["url"])
+
+    def _caption(self, ref: SourceRef) -> Resolution:
+        """One caption's text, at most the stack's cap on a caption file (HttpSource.api_caption)."""
+        if ref.kind != "captions":
+            return Resolution.unfetchable(f"not a Wistia caption reference: {ref}")
+        return self.api_caption(f"/medias/{quote(ref.video_id)}/captions/{quote(ref.item or '')}", "Wistia")
