@@ -268,8 +268,10 @@ class StreamLibrary:
             return {}
         status = "ready" if state == "ready" else "inprogress"
         # The download's address is known at once; it serves the file when the download is ready, at the
-        # delivery host, under the uid (download-videos: ".../<VIDEO_UID>/downloads/default.mp4").
-        url = f"{shelf.base_url}/_stream/{library_uid(video)}/downloads/default.mp4"
+        # delivery host, under the uid (download-videos: ".../<VIDEO_UID>/downloads/default.mp4"). Its query is
+        # the simulator's, not Stream's: the true duration a target simulator reads back (Item.media_query).
+        query = urllib.parse.urlencode(video.media_query())
+        url = f"{shelf.base_url}/_stream/{library_uid(video)}/downloads/default.mp4?{query}"
         return {"default": {"status": status, "url": url, "percentComplete": round(done * 100, 1)}}
 
     def media_ready(self, shelf: Shelf, video: Item, name: str, now: float) -> bool:

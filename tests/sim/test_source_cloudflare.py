@@ -79,7 +79,8 @@ def test_the_sdk_lists_downloads_and_reads_captions(sdk, web):
     time.sleep(0.5)
     ready = client.stream.downloads.get(identifier=uid(1), account_id=ACCOUNT)
     # download-videos: "https://customer-<CODE>.cloudflarestream.com/<VIDEO_UID>/downloads/default.mp4"
-    assert ready.default.status == "ready" and ready.default.url == f"{sim.url}/_stream/{uid(1)}/downloads/default.mp4"
+    assert ready.default.status == "ready"
+    assert ready.default.url == f"{sim.url}/_stream/{uid(1)}/downloads/default.mp4?duration=67.25"  # the sim's knob
     assert web.head(ready.default.url).status_code == 200
     assert web.get(ready.default.url, headers={"Range": "bytes=0-9"}).status_code == 206
     captions = list(client.stream.captions.get(identifier=uid(1), account_id=ACCOUNT))  # every third from video 1
@@ -122,7 +123,7 @@ def test_a_signed_video_moves_with_a_downloadable_token_in_place_of_its_uid(sdk,
 
     first, ready = ready_download(source, 8)
     assert first.kind is ResolutionKind.PREPARING and ready.kind is ResolutionKind.READY
-    assert ready.privacy == "signed" and uid(8) not in ready.url and "/downloads/default.mp4" in ready.url
+    assert ready.privacy == "signed" and uid(8) not in ready.url and "/downloads/default.mp4?duration=" in ready.url
     assert ready.expires_at == pytest.approx(time.time() + cf_source.DOWNLOAD_TOKEN_TTL_S, abs=60)
     plain = f"{sim.url}/_stream/{uid(8)}/downloads/default.mp4"
     before = sim.stats()
@@ -342,3 +343,24 @@ def test_a_page_wholly_inside_one_second_still_goes_on(shared_instants):
     _sim, source, uids = shared_instants([0, 1, 1, 1, 1, 2])
     ids = listed(source)
     assert ids[:3] == uids[:3] and ids[-1] == uids[-1] and len(ids) == len(set(ids))
+
+
+def test_a_target_ingests_the_signed_download_it_is_handed_and_fails_the_plain_one(library, launch, web):
+    """Source and target as two simulators: Mux (check_source) fetches what the resolve handed it over loopback,
+    reads back the library's true duration, and fails the ingest of the signed video's plain uid URL."""
+    _sim, source = library(library_size=10, library_private_every=4, prepare_s=0)
+    target = launch("mux", check_source=True, processing_delay_s=0.1)
+    _, ready = ready_download(source, 8)  # requires signed URLs
+    plain = ready.url.replace(ready.url.split("/")[-3], uid(8))
+
+    def create(url: str) -> str:
+        body = {"inputs": [{"url": url}], "playback_policies": ["signed"], "passthrough": url[-12:]}
+        return web.post(f"{target.url}/video/v1/assets", json=body).json()["data"]["id"]
+
+    def status(asset: str) -> dict:
+        return web.get(f"{target.url}/video/v1/assets/{asset}").json()["data"]
+
+    signed, refused = create(ready.url), create(plain)
+    assert wait_for(lambda: {status(signed)["status"], status(refused)["status"]} == {"ready", "errored"}, timeout=5)
+    assert status(signed)["status"] == "ready" and status(signed)["duration"] == 30 + (8 * 37) % 600 + 0.25
+    assert target.stats()["source_checks_failed"] == 1

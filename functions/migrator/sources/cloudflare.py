@@ -118,8 +118,9 @@ class Boundary:
 
     def next(self, videos: list[dict], fresh: int) -> str | None:
         """The cursor of the page after `videos` (a full page, `fresh` of them new): the second before its last
-        instant, with the uids listed in that second. A page of nothing new cannot go on that way (a full page
-        inside one second): it goes on after the last instant itself."""
+        instant, with the uids listed in that second. A page of nothing new cannot go on that way (more than a
+        page created within one second): it goes on after the last instant itself, and what else that second
+        holds is not listed (the list has no finer cursor; 1,000 videos in a second is past the API's rate)."""
         last = text(videos[-1].get("created")) if videos else None
         at = epoch_of(last)
         if last is None or at is None:
