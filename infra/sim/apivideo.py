@@ -20,28 +20,28 @@ import hashlib
 import hmac
 import json
 import math
+import secrets
 import time
 import urllib.parse
 from typing import ClassVar
 
 from . import media
+from .apivideo_library import FAULTS, MEDIA, SORT_FIELDS, Library, encodings, page_of, paged, pagination
+from .apivideo_vod import REFUSED, admit, private_token, session_ttl
 from .bucket import RateState
 from .config import SimConfig, is_http_url
-from .library import Item, Shelf
 from .profile import (
     KIND_STATUS,
     Account,
     Call,
     Draft,
     Event,
-    ParamError,
     Profile,
     Reply,
     Store,
     alnum_id,
     basic_matches,
     derived_id,
-    int_param,
     iso_offset,
     same,
     x_ratelimit,
@@ -51,6 +51,8 @@ from .texttracks import label_of, uploaded_caption
 from .video import ERRORED, IDLE, READY, TextTrack, Video
 
 DOCS = "https://docs.api.video/reference/"
+# Signs the private tokens of videos made on this simulator (apivideo_vod): one per process is enough.
+_VOD_SECRET = secrets.token_bytes(16)
 # (type, title) per kind, from the OpenAPI file's examples; "about:blank" (RFC 9457: the
 # title is the status phrase) where it documents no body.
 _PROBLEMS = {
@@ -68,24 +70,8 @@ _PROBLEMS = {
     "unavailable": ("about:blank", "Service Unavailable"),
 }
 REQUIRED = (DOCS + "attribute-required", "This attribute is required.")
-# The encodings a 1080p source gets: each HLS rendition, and one MP4 when mp4Support is on.
-HLS_QUALITIES = ("360p", "480p", "720p", "1080p")
-MP4_QUALITY = "1080p"
 QUALITY_EVENT = "video.encoding.quality.completed"
-SORT_FIELDS = ("title", "createdAt", "publishedAt", "updatedAt")
 _INGESTED_AT = 1 / 3  # fraction of the processing time spent fetching the source
-# What every encoded source reports in encoding.metadata (a 1080p H.264 file), besides its duration.
-_MEDIA = {
-    "width": 1920,
-    "height": 1080,
-    "bitrate": 4000.0,
-    "duration": None,
-    "framerate": 30,
-    "samplerate": 48000,
-    "videoCodec": "h264",
-    "audioCodec": "aac",
-    "aspectRatio": "16/9",
-}
 # POST /auth/api-key answers {"token_type": "Bearer", "expires_in": 3600, "access_token", "refresh_token"};
 # a wrong key is a 400 "The user credentials were incorrect." (oas_apivideo.yaml, /auth/api-key and /auth/refresh).
 TOKEN_LIFETIME_S = 3600
@@ -95,10 +81,6 @@ BAD_CREDENTIALS = {
     "name": "",
     "status": 400,
 }
-# "Results per page. Allowed values 1-100, default is 25." (oas_apivideo.yaml, components/parameters/page-size).
-# The same file's 400 example for GET /videos gives pageSize {min: 10, max: 100}, but names the page parameter
-# `page` where the parameter is `currentPage`: an example out of step with the definition, which is what holds.
-PAGE_SIZE_MIN, PAGE_SIZE_MAX = 1, 100
 # Each field's type in video-creation-payload (oas_apivideo.yaml); it documents no lengths or counts.
 _TYPES = {
     "title": str,
@@ -168,19 +150,17 @@ def _has_pairs(video: Video, pairs: dict[str, str]) -> bool:
     return all((k, v) in own for k, v in pairs.items())
 
 
-# As a source: a video made without mp4Support has no MP4 to fetch.
-FAULTS = ("no_mp4",)
+def _private(assets: dict, video_id: str, token: str) -> dict:
+    """A private video's assets: its private token in the path of each link, and as the embed's `?token=`
+    ("For the embedded video the private token is a query string, while the HLS manifest has the token in
+    the url path", docs.api.video, "Video privacy access management")."""
+    out = {name: url.replace(f"/{video_id}/", f"/{video_id}/token/{token}/", 1) for name, url in assets.items()}
+    out["player"] = f"{assets['player']}?token={token}"
+    out["iframe"] = f'<iframe src="{out["player"]}" width="100%" height="100%" frameborder="0" scrolling="no"></iframe>'
+    return out
 
 
-def library_id(video: Item) -> str:
-    return f"vi{video.index:020d}"
-
-
-def library_index(vid: str) -> int:
-    return int(vid[2:]) if len(vid) == 22 and vid.startswith("vi") and vid[2:].isdigit() else -1
-
-
-class ApiVideo(Profile):
+class ApiVideo(Library, Profile):
     name = "apivideo"
     faults = FAULTS
     routes = (
@@ -257,6 +237,9 @@ class ApiVideo(Profile):
     def render(self, video: Video, now: float) -> dict:
         request = video.request
         at = iso_offset(video.created)
+        assets = media.apivideo_assets(video)
+        if request.get("public") is False:
+            assets = _private(assets, video.id, private_token(_VOD_SECRET, video.id))
         return {
             "videoId": video.id,
             "createdAt": at,
@@ -274,16 +257,15 @@ class ApiVideo(Profile):
             "panoramic": request.get("panoramic", False),
             "mp4Support": request.get("mp4Support", True),
             **({"playerId": request["playerId"]} if "playerId" in request else {}),
-            "assets": media.apivideo_assets(video),
+            "assets": assets,
         }
 
     def _qualities(self, video: Video) -> list[tuple[str, str]]:
-        mp4 = [("mp4", MP4_QUALITY)] if video.request.get("mp4Support", True) else []
-        return [("hls", q) for q in HLS_QUALITIES] + mp4
+        return encodings(video.request.get("mp4Support", True))
 
     def render_status(self, video: Video, now: float) -> dict:
         """The /status resource: ingest, then per-quality encoding; playable once encoded."""
-        encoding = {"playable": video.state == READY, "qualities": [], "metadata": dict.fromkeys(_MEDIA)}
+        encoding = {"playable": video.state == READY, "qualities": [], "metadata": dict.fromkeys(MEDIA)}
         if video.state == IDLE:
             return {"encoding": encoding}  # Waiting for an upload: nothing ingested or encoding.
         # A corrupt source never finishes ingesting; at its end every quality is "failed".
@@ -296,7 +278,7 @@ class ApiVideo(Profile):
             quality_status = "encoding" if ingested else "waiting"
         encoding["qualities"] = [{"type": t, "quality": q, "status": quality_status} for t, q in self._qualities(video)]
         if ingested:
-            encoding["metadata"] = {**_MEDIA, "duration": round(video.duration)}  # whole seconds
+            encoding["metadata"] = {**MEDIA, "duration": round(video.duration)}  # whole seconds
         ingest = {
             "status": "ingested" if ingested else "ingesting",
             "filesize": int(video.duration * 500_000) if ingested else None,
@@ -313,13 +295,9 @@ class ApiVideo(Profile):
     def list(self, store: Store, call: Call, now: float) -> Reply:
         pairs = urllib.parse.parse_qsl(call.query, keep_blank_values=True)
         query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
-        try:
-            page = int_param(query, "currentPage", 1, 1, None)
-            size = int_param(query, "pageSize", 25, PAGE_SIZE_MIN, PAGE_SIZE_MAX)
-        except ParamError as exc:
-            rng = {"min": exc.low} if exc.high is None else {"min": exc.low, "max": exc.high}
-            problem = {"title": "This parameter is out of the allowed range of values.", "name": exc.name, "range": rng}
-            return Reply(400, {**problem, "status": 400, "problems": [problem]})
+        asked = page_of(query)
+        if isinstance(asked, Reply):
+            return asked
         sort_by = query.get("sortBy", ["createdAt"])[0]  # The default order is undocumented: oldest first.
         order = query.get("sortOrder", ["asc"])[0]
         for name, value, allowed in (("sortBy", sort_by, SORT_FIELDS), ("sortOrder", order, ("asc", "desc"))):
@@ -341,29 +319,11 @@ class ApiVideo(Profile):
         ]
         key = (lambda v: (v.request["title"], v.seq)) if sort_by == "title" else (lambda v: (v.created, v.seq))
         matched.sort(key=key, reverse=order == "desc")
-        total_pages = max(1, math.ceil(len(matched) / size))
+        page, size = asked
         data = [self.render(v, now) for v in matched[(page - 1) * size : page * size]]
         kept = [(k, v) for k, v in pairs if k not in ("currentPage", "pageSize")]
-
-        def link(rel: str, n: int) -> dict:
-            query_text = urllib.parse.urlencode([*kept, ("currentPage", n), ("pageSize", size)])
-            return {"rel": rel, "uri": f"{call.base_url}/videos?{query_text}"}
-
-        links = [link("self", page), link("first", 1)]
-        if page > 1:
-            links.append(link("previous", page - 1))
-        if page < total_pages:
-            links.append(link("next", page + 1))
-        links.append(link("last", total_pages))
-        pagination = {
-            "currentPage": page,
-            "pageSize": size,
-            "pagesTotal": total_pages,
-            "itemsTotal": len(matched),
-            "currentPageItems": len(data),
-            "links": links,
-        }
-        return Reply(200, {"data": data, "pagination": pagination})
+        listed = pagination(f"{call.base_url}/videos", kept, page, size, len(matched), len(data))
+        return Reply(200, {"data": data, "pagination": listed})
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render(video, now))
@@ -385,92 +345,26 @@ class ApiVideo(Profile):
     def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
         if video is None:
             return self.error("not_found")
-        data = [_caption(video, t) for t in video.texts]
-        pagination = {"currentPage": 1, "pageSize": 25, "pagesTotal": 1, "itemsTotal": len(data), "links": []}
-        return Reply(200, {"data": data, "pagination": {**pagination, "currentPageItems": len(data)}})
+        chosen = paged(call, f"/videos/{video.id}/captions", [_caption(video, t) for t in video.texts])
+        return chosen if isinstance(chosen, Reply) else Reply(200, {"data": chosen[0], "pagination": chosen[1]})
 
-    # ----- as a source (a library)
-
-    def render_library(self, shelf: Shelf, video: Item) -> dict:
-        vid = library_id(video)
-        at = iso_offset(video.created)
-        mp4 = video.fault != "no_mp4"
-        # A private video's links carry a private token (one session each): here, the link's own signature.
-        base = f"https://vod.api.video/vod/{vid}" + ("/token/private" if video.private else "")
-        assets = {
-            "iframe": f'<iframe src="https://embed.api.video/vod/{vid}" width="100%" height="100%"></iframe>',
-            "player": f"https://embed.api.video/vod/{vid}",
-            "hls": f"{base}/hls/manifest.m3u8",
-            "thumbnail": f"{base}/thumbnail.jpg",
-        }
-        if mp4:
-            assets["mp4"] = shelf.url(video, "source.mp4")
-        return {
-            "videoId": vid,
-            "createdAt": at,
-            "title": video.title,
-            "description": video.description,
-            "publishedAt": at,
-            "updatedAt": iso_offset(video.modified),
-            "discarded": False,
-            "discardedAt": None,
-            "deletesAt": None,
-            "tags": list(video.tags),
-            "metadata": [{"key": "series", "value": str(video.index % 5)}],
-            "source": {"uri": f"/videos/{vid}/source", "type": "upload"},
-            "assets": assets,
-            "public": not video.private,
-            "panoramic": False,
-            "mp4Support": mp4,
-        }
-
-    def _library_captions(self, shelf: Shelf, video: Item) -> list[dict]:
-        vid = library_id(video)
-        return [
-            {
-                "uri": f"/videos/{vid}/captions/{language}",
-                "src": shelf.url(video, f"caption-{language}.vtt"),
-                "srclang": language,
-                "languageName": name,
-                "default": n == 0,
-            }
-            for n, (language, _kind, name) in enumerate(video.captions)
-        ]
-
-    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
-        if op == "list":
-            query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
-            try:
-                page = int_param(query, "currentPage", 1, 1, None)
-                size = int_param(query, "pageSize", 25, PAGE_SIZE_MIN, PAGE_SIZE_MAX)
-            except ParamError as exc:
-                return Reply(400, {"title": "This parameter is out of the allowed range of values.", "name": exc.name})
-            order = query.get("sortOrder", ["asc"])[0]
-            if query.get("sortBy", ["createdAt"])[0] not in SORT_FIELDS or order not in ("asc", "desc"):
-                return self.error("invalid", "sortBy or sortOrder is not one of the allowed values")
-            videos, total = shelf.videos((page - 1) * size, size, newest_first=order == "desc")
-            pages = max(1, math.ceil(total / size))
-            pagination = {
-                "currentPage": page,
-                "pageSize": size,
-                "pagesTotal": pages,
-                "itemsTotal": total,
-                "currentPageItems": len(videos),
-                "links": [{"rel": "self", "uri": f"{call.base_url}/videos?currentPage={page}&pageSize={size}"}],
-            }
-            return Reply(200, {"data": [self.render_library(shelf, v) for v in videos], "pagination": pagination})
-        video = shelf.video(library_index(call.params.get("id", "")))
-        if video is None:
-            return self.error("not_found")
-        if op == "get":
-            return Reply(200, self.render_library(shelf, video))
-        captions = self._library_captions(shelf, video)
-        if op == "src_captions":
-            pagination = {"currentPage": 1, "pageSize": 25, "pagesTotal": 1, "itemsTotal": len(captions),
-                          "currentPageItems": len(captions), "links": []}  # fmt: skip
-            return Reply(200, {"data": captions, "pagination": pagination})
-        found = next((c for c in captions if c["srclang"] == call.params.get("language")), None)
-        return Reply(200, found) if found else self.error("not_found")
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+        """A private video's playback at its delivery host, under apivideo_vod's rules: `token/{token}/...`
+        (the session route, or a file with the session's `avh`, or once without), the player with `?token=`."""
+        if video.request.get("public") is not False:
+            return None
+        spent = kept.setdefault("vod_spent", set())
+        ttl = session_ttl(cfg.link_ttl_s)
+        embed_token = urllib.parse.parse_qs(query).get("token", [""])[0]
+        if len(rest) >= 3 and rest[0] == "token":
+            admitted = admit(_VOD_SECRET, spent, video.id, rest[1], rest[2:], query, ttl)
+        elif rest == ["player"] and embed_token:
+            admitted = admit(_VOD_SECRET, spent, video.id, embed_token, rest, query, ttl)
+        else:
+            return 404, media.TEXT, REFUSED  # a private video's media without its token
+        if admitted.session is not None:
+            return 200, "application/json", admitted.session
+        return (404, media.TEXT, REFUSED) if admitted.refused else admitted.rest
 
     def status(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))

@@ -20,6 +20,12 @@
   event exists for a failure (reconcile's poll finds those);
 - rate limits: per minute (uploads 100, writes 200, reads 500 in production), with
   `X-RateLimit-Limit`, `-Remaining` and `-Retry-After` on every answer;
+- private videos (`public: false`): every read of the video gives links with a fresh private token in
+  their path (`https://vod.api.video/vod/{id}/token/{private token}/hls/manifest.m3u8`), good for one
+  request; `GET https://vod.api.video/vod/{id}/token/{private token}/session` answers
+  `{"session_token"}`, which every later request carries as `avh` for 24 hours (docs.api.video,
+  "Private video session tokens"). The source's resolve opens such a session for the MP4 a target
+  fetches;
 - caption tracks: `POST /videos/{id}/captions/{language}`, a multipart `file` that is WebVTT
   ("Currently only VTT file format is supported", docs.api.video/vod/add-captions; the
   OpenAPI's Caption `{uri, src, srclang, languageName, default}`), one per language;
@@ -31,6 +37,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -62,7 +69,7 @@ from .facts import (
     video_id,
 )
 from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
-from .http import Answer, quote
+from .http import Answer, HttpTransport, TransportError, quote
 from .keys import idempotency_key
 
 PAGE_SIZE = 100  # the list's maximum
@@ -83,6 +90,63 @@ METADATA_FIELDS = ("created_at", "folder", "poster_time_s")
 NOTE_KEYS = 5
 INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
 QUALITY_EVENT = "video.encoding.quality.completed"
+# "The session token TTL is 24 hours." (docs.api.video, "Private video session tokens")
+SESSION_TTL_S = 86_400.0
+# A private video's link: `<host>[/prefix]/<video id>/token/<private token>/<file>` (docs.api.video, "Video privacy
+# access management": "the HLS manifest has the token in the url path").
+_PRIVATE_LINK = re.compile(
+    r"^(?P<base>https?://[^/?#\s]+(?:/[^?#\s]*)?/[A-Za-z0-9]{1,64}/token/[A-Za-z0-9-]{1,128})/[^?#\s]+(?:\?[^#\s]*)?$"
+)
+_SESSION_TOKEN = re.compile(r"^[A-Za-z0-9._~-]{1,256}$")
+
+
+class SessionError(Exception):
+    """No session for a private video's link: why, without the link or its token."""
+
+
+def session_url(link: str) -> str | None:
+    """The session route of the private token `link` carries (`.../token/{token}/session`), or None when the
+    link carries none (a public video's)."""
+    found = _PRIVATE_LINK.match(link) if isinstance(link, str) and len(link) <= 2048 else None
+    return f"{found.group('base')}/session" if found else None
+
+
+def with_session(link: str, session: str) -> str:
+    """`link` with the session token as `avh`, which every request after the session's first carries."""
+    parts = urllib.parse.urlsplit(link)
+    query = urllib.parse.urlencode([*urllib.parse.parse_qsl(parts.query), ("avh", session)])
+    return urllib.parse.urlunsplit(parts._replace(query=query))
+
+
+def open_session(vod: HttpTransport, link: str) -> str:
+    """A session token for the private token in `link`, from its delivery host (no credentials: the
+    private token is the credential, spent by this request). SessionError when the host refuses or answers
+    garbage; TransportError when it does not answer."""
+    target = session_url(link)
+    if target is None:
+        raise SessionError("the link carries no private token")
+    answer = vod.send("GET", target, max_body_bytes=16 * 1024)
+    if answer.status == 429 or answer.status >= 500:
+        raise TransportError(f"HTTP {answer.status} from the delivery host")
+    if answer.status != 200:
+        raise SessionError(f"the private video's session route answered HTTP {answer.status}")
+    token = mapping(answer.body).get("session_token")
+    if not isinstance(token, str) or not _SESSION_TOKEN.match(token):
+        raise SessionError("the private video's session route gave no session token")
+    return token
+
+
+def vod_allowed(link: str, api_base: str) -> bool:
+    """Whether a session may be asked at `link`'s host: over https, or at the API's own origin (a simulator)."""
+    parts, base = urllib.parse.urlsplit(link), urllib.parse.urlsplit(api_base)
+    return parts.scheme == "https" or (parts.scheme, parts.netloc) == (base.scheme, base.netloc)
+
+
+def vod_transport(http: HttpTransport) -> HttpTransport:
+    """A transport to api.video's delivery host: the API's connection pool and timeouts, no credentials
+    (the API key never leaves for another host)."""
+    connect, read = http.timeout
+    return HttpTransport("", dict, http.session, connect, read)
 
 
 def basic_auth(raw: str | None) -> dict[str, str]:
