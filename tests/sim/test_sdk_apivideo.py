@@ -166,3 +166,60 @@ def test_api_video_refuses_what_its_api_refuses(launch, web, field, value):
     body = {"title": "t", "source": "https://media.example.com/a.mp4", field: value}
     answer = web.post(f"{sim.url}/videos", json=body, auth=(API_KEY, ""))
     assert answer.status_code == 400 and answer.json()["name"] == field, answer.text
+
+
+# --- migrator verify of a private video: a session on a fresh private token -------------------------
+
+
+def test_verify_checks_a_private_video_through_a_session_the_provider_opens(launch, web):
+    """Review item: `signed_playback` read nothing, so verify counted every private api.video video as not
+    fetched. Now the video is read again (a fresh private token in `assets.hls`), a session opened on it,
+    and the manifest and its variants fetched with `avh`, as the simulator's delivery host demands."""
+    from migrator.messages import AssetMessage
+    from migrator.providers import AssetRef, SigningUnavailable, build
+    from migrator_cli.verify import Checker, Pace, Tolerance, guarded_get
+
+    sim = launch("apivideo", api_key=API_KEY, processing_delay_s=0.1)
+    row = AssetMessage("lib/p", "https://media.example.com/p.mp4?duration=20", title="P", privacy="private")
+    provider = build("apivideo", sim.url, lambda: API_KEY)
+    provider.http.session.trust_env = False
+    made = provider.create(AssetRef(row.asset_id, row.title, 0, row), row.source_url).remote_id
+    sdk = _basic(sim.url)
+    assert wait_for(lambda: sdk.get_status(made).encoding.playable, timeout=3)
+    assert sdk.get(made)["public"] is False  # the row stays private at the provider
+    playback = provider.poll(row.asset_id, made).video.playback
+    assert playback["policy"] == "private" and "/token/" in playback["hls"]
+
+    signed = provider.signed_playback(playback, 900, None)
+    [(name, session)] = signed.query
+    assert name == "avh" and signed.manifest_url.endswith(f"?avh={session}") and "/token/" in signed.manifest_url
+    variant = signed.manifest_url.replace("/hls/manifest.m3u8?", "/hls/1080p.m3u8?")
+    assert [web.get(variant).status_code for _ in range(2)] == [200, 200]  # the session holds
+    assert web.get(variant.split("?")[0]).status_code == 404  # its private token is spent: avh or nothing
+    assert web.get(sdk.get(made).assets.hls.replace("/token/", "/token/0")).status_code == 404  # forged
+
+    item = {"asset_id": row.asset_id, "state": "ready", "duration_s": 20, "provider_duration_s": 20}
+    item |= {"metadata": {"width": 1920, "height": 1080}, "playback_info": playback}
+    check = Checker(
+        "apivideo",
+        Tolerance(1.0),
+        Pace(0),
+        lambda url: guarded_get(url, allow_private=True, timeout_s=5),
+        {},
+        lambda pb: provider.signed_playback(pb, 900, None),
+    )
+    verdict = check(item)
+    assert verdict.status == "passed", verdict
+    with pytest.raises(SigningUnavailable):
+        provider.signed_playback({"policy": "private", "playback_id": "vi" + "0" * 22}, 900, None)
+
+
+def test_a_public_video_needs_no_session(launch):
+    from migrator.providers import build
+
+    sim = launch("apivideo", api_key=API_KEY)
+    video = _create(_basic(sim.url), "https://media.example.com/a.mp4")
+    provider = build("apivideo", sim.url, lambda: API_KEY)
+    provider.http.session.trust_env = False
+    signed = provider.signed_playback({"policy": "private", "playback_id": video.video_id}, 900, None)
+    assert signed.query == () and "/token/" not in signed.manifest_url

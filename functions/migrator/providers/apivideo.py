@@ -24,8 +24,8 @@
   their path (`https://vod.api.video/vod/{id}/token/{private token}/hls/manifest.m3u8`), good for one
   request; `GET https://vod.api.video/vod/{id}/token/{private token}/session` answers
   `{"session_token"}`, which every later request carries as `avh` for 24 hours (docs.api.video,
-  "Private video session tokens"). The source's resolve opens such a session for the MP4 a target
-  fetches;
+  "Private video session tokens"). `signed_playback` (migrator verify) reads the video again and opens
+  such a session; the source's resolve does the same for the MP4 a target fetches;
 - caption tracks: `POST /videos/{id}/captions/{language}`, a multipart `file` that is WebVTT
   ("Currently only VTT file format is supported", docs.api.video/vod/add-captions; the
   OpenAPI's Caption `{uri, src, srclang, languageName, default}`), one per language;
@@ -53,6 +53,8 @@ from .facts import (
     AssetRef,
     Poll,
     RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
     TrackList,
     TrackUpload,
     Video,
@@ -206,7 +208,8 @@ def read_playback(video: object, size: dict | None = None) -> dict | None:
     embed = _IFRAME_SRC.search(iframe) if isinstance(iframe, str) and len(iframe) < 4096 else None
     size = size or {}
     return playback_of(
-        policy="private" if video.get("public") is False else "public",
+        # Public only when api.video says so: a missing or malformed `public` never widens the record.
+        policy="public" if video.get("public") is True else "private",
         playback_id=video.get("videoId"),
         hls=assets.get("hls"),
         player=assets.get("player"),
@@ -368,6 +371,33 @@ class ApiVideoProvider(Provider):
             duration_s=status.duration_s,
             error=status.error,
         )
+
+    # --- migrator verify: a private video's playback ---------------------------------------
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: object = None) -> SignedPlayback:
+        """A private video's HLS, for verify's own fetches: the video read again (`GET /videos/{id}`: its
+        `assets.hls` with a fresh private token), a session opened on that token, and its `avh` on the
+        manifest and every request after it (the session lives 24 hours, longer than any `ttl_s`)."""
+        vid = video_id(playback.get("playback_id"))
+        if vid is None:
+            raise SigningUnavailable("no api.video video id is recorded for this playback")
+        answer = self.http.send("GET", f"/videos/{quote(vid)}")
+        if answer.status == 429 or answer.status >= 500:
+            raise TransportError(f"HTTP {answer.status} reading the video")
+        if answer.status != 200:
+            raise SigningUnavailable(f"reading the video at api.video answered HTTP {answer.status}")
+        hls = text(mapping(mapping(answer.body).get("assets")).get("hls"))
+        if not hls:
+            raise SigningUnavailable("api.video gives the video no HLS link")
+        if session_url(hls) is None:
+            return SignedPlayback(hls)  # no private token in it (made public since): nothing to open
+        if not vod_allowed(hls, self.http.base):
+            raise SigningUnavailable("api.video's HLS link is not https")
+        try:
+            session = open_session(vod_transport(self.http), hls)
+        except SessionError as exc:
+            raise SigningUnavailable(str(exc)) from None
+        return SignedPlayback(with_session(hls, session), (("avh", session),))
 
     # --- caption tracks ----------------------------------------------------------------------
 
