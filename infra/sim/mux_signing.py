@@ -68,7 +68,7 @@ def signing_keys(call: Call, held: dict, error) -> Account:
         return Account(error("not_found"))
     if op == "key_delete":
         del keys[key_id]
-        return Account(Reply(204, None))
+        return Account(Reply(204, raw=b""))  # no body: a keep-alive connection stays in step
     return Account(Reply(200, {"data": _shown(key_id, keys[key_id])}))
 
 

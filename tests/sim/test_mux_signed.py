@@ -5,6 +5,8 @@ signed manifest to its top rendition. Bad tokens are made with PyJWT + cryptogra
 
 from __future__ import annotations
 
+import base64
+import socket
 import time
 
 import jwt
@@ -158,3 +160,21 @@ def test_a_signing_key_refused_at_mux_is_unavailable_and_names_no_secret(launch)
     assert "HTTP 401" in str(refused.value) and acct.sim["token_secret"] not in str(refused.value)
     with sim._lock:
         assert KEYS not in sim._store.account  # nothing was made
+
+
+def test_a_deleted_key_answers_204_with_nothing_after_its_headers(launch, web):
+    """A 204 carries no body (RFC 9110, 15.3.5): bytes after it would be read as the next answer's start."""
+    acct = account("mux")
+    sim = launch("mux", **acct.sim)
+    auth = (acct.sim["token_id"], acct.sim["token_secret"])
+    kid = web.post(f"{sim.url}/system/v1/signing-keys", auth=auth).json()["data"]["id"]
+    host, port = sim.url.removeprefix("http://").split(":")
+    pair = base64.b64encode(":".join(auth).encode()).decode()
+    request = f"DELETE /system/v1/signing-keys/{kid} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Basic {pair}\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=5) as wire:
+        wire.sendall(request.encode())
+        time.sleep(0.3)  # the whole answer, headers and anything after them
+        wire.settimeout(0.5)
+        answer = wire.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 204") and answer.endswith(b"\r\n\r\n"), answer
+    assert web.get(f"{sim.url}/system/v1/signing-keys", auth=auth).json() == {"data": []}
