@@ -129,8 +129,9 @@ class Library:
             "hls": f"{base}/hls/manifest.m3u8",
             "thumbnail": f"{base}/thumbnail.jpg",
         }
-        if mp4:
-            assets["mp4"] = f"{base}/mp4/source.mp4" if video.private else shelf.url(video, "source.mp4")
+        if mp4:  # a link carries what a target simulator reads back from it (the true duration: Item.media_query)
+            own = f"{base}/mp4/source.mp4?{urllib.parse.urlencode(video.media_query())}"
+            assets["mp4"] = own if video.private else shelf.url(video, "source.mp4")
         return {
             "videoId": vid,
             "createdAt": at,

@@ -57,14 +57,14 @@ def test_a_private_token_serves_one_request_and_a_session_many(library, web):
     mp4 = api.get(PRIVATE).assets.mp4
     session = _session(web, mp4)
     assert web.get(mp4.rsplit("/mp4/", 1)[0] + "/session").status_code == 404  # the token is spent
-    held = f"{mp4}?avh={session}"
+    held = f"{mp4}&avh={session}"  # the link's own query holds the duration the simulator reads back
     head = web.head(held)
     assert head.status_code == 200 and int(head.headers["Content-Length"]) > 0
     assert [web.get(held, headers={"Range": "bytes=0-1023"}).status_code for _ in range(3)] == [206] * 3
     assert web.get(mp4).status_code == 404  # without the session, the spent token is refused
-    assert web.get(f"{mp4}?avh={session[:-1]}0").status_code == 404  # a forged session
+    assert web.get(f"{mp4}&avh={session[:-1]}0").status_code == 404  # a forged session
     other = api.get(PRIVATE).assets.mp4
-    assert web.get(f"{other}?avh={session}").status_code == 404  # another token's session
+    assert web.get(f"{other}&avh={session}").status_code == 404  # another token's session
     forged = mp4.replace(mp4.split("/token/")[1].split("/")[0], "00000000-0000-0000-0000-000000000000")
     assert web.get(forged).status_code == 404
     stats = sim.stats()
@@ -74,7 +74,7 @@ def test_a_private_token_serves_one_request_and_a_session_many(library, web):
 def test_a_session_ends_when_it_expires(library, web):
     _sim, api, _ = library(link_ttl_s=1)  # the simulator's stand-in for api.video's 24 hours
     mp4 = api.get(PRIVATE).assets.mp4
-    held = f"{mp4}?avh={_session(web, mp4)}"
+    held = f"{mp4}&avh={_session(web, mp4)}"
     assert web.get(held, headers={"Range": "bytes=0-9"}).status_code == 206
     time.sleep(2.1)
     assert web.get(held, headers={"Range": "bytes=0-9"}).status_code == 404
@@ -112,3 +112,5 @@ def test_cloudflare_fetches_a_private_video_through_the_session_and_not_through_
     while time.time() < deadline and {state(held), state(bare)} & {"queued", "downloading", "inprogress"}:
         time.sleep(0.05)
     assert (state(held), state(bare)) == ("ready", "error")
+    made = web.get(f"{target.url}/accounts/a/stream/{held}").json()["result"]
+    assert made["duration"] == 30.25  # the library video's own, read back from the file it fetched
