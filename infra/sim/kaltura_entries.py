@@ -1,0 +1,320 @@
+"""A Kaltura partner's library as the "kaltura" profile renders it (infra/sim/kaltura.py): entries, flavors,
+captions, categories and access control profiles computed from the library's index, and media.list's filters.
+
+Every shape is KalturaApiClient 23.10.0's (the official Python client: KalturaMediaEntry, KalturaFlavorAsset,
+KalturaCaptionAsset, KalturaCategory, KalturaAccessControlProfile and their enums, Plugins/Core.py and Caption.py)
+and the server's that client is generated from (kaltura/server, api_v3 and alpha/lib). Nothing is stored per
+entry: a library of a million lists from arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+
+from .library import EPOCH, STEP_S, Item, Shelf
+
+PARTNER_ID = 2_012_345
+# Seven entries share each creation second: a page of 500 ends inside a second (500 = 71 x 7 + 3), as a busy
+# partner's bulk upload makes, which is what `idNotIn` at the window's boundary is for (Kaltura's blog, "Tags
+# editor": "the entries created at the same second" are excluded by id).
+TIE = 7
+UPDATED_AFTER_S = 3600
+# media.list's ceiling: "The server has a hard limit of 10,000 entries when accessing the media.list"
+# (corp.kaltura.com/blog/tags-editor; knowledge.kaltura.com/help/api-results-limitation): no match past the
+# 10,000th of a query is answered, whatever the page index.
+MAX_MATCHES = 10_000
+MAX_PAGE_SIZE = 500  # KalturaFilterPager: "(Default is 30, maximum page size is 500)"; a larger one is cut to it
+DEFAULT_PAGE_SIZE = 30
+# Unfetchable in turn (library_unfetchable_every): still converting (PRECONVERT, READY once
+# library_processing_done), a failed conversion (ERROR_CONVERTING), no content ever uploaded (NO_CONTENT), an audio
+# entry, and a READY entry whose source flavor was purged (carried from its tallest flavor: not unfetchable).
+FAULTS = ("processing", "failed", "no_content", "audio", "purged")
+STATUS = {"processing": "1", "failed": "-1", "no_content": "7"}  # KalturaEntryStatus (a string enum); READY "2"
+# Categories (KalturaCategory): privacy 1 ALL, 2 AUTHENTICATED_USERS, 3 MEMBERS_ONLY; appearInList 1 PARTNER_ONLY,
+# 3 CATEGORY_MEMBERS_ONLY; contributionPolicy 1 ALL, 2 MEMBERS_WITH_CONTRIBUTION_PERMISSION. MediaSpace's
+# channel types (a public gallery; a private channel; a restricted one for signed-in users; the "unlisted"
+# category of the forum's answer, forum.kaltura.org "Private videos in media list response").
+CATEGORIES = {
+    1: ("MediaSpace>site>galleries>Public", 1, 1, 2),
+    2: ("MediaSpace>site>channels>Members", 3, 3, 2),
+    3: ("MediaSpace>site>channels>Staff", 2, 1, 1),
+    4: ("MediaSpace>unlisted", 1, 3, 2),
+}
+# The library's folders, as categories only their members see (a shared repository: MEMBERS_ONLY, listed).
+FOLDER_CATEGORY = {"Marketing": 10, "Training/2021": 11, "Webinars": 12}
+CATEGORIES.update({cid: (f"Library>{name}", 3, 1, 2) for name, cid in FOLDER_CATEGORY.items()})
+# A private library video is, in turn: in no category, in a members-only channel, in one for signed-in users, in
+# the unlisted category, public but behind an access control profile with a rule, or public pending moderation.
+PRIVATE_KINDS = ("no_category", "members", "staff", "unlisted", "restricted", "moderation")
+RESTRICTED_PROFILE = 2  # accessControlProfile 2 has a rule (a KS is needed); 1 is the partner's default, none
+# Flavors (KalturaFlavorAsset): the source (flavorParamsId 0, isOriginal) and two renditions.
+FLAVORS = ((0, 1080, 5000, True), (487071, 720, 2500, False), (487041, 360, 800, False))
+CAPTION_FORMAT = {"en": "3", "fr": "1"}  # KalturaCaptionType: 3 WEBVTT, 1 SRT
+LANGUAGE = {"en": "English", "fr": "French"}
+
+
+def _b36(n: int, width: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while n:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+    return out.rjust(width, "0")
+
+
+def entry_id(index: int) -> str:
+    return f"0_{_b36(index, 8)}"
+
+
+def index_of(eid: object) -> int:
+    if not isinstance(eid, str) or len(eid) != 10 or not eid.startswith("0_"):
+        return -1
+    try:
+        return int(eid[2:], 36)
+    except ValueError:
+        return -1
+
+
+def asset_id(prefix: str, index: int, k: int) -> str:
+    """A flavor ("1_...") or caption ("2_...") asset id: the entry's index and the asset's place."""
+    return f"{prefix}_{_b36(index, 7)}{k}"
+
+
+def asset_of(aid: object, prefix: str) -> tuple[int, int]:
+    if not isinstance(aid, str) or len(aid) != 10 or not aid.startswith(f"{prefix}_") or not aid[-1].isdigit():
+        return -1, -1
+    try:
+        return int(aid[2:9], 36), int(aid[-1])
+    except ValueError:
+        return -1, -1
+
+
+def created_at(index: int) -> int:
+    return int(EPOCH + (index // TIE) * STEP_S)
+
+
+def private_kind(shelf: Shelf, video: Item) -> str | None:
+    if not video.private:
+        return None
+    return PRIVATE_KINDS[(video.index // max(1, shelf.cfg.library_private_every)) % len(PRIVATE_KINDS)]
+
+
+def category_ids(shelf: Shelf, video: Item) -> list[int]:
+    folder = FOLDER_CATEGORY[video.folder]
+    kind = private_kind(shelf, video)
+    if kind == "no_category":
+        return []
+    channel = {"members": 2, "staff": 3, "unlisted": 4}.get(kind or "", 1)
+    return [folder, channel]
+
+
+def entry(shelf: Shelf, video: Item) -> dict:
+    """The KalturaMediaEntry of library video `video`."""
+    ids = category_ids(shelf, video)
+    kind = private_kind(shelf, video)
+    created = created_at(video.index)
+    return {
+        "objectType": "KalturaMediaEntry",
+        "id": entry_id(video.index),
+        "name": video.title,
+        "description": video.description,
+        "partnerId": PARTNER_ID,
+        "userId": f"owner{video.index % 3}@example.com",
+        "creatorId": f"owner{video.index % 3}@example.com",
+        "tags": ", ".join(video.tags),
+        "categories": ",".join(CATEGORIES[c][0] for c in ids),
+        "categoriesIds": ",".join(map(str, ids)),
+        "status": STATUS.get(video.fault or "", "2"),
+        "moderationStatus": 1 if kind == "moderation" else 6,  # PENDING_MODERATION, AUTO_APPROVED
+        "type": "1",  # KalturaEntryType MEDIA_CLIP
+        "createdAt": created,
+        "updatedAt": created + UPDATED_AFTER_S,
+        "accessControlId": RESTRICTED_PROFILE if kind == "restricted" else 1,
+        "displayInSearch": 1,  # PARTNER_ONLY
+        "referenceId": f"ref-{video.index:06d}",
+        "plays": 0,
+        "views": 0,
+        "width": 1920,
+        "height": 1080,
+        "duration": math.floor(video.duration + 0.5),
+        "msDuration": round(video.duration * 1000),
+        "mediaType": 5 if video.fault == "audio" else 1,  # KalturaMediaType AUDIO, VIDEO
+        "flavorParamsIds": ",".join(str(f[0]) for f in FLAVORS),
+    }
+
+
+def flavors(shelf: Shelf, video: Item) -> list[dict]:
+    """The entry's flavors: READY once the entry is, CONVERTING while it converts; the source DELETED (3) where it
+    was purged, ERROR (-1) where the conversion failed, none where nothing was uploaded (or audio: its own)."""
+    if video.fault in ("no_content", "audio"):
+        return []
+    found = []
+    for k, (params_id, height, bitrate, original) in enumerate(FLAVORS):
+        status = {"processing": 1, "failed": -1}.get(video.fault or "", 2)
+        if original and video.fault == "purged":
+            status = 3
+        size = video.size if original else video.size * height // 2160
+        found.append(
+            {
+                "objectType": "KalturaFlavorAsset",
+                "id": asset_id("1", video.index, k),
+                "entryId": entry_id(video.index),
+                "partnerId": PARTNER_ID,
+                "flavorParamsId": params_id,
+                "width": height * 16 // 9,
+                "height": height,
+                "bitrate": bitrate,
+                "isOriginal": original,
+                "isWeb": not original,
+                "containerFormat": "mp4" if not original else "isom",
+                "fileExt": "mp4",
+                "size": size // 1024,  # KalturaAsset.size: in KB
+                "sizeInBytes": size,
+                "status": status,
+            }
+        )
+    return found
+
+
+def captions(shelf: Shelf, video: Item) -> list[dict]:
+    """The entry's caption assets: READY, or QUEUED (0) while library_captions_processing."""
+    return [
+        {
+            "objectType": "KalturaCaptionAsset",
+            "id": asset_id("2", video.index, k),
+            "entryId": entry_id(video.index),
+            "partnerId": PARTNER_ID,
+            "language": LANGUAGE.get(language, language),
+            "languageCode": language,
+            "label": name,
+            "isDefault": k == 0,
+            "format": CAPTION_FORMAT.get(language, "3"),
+            "fileExt": "vtt" if CAPTION_FORMAT.get(language) == "3" else "srt",
+            "status": 0 if video.captions_processing else 2,
+        }
+        for k, (language, _kind, name) in enumerate(video.captions)
+    ]
+
+
+def category(cid: int) -> dict:
+    full, privacy, listed, contribution = CATEGORIES[cid]
+    return {
+        "objectType": "KalturaCategory",
+        "id": cid,
+        "parentId": 0,
+        "partnerId": PARTNER_ID,
+        "name": full.rsplit(">", 1)[-1],
+        "fullName": full,
+        "privacy": privacy,
+        "appearInList": listed,
+        "contributionPolicy": contribution,
+        "privacyContext": "MediaSpace" if full.startswith("MediaSpace") else None,
+        "status": 2,  # KalturaCategoryStatus ACTIVE
+    }
+
+
+def access_profiles() -> list[dict]:
+    """The partner's default profile (no rules) and one whose rule asks for a KS (KalturaAuthenticatedCondition
+    with a block action)."""
+    rule = {
+        "objectType": "KalturaRule",
+        "conditions": [{"objectType": "KalturaAuthenticatedCondition", "not": True}],
+        "actions": [{"objectType": "KalturaAccessControlBlockAction", "type": "1"}],
+    }
+    return [
+        {"objectType": "KalturaAccessControlProfile", "id": 1, "name": "Default", "isDefault": True, "rules": []},
+        {"objectType": "KalturaAccessControlProfile", "id": RESTRICTED_PROFILE, "name": "KS", "rules": [rule]},
+    ]
+
+
+# ----- media.list -------------------------------------------------------------------------------------------
+
+# The filter fields this simulator applies as KalturaBaseEntryFilter documents them. Any other field is ignored,
+# as Kaltura ignores a field it does not support (and answers everything).
+SUPPORTED = frozenset(
+    {
+        "createdAtGreaterThanOrEqual",
+        "createdAtLessThanOrEqual",
+        "updatedAtGreaterThanOrEqual",
+        "updatedAtLessThanOrEqual",
+        "idEqual",
+        "idIn",
+        "idNotIn",
+        "statusEqual",
+        "statusIn",
+        "moderationStatusIn",
+        "categoriesIdsMatchOr",
+    }
+)
+
+
+def _ints(value: object) -> set[int]:
+    return {int(v) for v in str(value).split(",") if v.strip().lstrip("-").isdigit()}
+
+
+def _strs(value: object) -> set[str]:
+    return {v.strip() for v in str(value).split(",") if v.strip()}
+
+
+def matches(shelf: Shelf, found: dict, flt: Mapping) -> bool:
+    """Whether a rendered entry passes the filter's supported fields (and the defaults where none is given)."""
+    given = {k: v for k, v in flt.items() if k in SUPPORTED and v not in (None, "")}
+    for side, name in (("createdAt", "createdAt"), ("updatedAt", "updatedAt")):
+        low, high = given.get(f"{side}GreaterThanOrEqual"), given.get(f"{side}LessThanOrEqual")
+        if (low is not None and found[name] < int(low)) or (high is not None and found[name] > int(high)):
+            return False
+    if "idEqual" in given and found["id"] != str(given["idEqual"]):
+        return False
+    if "idIn" in given and found["id"] not in _strs(given["idIn"]):
+        return False
+    if "idNotIn" in given and found["id"] in _strs(given["idNotIn"]):
+        return False
+    # KalturaBaseEntryFilter::setDefaultStatus: READY only when no status filter is given (and no idEqual);
+    # setDefaultModerationStatus: pending and rejected moderation hidden likewise.
+    statuses = _ints(given["statusIn"]) if "statusIn" in given else None
+    if "statusEqual" in given:
+        statuses = _ints(given["statusEqual"])
+    if statuses is None and "idEqual" not in given:
+        statuses = {2}
+    if statuses is not None and int(found["status"]) not in statuses:
+        return False
+    moderation = _ints(given["moderationStatusIn"]) if "moderationStatusIn" in given else None
+    if moderation is None and "idEqual" not in given and found["moderationStatus"] in (1, 3):
+        return False
+    if moderation is not None and found["moderationStatus"] not in moderation:
+        return False
+    wanted = _ints(given.get("categoriesIdsMatchOr", ""))
+    return not wanted or bool(wanted & _ints(found["categoriesIds"]))
+
+
+def window(flt: Mapping) -> tuple[int, int]:
+    """The library indexes the filter's creation window can hold (arithmetic: createdAt grows with the index)."""
+    low, high = 0, None
+    for side, shift in (("createdAt", 0), ("updatedAt", UPDATED_AFTER_S)):
+        if side + "GreaterThanOrEqual" in SUPPORTED and flt.get(side + "GreaterThanOrEqual") not in (None, ""):
+            low = max(low, math.ceil((int(flt[side + "GreaterThanOrEqual"]) - shift - EPOCH) / STEP_S) * TIE)
+        if side + "LessThanOrEqual" in SUPPORTED and flt.get(side + "LessThanOrEqual") not in (None, ""):
+            top = (math.floor((int(flt[side + "LessThanOrEqual"]) - shift - EPOCH) / STEP_S) + 1) * TIE
+            high = top if high is None else min(high, top)
+    return max(0, low), high if high is not None else 1 << 62
+
+
+def listed(shelf: Shelf, flt: Mapping, descending: bool) -> tuple[Iterator[dict], range]:
+    """The entries the filter matches, in order (`+createdAt`, or `-createdAt`), and the library indexes the
+    filter's window spans (in that order), so a caller that stops early can count what is left."""
+    low, high = window(flt)
+    high = min(high, shelf.size)
+    order = range(high - 1, low - 1, -1) if descending else range(low, high)
+
+    def walk() -> Iterator[dict]:
+        for position, index in enumerate(order):
+            video = shelf.video(index)
+            if video is None:
+                continue
+            found = entry(shelf, video)
+            if matches(shelf, found, flt):
+                found["_position"] = position
+                yield found
+
+    return walk(), order
