@@ -1,7 +1,7 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
     infra/demo [--provider generic|mux|cloudflare|apivideo] [--assets 500] [--provider-rate 20] [--keep]
-    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo --provider mux   (any pair)
+    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|kaltura --provider mux   (any pair)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
 provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--from",
         dest="source",
-        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo"],
+        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo", "kaltura"],
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
     parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")

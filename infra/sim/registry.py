@@ -6,10 +6,13 @@ from .apivideo import ApiVideo
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
 from .generic import Generic
+from .kaltura import Kaltura
 from .mux import Mux
 from .profile import Profile
 from .vimeo import Vimeo
 from .wistia import Wistia
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia())}
+PROFILES: dict[str, Profile] = {
+    p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), Kaltura())
+}
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

@@ -41,6 +41,7 @@ from .base import (
     parse_ref,
 )
 from .cloudflare import CloudflareSource
+from .kaltura import KalturaSource
 from .mux import MuxSource
 from .s3 import S3Source
 from .vimeo import VimeoSource
@@ -52,6 +53,7 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
     "mux": MuxSource,
     "cloudflare": CloudflareSource,
     "apivideo": ApiVideoSource,
+    "kaltura": KalturaSource,
 }
 
 __all__ = [
