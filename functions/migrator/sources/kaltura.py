@@ -56,6 +56,7 @@ MAX_SEEN = 500  # ids one `idNotIn` carries (more entries than a page within one
 # KalturaEntryStatus: what is listed, and what each means here.
 READY = 2
 STATUSES = "-2,-1,0,1,2,4,5,6,7"  # every status but DELETED (3)
+STATUSES_HIDDEN = "-2,-1,0,1,4,5,6,7"  # every one media.list hides by default (all but READY and DELETED)
 MODERATIONS = "1,2,3,4,5,6"  # KalturaEntryModerationStatus: every one, so none is hidden by default
 WORKING = {0: "importing", 1: "preconverting", 4: "pending", 5: "awaiting moderation"}
 FAILED = {
@@ -248,6 +249,8 @@ class KalturaSource(HttpSource):
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
         creds = self.creds()
         walk = Walk.of(cursor, since, self.clock())
+        if cursor is None:
+            self._probe(walk, creds)
         objects, total = self._list("media", "list", walk.filter(creds))
         walk.check(objects, creds)
         page = Page()
@@ -257,6 +260,24 @@ class KalturaSource(HttpSource):
         following = walk.next(objects)
         page.cursor = following.cursor() if following else None
         return page
+
+    def _probe(self, walk: Walk, creds: Credentials) -> None:
+        """The filters whose neglect no answer of the walk would show: `statusIn` and `moderationStatusIn` (ignored,
+        media.list answers READY approved entries only, and those it hides are never listed). Asked once each
+        with only the values Kaltura's defaults hide: an entry answered outside them proves the field ignored."""
+        for name, key, hidden in (
+            ("statusIn", "status", STATUSES_HIDDEN),
+            ("moderationStatusIn", "moderationStatus", "1,3,5"),
+        ):
+            allowed = {int(v) for v in hidden.split(",")}
+            pager = {"objectType": "KalturaFilterPager", "pageSize": 1, "pageIndex": 1}
+            body = mapping(self.api("media", "list", {"filter": {**walk.filter(creds), name: hidden}, "pager": pager}))
+            if any(number(mapping(e).get(key)) not in allowed for e in entries(body.get("objects"))):
+                raise FilterIgnored(
+                    f"kaltura: media.list answered an entry outside the filter {name}: Kaltura ignores a filter field"
+                    " it does not support, and without this one the entries it hides by default (not READY, or not"
+                    " approved in moderation) would never be listed; the listing stops"
+                )
 
     def video(self, video_id: str, tracks: bool = True) -> Page:
         """One entry by id (`media.get`): its row, why it is unfetchable, pending again, or empty when gone."""

@@ -1,0 +1,248 @@
+"""Kaltura as a source: migrator.sources.kaltura against the "kaltura" simulator profile (Kaltura's API v3 as its
+reference, kaltura/server and KalturaApiClient 23.10.0 describe it; tests/sim/test_sdk_kaltura.py drives the same
+profile through the official client). The listing walks creation windows past media.list's 10,000-entry ceiling,
+renews a KS that expires mid-sweep without losing its place, checks every filter it sends on every entry answered,
+carries privacy from categories, the source flavor (or the tallest), captions as WebVTT, and holds entries still
+converting for the next sweep. What is asserted is what the simulator answered and logged, and what the sweep wrote.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import Counter
+
+import pytest
+from migrator.sources import ResolutionKind, SourceDenied, build, kaltura_api, parse_ref
+from migrator.sources.kaltura import FilterIgnored
+from migrator_cli.sweep import read_mark, sweep
+
+from infra.sim import kaltura_entries
+
+PARTNER = 2_012_345
+TOKEN_ID, TOKEN, SECRET = "0_apptoken", "app-token-secret", "admin-secret"
+APP = {"partner_id": PARTNER, "app_token_id": TOKEN_ID, "app_token": TOKEN}
+
+
+@pytest.fixture
+def library(launch):
+    def start(credentials=None, clock=time.time, **config):
+        sim = launch("kaltura", token=SECRET, token_id=TOKEN_ID, token_secret=TOKEN, **{"library_size": 60, **config})
+        creds = credentials or APP
+        source = build("kaltura", lambda: creds, sim.url, patient=True, rate_per_s=0, clock=clock)
+        return sim, source
+
+    return start
+
+
+def listed(source, since=None, tracks=True):
+    entries, pending, cursor, pages = [], [], None, 0
+    while True:
+        page = source.page(cursor, since, tracks)
+        entries, pending, pages, cursor = entries + page.entries, pending + page.pending, pages + 1, page.cursor
+        if cursor is None:
+            return entries, pending, pages
+
+
+def calls(sim, name=None):
+    return [r for r in sim.requests_log(ops=None) if name is None or r.get("call") == name]
+
+
+def ids_in(path):
+    return [json.loads(line)["id"] for line in open(path)] if path.exists() else []
+
+
+# --- the 10,000-row ceiling -------------------------------------------------------------------------------------
+
+
+def test_a_library_of_25000_is_listed_whole_past_the_10000_ceiling_and_resumes(library, tmp_path):
+    """media.list answers nothing past the 10,000th match of a query: the walk moves its creation window instead
+    of a page index, each boundary second's ids excluded by idNotIn, and the sweep stopped half way resumes from
+    that cursor."""
+    sim, source = library(library_size=25_000, library_unfetchable_every=2_000)
+    out, state = tmp_path / "k.jsonl", tmp_path / "k.state.json"
+    first = sweep(source, out, state_path=state, tracks=False, limit=12_000, out=io.StringIO())
+    assert first.limit_reached and json.loads(state.read_text())["cursor"].startswith("createdAt:")
+    rest = sweep(source, out, state_path=state, tracks=False, out=io.StringIO())
+    assert rest.done and rest.repeats == 0
+    written = ids_in(out) + ids_in(tmp_path / "k.jsonl.unfetchable.jsonl")
+    held = set(rest.next_pending)
+    assert len(written) == len(set(written)) and not held & set(written)
+    assert set(written) | held == {f"kaltura/{kaltura_entries.entry_id(i)}" for i in range(25_000)}
+    lists = calls(sim, "media.list")
+    # 50 full pages and the last, and the two probes of statusIn/moderationStatusIn when the listing began
+    assert len(lists) == 53 and all(r["status"] == 200 and "refused" not in r for r in lists)
+
+
+# --- sessions -----------------------------------------------------------------------------------------------------
+
+
+def test_a_ks_that_expires_mid_sweep_is_renewed_and_the_sweep_goes_on_from_its_cursor(library, tmp_path, monkeypatch):
+    """A clock a little behind Kaltura's (or a KS revoked) is only seen as INVALID_KS -5,EXPIRED: the KS is started
+    again from the app token and the same call sent again; the cursor the sweep saved is where it goes on."""
+    monkeypatch.setattr(kaltura_api, "RENEW_BEFORE_S", 0.0)
+    sim, source = library(library_size=1_200, session_ttl_s=2, clock=lambda: time.time() - 30)
+    out, state = tmp_path / "k.jsonl", tmp_path / "k.state.json"
+    sweep(source, out, state_path=state, tracks=False, limit=400, out=io.StringIO())
+    time.sleep(2.5)  # the KS the simulator started has expired; the source's clock says it has not
+    rest = sweep(source, out, state_path=state, tracks=False, out=io.StringIO())
+    assert rest.done and rest.repeats == 0 and len(set(ids_in(out))) == len(ids_in(out)) == 1_200
+    log = [(r.get("call"), r.get("refused")) for r in calls(sim)]
+    refused = log.index(("media.list", "INVALID_KS"))
+    assert log[refused + 1 : refused + 4] == [
+        ("session.startwidgetsession", None),
+        ("apptoken.startsession", None),
+        ("media.list", None),
+    ]
+    assert source.session.started >= 2
+
+
+def test_a_ks_about_to_expire_is_replaced_before_the_call(library):
+    sim, source = library(library_size=10, session_ttl_s=1)  # expires within RENEW_BEFORE_S: renewed every call
+    listed(source, tracks=False)
+    listed(source, tracks=False)
+    assert not [r for r in calls(sim) if r.get("refused")]  # never sent with a KS past its expiry
+    assert source.session.started == len(calls(sim, "apptoken.startsession")) > 1
+
+
+def test_the_admin_secret_starts_a_session_and_no_secret_is_ever_in_an_error(library):
+    sim, source = library(credentials={"partner_id": PARTNER, "admin_secret": SECRET}, library_size=5)
+    assert len(listed(source, tracks=False)[0]) == 5 and len(calls(sim, "session.start")) == 1
+    sim, wrong = library(credentials={"partner_id": PARTNER, "admin_secret": "not-the-secret"})
+    with pytest.raises(SourceDenied) as caught:
+        wrong.page(None)
+    assert "START_SESSION_ERROR" in caught.value.reason and "not-the-secret" not in caught.value.reason
+    sim, token = library(credentials={**APP, "app_token": "stolen"})
+    with pytest.raises(SourceDenied) as caught:
+        token.page(None)
+    assert "INVALID_APP_TOKEN_HASH" in caught.value.reason and "stolen" not in caught.value.reason
+
+
+# --- filters Kaltura ignores --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dropped", ["idNotIn", "createdAtGreaterThanOrEqual", "statusIn", "moderationStatusIn", "categoriesIdsMatchOr"]
+)
+def test_a_filter_kaltura_ignores_stops_the_listing_naming_it(library, monkeypatch, dropped):
+    """An unsupported filter field answers everything: every filter sent is checked on every entry answered, and
+    the two whose neglect only hides entries (statusIn, moderationStatusIn) are probed with what the defaults hide."""
+    monkeypatch.setattr(kaltura_entries, "SUPPORTED", kaltura_entries.SUPPORTED - {dropped})
+    _sim, source = library(
+        credentials={**APP, "category_ids": [2]} if dropped == "categoriesIdsMatchOr" else APP,
+        library_size=1_200,
+        library_private_every=2,
+        library_unfetchable_every=3,
+    )
+    with pytest.raises(FilterIgnored) as caught:
+        listed(source, tracks=False)
+    assert dropped in caught.value.reason
+
+
+def test_the_category_filter_lists_only_its_entries_and_an_unknown_field_is_refused(library):
+    _sim, source = library(credentials={**APP, "category_ids": [4]}, library_size=120, library_private_every=2)
+    entries, _, _ = listed(source, tracks=False)
+    assert entries and all("MediaSpace>unlisted" in e.metadata["categories"] for e in entries)
+    _sim, unknown = library(credentials={**APP, "tagsLike": "webinar"})
+    with pytest.raises(SourceDenied) as caught:
+        unknown.page(None)
+    assert "tagsLike" in caught.value.reason and "ignores a filter" in caught.value.reason
+
+
+# --- rows: privacy, files, captions ------------------------------------------------------------------------------
+
+
+def test_privacy_comes_from_categories_moderation_and_access_control_never_wider(library):
+    _sim, source = library(library_size=84, library_private_every=2)
+    entries, _, _ = listed(source, tracks=False)
+    by_kind = {}
+    for row in entries:
+        index = kaltura_entries.index_of(row.asset_id.split("/")[1])
+        kind = kaltura_entries.PRIVATE_KINDS[(index // 2) % 6] if index % 2 == 0 else "public"
+        by_kind.setdefault(kind, set()).add(row.privacy)
+    assert by_kind == {
+        "public": {"public"},
+        "no_category": {"private"},
+        "members": {"private"},
+        "staff": {"private"},
+        "unlisted": {"unlisted"},
+        "restricted": {"signed"},
+        "moderation": {"private"},
+    }
+    private = next(e for e in entries if e.privacy == "private" and "categories" not in e.metadata)
+    assert "in no category" in private.metadata["privacy_note"] and private.folder is None
+    public = next(e for e in entries if e.privacy == "public")
+    assert public.folder.startswith("Library>") and "privacy_note" not in public.metadata
+
+
+def test_the_source_flavor_or_the_tallest_left_and_the_url_minted_at_the_resolve(library, web):
+    sim, source = library(library_size=30, library_unfetchable_every=5, library_private_every=2)
+    entries, _, _ = listed(source, tracks=False)
+    rows = {e.asset_id.split("/")[1]: e for e in entries if not hasattr(e, "reason")}
+    purged = rows[kaltura_entries.entry_id(24)]  # fault "purged": its source flavor DELETED
+    assert "purged" in purged.metadata["source_flavor"] and "720p" in purged.metadata["source_flavor"]
+    resolved = source.resolve(parse_ref(purged.source_url))
+    assert resolved.kind == ResolutionKind.READY and "/flavorId/1_000000o1/" in resolved.url
+    assert web.get(resolved.url).status_code == 200
+    public = next(r for r in rows.values() if r.privacy == "public")
+    plain = source.resolve(parse_ref(public.source_url))
+    assert "/ks/" not in plain.url and plain.expires_at is None and plain.privacy == "public"
+    signed = next(r for r in rows.values() if r.privacy == "signed")
+    minted = source.resolve(parse_ref(signed.source_url))
+    assert "/ks/" in minted.url and minted.expires_at > time.time() + 80_000 and minted.privacy == "signed"
+    assert web.get(minted.url).status_code == 200
+    assert web.get(minted.url.split("/ks/")[0] + "/a.mp4").status_code == 403
+    assert len(calls(sim, "flavorasset.geturl")) == 3  # minted only at the resolves
+
+
+def test_unfetchable_entries_are_named_up_front_and_images_are_no_videos(library, tmp_path):
+    _sim, source = library(library_size=50, library_unfetchable_every=5)
+    summary = sweep(source, tmp_path / "k.jsonl", tracks=False, out=io.StringIO())
+    reasons = Counter(
+        json.loads(line)["reason"].split(" (")[0] for line in open(tmp_path / "k.jsonl.unfetchable.jsonl")
+    )
+    assert reasons == {
+        "failed at the source": 2,
+        "no media was ever uploaded to it": 2,
+        "an audio entry": 2,
+    }
+    assert summary.pending == 2 and summary.rows == 50 - 6 - 2
+
+
+def test_captions_are_carried_as_tracks_and_served_whole_as_webvtt(library):
+    _sim, source = library(library_size=12, library_captions_every=3)
+    entries, _, _ = listed(source)
+    captioned = next(e for e in entries if e.tracks)
+    assert [(t.language, t.name, t.format) for t in captioned.tracks] == [
+        ("en", "English", "vtt"),
+        ("fr", "Français", "vtt"),
+    ]
+    text = source.resolve(parse_ref(captioned.tracks[1].url))
+    assert text.kind == ResolutionKind.READY and text.text.startswith("WEBVTT") and ", fr" in text.text
+    gone = source.resolve(parse_ref(captioned.tracks[0].url.replace("/captions/2_", "/captions/2_z")))
+    assert gone.kind == ResolutionKind.UNFETCHABLE
+
+
+def test_entries_still_converting_wait_for_the_next_sweep_and_video_answers_one(library, tmp_path, web):
+    sim, source = library(library_size=50, library_unfetchable_every=5, library_captions_every=7)
+    marks = tmp_path / "marks.json"
+    first = sweep(source, tmp_path / "all.jsonl", mark_path=marks, out=io.StringIO())
+    converting = {f"kaltura/{kaltura_entries.entry_id(i)}" for i in (4, 29)}  # the "processing" faults
+    assert set(json.loads(marks.read_text())["kaltura"]["pending"]) == converting and first.pending == 2
+    web.post(f"{sim.url}/_sim/config", json={"library_processing_done": True}).raise_for_status()
+    delta = sweep(source, tmp_path / "delta.jsonl", mark_path=marks, since=read_mark(marks, "kaltura") + 1)
+    assert set(ids_in(tmp_path / "delta.jsonl")) == converting and delta.pending == 0
+    web.post(f"{sim.url}/_sim/config", json={"library_captions_processing": True}).raise_for_status()
+    [held] = source.video(kaltura_entries.entry_id(8)).pending  # captioned: its caption asset QUEUED
+    assert "caption en is still being made" in held.reason
+    sim.change_library([6], [])
+    assert source.video(kaltura_entries.entry_id(6)).entries == [] and not source.video("not an id").entries
+
+
+def test_a_delta_walks_updated_at_from_the_mark(library, tmp_path):
+    sim, source = library(library_size=70)
+    since = kaltura_entries.created_at(35) + kaltura_entries.UPDATED_AFTER_S
+    delta = sweep(source, tmp_path / "d.jsonl", since=float(since), tracks=False, out=io.StringIO())
+    assert sorted(ids_in(tmp_path / "d.jsonl")) == [f"kaltura/{kaltura_entries.entry_id(i)}" for i in range(35, 70)]
+    assert delta.done and all(r.get("call") != "media.list" or r["status"] == 200 for r in calls(sim))
