@@ -246,3 +246,27 @@ def test_a_delta_walks_updated_at_from_the_mark(library, tmp_path):
     delta = sweep(source, tmp_path / "d.jsonl", since=float(since), tracks=False, out=io.StringIO())
     assert sorted(ids_in(tmp_path / "d.jsonl")) == [f"kaltura/{kaltura_entries.entry_id(i)}" for i in range(35, 70)]
     assert delta.done and all(r.get("call") != "media.list" or r["status"] == 200 for r in calls(sim))
+
+
+# --- the operator's commands ------------------------------------------------------------------------------------
+
+
+def test_migrator_inventory_and_plan_from_kaltura(library, tmp_path, capsys, monkeypatch):
+    """`migrator inventory --from kaltura` with the credentials from the environment (KALTURA_PARTNER_ID,
+    KALTURA_APP_TOKEN_ID, KALTURA_APP_TOKEN), then `migrator plan` of what it wrote: Kaltura publishes no rate, so
+    its side is said not to be timed rather than timed at a number nobody documents."""
+    from migrator_cli.main import main
+
+    sim, _ = library(library_size=30, library_unfetchable_every=10, library_captions_every=4)
+    for name, value in (("KALTURA_PARTNER_ID", str(PARTNER)), ("KALTURA_APP_TOKEN_ID", TOKEN_ID)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("KALTURA_APP_TOKEN", TOKEN)
+    out = tmp_path / "kaltura.jsonl"
+    code = main(["inventory", "--from", "kaltura", "--source-url", sim.url, "-o", str(out), "--restart"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert TOKEN not in err and len(ids_in(out)) == 30 - 2 - 1  # 2 unfetchable (19, 29), 1 converting (9)
+    assert all(json.loads(line)["source_url"].startswith("kaltura://0_") for line in open(out))
+    code = main(["plan", str(out), "--provider", "mux", "--rate", "1"])
+    printed = capsys.readouterr()
+    assert code == 0 and "kaltura: no documented read rate" in printed.out + printed.err
