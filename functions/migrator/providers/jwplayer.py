@@ -1,0 +1,557 @@
+"""JW Player (JWP Platform Management API v2, docs.jwplayer.com; the official `jwplatform` 2.2.2 SDK).
+
+- credentials: the property's (site's) id and a v2 API secret, `Authorization: Bearer <secret>`
+  ("API v2 authentication"); the secret holds JSON `{"site_id": ..., "api_secret": ...}`, and for
+  signed playback the property's URL-signing secret, `"signing_secret"`, with `"url_signing": true`
+  once URL signing is turned on for the property (below);
+- create: `POST /v2/sites/{site}/media/` `{"upload": {"method": "fetch", "download_url": url},
+  "metadata": {...}}` ("Fetch upload via URL": the answer says `"status": "processing"`); metadata
+  `title, description, tags[], custom_params{}, publish_start_date, publish_end_date, external_id`
+  ("Upload content"). Our exact id goes in `external_id` and in `custom_params.migration_ref`, the
+  attempt's key, the row's creation time, folder, poster time and custom fields in `custom_params`
+  as text (JW's custom params are string pairs: jwplatform-py's update_custom_params example);
+- no idempotency key: an earlier create is found with the list's `q`. JW says `q` matches
+  `external_id` and `custom_params` but that "value filters longer than 15 characters may not
+  exactly match" ("Building a request", Query parameter q; the cross-property search API repeats it
+  with the custom-params form `custom_params: ( name: "abc" AND value: "123" )`). Our ids are
+  longer than that, so each create also carries a per-asset tag of 15 characters
+  (`custom_params.migration_tag`, `media_tag`), the find queries that tag exactly and keeps only
+  media whose `custom_params.migration_ref` is the asset's whole id;
+- poll: `GET /v2/sites/{site}/media/{id}/`; `status` processing | ready | failed (with
+  `error_message`; the full enum is not published);
+- webhooks (`/v2/webhooks/`, "Learn about webhooks"): `media_created`, `conversions_complete`
+  (first upload only), `media_available` (never for a publish date in the future), ... with a body
+  `{event, media_id, webhook_id, site_id, event_time}` and `Authorization: Bearer <JWT>`, HS256
+  with the webhook's secret, whose payload is the body (verify-the-authenticity-of-a-webhook, as
+  peers read it): the token is checked against every secret, its payload must equal the body. The
+  body names only the media: `conversions_complete` and `media_available` prompt a read of it
+  (`confirm`); a failure sends nothing, and a held (unpublished) media never gets `media_available`,
+  so reconcile's poll settles what no event will;
+- privacy: JW has no private flag per media. Who may watch is the property's URL signing ("Protect
+  your content with signed URLs": signed Delivery API requests, JWT HS256 with the property's secret)
+  and each media's publish window. A row to be signed is published only on a property whose
+  credentials say URL signing is on; elsewhere it is created held, `publish_start_date` HELD_UNTIL,
+  so JW delivers it to no one until its owner publishes it. Never public by accident;
+- signed playback (`migrator verify`): the HLS manifest `/manifests/{id}.m3u8` with the non-JWT
+  signature (`exp`, `sig` = md5 of "<path>:<exp>:<secret>", "Legacy URL token signing"), made here;
+- rate limit: "60 requests/minute per API token" for the Management API as a whole, a 429 past it,
+  headers `jw-request-limit` / `jw-request-remaining` (peer clients); so creates at most 1/s
+  (`create_rate_per_s`) with the pacer's lookups and polls on the same slots;
+- caption tracks: `POST /v2/sites/{site}/media/{id}/text_tracks/` (jwplatform-py `TextTrack.create`)
+  with the file fetched by URL (`upload.method` fetch, as media), listed at `.../text_tracks/`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import Track
+from ..signatures import SecretError, SignatureError
+from ..states import State
+from ..tracks import TrackOutcome, TrackResult
+from .apivideo import emitted_in_window
+from .base import ListingError, Provider, listing_pages, too_many_pages
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    EventError,
+    PlaybackKeys,
+    Poll,
+    RateSignal,
+    RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
+    TrackList,
+    TrackUpload,
+    Video,
+    WebhookEvent,
+    body_event_id,
+    duration_of,
+    entries,
+    epoch_of,
+    mapping,
+    our_ref,
+    playback_of,
+    rejected_video,
+    text,
+    video_id,
+)
+from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
+from .http import Answer, quote
+from .keys import idempotency_key
+from .ratelimit import read_rate_headers
+
+DELIVERY = "https://cdn.jwplayer.com"
+# "The API returns an upper limit of 10,000 media per search query. Regardless of pagination, only the first
+# 10,000 results based on the sorting used may be retrieved" (listing-media).
+CEILING = 10_000
+# No maximum page_length is published (the default is 10); a page is asked for at this size and read at the size
+# the answer says it used, so a smaller cap at JW costs requests, never videos.
+PAGE_LENGTH = 1000
+# "value filters longer than 15 characters may not exactly match" (Query parameter q).
+EXACT_MATCH_MAX = 15
+WORKING = frozenset({"created", "processing", "updating"})
+# A media a signed row makes on a property without URL signing: published at this date, so no one before it.
+HELD_UNTIL = "2099-12-31T00:00:00+00:00"
+HELD_NOTE = (
+    "privacy: held unpublished (publish_start_date 2099-12-31): the property's URL signing is not set in the"
+    " credentials (url_signing and signing_secret), and JW has no private media; publish it once signing is on"
+)
+# The row's fields custom_params carries as text, under their own names.
+CUSTOM_FIELDS = ("created_at", "folder", "poster_time_s")
+CONFIRMING = frozenset({"conversions_complete", "media_available", "media_reuploaded"})
+MAX_TOKEN_CHARS = 8192
+SIGNED_TTL_MAX_S = 86_400.0
+
+
+# --- credentials --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Credentials:
+    site_id: str
+    api_secret: str
+    signing_secret: str | None = None
+    url_signing: bool = False  # the operator says the property requires signed URLs
+
+
+def credentials_of(doc: Mapping | None, what: str = "JW Player") -> Credentials:
+    """The property and its secrets, checked (CredentialsError naming the field, never its value)."""
+    if not isinstance(doc, Mapping):
+        raise CredentialsError(f"no {what} credentials are configured")
+    site, secret = doc.get("site_id"), doc.get("api_secret")
+    if not isinstance(site, str) or not site.isalnum() or not 1 <= len(site) <= 32 or not site.isascii():
+        raise CredentialsError(f'the {what} credentials need "site_id" (the property id: letters and digits)')
+    if not isinstance(secret, str) or not secret:
+        raise CredentialsError(f'the {what} credentials need "api_secret" (a v2 API secret)')
+    signing = doc.get("signing_secret")
+    if signing is not None and (not isinstance(signing, str) or not signing):
+        raise CredentialsError(f"the {what} credentials' \"signing_secret\" must be the property's secret, as text")
+    url_signing = doc.get("url_signing", False)
+    if not isinstance(url_signing, bool):
+        raise CredentialsError(f'the {what} credentials\' "url_signing" must be true or false')
+    if url_signing and signing is None:
+        raise CredentialsError(f'the {what} credentials say url_signing but carry no "signing_secret"')
+    return Credentials(site, secret, signing, url_signing)
+
+
+def parse_secret(raw: str | None) -> Credentials:
+    if raw is None:
+        raise CredentialsError("no JW Player credentials are configured (ProviderTokenSecretName)")
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise CredentialsError('the JW Player secret must be JSON {"site_id": ..., "api_secret": ...}') from None
+    return credentials_of(doc if isinstance(doc, dict) else None)
+
+
+# --- signing: JWTs (HS256) and the non-JWT file signatures -------------------------------------------
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _unb64(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def hs256_jwt(claims: Mapping, secret: str) -> str:
+    """`claims` as a compact JWS, HS256 with `secret` ("JW Platform only supports a single algorithm")."""
+    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    payload = _b64(json.dumps(dict(claims), separators=(",", ":"), ensure_ascii=False).encode())
+    signed = f"{header}.{payload}".encode("ascii")
+    return f"{header}.{payload}.{_b64(hmac.new(secret.encode(), signed, hashlib.sha256).digest())}"
+
+
+def hs256_claims(token: str, secrets: Sequence[str]) -> dict:
+    """The claims of an HS256 token any of `secrets` signed; SignatureError (a fixed phrase) otherwise."""
+    if isinstance(secrets, str | bytes):
+        raise TypeError("secrets must be a sequence of secrets")
+    keys = [s.encode("utf-8") for s in secrets if isinstance(s, str) and s]
+    if not keys:
+        raise SecretError("no secret configured")
+    parts = token.split(".") if isinstance(token, str) and len(token) <= MAX_TOKEN_CHARS else []
+    if len(parts) != 3 or not all(parts):
+        raise SignatureError("malformed token")
+    try:
+        header, claims, signature = json.loads(_unb64(parts[0])), json.loads(_unb64(parts[1])), _unb64(parts[2])
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
+        raise SignatureError("malformed token") from None
+    if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
+        raise SignatureError("not an HS256 token")
+    signed = f"{parts[0]}.{parts[1]}".encode("ascii")
+    if not any(hmac.compare_digest(hmac.new(key, signed, hashlib.sha256).digest(), signature) for key in keys):
+        raise SignatureError("no valid signature")
+    return claims
+
+
+def file_signature(url_path: str, expires: int, secret: str) -> str:
+    """`md5(CONTENT_PATH:EXPIRATION_STAMP:ACCOUNT_SECRET)`, the path without its leading slash (Legacy URL token
+    signing: `/videos/`, `/manifests/`, `/tracks/`, `/thumbs/` are signed so)."""
+    return hashlib.md5(
+        f"{url_path.lstrip('/')}:{expires}:{secret}".encode()
+    ).hexdigest()  # JW's scheme, not ours to choose
+
+
+def signed_file_url(url: str, expires: int, secret: str) -> str:
+    parts = urlsplit(url)
+    query = f"exp={expires}&sig={file_signature(parts.path, expires, secret)}"
+    return parts._replace(query=f"{parts.query}&{query}" if parts.query else query).geturl()
+
+
+def media_tag(asset_id: str) -> str:
+    """A per-asset tag `q` can match exactly: 15 characters (EXACT_MATCH_MAX), ASCII, every generation's."""
+    return "vm" + hashlib.sha256(asset_id.encode()).hexdigest()[: EXACT_MATCH_MAX - 2]
+
+
+# --- a walk by date under the 10,000-result ceiling ---------------------------------------------------
+
+
+def stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CeilingError(ValueError):
+    """More media share one second than one query may return: what lies past them cannot be listed."""
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Where a walk of the library by a time field stands: the query `<field>:[lo TO hi]` (whole seconds),
+    sorted on the field ascending, read from its first page; the ids already listed in its first second
+    (`tail`, dropped there). Each page moves `lo` up to the second of the page's last media, so every query
+    reads its first page only and none comes near the ceiling; a page wholly inside one second reads that
+    query's next page instead (`page`), up to the ceiling."""
+
+    lo: int
+    hi: int
+    page: int = 1
+    tail: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, cursor: str | None) -> Slice | None:
+        """`<lo>:<hi>:<page>:<id,id,...>`; None for anything else."""
+        head = (cursor or "").split(":", 3)
+        if len(head) != 4 or not all(h.isdigit() for h in head[:3]) or int(head[2]) < 1:
+            return None
+        tail = tuple(i for i in head[3].split(",") if i.isalnum())
+        return cls(int(head[0]), int(head[1]), int(head[2]), tail)
+
+    def __str__(self) -> str:
+        return f"{self.lo}:{self.hi}:{self.page}:{','.join(self.tail)}"
+
+    def params(self, field: str, size: int) -> dict[str, str]:
+        return {
+            "q": f"{field}:[{stamp(self.lo)} TO {stamp(self.hi)}]",
+            "sort": f"{field}:asc",
+            "page": str(self.page),
+            "page_length": str(size),
+        }
+
+    def following(self, items: list, total: object, size: int, when: Callable[[Mapping], float | None]) -> Slice | None:
+        """The slice after a page of `items` (read at page length `size`), None when the query is done."""
+        listed = (self.page - 1) * size + len(items)
+        counted = isinstance(total, int) and not isinstance(total, bool)
+        if not items or (counted and total <= listed) or (not counted and len(items) < size):
+            return None
+        times = [t for t in (when(mapping(i)) for i in items) if t is not None and math.isfinite(t)]
+        if not times:
+            raise CeilingError("a page of media without the times it is sorted on")
+        last = math.floor(max(times))
+        if last > self.lo:
+            ids = [(text(mapping(m).get("id")), second_of(m, when)) for m in items]
+            tail = tuple(i for i, second in ids if i and second == last)
+            return Slice(last, self.hi, 1, tail)
+        if self.page * size >= CEILING:
+            raise CeilingError(f"more than {CEILING:,} media share the second {stamp(self.lo)}")
+        return Slice(self.lo, self.hi, self.page + 1, self.tail)
+
+
+def second_of(item: object, when: Callable[[Mapping], float | None]) -> int | None:
+    moment = when(mapping(item))
+    return math.floor(moment) if moment is not None and math.isfinite(moment) else None
+
+
+def jw_rate_signal(headers: Mapping[str, str], now: float) -> RateSignal:
+    """`jw-request-limit` (a minute's) and `jw-request-remaining`, read as the X-RateLimit pair; Retry-After too."""
+    lowered = {str(k).lower(): v for k, v in headers.items() if isinstance(v, str)}
+    mapped = dict(lowered)
+    for ours, theirs in (("x-ratelimit-limit", "jw-request-limit"), ("x-ratelimit-remaining", "jw-request-remaining")):
+        if theirs in lowered:
+            mapped[ours] = lowered[theirs]
+    return read_rate_headers(mapped, now, 60.0)
+
+
+# --- what JW says of a media --------------------------------------------------------------------------
+
+
+def window_closed(metadata: Mapping, now: float) -> bool:
+    """Whether the media's publish window keeps it from everyone now (a start ahead, an end passed)."""
+    start, end = epoch_of(metadata.get("publish_start_date")), epoch_of(metadata.get("publish_end_date"))
+    return (start is not None and start > now) or (end is not None and end <= now)
+
+
+def read_media(media: object, now: float, signs: bool, hosts: Callable[[str], dict] | None = None) -> Video:
+    """A media object (a create's, a GET's, a list entry) in our terms. `signs`: the property requires signed
+    URLs, so whatever is published plays only with a token; `hosts(id)`: its playback URLs."""
+    if not isinstance(media, dict):
+        return Video(None, status="not an object", known=False)
+    remote_id = video_id(media.get("id"))
+    metadata = mapping(media.get("metadata"))
+    ref = our_ref(mapping(metadata.get("custom_params")).get("migration_ref"))
+    status = text(media.get("status")) or ""
+    created = epoch_of(media.get("created"))
+    privacy = SIGNED if signs or window_closed(metadata, now) else PUBLIC
+    if status == "ready":
+        urls = hosts(remote_id) if hosts and remote_id else {}
+        playback = playback_of(policy="signed" if privacy == SIGNED else "public", playback_id=remote_id, **urls)
+        duration = duration_of(media.get("duration"))
+        return Video(remote_id, ref, State.READY, status, duration_s=duration, created_at=created, privacy=privacy,
+                     playback=playback)  # fmt: skip
+    if status in ("failed", "error"):
+        reason = text(media.get("error_message"))
+        return rejected_video(remote_id, ref, status, reason, created_at=created, privacy=privacy)
+    return Video(
+        remote_id, ref, None, excerpt(status, 40), known=status in WORKING, created_at=created, privacy=privacy
+    )
+
+
+def delivery_urls(delivery: str, media_id: str) -> dict[str, str]:
+    """Where a media plays (signing doc: `/manifests/{id}.m3u8`, `/v2/media/{id}/poster.jpg`, `/previews/{id}`);
+    a simulator serves the same files under `<base>/_play/jwplayer/<id>/`."""
+    mid = quote(media_id)
+    if delivery == DELIVERY:
+        return {
+            "hls": f"{DELIVERY}/manifests/{mid}.m3u8",
+            "thumbnail": f"{DELIVERY}/v2/media/{mid}/poster.jpg",
+            "player": f"{DELIVERY}/previews/{mid}",
+        }
+    return {"hls": f"{delivery}/{mid}/manifest.m3u8", "thumbnail": f"{delivery}/{mid}/poster.jpg",
+            "player": f"{delivery}/{mid}/player"}  # fmt: skip
+
+
+class JwPlayerProvider(Provider):
+    name = "jwplayer"
+    default_base_url = "https://api.jwplayer.com"
+    # "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return a 429"
+    # (authentication): about one call a second, creates and the pacer's lookups and polls together.
+    create_rate_per_s = 1.0
+    budget_covers_all_calls = True
+    rate_limit_window_s = 60.0
+    duplicate_window = (
+        "none found: before any second create the uploader asks `q` for the asset's 15-character tag in "
+        "custom_params (exact, as JW matches values up to 15 characters) and keeps only media whose "
+        "custom_params.migration_ref is the asset's id; a create is found as soon as JW's search lists it"
+    )
+    # media_created, conversions_complete, media_available, and media_updated when a text track is added.
+    events_per_asset = 4
+    takes_caption_files = False  # a text track is fetched by JW from a URL, as media are
+    track_needs_webvtt = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.delivery = DELIVERY if self.http.base == self.default_base_url else self.http.base + "/_play/jwplayer"
+
+    def creds(self) -> Credentials:
+        return parse_secret(self.secret())
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.creds().api_secret}"}
+
+    def _media(self, suffix: str = "") -> str:
+        return f"/v2/sites/{quote(self.creds().site_id)}/media/{suffix}"
+
+    def rate_signal(self, headers: Mapping[str, str]) -> RateSignal:
+        return jw_rate_signal(headers, self.clock())
+
+    def check(self) -> Answer:
+        return self.http.send("GET", self._media(), params={"page_length": "1"})
+
+    def _read(self, body: object) -> Video:
+        signs = self.creds().url_signing
+        return read_media(body, self.clock(), signs, lambda mid: delivery_urls(self.delivery, mid))
+
+    # --- the create -----------------------------------------------------------------------------
+
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        body, notes = self._create_body(asset, source_url)
+        return self._post_create(self._media(), body, notes, lambda answer: self._read(answer).remote_id)
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        details, notes = details_of(asset), []
+        ours = {
+            "migration_ref": asset.asset_id,
+            "migration_tag": media_tag(asset.asset_id),
+            "migration_key": idempotency_key(asset.asset_id, asset.generation),
+            **{k: as_text(v) for k, v in row_fields(details, CUSTOM_FIELDS).items()},
+        }
+        custom, clash_notes = free_map(ours, details.metadata, "custom_params")
+        metadata: dict = {
+            "title": asset.title or asset.asset_id,
+            "external_id": asset.asset_id,
+            "custom_params": {k: as_text(v) for k, v in custom.items()},
+        }
+        if details.description is not None:
+            metadata["description"] = details.description
+        if details.tags:
+            metadata["tags"] = list(details.tags)
+        if self.playback(asset) == SIGNED and not self._signs():
+            metadata["publish_start_date"] = HELD_UNTIL
+            notes.append(HELD_NOTE)
+        if details.poster_time_s is not None:
+            notes.append("poster_time_s: kept in custom_params only (JW picks a thumbnail by a later call)")
+        body = {"upload": {"method": "fetch", "download_url": source_url}, "metadata": metadata}
+        return body, notes + clash_notes + privacy_notes(details.privacy, self.name)
+
+    def _signs(self) -> bool:
+        try:
+            return self.creds().url_signing
+        except CredentialsError:
+            return False  # no credentials: nothing is published signed (the create itself fails on them)
+
+    # --- finding an earlier create, polling ------------------------------------------------------
+
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        query = f'custom_params:(name:"migration_tag" AND value:"{media_tag(asset_id)}")'
+        items = self._listing(self._media(), {"q": query, "page_length": "10", "sort": "created:dsc"}, "media")
+        if isinstance(items, Outcome):
+            return items
+        for video in map(self._read, items):
+            if video.ref == asset_id and video.remote_id and video.target is not State.REJECTED:
+                return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
+        return Outcome(OutcomeKind.NOT_FOUND)
+
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        return self._get_video(self._media(f"{quote(remote_id)}/"), self._read)
+
+    # --- webhooks ----------------------------------------------------------------------------------
+
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        event = verified_jwt_event(body, headers, secrets)
+        emitted = epoch_of(event.get("event_time"))
+        if emitted is not None and not emitted_in_window(emitted, now, tolerance_s):
+            raise SignatureError("timestamp outside tolerance")
+        kind, remote_id = text(event.get("event")) or "", video_id(event.get("media_id"))
+        if kind not in CONFIRMING or remote_id is None:
+            return WebhookEvent(body_event_id(body), None, remote_id, note=f"not an outcome: {excerpt(kind, 60)}")
+        return WebhookEvent(body_event_id(body), None, remote_id, confirm=True, note=f"{kind} (asking for the media)")
+
+    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
+        doc = {"event": "migrator.doctor", "media_id": "doctor", "event_time": stamp(now)}
+        body = json.dumps(doc, separators=(",", ":")).encode()
+        return body, {"Authorization": f"Bearer {hs256_jwt(doc, secret)}"}
+
+    # --- the audit -----------------------------------------------------------------------------------
+
+    def videos(self) -> Iterator[Video]:
+        """Every media, oldest first, by creation date under the ceiling (`Slice`); past LISTING_MAX_PAGES, loudly."""
+        at: Slice | None = Slice(0, int(self.clock()) + 1)
+        for _ in listing_pages():
+            body, items = self._library_page(self._media(), at.params("created", PAGE_LENGTH), "media")
+            for item in items:
+                if text(mapping(item).get("id")) not in at.tail:
+                    yield self._read(item)
+            try:
+                at = at.following(items, body.get("total"), told_length(body, PAGE_LENGTH), _created)
+            except CeilingError as exc:
+                raise ListingError(f"listing the provider's videos stopped: {exc}") from None
+            if at is None:
+                return
+        raise too_many_pages()
+
+    # --- migrator verify --------------------------------------------------------------------------
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
+        """The HLS manifest with `exp` and `sig` (md5 of its path, the expiry and the property's secret)."""
+        hls = text(playback.get("hls"))
+        try:
+            secret = self.creds().signing_secret
+        except CredentialsError as exc:
+            raise SigningUnavailable(str(exc)) from None
+        if not secret:
+            raise SigningUnavailable("the JW Player credentials carry no signing_secret (the property's secret)")
+        if not hls or urlsplit(hls).scheme not in ("https", "http"):
+            raise SigningUnavailable("no HLS manifest recorded for it")
+        expires = int(self.clock() + min(max(ttl_s, 60.0), SIGNED_TTL_MAX_S))
+        return SignedPlayback(signed_file_url(hls, expires, secret))
+
+    # --- caption tracks ----------------------------------------------------------------------------
+
+    takes_tracks = True
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        answer = self._track_send("GET", self._media(f"{quote(remote_id)}/text_tracks/"))
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status != 200:
+            return self._track_list_failure(answer)
+        tracks = tuple(remote_track(t) for t in entries(mapping(answer.body).get("text_tracks")))
+        return TrackList(tracks)
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        body = {
+            "upload": {"method": "fetch", "download_url": upload.url, "file_format": upload.caption.format},
+            "metadata": {"label": label, "srclang": track.language, "track_kind": "captions"},
+        }
+        answer = self._track_send("POST", self._media(f"{quote(remote_id)}/text_tracks/"), json_body=body)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if not 200 <= answer.status < 300:
+            return self._track_failure(answer)
+        return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=text(mapping(answer.body).get("id")))
+
+
+def _created(media: Mapping) -> float | None:
+    return epoch_of(media.get("created"))
+
+
+def told_length(body: Mapping, asked: int) -> int:
+    """The page length the answer says it used (a smaller cap than asked), else the one asked."""
+    told = body.get("page_length")
+    ok = isinstance(told, int) and not isinstance(told, bool) and 1 <= told <= asked
+    return told if ok else asked
+
+
+def remote_track(raw: object) -> RemoteTrack:
+    track = mapping(raw)
+    metadata = mapping(track.get("metadata"))
+    status = {"ready": "ready", "failed": "errored"}.get(text(track.get("status")) or "", "preparing")
+    error = f"provider: {excerpt(text(track.get('error_message')) or 'JW could not ingest the track', 200)}"
+    return RemoteTrack(
+        text(metadata.get("srclang")), status, remote_id=video_id(track.get("id")),
+        error=error if status == "errored" else None,
+    )  # fmt: skip
+
+
+def verified_jwt_event(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> dict:
+    """The body of a webhook whose `Authorization: Bearer <JWT>` any secret signed and whose claims are the
+    body; SignatureError (refused), SecretError (ours), EventError (a verified body that is no event)."""
+    values = [v for k, v in headers.items() if isinstance(k, str) and k.lower() == "authorization"]
+    if len(values) != 1 or not isinstance(values[0], str):
+        raise SignatureError("missing signature header" if not values else "duplicate header")
+    scheme, _, token = values[0].strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise SignatureError("missing signature header")
+    claims = hs256_claims(token.strip(), secrets)
+    try:
+        event = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise SignatureError("the token does not match the body") from None
+    if event != claims:
+        raise SignatureError("the token does not match the body")
+    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        raise EventError("event type is not a string")
+    return event

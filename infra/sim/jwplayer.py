@@ -1,0 +1,344 @@
+"""The "jwplayer" profile: JW Player's Management API v2 as a target, and a library with its Delivery API as a source.
+
+Bearer v2 API secret (`token`) and the property id in the path (`account_id`, the site id); errors, the list's
+`q`/`sort`/ceiling and the signatures are jwplayer_library's. What each behaviour rests on, beside its code:
+- create: `POST /v2/sites/{site}/media/` with `upload.method` fetch and `download_url` ("Fetch upload via URL":
+  answered with `"status": "processing"`), `metadata` as "Upload content" lists it; no idempotency key;
+- a media: processing -> ready | failed (`error_message`); `GET .../media/{id}/`;
+- webhooks ("Learn about webhooks"; `POST /v2/webhooks/` answers the subscription with its `secret`): events
+  `{event, media_id, webhook_id, site_id, event_time}`: `media_created` at the create, `conversions_complete`
+  ("when both the thumbnail is ready and all initial video renditions have been processed"; only for the
+  first upload) and `media_available` (first publishable; not sent while `publish_start_date` lies ahead),
+  and nothing for a failure; each signed `Authorization: Bearer <JWT>`, HS256 with the webhook secret, its
+  payload the body (as peers verify it: JwWebhookGuard, citing "verify the authenticity of a webhook");
+- the rate limit: "60 requests/minute per API token", every call (config.PROFILE_LIMITS: a budget of 60 a
+  minute, refused to the minute's end), a 429 with no hint; `jw-request-limit` / `jw-request-remaining`
+  with rate_headers (peer clients' names);
+- text tracks: `POST .../media/{id}/text_tracks/` (jwplatform-py `TextTrack.create`), a file JW fetches
+  from `upload.download_url` (the media's upload methods; the track body is not published), listed with
+  `status` processing | ready | failed at `GET .../text_tracks/`;
+- playback (`/_play/jwplayer/<id>/manifest.m3u8`, variants, `poster.jpg`, `player`: JW's `/manifests/{id}.m3u8`
+  and `/v2/media/{id}/poster.jpg` on cdn.jwplayer.com): a property with URL signing (`signing_secret`) serves
+  the manifest only with `exp` and `sig` (md5 of its path, the expiry and the secret), its variants signed
+  in it; a media whose publish window is closed is delivered to no one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import uuid
+from typing import ClassVar
+
+from . import media
+from .bucket import RateState
+from .config import SimConfig, is_http_url
+from .jwplayer_library import (
+    CEILING,
+    FAULTS,
+    Query,
+    epoch,
+    error,
+    file_sig,
+    iso,
+    jwt,
+    library_index,
+    library_tracks,
+    list_library,
+    listing,
+    matches,
+    parse_query,
+    render_library,
+    serve_delivery,
+    signed_file,
+)
+from .library import Item, Served, Shelf
+from .profile import Account, Call, Draft, Event, Profile, Reply, Store, alnum_id, same
+from .texttracks import label_of
+from .video import ERRORED, READY, TextTrack, Video
+
+_STATUS = {READY: "ready", ERRORED: "failed"}
+_ERRORED = {False: "The source file could not be transcoded", True: "The file could not be fetched from the URL"}
+_METADATA_TEXT = ("title", "description", "author", "category", "external_id", "permalink")
+_DATES = ("publish_start_date", "publish_end_date")
+_TRACK_STATUS = {"preparing": "processing", "ready": "ready", "errored": "failed"}
+WEBHOOK_ID = "SimHook1"
+
+
+def _problem(body: dict) -> str | None:
+    """Why a create body is refused, as JW would refuse it (400), or None."""
+    upload, metadata = body.get("upload"), body.get("metadata", {})
+    if not isinstance(upload, dict) or upload.get("method") not in ("fetch", "direct", "multipart", "external"):
+        return "upload.method must be one of direct, multipart, fetch, external"
+    if upload["method"] == "fetch" and not is_http_url(upload.get("download_url")):
+        return "upload.download_url must be an http(s) URL for the fetch method"
+    if not isinstance(metadata, dict):
+        return "metadata must be an object"
+    for name in _METADATA_TEXT:
+        if name in metadata and metadata[name] is not None and not isinstance(metadata[name], str):
+            return f"metadata.{name} must be a string"
+    tags = metadata.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return "metadata.tags must be a list of strings"
+    custom = metadata.get("custom_params", {})
+    if not isinstance(custom, dict) or not all(isinstance(v, str) for v in custom.values()):
+        return "metadata.custom_params must be an object of strings"  # key-value strings (update_custom_params)
+    for name in _DATES:
+        value = metadata.get(name)
+        if value is not None and (not isinstance(value, str) or epoch(value) is None):
+            return f"metadata.{name} must be an ISO 8601 date"
+    return None
+
+
+def _metadata(video: Video) -> dict:
+    return video.request.get("metadata", {})
+
+
+def held(video: Video, now_epoch: float) -> bool:
+    """Its publish window keeps it from everyone now: a start ahead, or an end passed."""
+    start, end = (epoch(_metadata(video).get(name) or "") for name in _DATES)
+    return (start is not None and start > now_epoch) or (end is not None and end <= now_epoch)
+
+
+class JwPlayer(Profile):
+    name = "jwplayer"
+    faults = FAULTS
+    routes = (
+        ("/v2/sites/{site}/media", {"POST": "create", "GET": "list"}),
+        ("/v2/sites/{site}/media/{id}", {"GET": "get"}),
+        # One list, two sides: a target's tracks (track_list), or a library's (src_tracks: `source_ops`).
+        ("/v2/sites/{site}/media/{id}/text_tracks", {"POST": "track_add", "GET": "track_list"}),
+        ("/v2/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
+    )
+    source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")
+        if cfg.token is not None and not (scheme.lower() == "bearer" and same(token.strip(), cfg.token)):
+            return error("unauthorized", "Unauthorized: invalid API credentials")
+        site = call.params.get("site")
+        if site is not None and cfg.account_id is not None and site != cfg.account_id:
+            return error("not_found", "No property with this site id")
+        return None
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        return error(kind, message)
+
+    def new_id(self) -> str:
+        return alnum_id(8)
+
+    def ref_of(self, body: object) -> str | None:
+        metadata = body.get("metadata") if isinstance(body, dict) else None
+        custom = metadata.get("custom_params") if isinstance(metadata, dict) else None
+        ref = custom.get("migration_ref") if isinstance(custom, dict) else None
+        return ref if isinstance(ref, str) else None
+
+    def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
+        problem = parse_error or (_problem(body) if isinstance(body, dict) else "the body must be a JSON object")
+        if problem:
+            return error("invalid", problem)
+        source = body["upload"].get("download_url") if body["upload"]["method"] == "fetch" else None
+        return Draft(source=source, ref=self.ref_of(body), request={**body, "_site": call.params.get("site", "")})
+
+    def render(self, video: Video, now: float) -> dict:
+        metadata = _metadata(video)
+        status = _STATUS.get(video.state, "processing")
+        out = {
+            "id": video.id,
+            "type": "media",
+            "created": iso(video.created),
+            "last_modified": iso(video.finished or video.created),
+            "status": status,
+            "error_message": _ERRORED[video.failure == "fetch"] if status == "failed" else None,
+            "duration": video.duration if status == "ready" else 0.0,
+            "media_type": "video",
+            "hosting_type": "hosted",
+            "external_id": metadata.get("external_id"),
+            "metadata": {
+                "title": metadata.get("title", ""),
+                "description": metadata.get("description"),
+                "tags": list(metadata.get("tags", [])),
+                "custom_params": dict(metadata.get("custom_params", {})),
+                **{name: metadata.get(name) for name in ("author", "category", "external_id", *_DATES)},
+            },
+        }
+        return out
+
+    def created(self, video: Video, now: float, replay: bool) -> Reply:
+        return Reply(200, self.render(video, now))  # jwplatform-py's own mock answers a create 200
+
+    def list_ref(self, call: Call) -> str | None:
+        return urllib.parse.parse_qs(call.query).get("q", [None])[0]
+
+    def list(self, store: Store, call: Call, now: float) -> Reply:
+        query = parse_query(call.query)
+        if isinstance(query, Reply):
+            return query
+        found = [v for v in store.newest_first() if self._selected(v, query)]
+        field = (lambda v: v.created) if query.sort_field == "created" else (lambda v: v.finished or v.created)
+        found.sort(key=lambda v: (field(v), v.seq), reverse=query.descending)
+        first, last = query.window(len(found))
+        return listing([self.render(v, now) for v in found[first:last]], len(found), query)
+
+    def _selected(self, video: Video, query: Query) -> bool:
+        metadata = _metadata(video)
+        if query.external_id is not None:
+            return matches(metadata.get("external_id"), query.external_id)
+        if query.custom is not None:
+            return matches(metadata.get("custom_params", {}).get(query.custom[0]), query.custom[1])
+        if query.field is not None:
+            return query.in_range(video.created if query.field == "created" else video.finished or video.created)
+        return True
+
+    def get(self, video: Video | None, now: float) -> Reply:
+        return error("not_found", "Media not found") if video is None else Reply(200, self.render(video, now))
+
+    # ----- text tracks
+
+    def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
+        if video is None:
+            return error("not_found", "Media not found")
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return error("invalid", "the body must be JSON")
+        upload = body.get("upload") if isinstance(body, dict) else None
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if (
+            not isinstance(upload, dict)
+            or upload.get("method") != "fetch"
+            or not is_http_url(upload.get("download_url"))
+        ):
+            return error("invalid", "upload.method must be fetch, with an http(s) download_url")
+        if not isinstance(meta, dict) or not isinstance(meta.get("srclang"), str) or not meta["srclang"]:
+            return error("invalid", "metadata.srclang must be a language code")
+        if meta.get("track_kind", "captions") not in ("captions", "subtitles", "chapters"):
+            return error("invalid", "metadata.track_kind must be captions, subtitles or chapters")
+        label = meta.get("label") if isinstance(meta.get("label"), str) else label_of(meta["srclang"])
+        return TextTrack(alnum_id(8), meta["srclang"], label, url=upload["download_url"], status="preparing")
+
+    def _track(self, track: TextTrack) -> dict:
+        out = {
+            "id": track.id,
+            "type": "text_track",
+            "status": _TRACK_STATUS.get(track.status, "processing"),
+            "metadata": {"label": track.name, "srclang": track.language, "track_kind": "captions"},
+        }
+        if track.error:
+            out["error_message"] = track.error
+        return out
+
+    def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
+        return Reply(201, self._track(track))
+
+    def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
+        if video is None:
+            return error("not_found", "Media not found")
+        tracks = [self._track(t) for t in video.texts]
+        return Reply(200, {"text_tracks": tracks, "page": 1, "page_length": len(tracks), "total": len(tracks)})
+
+    # ----- the account: webhook subscriptions
+
+    def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held_: dict) -> Account:
+        hooks = held_.setdefault("jw_webhooks", [])
+        if call.op == "webhook_list":
+            return Account(Reply(200, {"webhooks": hooks, "page": 1, "page_length": len(hooks), "total": len(hooks)}))
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if not isinstance(meta, dict) or not is_http_url(meta.get("webhook_url")):
+            return Account(error("invalid", "metadata.webhook_url must be an http(s) URL"))
+        secret = uuid.uuid4().hex
+        hook = {"id": WEBHOOK_ID, "metadata": {k: meta.get(k) for k in ("name", "description", "webhook_url",
+                "events", "site_ids")}, "created": iso(time.time())}  # fmt: skip
+        hooks.append(hook)
+        # "the secret ... used to verify": shown with the subscription, then used to sign every delivery.
+        return Account(
+            Reply(201, {**hook, "secret": secret}), {"webhook_url": meta["webhook_url"], "webhook_secret": secret}
+        )
+
+    # ----- as a source (a library)
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "list":
+            query = parse_query(call.query)
+            return query if isinstance(query, Reply) else list_library(shelf, query)
+        video = shelf.video(library_index(call.params.get("id", "")))
+        if video is None:
+            return error("not_found", "Media not found")
+        if op == "src_tracks":
+            tracks = library_tracks(video)
+            return Reply(200, {"text_tracks": tracks, "page": 1, "page_length": 10, "total": len(tracks)})
+        return Reply(200, render_library(video))
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        return serve_delivery(shelf, method, path, query, range_header)
+
+    # ----- playback of the media made here
+
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+        """The manifest, its variants, the poster and the player page of a ready media; a property with URL signing
+        wants `exp` and `sig` on the manifest (and writes them into it for each variant)."""
+        if video.state != READY or held(video, time.time()):
+            return 404, media.TEXT, b"no such media, or not published\n"
+        last = rest[-1] if rest else ""
+        path = "/".join(["_play", "jwplayer", video.id, *rest])
+        if cfg.signing_secret and not signed_file(path, query, cfg.signing_secret):
+            return 403, media.TEXT, b"signed URLs are required for this property\n"
+        if last == "manifest.m3u8":
+            expires = urllib.parse.parse_qs(query).get("exp", [""])[0]
+
+            def variant(height: int) -> str:
+                name = f"{height}p.m3u8"
+                if not cfg.signing_secret:
+                    return name
+                sig = file_sig(f"_play/jwplayer/{video.id}/{name}", expires, cfg.signing_secret)
+                return f"{name}?exp={expires}&sig={sig}"
+
+            return 200, "application/vnd.apple.mpegurl", media.master_playlist(video, variant).encode()
+        if last.endswith("p.m3u8") and last[:-6].isdigit() and int(last[:-6]) in {h for _, h in media.ladder(video)}:
+            return 200, "application/vnd.apple.mpegurl", media.media_playlist(video).encode()
+        if last == "poster.jpg":
+            return 200, "image/jpeg", media.THUMBNAIL
+        if last == "player":
+            return 200, "text/html; charset=utf-8", media.player_page(video).encode()
+        return 404, media.TEXT, b"not found\n"
+
+    # ----- rate limits and webhooks
+
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        per_minute = round(state.rate * 60)  # "60 requests/minute": the header counts a minute's
+        return {"jw-request-limit": str(per_minute), "jw-request-remaining": str(state.remaining)}
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        # "Calls that exceed this rate will not be executed and will return a 429": no time to come back is given.
+        return ({"jw-request-remaining": "0"} if cfg.rate_headers else {}), None
+
+    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+        if moment == "created":
+            kinds = ["media_created"]
+        elif video.state == READY:
+            # media_available "is not sent if the publish_start_date is in the future".
+            kinds = ["conversions_complete"] + ([] if held(video, time.time()) else ["media_available"])
+        else:
+            kinds = []  # no event says a media failed
+        return [self._event(video, kind) for kind in kinds]
+
+    def _event(self, video: Video, kind: str) -> Event:
+        doc = {
+            "event": kind,
+            "media_id": video.id,
+            "webhook_id": WEBHOOK_ID,
+            "site_id": video.request.get("_site", ""),
+            "event_time": iso(time.time()).replace(".", "+").split("+")[0] + "+00:00",
+        }
+        return Event(f"{kind}-{video.id}", json.dumps(doc, separators=(",", ":")).encode())
+
+    def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
+        if not secret:
+            return {}
+        return {"Authorization": f"Bearer {jwt(json.loads(event.body), secret)}"}
+
+
+__all__ = ["CEILING", "Item", "JwPlayer"]
