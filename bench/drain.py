@@ -35,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="bench/drain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--provider", choices=["generic", "mux", "cloudflare", "apivideo"], default="generic", help="default generic"
+        "--provider",
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer"],
+        default="generic",
+        help="default generic",
     )
     parser.add_argument("--assets", type=int, default=1000, help="N, assets to drain (default 1000)")
     parser.add_argument("--rate", type=float, default=20, help="R, provider creates per second (default 20)")

@@ -45,6 +45,11 @@ def account(provider: str, webhook_scheme: str = "standard") -> Account:
         account_id = secrets.token_hex(16)  # 32 hex characters, as Cloudflare's are
         creds = json.dumps({"account_id": account_id, "api_token": token})
         return Account(provider, creds, {"account_id": account_id, "token": token}, secrets.token_hex(16))
+    if provider == "jwplayer":  # a property: its id, a v2 API secret, and its secret with URL signing on
+        site, signing = secrets.token_hex(4), secrets.token_urlsafe(32)
+        creds = {"site_id": site, "api_secret": token, "signing_secret": signing, "url_signing": True}
+        sim = {"token": token, "account_id": site, "signing_secret": signing}
+        return Account(provider, json.dumps(creds), sim, secrets.token_urlsafe(32))
     if provider == "apivideo":
         return Account(provider, json.dumps({"api_key": token}), {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
     raise ValueError(f"unknown provider {provider!r}")

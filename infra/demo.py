@@ -215,14 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo"],
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer"],
         default="generic",
         help="the provider to migrate to; the simulator speaks its API (default generic)",
     )
     parser.add_argument(
         "--from",
         dest="source",
-        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo", "kaltura"],
+        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura"],
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
     parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")

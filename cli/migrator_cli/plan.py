@@ -24,13 +24,14 @@ from importlib import resources
 from pathlib import Path
 
 from migrator.messages import SOURCE_PLATFORMS, AssetMessage
+from migrator.providers.jwplayer import JwPlayerProvider
 from migrator.providers.mux import MuxProvider  # its documented rate is also the pacer's default ceiling
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
 
-PROVIDERS = ("generic", "mux", "cloudflare", "apivideo")
+PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "jwplayer")
 # Creates a second each provider documents (what paces a migration), and where it says so.
 DOCUMENTED_RATES = {
     "mux": (
@@ -43,6 +44,11 @@ DOCUMENTED_RATES = {
         " (developers.cloudflare.com/fundamentals/api/reference/limits)",
     ),
     "apivideo": (100 / 60, "100 uploads a minute in production (docs.api.video/reference/limits)"),
+    "jwplayer": (
+        JwPlayerProvider.create_rate_per_s,
+        "60 requests a minute per API token, creates, lookups and polls together"
+        " (docs.jwplayer.com/platform/reference/authentication)",
+    ),
 }
 HIGH_DEFINITION = 1080  # Mux stores up to max_resolution_tier, 1080p unless asked (docs.mux.com: resolution tiers)
 MAX_SHOWN_REASONS = 10

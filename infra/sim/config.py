@@ -11,7 +11,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, fields
 
-PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "kaltura")
+PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "jwplayer", "kaltura")
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
@@ -52,6 +52,10 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     # requests per minute" (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
     "vimeo": {"read_rate": 10.0, "read_burst": 20, "budget_window_s": 60.0, "budget_block_s": 60.0},
     "wistia": {"read_rate": 10.0, "read_burst": 20},
+    # JW Player: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return
+    # a 429" (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to
+    # the end of that minute (block 0).
+    "jwplayer": {"budget_quota": 60, "budget_window_s": 60.0, "budget_block_s": 0.0},
     # Kaltura publishes no number (NEW_PLATFORMS.md: "Rate limit: No public numbers"): 10 reads a second in bursts
     # of 20 is our choice, so the benchmarks and tests have a limit to meet.
     "kaltura": {"read_rate": 10.0, "read_burst": 20},
@@ -139,6 +143,7 @@ _KINDS: dict[str, object] = {
     "prepare_s": "float",
     "session_ttl_s": "float",
     "media_bytes": "int",
+    "signing_secret": "optstr",
 }
 _FRACTIONS = {
     "fail_rate",
@@ -289,6 +294,9 @@ class SimConfig:
     link_ttl_s: float = 0.0
     prepare_s: float = 2.0
     media_bytes: int = 4096  # the size of every file served (its HEAD and range GETs agree)
+    # ----- added with JW Player: the property's secret, and URL signing on: its Delivery API and files want signed
+    # requests (JWT HS256, or exp and sig), made with this secret. None: signing off.
+    signing_secret: str | None = None
     # ----- added with Kaltura: seconds a session the platform starts lives at most (Kaltura's KS, capped by the app
     # token's sessionDuration); 0: what the client asks for.
     session_ttl_s: float = 0.0

@@ -6,6 +6,7 @@ from .apivideo import ApiVideo
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
 from .generic import Generic
+from .jwplayer import JwPlayer
 from .kaltura import Kaltura
 from .mux import Mux
 from .profile import Profile
@@ -13,6 +14,6 @@ from .vimeo import Vimeo
 from .wistia import Wistia
 
 PROFILES: dict[str, Profile] = {
-    p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), Kaltura())
+    p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), JwPlayer(), Kaltura())
 }
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

@@ -353,6 +353,7 @@ def test_a_lookup_keeps_its_throttles_scope():
     [
         ("generic", {"X-RateLimit-Limit": "20"}, 20.0),  # the contract counts per second
         ("apivideo", {"X-RateLimit-Limit": "100"}, 100 / 60),  # per minute
+        ("jwplayer", {"jw-request-limit": "60", "jw-request-remaining": "3"}, 1.0),  # 60 a minute (JW's names)
         ("mux", {"X-RateLimit-Limit": "5"}, None),  # no documented window: not a rate
         ("cloudflare", {"ratelimit-limit": "1200", "ratelimit-remaining": "5"}, None),  # the older form: no window
         ("cloudflare", {"Ratelimit-Policy": '"burst";q=1200;w=300'}, 4.0),  # the current form says its window

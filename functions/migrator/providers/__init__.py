@@ -28,6 +28,7 @@ from .facts import (
 )
 from .fidelity import CreateDefaults
 from .generic import GenericProvider
+from .jwplayer import JwPlayerProvider
 from .mux import MuxProvider
 
 PROVIDERS: dict[str, type[Provider]] = {
@@ -35,6 +36,7 @@ PROVIDERS: dict[str, type[Provider]] = {
     "mux": MuxProvider,
     "cloudflare": CloudflareProvider,
     "apivideo": ApiVideoProvider,
+    "jwplayer": JwPlayerProvider,
 }
 
 
@@ -60,6 +62,7 @@ __all__ = [
     "CredentialsError",
     "EventError",
     "GenericProvider",
+    "JwPlayerProvider",
     "ListingError",
     "MuxProvider",
     "PlaybackKeys",

@@ -41,6 +41,7 @@ from .base import (
     parse_ref,
 )
 from .cloudflare import CloudflareSource
+from .jwplayer import JwPlayerSource
 from .kaltura import KalturaSource
 from .mux import MuxSource
 from .s3 import S3Source
@@ -53,6 +54,7 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
     "mux": MuxSource,
     "cloudflare": CloudflareSource,
     "apivideo": ApiVideoSource,
+    "jwplayer": JwPlayerSource,
     "kaltura": KalturaSource,
 }
 
