@@ -171,8 +171,10 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         files: Mapping[str, tuple[str, bytes, str]] | None = None,
+        data: bytes | None = None,
     ) -> Answer:
-        """One request; `files` sends a multipart/form-data body of (file name, bytes, media type) parts."""
+        """One request; `files` sends a multipart/form-data body of (file name, bytes, media type) parts,
+        `data` a body of raw bytes (its Content-Type in `headers`: Vimeo's text-track file)."""
         all_headers = {"Accept": "application/json", **self._auth(), **(headers or {})}
         with _Deadline(self.deadline_s) as deadline:
             try:
@@ -181,6 +183,7 @@ class HttpTransport:
                     self.base + path,
                     json=json_body,
                     files=files,
+                    data=data,
                     params=params,
                     headers=all_headers,
                     timeout=self.timeout,
