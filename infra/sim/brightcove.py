@@ -1,0 +1,330 @@
+"""The "brightcove" profile: Brightcove Video Cloud's CMS API and OAuth API as a source of videos.
+
+Documents (apis.support.brightcove.com unless said): "Getting Access Tokens" (oauth/guides), the Player
+Management "OAuth Guide", "CMS API Video Fields Reference", "Using the CMS API: Page Search Results", the CMS
+API reference (BrightcoveLearning/api-references-raml `cms-api/v1/src/video.js`, `asset.js`, `folder.js`),
+"Managing Text Tracks", "Activate/Deactivate or Schedule Videos", "CMS API Folder Fields Reference". Brightcove
+is no target here: creates are not routed.
+
+- OAuth: `POST /v4/access_token` (oauth.brightcove.com; here on the same port), `Authorization: Basic
+  base64(client_id:client_secret)` (the config's token_id / token_secret), `grant_type=client_credentials` in
+  the body or the query -> `{"access_token", "token_type": "Bearer", "expires_in": 300}`: tokens are "only
+  valid for 5 mins" (token_ttl_s). A token is an HMAC of its expiry under the client secret, so the simulator
+  keeps no list; an expired or forged one is refused 401 `UNAUTHORIZED`. A wrong client is refused 401
+  `{"error": "invalid_client"}` (OAuth 2's client error shape: what Brightcove sends is not documented);
+- CMS (cms.api.brightcove.com): `GET /v1/accounts/{a}/videos` (`limit` 1..100, default 20, "A maximum of 100
+  records will be returned from a single request"; `offset`; `sort` one of the documented fields, `-` for
+  descending, default `-updated_at`; `q` the date-range search `updated_at:<time>..` or `created_at:<time>..`,
+  other queries answered 422 here, our choice), `GET .../counts/videos[?q=]` -> `{"count"}`,
+  `GET .../videos/{id}`, `GET .../videos/{id}/sources`, `GET .../folders`; an account other than account_id
+  refused 401 (our choice);
+- a video: the fields reference's `id`, `name`, `description`, `long_description`, `tags`, `created_at`,
+  `updated_at`, `published_at` (ISO 8601, as the API's examples write them), `duration` (milliseconds),
+  `state`, `schedule`, `complete`, `folder_id`, `delivery_type`, `reference_id`, `text_tracks`;
+- faults in turn (library_unfetchable_every): "processing" (`complete: false`, no renditions yet: "As soon as
+  one rendition exists for the video, the complete property will be automatically set to true"; ready with
+  library_processing_done), "no_mp4" (a Dynamic Delivery account making only HLS and DASH renditions: "most
+  asset endpoints for Dynamic Delivery will return no results", the sources list then holds no MP4);
+- private videos (library_private_every, and those made private since) in turn: `state` INACTIVE; ACTIVE
+  scheduled to start in the future; ACTIVE within a schedule window that ends ("Deactivate it", "Schedule it
+  to be playable at some time in the future");
+- sources: HLS and DASH manifests, and MP4 renditions 640x360, 1280x720 and 1920x1080 (`src`, `container`
+  MP4, `codec`, `width`, `height`, `size`, `encoding_rate`, `duration`) on /_media;
+- text tracks (captioned videos): the library's captions `status` published, plus a German `draft` one;
+  `src` on /_media. Brightcove keeps no processing status for a track: library_captions_processing has
+  nothing to show;
+- folders: the library's three, a `/` made a space ("illegal characters: /" in folder names);
+- rate limits: 429 `TOO_MANY_REQUESTS` ("too many simultaneous requests or too many requests per second",
+  asset.js), with no Retry-After (none documented); PROFILE_LIMITS gives 10 reads a second (secondary: under
+  10 a second per account). Errors are a JSON array `[{"error_code", "message"}]` (asset.js).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import time
+import urllib.parse
+import zlib
+
+from .bucket import RateState
+from .config import SimConfig
+from .library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Shelf
+from .profile import Call, ParamError, Profile, Reply, basic_matches, int_param, iso_z, same
+
+ID_BASE = 6_300_000_000_000
+FAULTS = ("processing", "no_mp4")
+SORTS = (
+    "name",
+    "reference_id",
+    "created_at",
+    "published_at",
+    "updated_at",
+    "schedule_starts_at",
+    "schedule_ends_at",
+    "state",
+    "plays_total",
+    "plays_trailing_week",
+)
+FAR_FUTURE = 4_070_908_800.0  # 2099-01-01
+# (error_code, status), as asset.js names them.
+_ERRORS = {
+    "unauthorized": ("UNAUTHORIZED", 401),
+    "forbidden": ("UNAUTHORIZED", 401),
+    "not_found": ("RESOURCE_NOT_FOUND", 404),
+    "no_route": ("RESOURCE_NOT_FOUND", 404),
+    "method": ("METHOD_NOT_ALLOWED", 405),
+    "invalid": ("VALIDATION_ERROR", 422),
+    "throttled": ("TOO_MANY_REQUESTS", 429),
+    "failed": ("UNKNOWN", 500),
+    "unavailable": ("UNKNOWN", 503),
+}
+RENDITIONS = ((640, 360, 4), (1280, 720, 2), (1920, 1080, 1))  # width, height, size divisor
+
+
+def video_id(video: Item) -> str:
+    return str(ID_BASE + video.index)
+
+
+def index_of(vid: str) -> int:
+    return int(vid) - ID_BASE if vid.isdigit() else -1
+
+
+def folder_id(name: str) -> str:
+    return f"{zlib.crc32(name.encode()):024x}"[-24:]
+
+
+def token_for(cfg: SimConfig, expires: int) -> str:
+    sig = hmac.new((cfg.token_secret or "").encode(), f"bc|{expires}".encode(), hashlib.sha256).hexdigest()
+    return f"bc.{expires}.{sig}"
+
+
+def token_ok(cfg: SimConfig, token: str) -> bool:
+    parts = token.split(".")
+    if len(parts) != 3 or parts[0] != "bc" or not parts[1].isdigit():
+        return False
+    return same(token, token_for(cfg, int(parts[1]))) and int(parts[1]) > time.time()
+
+
+def _bound(query: dict) -> tuple[str, float | None]:
+    """The `q` date range's field and lower bound; ParamError for any other search."""
+    q = query.get("q", [""])[0].strip()
+    if not q:
+        return "updated_at", None
+    name, _, rest = q.partition(":")
+    start, dots, end = rest.partition("..")
+    if name not in ("updated_at", "created_at") or not dots or end:
+        raise ParamError("q", "only updated_at:<time>.. and created_at:<time>.. searches are simulated")
+    try:
+        from datetime import datetime
+
+        return name, datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise ParamError("q", f"{start!r} is not a date") from None
+
+
+def first_index(name: str, bound: float | None) -> int:
+    """The first library index whose `name` time is at or after `bound` (times grow with the index)."""
+    if bound is None:
+        return 0
+    offset = CHANGED_AFTER_S if name == "updated_at" else 0.0
+    return max(0, math.ceil((bound - EPOCH - offset) / STEP_S - 1e-9))
+
+
+class Brightcove(Profile):
+    name = "brightcove"
+    faults = FAULTS
+    routes = (
+        ("/v4/access_token", {"POST": "src_token"}),
+        ("/v1/accounts/{account}/videos", {"GET": "list"}),
+        ("/v1/accounts/{account}/counts/videos", {"GET": "src_count"}),
+        ("/v1/accounts/{account}/videos/{id}", {"GET": "get"}),
+        ("/v1/accounts/{account}/videos/{id}/sources", {"GET": "src_sources"}),
+        ("/v1/accounts/{account}/folders", {"GET": "src_folders"}),
+    )
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.token_id is None:
+            return None
+        if call.op == "src_token":
+            if basic_matches(call.headers.get("Authorization"), cfg.token_id, cfg.token_secret or ""):
+                return None
+            return Reply(401, {"error": "invalid_client", "error_description": "The client credentials are invalid"})
+        scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not token_ok(cfg, token.strip()):
+            return self.error("unauthorized", "Permission denied.")
+        if cfg.account_id is not None and call.params.get("account") != cfg.account_id:
+            return self.error("unauthorized", "The access token does not grant this account.")
+        return None
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        code, status = _ERRORS.get(kind, ("UNKNOWN", 500))
+        return Reply(status, [{"error_code": code, "message": message or code.replace("_", " ").lower()}])
+
+    def new_id(self) -> str:  # pragma: no cover - Brightcove is no target
+        raise NotImplementedError
+
+    # ----- the library
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "src_token":
+            return self._token(shelf.cfg, call)
+        if op == "list":
+            return self._list(shelf, call)
+        if op == "src_count":
+            return self._count(shelf, call)
+        if op == "src_folders":
+            return Reply(200, self._folders(shelf))
+        video = shelf.video(index_of(call.params.get("id", "")))
+        if video is None:
+            return self.error("not_found", "The resource you requested does not exist.")
+        if op == "get":
+            return Reply(200, self.render(shelf, video))
+        return Reply(200, self._sources(shelf, video))
+
+    def _token(self, cfg: SimConfig, call: Call) -> Reply:
+        # "grant_type=client_credentials" goes "as the request body or as URL parameter": the simulator reads no
+        # form body (sources.read parses JSON), so it wants it in the query, where the migration sends it.
+        grant = urllib.parse.parse_qs(call.query).get("grant_type", [None])[0]
+        if grant != "client_credentials":
+            return Reply(400, {"error": "unsupported_grant_type", "error_description": "grant_type is required"})
+        ttl = max(1, math.ceil(cfg.token_ttl_s))
+        token = token_for(cfg, int(time.time()) + ttl)
+        return Reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": ttl})
+
+    def _privacy(self, cfg: SimConfig, video: Item) -> tuple[str, dict | None]:
+        """(state, schedule) of a video: private ones in turn INACTIVE, scheduled later, within a closing window."""
+        if not video.private:
+            return "ACTIVE", None
+        turn = (video.index // max(1, cfg.library_private_every)) % 3
+        if turn == 0:
+            return "INACTIVE", None
+        if turn == 1:
+            return "ACTIVE", {"starts_at": iso_z(FAR_FUTURE), "ends_at": None}
+        return "ACTIVE", {"starts_at": iso_z(video.created), "ends_at": iso_z(FAR_FUTURE)}
+
+    def render(self, shelf: Shelf, video: Item) -> dict:
+        vid = video_id(video)
+        state, schedule = self._privacy(shelf.cfg, video)
+        account = shelf.cfg.account_id or "1"
+        return {
+            "id": vid,
+            "account_id": account,
+            "name": video.title,
+            "description": video.description[:248],  # "maximum length: 248 single-byte characters"
+            "long_description": video.description,
+            "reference_id": f"library-{video.index}",
+            "tags": list(video.tags),
+            "created_at": iso_z(video.created),
+            "updated_at": iso_z(video.modified),
+            "published_at": iso_z(video.created),
+            "duration": round(video.duration * 1000),
+            "state": state,
+            "schedule": schedule,
+            "complete": video.fault != "processing",
+            "delivery_type": "dynamic_origin",
+            "folder_id": folder_id(video.folder),
+            "economics": "AD_SUPPORTED",
+            "custom_fields": {},
+            "text_tracks": self._text_tracks(shelf, video),
+        }
+
+    def _text_tracks(self, shelf: Shelf, video: Item) -> list[dict]:
+        found = []
+        drafts = (("de", "captions", "Deutsch (Entwurf)"),) if video.captions else ()
+        for n, (language, kind, label) in enumerate(video.captions + drafts):
+            src = shelf.url(video, f"text-{language}.vtt")
+            found.append(
+                {
+                    "id": f"{video.index:08d}-{n:04d}-{language}",
+                    "account_id": shelf.cfg.account_id or "1",
+                    "src": src,
+                    "srclang": language,
+                    "label": label,
+                    "kind": kind,
+                    "mime_type": "text/vtt",
+                    "status": "draft" if n >= len(video.captions) else "published",
+                    "default": n == 0,
+                    "sources": [{"src": src}],
+                }
+            )
+        return found
+
+    def _sources(self, shelf: Shelf, video: Item) -> list[dict]:
+        if video.fault == "processing":
+            return []
+        found = [
+            {"src": shelf.url(video, "master.m3u8"), "type": "application/x-mpegURL", "ext_x_version": "4"},
+            {"src": shelf.url(video, "manifest.mpd"), "type": "application/dash+xml"},
+        ]
+        if video.fault == "no_mp4":
+            return found
+        for width, height, divisor in RENDITIONS:
+            found.append(
+                {
+                    "src": shelf.url(video, f"{width}x{height}.mp4"),
+                    "container": "MP4",
+                    "codec": "H264",
+                    "width": width,
+                    "height": height,
+                    "size": video.size // divisor,
+                    "encoding_rate": width * 1500,
+                    "duration": round(video.duration * 1000),
+                }
+            )
+        return found
+
+    def _folders(self, shelf: Shelf) -> list[dict]:
+        return [
+            {
+                "id": folder_id(name),
+                "account_id": shelf.cfg.account_id or "1",
+                "name": name.replace("/", " "),
+                "video_count": 0,
+                "created_at": iso_z(EPOCH),
+                "updated_at": iso_z(EPOCH),
+            }
+            for name in FOLDERS
+        ]
+
+    def _window(self, shelf: Shelf, call: Call) -> tuple[dict, int, int]:
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        name, bound = _bound(query)
+        first = first_index(name, bound)
+        below = sum(1 for d in shelf.state.deleted if d < first)
+        return query, first, max(0, first - below)
+
+    def _list(self, shelf: Shelf, call: Call) -> Reply:
+        try:
+            query, first, position = self._window(shelf, call)
+            limit = int_param(query, "limit", 20, 1, 100)
+            offset = int_param(query, "offset", 0, 0, None)
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        sort = query.get("sort", ["-updated_at"])[0]
+        if sort.lstrip("-") not in SORTS:
+            return self.error("invalid", f"sort must be one of {', '.join(SORTS)}, with - for descending")
+        # Times grow with the index: created_at and updated_at order alike, and other sorts fall back to them.
+        if sort.startswith("-"):
+            videos, _ = shelf.videos(offset, limit, newest_first=True)
+            videos = [v for v in videos if v.index >= first]
+        else:
+            videos, _ = shelf.videos(position + offset, limit)
+        return Reply(200, [self.render(shelf, v) for v in videos])
+
+    def _count(self, shelf: Shelf, call: Call) -> Reply:
+        try:
+            _, first, _ = self._window(shelf, call)
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        deleted = sum(1 for d in shelf.state.deleted if first <= d < shelf.size)
+        return Reply(200, {"count": max(0, shelf.size - first - deleted)})
+
+    # ----- rate limits
+
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        return {}  # Brightcove documents none
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        return {}, None  # a 429 says nothing of when to come back (asset.js)
