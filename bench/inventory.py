@@ -48,6 +48,7 @@ DOCUMENTED = {
     "apivideo": ["--read-rate", str(500 / 60), "--read-burst", "10", "--rate-headers"],
     "jwplayer": ["--rate-headers"],  # 60 requests a minute per token: the profile's budget (config.PROFILE_LIMITS)
     "kaltura": [],  # no published limit: the profile's own 10 a second (config.PROFILE_LIMITS)
+    "brightcove": [],  # the profile's 10 reads a second (config.PROFILE_LIMITS; secondary)
 }
 FAST = ["--read-rate", "0", "--budget-quota", "0"]
 

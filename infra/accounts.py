@@ -65,6 +65,10 @@ def source_account(platform: str) -> tuple[dict, dict]:
         token_id, token = "0_" + secrets.token_hex(4), secrets.token_hex(16)
         creds = {"partner_id": 2_012_345, "app_token_id": token_id, "app_token": token}
         return creds, {"token_id": token_id, "token_secret": token}
+    if platform == "brightcove":  # API client credentials and the Video Cloud account they serve
+        client_id, client_secret = secrets.token_hex(8), secrets.token_urlsafe(24)
+        creds = {"account_id": "6300000000001", "client_id": client_id, "client_secret": client_secret}
+        return creds, {"account_id": creds["account_id"], "token_id": client_id, "token_secret": client_secret}
     acct = account(platform)
     return json.loads(acct.credentials), acct.sim
 

@@ -62,6 +62,11 @@ ENV_CREDENTIALS = {
         "app_token_id": "KALTURA_APP_TOKEN_ID",
         "app_token": "KALTURA_APP_TOKEN",
     },
+    "brightcove": {
+        "account_id": "BRIGHTCOVE_ACCOUNT_ID",
+        "client_id": "BRIGHTCOVE_CLIENT_ID",
+        "client_secret": "BRIGHTCOVE_CLIENT_SECRET",
+    },
 }
 PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
 

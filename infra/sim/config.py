@@ -11,7 +11,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, fields
 
-PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "jwplayer", "kaltura")
+PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "jwplayer", "kaltura", "brightcove")
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
@@ -52,6 +52,11 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     # requests per minute" (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
     "vimeo": {"read_rate": 10.0, "read_burst": 20, "budget_window_s": 60.0, "budget_block_s": 60.0},
     "wistia": {"read_rate": 10.0, "read_burst": 20},
+    # Brightcove's CMS API: 429 TOO_MANY_REQUESTS for "too many simultaneous requests or too many requests per
+    # second" (api-references-raml asset.js); about 20 at once and under 10 a second per account (secondary:
+    # api-evangelist brightcove-rate-limits). 10 reads a second, the burst of 20 our choice; concurrency is not
+    # modelled.
+    "brightcove": {"read_rate": 10.0, "read_burst": 20},
     # JW Player: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return
     # a 429" (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to
     # the end of that minute (block 0).
@@ -141,6 +146,7 @@ _KINDS: dict[str, object] = {
     "library_captions_processing": "bool",
     "link_ttl_s": "float",
     "prepare_s": "float",
+    "token_ttl_s": "float",
     "session_ttl_s": "float",
     "media_bytes": "int",
     "signing_secret": "optstr",
@@ -175,6 +181,7 @@ _NON_NEGATIVE = {
     "library_team_every",
     "link_ttl_s",
     "prepare_s",
+    "token_ttl_s",
     "session_ttl_s",
 }
 _AT_LEAST_ONE = {"burst", "read_burst", "media_bytes"}
@@ -294,6 +301,9 @@ class SimConfig:
     link_ttl_s: float = 0.0
     prepare_s: float = 2.0
     media_bytes: int = 4096  # the size of every file served (its HEAD and range GETs agree)
+    # ----- added with Brightcove: seconds an access token of the platform's OAuth API lives ("only valid for
+    # 5 mins": apis.support.brightcove.com, "Getting Access Tokens").
+    token_ttl_s: float = 300.0
     # ----- added with JW Player: the property's secret, and URL signing on: its Delivery API and files want signed
     # requests (JWT HS256, or exp and sig), made with this secret. None: signing off.
     signing_secret: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .apivideo import ApiVideo
+from .brightcove import Brightcove
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
 from .generic import Generic
@@ -14,6 +15,7 @@ from .vimeo import Vimeo
 from .wistia import Wistia
 
 PROFILES: dict[str, Profile] = {
-    p.name: p for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), JwPlayer(), Kaltura())
+    p.name: p
+    for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), JwPlayer(), Kaltura(), Brightcove())
 }
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

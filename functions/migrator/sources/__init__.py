@@ -40,6 +40,7 @@ from .base import (
     asset_id_of,
     parse_ref,
 )
+from .brightcove import BrightcoveSource
 from .cloudflare import CloudflareSource
 from .jwplayer import JwPlayerSource
 from .kaltura import KalturaSource
@@ -56,6 +57,7 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
     "apivideo": ApiVideoSource,
     "jwplayer": JwPlayerSource,
     "kaltura": KalturaSource,
+    "brightcove": BrightcoveSource,
 }
 
 __all__ = [
