@@ -67,6 +67,14 @@ ENV_CREDENTIALS = {
         "client_id": "BRIGHTCOVE_CLIENT_ID",
         "client_secret": "BRIGHTCOVE_CLIENT_SECRET",
     },
+    # The bucket, and the service account key file's JSON text (docs/sources.md, Google Cloud Storage).
+    "gcs": {"bucket": "GCS_BUCKET", "service_account_key": "GCS_SERVICE_ACCOUNT_KEY"},
+    # The az CLI's own names for the account and its key.
+    "azure": {
+        "account": "AZURE_STORAGE_ACCOUNT",
+        "account_key": "AZURE_STORAGE_KEY",
+        "container": "AZURE_STORAGE_CONTAINER",
+    },
 }
 PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
 

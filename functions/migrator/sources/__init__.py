@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from ..providers.facts import CredentialsError
 from ..settings import load, parse_base_urls
 from .apivideo import ApiVideoSource
+from .azure import AzureSource
 from .base import (
     PLATFORMS,
     Entry,
@@ -42,6 +43,7 @@ from .base import (
 )
 from .brightcove import BrightcoveSource
 from .cloudflare import CloudflareSource
+from .gcs import GcsSource
 from .jwplayer import JwPlayerSource
 from .kaltura import KalturaSource
 from .mux import MuxSource
@@ -58,6 +60,8 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
     "jwplayer": JwPlayerSource,
     "kaltura": KalturaSource,
     "brightcove": BrightcoveSource,
+    "gcs": GcsSource,
+    "azure": AzureSource,
 }
 
 __all__ = [

@@ -35,6 +35,9 @@ from ..trackfetch import MAX_TRACK_BYTES
 
 # Every platform a library can be listed from: the referenced ones and S3.
 PLATFORMS = (*SOURCE_PLATFORMS, "s3")
+# Object stores whose video id is a path (`gcs://bucket/object`, `azure://account/container/blob`): the whole
+# path after the scheme is the id, with its slashes as they are; such a reference names no caption track.
+PATH_REFS = frozenset({"gcs", "azure"})
 # A page of a source's library may be large (Cloudflare's 1,000 videos run past 1 MiB).
 LISTING_MAX_BODY_BYTES = 16 * 1024 * 1024
 # Patient mode (a listing): how often one request is tried again after a 429, a 5xx or no answer,
@@ -64,6 +67,8 @@ class SourceRef:
         return self.kind is not None
 
     def __str__(self) -> str:
+        if self.platform in PATH_REFS and self.kind is None:
+            return f"{self.platform}://{quote(self.video_id, safe='/')}"
         text = f"{self.platform}://{quote(self.video_id, safe='')}"
         if self.kind is not None:
             text += f"/{quote(self.kind, safe='')}/{quote(self.item or '', safe='')}"
@@ -80,6 +85,9 @@ def parse_ref(text: str) -> SourceRef | None:
     if platform not in SOURCE_PLATFORMS or not parts.netloc or parts.query or parts.fragment:
         return None
     video = unquote(parts.netloc)
+    if platform in PATH_REFS:
+        path = unquote(parts.path)
+        return SourceRef(platform, f"{video}{path}") if path.startswith("/") and len(path) > 1 else None
     segments = [unquote(s) for s in parts.path.split("/")[1:]] if parts.path not in ("", "/") else []
     if not segments:
         return SourceRef(platform, video)
@@ -130,6 +138,9 @@ class Page:
     # with why; the sweep carries them to the next one, which asks for each again (`Source.video`), since a
     # platform listed by creation time (Mux, Stream) would never list them again past the mark.
     pending: list[Unfetchable] = field(default_factory=list)
+    # Where a later delta sweep starts, for a platform whose changes are read from a cursor rather than by time
+    # (Dropbox's list_folder/continue): the sweep keeps the first a sweep is handed, with its mark.
+    delta: str | None = None
 
     def saw(self, when: float | None) -> None:
         if when is not None and (self.newest is None or when > self.newest):
