@@ -29,7 +29,18 @@ MIN_DYNAMO_MAGNITUDE = 1e-130
 # A source reference names a video on the platform it lives on (`vimeo://<video id>`): the
 # uploader turns it into a fresh download URL just before the create, so no link expires in
 # the queue (migrator.sources).
-SOURCE_PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove", "gcs", "azure")
+SOURCE_PLATFORMS = (
+    "vimeo",
+    "wistia",
+    "mux",
+    "cloudflare",
+    "apivideo",
+    "jwplayer",
+    "kaltura",
+    "brightcove",
+    "gcs",
+    "azure",
+)
 ALLOWED_SCHEMES = ("https", "http", "s3", *SOURCE_PLATFORMS)
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).
 RESERVED_PREFIX = "#"
