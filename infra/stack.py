@@ -15,6 +15,8 @@ Runs on the SAM tool environment; `infra/local-stack` arranges that.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
@@ -104,7 +106,21 @@ def build(log=print, root: Path = ROOT) -> Path:
     """`sam build` of the tree at `root` (this one; a previous release's, for an upgrade test) into its
     .aws-sam/build, unless what is there was built from the same inputs (a test run deploys many stacks
     from one build); returns the built template's path."""
-    build_dir = root / ".aws-sam" / "build"
+    with build_lock(root):
+        return _build_locked(root, root / ".aws-sam" / "build", log)
+
+
+@contextlib.contextmanager
+def build_lock(root: Path):
+    """One build (and the deploy that packages it) at a time per tree: a demo and a test run, or two test
+    runs, deploying from the same checkout would otherwise rewrite the build directory under each other."""
+    (root / ".aws-sam").mkdir(parents=True, exist_ok=True)
+    with open(root / ".aws-sam" / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _build_locked(root: Path, build_dir: Path, log) -> Path:
     stamp = build_dir / ".inputs-digest"
     wanted = build_inputs_digest(root)
     if stamp.exists() and stamp.read_text() == wanted and (build_dir / "template.yaml").exists():
@@ -150,7 +166,12 @@ def deploy(
 ) -> dict:
     """`sam build` then `sam deploy` of the tree at `root` (samconfig.toml's `local` environment on an
     emulator, `default` on AWS); write and return the stack's outputs."""
-    built = build(log, root)
+    with build_lock(root):  # held until the deploy has packaged what the build made
+        return _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root)
+
+
+def _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root) -> dict:
+    built = _build_locked(root, root / ".aws-sam" / "build", log)
     if endpoint:
         declared = template_parameters(root / "template.yaml")
         parameters = {**{k: v for k, v in local_defaults().items() if k in declared}, **parameters}
