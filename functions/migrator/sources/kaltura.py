@@ -73,6 +73,9 @@ FLAVORS_PROCESSING = "its flavors are still being made at Kaltura: asked for aga
 CAPTIONS_PROCESSING = "its caption {language} is still being made at Kaltura: asked for again at the next sweep"
 SERVE_WEBVTT = "/api_v3/service/caption_captionasset/action/serveWebVTT"
 NO_FLAVOR = "no flavor of it is ready at Kaltura (none READY, none being made)"
+# Categories and access control profiles are read once per this long by a source (a warm Lambda keeps its source):
+# a category made members-only during a migration narrows what is resolved after, within minutes.
+SETTINGS_TTL_S = 600.0
 URL_KS_TTL_S = 86_400.0  # the KS Kaltura puts in a download URL lives a day (getDownloadUrlWithExpiry(86400))
 
 
@@ -181,6 +184,7 @@ class KalturaSource(HttpSource):
         self.session = Session(self._post, self.clock)
         self._categories: dict[int, dict | None] = {}
         self._restricting: set[int] | None = None
+        self._settings_read_at = 0.0
 
     # --- calls ----------------------------------------------------------------------------------------------
 
@@ -383,6 +387,8 @@ class KalturaSource(HttpSource):
     def _read_categories(self, listed: Iterable[dict]) -> None:
         """The categories of these entries not read yet, read once each (`category.list` by `idIn`); None kept
         for one Kaltura does not answer (not visible to these credentials)."""
+        if self.clock() - self._settings_read_at > SETTINGS_TTL_S:
+            self._categories, self._restricting, self._settings_read_at = {}, None, self.clock()
         wanted: list[int] = []
         for entry in listed:
             wanted += [i for i in category_ids(entry) if i not in self._categories and i not in wanted]

@@ -135,7 +135,7 @@ class Credentials:
 def api_error(body: object) -> tuple[str, str, dict] | None:
     """(code, message, args) of an answer that is a KalturaAPIException, else None."""
     doc = mapping(body)
-    if doc.get("objectType") != "KalturaAPIException" and not ("code" in doc and "message" in doc and len(doc) <= 4):
+    if doc.get("objectType") != "KalturaAPIException":  # the serializer names every exception so
         return None
     return text(doc.get("code")) or "UNKNOWN", text(doc.get("message")) or "", mapping(doc.get("args"))
 
