@@ -1,0 +1,604 @@
+"""Bunny Stream (docs.bunny.net; the Stream API's OpenAPI file, as Bunny's own SDKs ship it: BunnyWay/
+bunny-stream-ios Sources/BunnyStreamAPI/openapi.yml; Bunny's importer, BunnyWay/cli packages/stream-import).
+
+- credentials: the video library's own API key as `AccessKey` ("The Stream API uses its own
+  authentication keys. Authenticating via the bunny.net account API key will not work",
+  docs.bunny.net/reference/api-overview); the secret holds JSON `{"library_id": "...", "api_key": "...",
+  "token_key": "..."}`, `token_key` (optional) the library's token authentication key (Stream > Security),
+  which verify signs with;
+- create: `POST /library/{id}/videos/fetch` `{url, title}`, `thumbnailTime` (ms) in the query from the
+  row's poster time; the answer is documented as a bare StatusModel `{success, message, statusCode}`
+  "but it also returns the GUID" (`id`, bunny-stream.ts), and may not. Nothing carries our reference at
+  the fetch, so its title carries our per-asset tag (`<title> [vm-<hash>]`) until the update below;
+- no idempotency key: a lost answer, a 5xx or an answer without the id is indeterminate ("a POST may
+  already have taken effect", rate-limit.ts), so the video is looked for by its tag before anything is
+  sent again: `GET /library/{id}/videos`, 1,000 a page ("the listing endpoints' documented ceiling"),
+  pages numbered and counted by `totalItems` (no `hasMoreItems`), newest first from `orderBy=date`
+  (the direction is not documented: a page read oldest first is walked from the end);
+- the update `POST /library/{id}/videos/{vid}` `{title, metaTags}` replaces `metaTags` whole ("Update
+  replaces the whole array", bunny-stream.ts), so it is read, merged and written; metaTags are public in
+  embeds: ours is `migration_ref` (the asset id) and, for a row that is public, `description` and
+  `keywords` as Bunny's importer writes them; never a source URL, a key or the row's custom fields;
+- poll: `GET /library/{id}/videos/{vid}`; `status` 0 Created, 1 Uploaded, 2 Processing, 3 Transcoding,
+  4 Finished, 5 Error, 6 UploadFailed, 7 JitSegmenting, 8 JitPlaylistsCreated (VideoModelStatus),
+  `length` whole seconds, `transcodingMessages` (level 3 = Error) say why one failed;
+- webhooks: `{VideoLibraryId, VideoGuid, Status}` only, with their own numbering (0 Queued, 1
+  Processing, 2 Encoding, 3 Finished, 4 Resolution finished: "the first request also signals that the
+  video is now playable", 5 Failed, 6-8 presigned uploads, 9 CaptionsGenerated, 10
+  TitleOrDescriptionGenerated: docs.bunny.net/docs/stream-webhook): 3 and 5 are prompts to read the
+  video back, never outcomes; signed v1: `X-BunnyStream-Signature`, lowercase hex HMAC-SHA256 of the raw
+  body keyed with the library's Read-Only API key, with `X-BunnyStream-Signature-Version: v1` and
+  `-Algorithm: hmac-sha256`; no timestamp is signed (the body's hash stands in for an event id);
+- privacy: none per video; a library's embed view token authentication and its pull zone's CDN token
+  authentication (docs.bunny.net/stream/security). A private or signed row is refused unless the stack
+  says its library is token-protected (BunnyTokenAuthentication), and a ready video's privacy is read
+  from the play data's `tokenAuthEnabled` (`GET .../videos/{vid}/play`, asked with an embed view token
+  `SHA256_HEX(key + video id + expires)` where the secret has the key), so an audit sees the truth;
+- signed playback (migrator verify): the HLS with a CDN directory token in the query (`token`,
+  `token_path` `/{vid}/`, `expires`; `HS256-` base64url HMAC-SHA256 of path + expires + the sorted
+  parameters: docs.bunny.net/cdn/security/token-authentication/advanced, BunnyWay/BunnyCDN.
+  TokenAuthentication), which every variant request carries too;
+- rate limits: no numbers documented; a 429 carries `Retry-After` (rate-limit.ts waits it out);
+- caption tracks: `POST .../videos/{vid}/captions/{srclang}` `{srclang, label, captionsFile}` with the
+  file base64 (CaptionModelAdd), one per language; a video lists its own in `captions`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import itertools
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ..fate import Outcome, OutcomeKind, excerpt
+from ..messages import Track
+from ..signatures import Scheme, SignatureError, sign, verify
+from ..states import State
+from ..tracks import TrackOutcome, TrackResult
+from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, json_event, listing_pages, lookup_failure, too_many_pages
+from .facts import (
+    AssetRef,
+    CredentialsError,
+    PlaybackKeys,
+    Poll,
+    RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
+    TrackList,
+    TrackUpload,
+    Video,
+    WebhookEvent,
+    body_event_id,
+    duration_of,
+    entries,
+    epoch_of,
+    mapping,
+    our_ref,
+    playback_of,
+    rejected_video,
+    text,
+    video_id,
+)
+from .fidelity import PUBLIC, SIGNED, details_of, not_carried, privacy_notes
+from .http import Answer, quote
+from .keys import asset_tag
+
+PAGE_SIZE = 1000  # "the listing endpoints' documented ceiling" (bunny-stream.ts)
+# A search that reads this many pages (100,000 videos) without reaching back to the claim stops: never NOT_FOUND.
+FIND_ABSOLUTE_MAX_PAGES = 100
+STATUS_WORDS = {
+    0: "created",
+    1: "uploaded",
+    2: "processing",
+    3: "transcoding",
+    4: "finished",
+    5: "error",
+    6: "upload failed",
+    7: "jit segmenting",
+    8: "jit playlists created",
+}
+FINISHED, FAILED = frozenset({4, 8}), frozenset({5, 6})
+HOOK_FINISHED, HOOK_PLAYABLE, HOOK_FAILED = 3, 4, 5  # the webhook's own numbering
+TRANSCODING_ERROR = 3  # Severity.Error
+OUR_REF = "migration_ref"
+DETAIL_TAGS = ("description", "keywords")  # what Bunny's importer stores a description and tags as
+THUMBNAIL_MAX_MS = 2**31 - 1  # `thumbnailTime` is an int32 of milliseconds
+EMBED = "https://iframe.mediadelivery.net/embed"  # docs.bunny.net/stream/token-authentication
+EMBED_TOKEN_TTL_S = 300  # "Tokens should be short-lived (1-5 minutes recommended)"
+MAX_TOKEN_TTL_S = 86_400
+UNPROTECTED = (
+    "bunny: a {privacy} row needs a token-protected library, and Bunny has no per-video privacy: this video would"
+    " play for anyone. Turn on the library's embed view token authentication and CDN token authentication"
+    " (Stream > Security), set the stack's BunnyTokenAuthentication to true, then retry the rejected assets"
+)
+_LIBRARY_ID = re.compile(r"^[0-9]{1,19}$")
+_OFFSET = re.compile(r"(Z|[+-][0-9]{2}:?[0-9]{2})$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    library_id: str
+    api_key: str
+    token_key: str | None = None  # the library's token authentication key: embed view and CDN tokens
+
+
+def credentials(raw: str | None) -> Credentials:
+    """The library id, its API key and its token key, from the secret's JSON (never echoed)."""
+    if raw is None:
+        raise CredentialsError("no Bunny credentials are configured (ProviderTokenSecretName)")
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise CredentialsError('the Bunny secret must be JSON {"library_id": ..., "api_key": ...}') from None
+    doc = doc if isinstance(doc, dict) else {}
+    library, key, token_key = str(doc.get("library_id", "")), doc.get("api_key"), doc.get("token_key")
+    if not _LIBRARY_ID.match(library):
+        raise CredentialsError('the Bunny secret needs "library_id" (the video library\'s number)')
+    if not isinstance(key, str) or not key:
+        raise CredentialsError('the Bunny secret needs "api_key" (the video library\'s API key)')
+    if token_key is not None and (not isinstance(token_key, str) or not token_key):
+        raise CredentialsError("the Bunny secret's \"token_key\" must be the library's token authentication key")
+    return Credentials(library, key, token_key)
+
+
+# --- tokens ------------------------------------------------------------------------------------------
+
+
+def embed_token(key: str, video: str, expires: int) -> str:
+    """The embed view token: `SHA256_HEX(token_security_key + video_id + expiration)`."""
+    return hashlib.sha256(f"{key}{video}{expires}".encode()).hexdigest()
+
+
+def cdn_token(key: str, signed_path: str, expires: int, params: Mapping[str, str]) -> str:
+    """Advanced CDN token: `HS256-` + base64url (no padding) of HMAC-SHA256 over the signed path, the
+    expiry and the parameters sorted as `k=v&k=v` (no user IP)."""
+    data = "&".join(f"{k}={v}" for k, v in sorted(params.items()))
+    digest = hmac.new(key.encode(), f"{signed_path}{expires}{data}".encode(), hashlib.sha256).digest()
+    return "HS256-" + base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def signed_hls(hls: str, video: str, key: str, expires: int) -> SignedPlayback | None:
+    """The HLS manifest with a directory token for `/{video}/` in its query, and that query for every later
+    request; None when the URL is not `<zone>/.../{video}/playlist.m3u8` over http(s)."""
+    parts = urllib.parse.urlsplit(hls)
+    if parts.scheme not in ("https", "http") or not parts.path.endswith(f"/{video}/playlist.m3u8"):
+        return None
+    directory = f"/{video}/"
+    token = cdn_token(key, directory, expires, {"token_path": directory})
+    query = (("token", token), ("token_path", directory), ("expires", str(expires)))
+    return SignedPlayback(urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query))), query)
+
+
+# --- readers -----------------------------------------------------------------------------------------
+
+
+def bunny_time(value: object) -> float | None:
+    """`dateUploaded`: ISO 8601, read as UTC when it carries no offset (Bunny's times are UTC)."""
+    if isinstance(value, str) and 19 <= len(value) <= 40 and not _OFFSET.search(value):
+        value += "+00:00"
+    return epoch_of(value)
+
+
+def meta_value(tags: object, prop: str) -> str | None:
+    found = [mapping(t).get("value") for t in entries(tags) if mapping(t).get("property") == prop]
+    return found[0] if found and isinstance(found[0], str) else None
+
+
+def title_tag(asset_id: str) -> str:
+    """What the fetch's title ends with until the update: the asset's tag, findable in a listing."""
+    return f" [{asset_tag(asset_id)}]"
+
+
+def is_ours(item: object, asset_id: str) -> bool:
+    """A listed video made for this asset: tagged with its reference, or still titled with its tag."""
+    title = text(mapping(item).get("title")) or ""
+    return meta_value(mapping(item).get("metaTags"), OUR_REF) == asset_id or title.endswith(title_tag(asset_id))
+
+
+def status_of(video: Mapping) -> int | None:
+    status = video.get("status")
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def failure_reason(video: Mapping) -> str:
+    generic = "Bunny could not fetch the source" if status_of(video) == 6 else "Bunny could not encode the video"
+    said = [
+        m["message"]
+        for m in map(mapping, entries(video.get("transcodingMessages")))
+        if m.get("level") == TRANSCODING_ERROR and isinstance(m.get("message"), str)
+    ]
+    return f"{generic}: {'; '.join(said)}" if said else generic
+
+
+def read_video(video: object) -> Video:
+    """A VideoModel (a GET, a list entry)."""
+    if not isinstance(video, dict):
+        return Video(None, status="not an object", known=False)
+    remote_id, ref = video_id(video.get("guid")), our_ref(meta_value(video.get("metaTags"), OUR_REF))
+    code, created_at = status_of(video), bunny_time(video.get("dateUploaded"))
+    word = STATUS_WORDS.get(code, "unknown") if code is not None else "unknown"
+    if code in FINISHED:
+        duration = duration_of(video.get("length"))
+        return Video(remote_id, ref, State.READY, word, duration_s=duration, created_at=created_at)
+    if code in FAILED:
+        return rejected_video(remote_id, ref, word, failure_reason(video), created_at=created_at)
+    return Video(remote_id, ref, None, word, known=word != "unknown", created_at=created_at)
+
+
+def read_play(play: object, video: Mapping, library: str) -> tuple[str | None, dict | None]:
+    """(privacy, playback) from the play data (VideoPlayDataModel): `tokenAuthEnabled`, the playlist,
+    thumbnail, preview and MP4 fallback URLs (their query, a token if any, left out), the embed URL."""
+    play = mapping(play)
+    protected = play.get("tokenAuthEnabled")
+    privacy = (SIGNED if protected else PUBLIC) if isinstance(protected, bool) else None
+    vid = video_id(video.get("guid"))
+    urls = {name: _bare(play.get(key)) for name, key in (("hls", "videoPlaylistUrl"), ("thumbnail", "thumbnailUrl"))}
+    urls["preview"] = _bare(play.get("previewUrl"))
+    if play.get("enableMP4Fallback") is True or video.get("hasMP4Fallback") is True:
+        urls["mp4"] = _bare(play.get("fallbackUrl"))
+    embed = f"{EMBED}/{library}/{vid}" if vid else None
+    policy = "public" if privacy == PUBLIC else "signed"  # public only when Bunny says so
+    info = playback_of(
+        policy=policy,
+        playback_id=vid,
+        embed=embed,
+        player=embed,
+        width=video.get("width"),
+        height=video.get("height"),
+        **urls,
+    )
+    return privacy, info
+
+
+def refusal(body: object, what: str) -> str | None:
+    """Why a 2xx StatusModel says `success: false` (Bunny's refusal with a 200), or None."""
+    said = mapping(body)
+    if said.get("success") is not False:
+        return None
+    return f"Bunny refused {what}: {excerpt(text(said.get('message')) or '', 200) or 'no reason given'}"
+
+
+def _bare(url: object) -> str | None:
+    return urllib.parse.urlsplit(url)._replace(query="").geturl() if isinstance(url, str) and len(url) < 4096 else None
+
+
+def _oldest_first(items: list) -> bool:
+    """Whether a page lists its videos oldest first (its first upload before its last)."""
+    times = [t for t in (bunny_time(mapping(i).get("dateUploaded")) for i in items) if t is not None]
+    return len(times) >= 2 and times[0] < times[-1]
+
+
+def _pages(body: object) -> tuple[list, int | None, int | None]:
+    """A list page's `items`, `totalItems` and `itemsPerPage`."""
+    body = mapping(body)
+    total, per = body.get("totalItems"), body.get("itemsPerPage")
+    total = total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None
+    per = per if isinstance(per, int) and not isinstance(per, bool) and per > 0 else None
+    return entries(body.get("items")), total, per
+
+
+class BunnyProvider(Provider):
+    name = "bunny"
+    default_base_url = "https://video.bunnycdn.com"
+    rate_limit_window_s = None  # no limit is documented, so no stated limit is read as a rate
+    duplicate_window = (
+        "none found: the fetch takes no idempotency key and its answer may not name the video, so before any "
+        "second fetch the uploader lists the library for the asset's tag (its title until tagged, then "
+        "metaTags.migration_ref); a video Bunny does not list yet is the window"
+    )
+    # Queued, Processing, Encoding, a Resolution finished per rendition (4 on a 1080p ladder), Finished.
+    events_per_asset = 8
+    webhook_scheme = Scheme.BUNNY
+
+    def _creds(self) -> Credentials:
+        return credentials(self.secret())
+
+    def _library(self) -> str:
+        return f"/library/{self._creds().library_id}"
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"AccessKey": self._creds().api_key}
+
+    def check(self) -> Answer:
+        return self.http.send("GET", f"{self._library()}/videos", params={"page": "1", "itemsPerPage": "1"})
+
+    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
+        body = json.dumps({"VideoLibraryId": 0, "VideoGuid": "doctor", "Status": 0}).encode()
+        return body, sign(Scheme.BUNNY, body, secret, now)
+
+    def _token_protected(self) -> bool:
+        """What the stack says of its library (BunnyTokenAuthentication): token authentication on."""
+        return self.create_defaults.options.get(self.name, {}).get("tokenAuthentication") is True
+
+    # --- the create ---------------------------------------------------------------------------------
+
+    def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
+        # Fields: FetchVideoRequest {url, headers, title}; the query's thumbnailTime (ms) and collectionId.
+        details, notes = details_of(asset), []
+        body = {"url": source_url, "title": (asset.title or asset.asset_id) + title_tag(asset.asset_id)}
+        signed = self.playback(asset) == SIGNED
+        if signed:
+            notes += not_carried(details, self.name, ("description", "tags"), "metaTags are public in Bunny's embeds")
+        elif self._token_protected():
+            notes.append("privacy: the library is token-protected, so this public row plays only with a token")
+        notes += privacy_notes(details.privacy, self.name)
+        notes += not_carried(details, self.name, ("metadata",), "metaTags are public in Bunny's embeds")
+        notes += not_carried(details, self.name, ("created_at", "folder"))
+        if details.poster_time_s is not None and details.poster_time_s * 1000 > THUMBNAIL_MAX_MS:
+            notes.append("poster_time_s: past thumbnailTime's range, the thumbnail left to Bunny")
+        notes += self.create_options(asset)[1]
+        return body, notes
+
+    def _fetch_query(self, asset: AssetRef) -> dict[str, str]:
+        poster = details_of(asset).poster_time_s
+        ms = round(poster * 1000) if poster is not None and poster >= 0 else None
+        return {"thumbnailTime": str(ms)} if ms is not None and ms <= THUMBNAIL_MAX_MS else {}
+
+    def _our_tags(self, asset: AssetRef) -> list[dict]:
+        details, tags = details_of(asset), [{"property": OUR_REF, "value": asset.asset_id}]
+        if self.playback(asset) == PUBLIC:  # a private row's words never go where an embed shows them
+            if details.description:
+                tags.append({"property": "description", "value": details.description})
+            if details.tags:
+                tags.append({"property": "keywords", "value": ", ".join(details.tags)})
+        return tags
+
+    def create(self, asset: AssetRef, source_url: str) -> Outcome:
+        body, notes = self._create_body(asset, source_url)
+        if self.playback(asset) == SIGNED and not self._token_protected():
+            privacy = details_of(asset).privacy or "default-signed (DefaultPlayback)"
+            return Outcome(OutcomeKind.REJECTED, error=UNPROTECTED.format(privacy=privacy), notes=tuple(notes))
+        path = f"{self._library()}/videos/fetch"
+        answer = self._send("POST", path, json_body=body, params=self._fetch_query(asset))
+        outcome = self._fetched(answer)
+        if outcome is None:  # indeterminate: the video may exist; it is looked for before anything is sent again
+            found = self._search(asset.asset_id, self.clock())
+            if not isinstance(found, dict):
+                why = answer.error if isinstance(answer, Outcome) else f"HTTP {answer.status} naming no video"
+                error = f"{why}: the fetch may have happened, and its video is looked for by its tag first"
+                return Outcome(OutcomeKind.TRANSIENT, error=error, notes=tuple(notes))
+            outcome = Outcome(OutcomeKind.CREATED, remote_id=video_id(found.get("guid")))
+        if outcome.kind is OutcomeKind.CREATED:
+            self._tag(outcome.remote_id, asset.title or asset.asset_id, self._our_tags(asset))
+        return replace(outcome, notes=tuple(notes))
+
+    def _fetched(self, answer: Answer | Outcome) -> Outcome | None:
+        """A fetch's answer: CREATED with the id it names, a refusal or a 429 (never taken effect), or None when
+        it says nothing certain (no answer, a 5xx, a 2xx naming no video)."""
+        if isinstance(answer, Outcome) or answer.status >= 500:
+            return None
+        if not 200 <= answer.status < 300:
+            return self._failure(answer)
+        said, refused = mapping(answer.body), refusal(answer.body, "the fetch")
+        if refused:
+            return Outcome(OutcomeKind.REJECTED, error=refused)
+        remote_id = video_id(said.get("id")) or video_id(said.get("guid"))
+        return self._created(answer, remote_id) if remote_id else None
+
+    def _tag(self, remote_id: str, title: str, ours: list[dict]) -> bool:
+        """Our title and metaTags on the video, read, merged and written (an update replaces metaTags whole):
+        every tag already there is kept but those we write. False when it could not be done now."""
+        path = f"{self._library()}/videos/{quote(remote_id)}"
+        read = self._send("GET", path)
+        if isinstance(read, Outcome) or read.status != 200 or not isinstance(read.body, dict):
+            return False
+        names = {t["property"] for t in ours}
+        kept = [t for t in map(mapping, entries(read.body.get("metaTags"))) if t.get("property") not in names]
+        wrote = self._send("POST", path, json_body={"title": title, "metaTags": kept + ours})
+        return (
+            isinstance(wrote, Answer) and 200 <= wrote.status < 300 and mapping(wrote.body).get("success") is not False
+        )
+
+    # --- finding an earlier create ----------------------------------------------------------------
+
+    def find(self, asset_id: str, created_after: float | None) -> Outcome:
+        """Our asset's video among those made since `created_after` (less FIND_MARGIN_S): CREATED (one still
+        titled with its tag is tagged now, as Bunny's importer does), NOT_FOUND when the listing reached back
+        that far or ended, TRANSIENT when it could not; a failed video never counts."""
+        found = self._search(asset_id, created_after)
+        if not isinstance(found, dict):
+            return found
+        remote_id = video_id(found.get("guid"))
+        if meta_value(found.get("metaTags"), OUR_REF) != asset_id:
+            title = (text(found.get("title")) or "").removesuffix(title_tag(asset_id)) or asset_id
+            self._tag(remote_id, title, [{"property": OUR_REF, "value": asset_id}])
+        return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
+
+    def _search(self, asset_id: str, created_after: float | None) -> dict | Outcome:
+        """The listed video made for the asset that has not failed, or the lookup's answer: NOT_FOUND once the
+        pages reach back before `created_after` (less FIND_MARGIN_S) or the listing ends, TRANSIENT when they
+        could not (too many pages; with no `created_after`, FIND_MAX_PAGES pages and then NOT_FOUND)."""
+        bound = created_after - FIND_MARGIN_S if created_after is not None else None
+        if created_after is None:
+            cap, at_cap = FIND_MAX_PAGES, Outcome(OutcomeKind.NOT_FOUND)
+        else:
+            too_long = f"lookup window too long: {FIND_ABSOLUTE_MAX_PAGES} pages did not reach back to the claim"
+            cap, at_cap = FIND_ABSOLUTE_MAX_PAGES, Outcome(OutcomeKind.TRANSIENT, error=too_long)
+        for page in self._newest_first(cap, at_cap):
+            if isinstance(page, Outcome):
+                return page
+            for item in page:
+                if is_ours(item, asset_id) and video_id(mapping(item).get("guid")) and status_of(item) not in FAILED:
+                    return item
+            times = [t for t in (bunny_time(mapping(i).get("dateUploaded")) for i in page) if t is not None]
+            if bound is not None and times and min(times) < bound:
+                break
+        return Outcome(OutcomeKind.NOT_FOUND)
+
+    def _newest_first(self, cap: int, at_cap: Outcome) -> Iterator[list | Outcome]:
+        """Pages of the library newest first: numbered pages from 1, or from the last one backwards when the
+        listing turns out to be oldest first (its direction is not documented). The listing's end stops
+        it; a page that fails, or reading `cap` pages, ends it with an Outcome."""
+        first = self._page(1)
+        if isinstance(first, Outcome):
+            yield first
+            return
+        items, total, per = first
+        pages = -(-total // per) if total is not None and per else None
+        backwards = bool(pages and pages > 1 and _oldest_first(items))
+        numbers: Iterable[int] = range(pages, 0, -1) if backwards and pages else itertools.count(1)
+        for read, number in enumerate(numbers, start=1):
+            if read > cap:
+                yield at_cap
+                return
+            page = first if number == 1 else self._page(number)
+            if isinstance(page, Outcome):
+                yield page
+                return
+            items = page[0]
+            if not items:
+                return
+            yield items
+            if backwards:
+                last = number == 1
+            else:
+                last = number >= pages if pages is not None else len(items) < (per or PAGE_SIZE)
+            if last:
+                return
+
+    def _page(self, number: int) -> tuple[list, int | None, int | None] | Outcome:
+        params = {"page": str(number), "itemsPerPage": str(PAGE_SIZE), "orderBy": "date"}
+        answer = self._send("GET", f"{self._library()}/videos", params=params)
+        if isinstance(answer, Outcome):
+            return Outcome(answer.kind, error=f"lookup {answer.error}")
+        if not 200 <= answer.status < 300:
+            return lookup_failure(self._failure(answer))
+        if not isinstance(mapping(answer.body).get("items"), list):
+            return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without an items list")
+        return _pages(answer.body)
+
+    # --- reconcile and the webhook -------------------------------------------------------------
+
+    def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
+        """One read of the video; once finished, its play data too (privacy and playback). A video still
+        titled with its tag when the asset is known (reconcile) is tagged now."""
+        answer = self._send("GET", f"{self._library()}/videos/{quote(remote_id)}")
+        if isinstance(answer, Outcome):
+            return Poll(0)
+        if answer.status != 200:
+            return Poll(answer.status, retry_after=self.rate_signal(answer.headers).retry_after)
+        raw = mapping(answer.body)
+        video = read_video(raw)
+        if asset_id and (text(raw.get("title")) or "").endswith(title_tag(asset_id)):
+            title = (text(raw.get("title")) or "").removesuffix(title_tag(asset_id)) or asset_id
+            if self._tag(remote_id, title, [{"property": OUR_REF, "value": asset_id}]):
+                video = replace(video, ref=asset_id)
+        if video.target is State.READY:
+            privacy, playback = self._play(raw)
+            video = replace(video, privacy=privacy, playback=playback)
+        return Poll(200, video)
+
+    def _play(self, video: Mapping) -> tuple[str | None, dict | None]:
+        """The play data of a finished video, asked with an embed view token where the secret has the key;
+        refused (401/403) means the library is token-protected."""
+        vid, creds = video_id(video.get("guid")), self._creds()
+        params: dict[str, str] = {}
+        if creds.token_key and vid:
+            expires = int(self.clock()) + EMBED_TOKEN_TTL_S
+            params = {"token": embed_token(creds.token_key, vid, expires), "expires": str(expires)}
+        answer = self._send("GET", f"{self._library()}/videos/{quote(vid or '')}/play", params=params)
+        if isinstance(answer, Outcome) or answer.status not in (200, 401, 403):
+            return None, read_play({}, video, creds.library_id)[1]  # unknown privacy: recorded as signed
+        if answer.status != 200:
+            return SIGNED, read_play({"tokenAuthEnabled": True}, video, creds.library_id)[1]
+        return read_play(answer.body, video, creds.library_id)
+
+    def read_webhook(
+        self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
+    ) -> WebhookEvent:
+        verify(Scheme.BUNNY, body, headers, secrets, now, tolerance_s)
+        lowered = {str(k).lower(): v for k, v in headers.items() if isinstance(v, str)}
+        if lowered.get("x-bunnystream-signature-version", "v1").strip() != "v1":
+            raise SignatureError("unsupported signature version")
+        if lowered.get("x-bunnystream-signature-algorithm", "hmac-sha256").strip().lower() != "hmac-sha256":
+            raise SignatureError("unsupported signature algorithm")
+        event, event_id = json_event(body), body_event_id(body)
+        remote_id, status = video_id(event.get("VideoGuid")), event.get("Status")
+        try:
+            ours = self._creds().library_id
+        except CredentialsError:  # the receiver has no credentials to compare with: the confirming read decides
+            ours = None
+        if ours is not None and str(event.get("VideoLibraryId")) != ours:
+            return WebhookEvent(event_id, None, None, note="not an outcome: another library's event")
+        if status in (HOOK_FINISHED, HOOK_FAILED) and not isinstance(status, bool) and remote_id:
+            word = "finished" if status == HOOK_FINISHED else "failed"
+            return WebhookEvent(event_id, None, remote_id, confirm=True, note=f"status {status} {word} (reading it)")
+        why = "playable, not finished" if status == HOOK_PLAYABLE else f"status {excerpt(str(status), 20)}"
+        return WebhookEvent(event_id, None, remote_id, note=f"not an outcome: {why}")
+
+    # --- the audit ------------------------------------------------------------------------------
+
+    def videos(self) -> Iterator[Video]:
+        """Every page, 1,000 at a time, until a page comes back empty or `totalItems` is reached. Privacy is
+        the library's: read once, from the first finished video's play data."""
+        privacy: list[str | None] = []
+        for number in listing_pages():
+            params = {"page": str(number), "itemsPerPage": str(PAGE_SIZE), "orderBy": "date"}
+            body, items = self._library_page(f"{self._library()}/videos", params, "items")
+            for item in items:
+                video = read_video(item)
+                if video.target is State.READY and not privacy:
+                    privacy.append(self._play(mapping(item))[0])
+                yield replace(video, privacy=privacy[0] if privacy else None)
+            _, total, per = _pages(body)
+            if not items or (total is not None and number * (per or len(items)) >= total):
+                return
+        raise too_many_pages()
+
+    # --- migrator verify ------------------------------------------------------------------------
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
+        """The recorded HLS with a CDN directory token this stack signs with the library's token key."""
+        vid, hls = video_id(playback.get("playback_id")), text(playback.get("hls"))
+        if vid is None or hls is None:
+            raise SigningUnavailable("no Bunny video id and HLS URL recorded for it")
+        try:
+            key = self._creds().token_key
+        except CredentialsError as exc:
+            raise SigningUnavailable(str(exc)) from None
+        if not key:
+            raise SigningUnavailable(
+                'the Bunny secret has no "token_key" (the library\'s token authentication key, Stream > Security);'
+                " an embed view token signs the player only, not the HLS"
+            )
+        expires = int(self.clock() + min(max(ttl_s, 60.0), MAX_TOKEN_TTL_S))
+        signed = signed_hls(hls, vid, key, expires)
+        if signed is None:
+            raise SigningUnavailable("the HLS URL recorded is not Bunny's <zone>/<video>/playlist.m3u8")
+        return signed
+
+    # --- caption tracks ----------------------------------------------------------------------
+
+    takes_tracks = True
+    one_track_per_language = True  # the path names the language: one file each
+
+    def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
+        answer = self._track_send("GET", f"{self._library()}/videos/{quote(remote_id)}")
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status != 200:
+            return self._track_list_failure(answer)
+        video = mapping(answer.body)
+        if status_of(video) in FAILED:
+            return TrackList(video_gone=f"the video failed at Bunny ({failure_reason(video)})")
+        listed = [mapping(c) for c in entries(video.get("captions"))]
+        return TrackList(tuple(RemoteTrack(text(c.get("srclang")), remote_id=text(c.get("srclang"))) for c in listed))
+
+    def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        content, _, _ = upload.caption.for_upload(self.track_needs_webvtt)
+        body = {"srclang": track.language, "label": label, "captionsFile": base64.b64encode(content).decode("ascii")}
+        path = f"{self._library()}/videos/{quote(remote_id)}/captions/{quote(track.language)}"
+        answer = self._track_send("POST", path, json_body=body)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if not 200 <= answer.status < 300:
+            return self._track_failure(answer)
+        refused = refusal(answer.body, "the caption")
+        if refused:
+            return TrackOutcome(TrackResult.REFUSED, error=f"provider: {refused}")
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=track.language)
