@@ -24,6 +24,10 @@ TOOLS = {
     "ministack": ["ministack==1.5.33", "aws-sam-translator==1.115.0"],
     "sam": ["aws-sam-cli==1.170.0", "cfn-lint==1.58.0"],
 }
+# Node tools, pinned, each installed by npm under .local/node/<name> (Node.js and npm from the machine).
+# Azurite runs on Node 20 here although 3.37's package.json asks for 22 (npm only warns): checked 2026-12-02.
+NODE_TOOLS = {"azurite": "azurite@3.37.0"}
+NODE_DIR = ROOT / ".local" / "node"
 
 
 class ToolchainError(RuntimeError):
@@ -80,3 +84,22 @@ def tool(name: str, executable: str) -> str:
 
 def python312_bin_dir() -> str:
     return str(Path(find_python312()).parent)
+
+
+def node_tool(name: str, executable: str) -> str:
+    """The Node tool `name`'s `executable`, installed with npm on first use (pinned: NODE_TOOLS)."""
+    target = NODE_DIR / name
+    marker = target / ".installed"
+    wanted = NODE_TOOLS[name]
+    if not (marker.exists() and marker.read_text() == wanted):
+        npm = shutil.which("npm")
+        if npm is None:
+            raise ToolchainError(f"npm not found: {name} needs Node.js and npm (e.g. apt-get install nodejs npm)")
+        print(f"[toolchain] installing {wanted} in {target.relative_to(ROOT)}", flush=True)
+        target.mkdir(parents=True, exist_ok=True)
+        command = [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error", wanted]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise ToolchainError(f"installing {wanted} failed:\n{result.stderr[-3000:]}")
+        marker.write_text(wanted)
+    return str(target / "node_modules" / ".bin" / executable)

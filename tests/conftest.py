@@ -87,5 +87,24 @@ def sim():
         simulator.stop()
 
 
+@pytest.fixture(scope="session")
+def azurite():
+    """Azurite's blob service (infra/storage_emulators.py) on 127.0.0.1 and a free port, for the session."""
+    from infra.storage_emulators import Azurite
+
+    with Azurite() as emulator:
+        yield emulator
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator():
+    """fake-gcs-server and a stand-in for Google's token endpoint (infra/storage_emulators.py), for the session."""
+    from infra.storage_emulators import GcsEmulator
+
+    emulator = GcsEmulator().start()
+    yield emulator
+    emulator.stop()
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"

@@ -50,8 +50,8 @@ from urllib.parse import quote, urlencode, urlsplit
 from xml.etree import ElementTree
 
 from ..providers.facts import CredentialsError
-from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, gone
-from .objects import SKIP, object_row, object_unfetchable, sort_object
+from .base import HttpSource, Page, Resolution, SourceError, SourceRef, gone
+from .objects import listed, object_row, object_unfetchable, settings_of, sort_object
 
 SAS_VERSION = "2025-11-05"
 PAGE_SIZE = 5000
@@ -191,16 +191,7 @@ class AzureSource(HttpSource):
         return {"x-ms-version": SAS_VERSION}  # the SAS in each request's query authorises it
 
     def settings(self) -> AzureCredentials:
-        try:
-            creds = self.credentials()
-        except CredentialsError as exc:
-            raise SourceDenied(str(exc)) from None
-        if not creds:
-            raise SourceDenied("no azure credentials are configured (the source credentials secret)")
-        try:
-            return AzureCredentials.parse(creds)
-        except CredentialsError as exc:
-            raise SourceDenied(str(exc)) from None
+        return settings_of(self, AzureCredentials.parse)
 
     def endpoint(self, creds: AzureCredentials) -> str:
         """The account's blob endpoint (an emulator's when the base URL is overridden: Azurite's path-style)."""
@@ -244,13 +235,8 @@ class AzureSource(HttpSource):
 
     def _take(self, page: Page, creds: AzureCredentials, blob: Mapping, since: float | None) -> None:
         name, props = blob["name"], blob["properties"]
-        if not name or sort_object(name, props.get("Content-Type")) == SKIP:
-            page.skipped += 1
+        if not listed(page, name, props.get("Content-Type"), http_epoch(props.get("Last-Modified")), since):
             return
-        modified = http_epoch(props.get("Last-Modified"))
-        if since is not None and modified is not None and modified < since:
-            return
-        page.saw(modified)
         path = f"{creds.account}/{creds.container}/{name}"
         ref = self.ref(path)
         problem = blob_problem(blob)

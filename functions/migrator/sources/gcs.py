@@ -53,7 +53,7 @@ from ..playback_tokens import SigningKey, SigningKeyError, rs256_jwt
 from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
 from ..providers.http import HttpTransport, TransportError
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, SourceThrottled, gone
-from .objects import SKIP, object_row, object_unfetchable, sort_object
+from .objects import listed, object_row, object_unfetchable, settings_of, sort_object
 
 PAGE_SIZE = 1000
 SEVEN_DAYS_S = 7 * 24 * 3600
@@ -162,16 +162,7 @@ class GcsSource(HttpSource):
         self._lock = threading.Lock()
 
     def settings(self) -> GcsCredentials:
-        try:
-            creds = self.credentials()
-        except CredentialsError as exc:
-            raise SourceDenied(str(exc)) from None
-        if not creds:
-            raise SourceDenied("no gcs credentials are configured (the source credentials secret)")
-        try:
-            return GcsCredentials.parse(creds)
-        except CredentialsError as exc:
-            raise SourceDenied(str(exc)) from None
+        return settings_of(self, GcsCredentials.parse)
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._access_token(GcsCredentials.parse(creds))}"}
@@ -222,15 +213,8 @@ class GcsSource(HttpSource):
         return page
 
     def _take(self, page: Page, creds: GcsCredentials, item: Mapping, since: float | None) -> None:
-        name = text(item.get("name"))
-        if not name or sort_object(name, item.get("contentType")) == SKIP:
-            page.skipped += 1
-            return
-        updated = epoch_of(item.get("updated"))
-        if since is not None and updated is not None and updated < since:
-            return
-        page.saw(updated)
-        page.entries.append(self.entry_of(creds, item))
+        if listed(page, text(item.get("name")), item.get("contentType"), epoch_of(item.get("updated")), since):
+            page.entries.append(self.entry_of(creds, item))
 
     def entry_of(self, creds: GcsCredentials, item: Mapping):
         name = text(item.get("name")) or ""

@@ -18,15 +18,28 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..messages import MAX_TITLE_LENGTH
-from .base import Entry, Unfetchable
+from ..providers.facts import CredentialsError
+from .base import Entry, HttpSource, Page, SourceDenied, Unfetchable
 from .rows import make_row
 from .s3 import is_video_key
 
 SKIP = "skip"  # sort_object: no video at all
 GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+
+
+def settings_of[T](source: HttpSource, parse: Callable[[Mapping], T]) -> T:
+    """The store's settings from `source.credentials()` (read per request); SourceDenied, naming no value, when they
+    are missing or malformed."""
+    try:
+        creds = source.credentials()
+        if not creds:
+            raise CredentialsError(f"no {source.platform} credentials are configured (the source credentials secret)")
+        return parse(creds)
+    except CredentialsError as exc:
+        raise SourceDenied(str(exc)) from None
 
 
 def object_asset_id(platform: str, path: str) -> str:
@@ -52,6 +65,18 @@ def sort_object(name: str, content_type: object) -> str | None:
             " Content-Type to the video's (video/mp4, video/quicktime, ...), then list again"
         )
     return SKIP
+
+
+def listed(page: Page, name: str | None, content_type: object, modified: float | None, since: float | None) -> bool:
+    """Whether a listed object goes on to its entry: not when it is no video (counted as skipped) or has not
+    changed since a delta sweep's mark; the newest change is noted on `page` either way it goes on."""
+    if not name or sort_object(name, content_type) == SKIP:
+        page.skipped += 1
+        return False
+    if since is not None and modified is not None and modified < since:
+        return False
+    page.saw(modified)
+    return True
 
 
 def user_field(metadata: Mapping, *names: str) -> str | None:
