@@ -22,6 +22,8 @@ class Account:
     sim: dict = field(default_factory=dict)  # the simulator's config fields for the same credentials
     webhook_secret: str = ""  # what the stack verifies and the simulator signs with
     webhook_scheme: str = "seed"  # the generic provider's scheme (the simulator's webhook_scheme)
+    # Template parameters a stack against this account needs (Bunny: its library is token-protected).
+    stack: dict = field(default_factory=dict)
 
     @property
     def webhook_secret_json(self) -> str:
@@ -29,7 +31,7 @@ class Account:
 
 
 def account(provider: str, webhook_scheme: str = "standard") -> Account:
-    """A fresh made-up account for `provider` (generic, mux, cloudflare, apivideo)."""
+    """A fresh made-up account for `provider` (generic, mux, cloudflare, apivideo, bunny)."""
     token = secrets.token_urlsafe(24)
     if provider == "generic":
         if webhook_scheme == "standard":
@@ -52,6 +54,12 @@ def account(provider: str, webhook_scheme: str = "standard") -> Account:
         return Account(provider, json.dumps(creds), sim, secrets.token_urlsafe(32))
     if provider == "apivideo":
         return Account(provider, json.dumps({"api_key": token}), {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
+    if provider == "bunny":  # one video library: its id, its API key, its token authentication key (on)
+        library, token_key = str(100_000 + secrets.randbelow(900_000)), secrets.token_hex(16)
+        creds = json.dumps({"library_id": library, "api_key": token, "token_key": token_key})
+        sim = {"account_id": library, "api_key": token, "token_secret": token_key}
+        read_only_key = secrets.token_hex(18)  # what Bunny signs its webhooks with
+        return Account(provider, creds, sim, read_only_key, stack={"BunnyTokenAuthentication": "true"})
     raise ValueError(f"unknown provider {provider!r}")
 
 

@@ -1,6 +1,6 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
-    infra/demo [--provider generic|mux|cloudflare|apivideo] [--assets 500] [--provider-rate 20] [--keep]
+    infra/demo [--provider generic|mux|cloudflare|apivideo|bunny] [--assets 500] [--provider-rate 20] [--keep]
     infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|kaltura --provider mux   (any pair)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer"],
+        choices=["generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer"],
         default="generic",
         help="the provider to migrate to; the simulator speaks its API (default generic)",
     )

@@ -135,6 +135,7 @@ class LocalRun:
             "Provider": self.provider,
             "ProviderTokenSecretName": token_name,
             "WebhookSecretName": webhook_name,
+            **acct.stack,
             **self.params,
         }
         sim_args = ["--profile", self.provider, *self.sim_args]

@@ -31,7 +31,7 @@ from migrator.sources import HTTP_SOURCES  # each platform's documented read rat
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
 
-PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "jwplayer")
+PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer")
 # Creates a second each provider documents (what paces a migration), and where it says so.
 DOCUMENTED_RATES = {
     "mux": (
@@ -44,6 +44,7 @@ DOCUMENTED_RATES = {
         " (developers.cloudflare.com/fundamentals/api/reference/limits)",
     ),
     "apivideo": (100 / 60, "100 uploads a minute in production (docs.api.video/reference/limits)"),
+    # Bunny Stream documents no rate (a 429 with Retry-After): the plan asks for --rate.
     "jwplayer": (
         JwPlayerProvider.create_rate_per_s,
         "60 requests a minute per API token, creates, lookups and polls together"

@@ -44,6 +44,8 @@ class Option:
     env: str
     check: Callable[[object], str | None]
     parse: Callable[[str], object]
+    # A setting of the provider's account the stack declares, which no row may set (Bunny's library security).
+    stack_only: bool = False
 
 
 def _one_of(values: tuple[str, ...]) -> Callable[[object], str | None]:
@@ -115,6 +117,9 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("mp4Support", "APIVIDEO_MP4_SUPPORT", _boolean, _text_bool),
         Option("playerId", "APIVIDEO_PLAYER_ID", _player_id, _text),
     ),
+    # Bunny Stream: whether the stack's video library has token authentication on (embed view and CDN:
+    # docs.bunny.net/stream/security), the operator's word for a library setting the video API cannot read.
+    "bunny": (Option("tokenAuthentication", "BUNNY_TOKEN_AUTHENTICATION", _boolean, _text_bool, stack_only=True),),
 }
 
 
@@ -148,7 +153,7 @@ def row_problems(provider: str, options: Mapping[str, object]) -> list[str]:
         return []
     if not isinstance(section, dict):
         return [f"options.{provider} must be an object"]
-    known = {option.name: option for option in OPTIONS.get(provider, ())}
+    known = {option.name: option for option in OPTIONS.get(provider, ()) if not option.stack_only}
     problems = []
     for key, value in section.items():
         option = known.get(key)
@@ -174,7 +179,7 @@ def chosen_options(
         return chosen, []
     if not isinstance(section, dict):
         return chosen, [f"options.{provider}: not an object (ignored)"]
-    known = {option.name: option for option in OPTIONS.get(provider, ())}
+    known = {option.name: option for option in OPTIONS.get(provider, ()) if not option.stack_only}
     notes = []
     for key, value in section.items():
         option = known.get(key)

@@ -36,6 +36,7 @@ class Scheme(StrEnum):
     MUX = "mux"  # Mux-Signature: t=<unix>,v1=<hex HMAC of "<t>.<body>">
     CLOUDFLARE = "cloudflare"  # Webhook-Signature: time=<unix>,sig1=<hex HMAC of "<time>.<body>">
     APIVIDEO = "apivideo"  # X-Api-Video-Signature: hex HMAC of the body (no timestamp)
+    BUNNY = "bunny"  # X-BunnyStream-Signature: hex HMAC of the body, the library's Read-Only API key (v1)
 
 
 # The timestamped hex schemes: (header, timestamp key, signature key).
@@ -44,7 +45,11 @@ _TIMESTAMPED = {
     Scheme.CLOUDFLARE: ("webhook-signature", "time", "sig1"),
 }
 # The body-only hex schemes: the header that carries the signature.
-_BODY_ONLY = {Scheme.SEED: SEED_SIGNATURE_HEADER, Scheme.APIVIDEO: "x-api-video-signature"}
+_BODY_ONLY = {
+    Scheme.SEED: SEED_SIGNATURE_HEADER,
+    Scheme.APIVIDEO: "x-api-video-signature",
+    Scheme.BUNNY: "x-bunnystream-signature",
+}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "jwpl
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
+PROFILES = (*PROFILES, "bunny")  # Bunny Stream, a target (infra/sim/bunny.py)
 DEFAULT_PORT = 8790
 
 # The limits a knob left None (the default) takes: these, unless the profile documents its own below.
@@ -44,6 +45,9 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     # The 20/s create bucket is the simulator's own (what the benchmarks call the true limit), not Cloudflare's.
     "cloudflare": {"budget_quota": 1200, "budget_window_s": 300.0, "budget_block_s": 300.0, "max_in_flight": 120},
     "apivideo": {},
+    # Bunny Stream publishes no numbers ("Bunny rate limit hit" is a 429 with Retry-After, BunnyWay/cli
+    # rate-limit.ts): the simulator's defaults stand.
+    "bunny": {},
     # Sources only. Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s
     # in bursts of 20 is our choice. Its limit is "the maximum number of requests that can be made per minute",
     # and past it a user is "temporarily prevented from making requests for up to a minute"

@@ -62,6 +62,8 @@ class Pipeline:
             reply = self._read(cfg, profile, call, op, entry)
         elif op in _TRACK_OPS:
             reply = self._track(cfg, profile, call, op, request.body, entry)
+        elif op.startswith("video_"):
+            reply = self._video_op(cfg, profile, call, op, request.body, entry)
         else:
             reply = self._account(cfg, profile, call, request.body)
         self._gate.add_rate_headers(cfg, profile, op, reply)
@@ -119,6 +121,19 @@ class Pipeline:
             generation = s.generation
         self._processing.ingest_later(video.id, held, generation, cfg.track_max_bytes)
         return reply
+
+    def _video_op(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes, entry: dict) -> Reply:
+        """An operation on one video that the profile answers in full (an op named "video_...": Bunny's update
+        and play data), with the request's configuration, under the state lock."""
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        body, parse_error = parse_json(raw) if raw else (None, None)
+        s = self._state
+        with s.lock:
+            video = s.store.videos.get(call.params.get("id", ""))
+            entry["ref"] = video.ref if video else None
+            return profile.video_op(cfg, op, video, call, body, parse_error, time.monotonic())
 
     def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
         """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""

@@ -297,6 +297,13 @@ class Profile:
         """A separate status resource (api.video only; others route no "status" op)."""
         raise NotImplementedError
 
+    def video_op(
+        self, cfg: SimConfig, op: str, video: Video | None, call: Call, body: object, problem: str | None, now: float
+    ) -> Reply:
+        """An operation on one video (a route's op named "video_..."), answered in full under the state lock:
+        Bunny's update, which may change the video's own fields, and its play data, which reads the config."""
+        return self.error("no_route", "not found")
+
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
         """An operation on the account rather than a video (api.video's tokens, Cloudflare's webhook).
 

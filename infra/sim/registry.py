@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .apivideo import ApiVideo
 from .brightcove import Brightcove
+from .bunny import Bunny
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
 from .generic import Generic
@@ -18,4 +19,5 @@ PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), JwPlayer(), Kaltura(), Brightcove())
 }
+PROFILES["bunny"] = Bunny()  # config.PROFILES names it last
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

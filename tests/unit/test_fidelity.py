@@ -412,6 +412,7 @@ def test_stack_options_come_from_the_uploaders_environment_checked():
         "CLOUDFLARE_ALLOWED_ORIGINS": "example.com,*.example.org",
         "APIVIDEO_MP4_SUPPORT": "false",
         "APIVIDEO_PLAYER_ID": "pl45KFKdlddgk654dspkze",
+        "BUNNY_TOKEN_AUTHENTICATION": "true",
     }
     assert stack_options(env) == {
         "generic": {},
@@ -423,8 +424,9 @@ def test_stack_options_come_from_the_uploaders_environment_checked():
         },
         "cloudflare": {"thumbnailTimestampPct": 0.5, "allowedOrigins": ["example.com", "*.example.org"]},
         "apivideo": {"mp4Support": False, "playerId": "pl45KFKdlddgk654dspkze"},
+        "bunny": {"tokenAuthentication": True},
     }
-    assert stack_options({}) == {"generic": {}, "mux": {}, "cloudflare": {}, "apivideo": {}}
+    assert stack_options({}) == {"generic": {}, "mux": {}, "cloudflare": {}, "apivideo": {}, "bunny": {}}
 
 
 BASE_ENV = {"LEDGER_TABLE": "t", "QUEUE_URL": "q", "PROVIDER": "mux"}

@@ -30,6 +30,7 @@ from migrator.providers import (
     WebhookEvent,
     apivideo,
     build,
+    bunny,
     cloudflare,
     generic,
     mux,
@@ -181,7 +182,8 @@ def test_any_signed_event_is_read_or_refused_with_a_reason(name, event):
 
 
 _CREDENTIALS = (
-    '{"token_id": "i", "token_secret": "s", "account_id": "a1", "api_token": "t", "api_key": "k", "token": "t"}'
+    '{"token_id": "i", "token_secret": "s", "account_id": "a1", "api_token": "t", "api_key": "k", "token": "t"'
+    ', "library_id": "7"}'
 )
 http_statuses = st.one_of(st.sampled_from([200, 201, 202, 204, 400, 401, 404, 409, 429, 500, 503]), st.integers(0, 999))
 headers = st.dictionaries(
@@ -298,6 +300,19 @@ READERS = {
     "generic.read_video": (generic.read_video, GENERIC_VIDEO),
 }
 
+BUNNY_VIDEO = _shaped(
+    {
+        "guid": any_text,
+        "title": any_text,
+        "status": st.one_of(st.integers(0, 10), absurd_numbers),
+        "length": absurd_numbers,
+        "dateUploaded": st.one_of(_TIMES, st.just("2026-11-30T10:00:00.123"), absurd_numbers),
+        "metaTags": st.lists(st.one_of(garbage, _shaped({"property": st.just("migration_ref"), "value": garbage}))),
+        "transcodingMessages": st.lists(st.one_of(garbage, _shaped({"level": garbage, "message": garbage}))),
+    }
+)
+READERS["bunny.read_video"] = (bunny.read_video, BUNNY_VIDEO)
+
 
 @given(reader=st.sampled_from(sorted(READERS)), data=st.data())
 def test_every_reader_of_a_providers_answer_is_total(reader, data):
@@ -325,6 +340,8 @@ WEBHOOK_BODIES = {
         optional={"emittedAt": st.one_of(_TIMES, absurd_numbers, garbage), "videoId": garbage},
     ),
 }
+
+WEBHOOK_BODIES["bunny"] = _shaped({"VideoLibraryId": st.one_of(st.just(7), garbage), "VideoGuid": any_text})
 
 
 @given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
@@ -356,6 +373,8 @@ def test_every_rate_signal_reads_any_headers(name, headers):
 
 LIST_KEYS = {"generic": "data", "mux": "data", "cloudflare": "result", "apivideo": "data"}
 ITEMS = {"generic": GENERIC_VIDEO, "mux": MUX_ASSET, "cloudflare": STREAM_VIDEO, "apivideo": APIVIDEO_VIDEO}
+
+LIST_KEYS["bunny"], ITEMS["bunny"] = "items", BUNNY_VIDEO
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])

@@ -355,6 +355,7 @@ def test_a_lookup_keeps_its_throttles_scope():
         ("apivideo", {"X-RateLimit-Limit": "100"}, 100 / 60),  # per minute
         ("jwplayer", {"jw-request-limit": "60", "jw-request-remaining": "3"}, 1.0),  # 60 a minute (JW's names)
         ("mux", {"X-RateLimit-Limit": "5"}, None),  # no documented window: not a rate
+        ("bunny", {"X-RateLimit-Limit": "5", "Retry-After": "30"}, None),  # no limit documented at all
         ("cloudflare", {"ratelimit-limit": "1200", "ratelimit-remaining": "5"}, None),  # the older form: no window
         ("cloudflare", {"Ratelimit-Policy": '"burst";q=1200;w=300'}, 4.0),  # the current form says its window
         ("generic", {"RateLimit-Limit": "10, 10;w=1, 50;w=60"}, 10.0),  # an older draft's quota policy
@@ -369,7 +370,7 @@ def test_a_stated_limit_is_read_as_a_rate_only_with_its_window(name, headers, li
 def test_the_providers_pacing_facts():
     cf = build("cloudflare", None, lambda: CF_SECRET)
     assert (cf.max_in_flight, cf.budget_covers_all_calls) == (120, True)
-    for name in ("generic", "mux", "apivideo"):
+    for name in ("generic", "mux", "apivideo", "bunny"):
         made = build(name, "https://p.example", lambda: "t")
         assert (made.max_in_flight, made.budget_covers_all_calls) == (None, False)
 

@@ -28,7 +28,9 @@ def register(subparsers) -> None:
     p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
     p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
     p.add_argument(
-        "--provider", choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer"], help="only this provider"
+        "--provider",
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny"],
+        help="only this provider",
     )
     p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")
     p.add_argument("--concurrency", type=positive_int, default=5, metavar="N", help="MaximumConcurrency (default 5)")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from .apivideo import ApiVideoProvider
 from .base import ListingError, Provider
+from .bunny import BunnyProvider
 from .cloudflare import CloudflareProvider
 from .facts import (
     AssetRef,
@@ -36,6 +37,7 @@ PROVIDERS: dict[str, type[Provider]] = {
     "mux": MuxProvider,
     "cloudflare": CloudflareProvider,
     "apivideo": ApiVideoProvider,
+    "bunny": BunnyProvider,
     "jwplayer": JwPlayerProvider,
 }
 
@@ -57,6 +59,7 @@ __all__ = [
     "PROVIDERS",
     "ApiVideoProvider",
     "AssetRef",
+    "BunnyProvider",
     "CloudflareProvider",
     "CreateDefaults",
     "CredentialsError",
