@@ -194,6 +194,7 @@ def test_without_a_resolver_https_and_s3_sources_work_as_before():
         ("public", "private", "private", "private"),  # made private since the inventory: the narrower wins
         ("private", "public", "private", None),  # made public since: never widened
         (None, None, None, None),  # the platform said nothing: the row as the ledger has it
+        ("public", None, "public", None),  # nor does saying nothing narrow a public row (an https source)
     ],
 )
 def test_the_privacy_the_source_says_at_the_create_narrows_what_the_create_carries(

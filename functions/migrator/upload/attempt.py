@@ -36,7 +36,7 @@ class Attempt:
         """The create carries the narrowest privacy known: the ledger's, or the platform's just now (made
         private since the inventory). Returns the privacy when the platform's narrowed it, else None."""
         ref = self.asset_ref(msg)
-        if ref.details is None:
+        if ref.details is None or source_privacy is None:  # the platform said nothing: the ledger's row stands
             return None
         narrowest = narrowest_privacy(ref.details.privacy, source_privacy)
         if narrowest == ref.details.privacy:
