@@ -517,7 +517,7 @@ def flavor_bytes(flavor: Mapping | None) -> int | None:
     if not flavor:
         return None
     exact = number(flavor.get("sizeInBytes"))
-    kb = number(flavor.get("size"))  # KalturaAsset.size: "The file size in KB"
+    kb = number(flavor.get("size"))  # KalturaAsset.size: "The size (in KBytes)"; sizeInBytes "(in Bytes)"
     return exact if exact and exact > 0 else (kb * 1024 if kb and kb > 0 else None)
 
 
