@@ -270,3 +270,27 @@ def test_migrator_inventory_and_plan_from_kaltura(library, tmp_path, capsys, mon
     code = main(["plan", str(out), "--provider", "mux", "--rate", "1"])
     printed = capsys.readouterr()
     assert code == 0 and "kaltura: no documented read rate" in printed.out + printed.err
+
+
+def test_migrator_load_from_kaltura_lists_then_loads_and_since_last_lists_only_what_changed(
+    library, tmp_path, capsys, monkeypatch
+):
+    from migrator_cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    sim, _ = library(library_size=40, library_unfetchable_every=10)
+    (tmp_path / "creds.json").write_text(json.dumps({"kaltura": APP}))
+    argv = ["--from", "kaltura", "--source-url", sim.url, "--credentials", "creds.json"]
+    code = main(["load", *argv, "--dry-run", "--no-tracks"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "rows            36 written to kaltura-inventory.jsonl" in err and "dry run         36 rows would be" in err
+    assert main(["inventory", *argv, "--no-tracks", "-o", "all.jsonl"]) == 0
+    capsys.readouterr()
+    mark = read_mark(tmp_path / "kaltura.mark.json", "kaltura")
+    assert mark == kaltura_entries.created_at(39) + kaltura_entries.UPDATED_AFTER_S  # the newest updatedAt seen
+    assert main(["inventory", *argv, "--no-tracks", "--since", "last", "-o", "delta.jsonl"]) == 0
+    capsys.readouterr()
+    # The delta starts a minute before the mark (the sweep's MARK_OVERLAP_S): the last two creation seconds' entries.
+    delta = ids_in(tmp_path / "delta.jsonl")
+    assert delta and set(delta) <= {f"kaltura/{kaltura_entries.entry_id(i)}" for i in range(28, 40)}
