@@ -174,6 +174,9 @@ class SweepState:
     carried: dict = field(default_factory=dict)
     rechecked: int = 0
     pending: dict = field(default_factory=dict)
+    # Where the next delta sweep starts, for a platform whose changes are read from a cursor (Dropbox's): the
+    # first a page of this sweep handed on (Page.delta), recorded with the mark.
+    delta: str | None = None
 
     @classmethod
     def load(cls, path: Path) -> SweepState | None:
@@ -225,7 +228,27 @@ def read_pending(path: Path | None, platform: str) -> dict:
     return {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(v.get("ref"), str)}
 
 
-def write_mark(path: Path, platform: str, mark: float | None, swept_at: float, pending: dict | None = None) -> None:
+def read_delta(path: Path | None, platform: str, since: float | None) -> str | None:
+    """The cursor the last recorded sweep of `platform` handed on for a delta (None: none, or `since` asks for
+    more than the changes since that sweep: an earlier time than its mark)."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))[platform] if path and since is not None else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    delta, mark = (kept.get("delta"), kept.get("mark")) if isinstance(kept, dict) else (None, None)
+    if not isinstance(delta, str) or not isinstance(mark, int | float) or since < mark - MARK_OVERLAP_S - 1:
+        return None
+    return delta
+
+
+def write_mark(
+    path: Path,
+    platform: str,
+    mark: float | None,
+    swept_at: float,
+    pending: dict | None = None,
+    delta: str | None = None,
+) -> None:
     """Record a finished sweep of `platform`: its mark (None: it saw nothing new, the last mark stays) and
     the videos it left still processing."""
     try:
@@ -236,6 +259,9 @@ def write_mark(path: Path, platform: str, mark: float | None, swept_at: float, p
     before = doc.get(platform) if isinstance(doc.get(platform), dict) else {}
     mark = mark if mark is not None else before.get("mark")
     doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at), "pending": pending or {}}
+    delta = delta or before.get("delta")  # a platform read from a cursor (Dropbox): where the next delta starts
+    if isinstance(delta, str):
+        doc[platform]["delta"] = delta
     scratch = path.with_name(path.name + ".tmp")
     scratch.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     os.replace(scratch, path)
@@ -339,6 +365,7 @@ class SweepSummary:
     # Videos the platform was still processing at the end (not written): the next sweep asks for each again.
     pending: int = 0
     next_pending: dict = field(default_factory=dict)
+    next_delta: str | None = None  # the cursor a delta of a platform read from one starts at (Dropbox)
 
     @property
     def listed(self) -> int:
@@ -420,6 +447,7 @@ def sweep(
     if not resumable:
         carried = read_pending(pending_path or mark_path, source.platform)
         state = SweepState(source.platform, since=since, carried=carried)
+        state.cursor = read_delta(pending_path or mark_path, source.platform, since)
     if state.began is None:  # a new sweep, or one a release before this began (its start unknown: now)
         state.began = clock()
     summary = SweepSummary(
@@ -447,11 +475,11 @@ def sweep(
     if summary.unfetchable > lister.shown:
         print(f"… {summary.unfetchable - lister.shown:,} more unfetchable listed in {unfetchable_output}", file=out)
     summary.done, summary.pending = state.done, len(state.pending)
-    summary.next_pending = dict(state.pending)
+    summary.next_pending, summary.next_delta = dict(state.pending), state.delta
     if state.done:
         summary.next_mark = sweep_mark(summary.mark, state.began) if summary.mark is not None else None
         if mark_path is not None:  # the pending videos always; the mark where this sweep saw something
-            write_mark(mark_path, source.platform, summary.next_mark, started, summary.next_pending)
+            write_mark(mark_path, source.platform, summary.next_mark, started, summary.next_pending, state.delta)
             summary.mark_recorded = summary.next_mark is not None
     return summary
 
@@ -526,6 +554,7 @@ class _Lister:
             if page.newest is not None:
                 summary.mark = max(summary.mark or page.newest, page.newest)
             state.cursor = page.cursor
+            state.delta = state.delta or page.delta
             state.done = page.cursor is None
             self._save(page)
             if state.done:

@@ -140,7 +140,9 @@ def _record_mark(args, listed, loaded) -> None:
     if not listed.done:
         return
     if loaded.complete:
-        write_mark(mark_file(args), args.platform, listed.next_mark, time.time(), listed.next_pending)
+        write_mark(
+            mark_file(args), args.platform, listed.next_mark, time.time(), listed.next_pending, listed.next_delta
+        )
         if listed.next_mark is not None:
             print(f"mark            {iso(listed.next_mark)}: the next --since last starts here", file=sys.stderr)
     else:
