@@ -1,0 +1,331 @@
+"""The "dropbox" profile: the Dropbox HTTP API v2 as a source of video files, as the official SDK (dropbox 12.2.4,
+`dropbox/base.py`, `files.py`, `dropbox_client.py`) and dropbox.com/developers/documentation/http/documentation
+describe it. Dropbox is no target here: creates are not routed.
+
+- every route is an RPC: `POST /2/<route>` with a JSON body and `Authorization: Bearer <token>` (the config's
+  token; a wrong one 401 `{"error_summary": "invalid_access_token/...", "error": {".tag":
+  "invalid_access_token"}}`, which the SDK decodes as AuthError); answers are `application/json` (the SDK
+  asserts that Content-Type); a route's own error is a 409 `{"error_summary", "error": {".tag": ...}}`;
+- `files/list_folder {path, recursive, limit 1..2000, include_non_downloadable_files (default true)}` ->
+  `{entries, cursor, has_more}`; `files/list_folder/continue {cursor}` (changes after the end: new files, and
+  `deleted` entries for files deleted since the cursor was handed out); `files/list_folder/get_latest_cursor`
+  (the folder's cursor as of now, no entries); `files/get_metadata {path}`; `files/get_temporary_link {path}`
+  -> `{metadata, link}`, "This link will expire in four hours and afterwards you will get 410 Gone" (here
+  link_ttl_s when set, else 4 hours; served at /_stream/dropbox/..., 410 once expired). Paths are looked up
+  by the library's ids (`id:...`); any other path answers `path/not_found`;
+- cursors are signed with the library's secret: after a reset of the simulator an old cursor answers 409
+  `reset` ("the cursor has been invalidated. Call list_folder to obtain a new cursor");
+- the library: `/Videos` with README.txt and the folders (Marketing, Training/2021, Webinars); video i is
+  `<title>.mp4` in its folder (FileMetadata: `id`, `name`, `path_lower`, `path_display`, `client_modified`,
+  `server_modified` (the SDK's '%Y-%m-%dT%H:%M:%SZ'), `rev` (hex, 9 or more), `size`, `is_downloadable`,
+  `content_hash` (64 hex)); a captioned video has sidecars `<title>.en.vtt` and `<title>.fr.srt` beside it;
+- faults in turn (library_unfetchable_every): "not_downloadable" (`is_downloadable: false`, left out of a
+  listing with include_non_downloadable_files false), "unsupported" and "not_allowed" (get_temporary_link's
+  409 `unsupported_file` / `not_allowed`, GetTemporaryLinkError). Dropbox processes nothing: no video is
+  ever pending, library_processing_done and library_captions_processing change nothing; privacy has no
+  meaning for a file here (library_private_every changes nothing);
+- rate limits: none published; PROFILE_LIMITS' 10 a second is our choice. A 429 "can be JSON or plaintext":
+  plain text here, with `Retry-After` in seconds, which the SDK reads as its backoff.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import math
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import replace
+
+from .bucket import RateState
+from .config import SimConfig
+from .library import FOLDERS, Item, Served, Shelf, media_url, serve_media
+from .profile import Call, Profile, Reply, same
+
+ROOT = "/Videos"
+FAULTS = ("not_downloadable", "unsupported", "not_allowed")
+LINK_TTL_S = 4 * 3600.0
+MAX_LIMIT = 2000
+SIDECARS = (("en", "vtt"), ("fr", "srt"))
+SRT = "1\n00:00:00,000 --> 00:00:02,000\nVideo {i}, {language}\n"
+
+
+def file_id(index: int) -> str:
+    return f"id:lib{index:010d}"
+
+
+def sidecar_id(index: int, language: str) -> str:
+    return f"id:cap{index:010d}{language}"
+
+
+def index_of(fid: str) -> int:
+    digits = fid[6:16] if fid.startswith(("id:lib", "id:cap")) else ""
+    return int(digits) if digits.isdigit() else -1
+
+
+def _folder_entries() -> list[dict]:
+    paths = [ROOT]
+    for folder in FOLDERS:
+        parts = folder.split("/")
+        for n in range(1, len(parts) + 1):
+            path = f"{ROOT}/{'/'.join(parts[:n])}"
+            if path not in paths:
+                paths.append(path)
+    found = [
+        {
+            ".tag": "folder",
+            "name": p.rsplit("/", 1)[1],
+            "id": f"id:dir{n:010d}",
+            "path_lower": p.lower(),
+            "path_display": p,
+        }
+        for n, p in enumerate(paths)
+    ]
+    return found
+
+
+def _time(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def _error(summary: str, error: dict, status: int = 409) -> Reply:
+    return Reply(status, {"error_summary": f"{summary}/..", "error": error})
+
+
+def not_found() -> Reply:
+    return _error("path/not_found", {".tag": "path", "path": {".tag": "not_found"}})
+
+
+class Dropbox(Profile):
+    name = "dropbox"
+    faults = FAULTS
+    routes = (
+        ("/2/files/list_folder", {"POST": "src_list_folder"}),
+        ("/2/files/list_folder/continue", {"POST": "src_continue"}),
+        ("/2/files/list_folder/get_latest_cursor", {"POST": "src_latest"}),
+        ("/2/files/get_metadata", {"POST": "src_metadata"}),
+        ("/2/files/get_temporary_link", {"POST": "src_link"}),
+    )
+
+    def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if cfg.token is None or same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
+            return None
+        return self.error("unauthorized")
+
+    def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
+        if kind in ("unauthorized", "forbidden"):
+            return _error("invalid_access_token", {".tag": "invalid_access_token"}, 401)
+        if kind == "throttled":  # "The Content-Type of the response can be JSON or plaintext"
+            return Reply(429, raw=b"too_many_requests", headers={"Content-Type": "text/plain; charset=utf-8"})
+        text = (message or kind).encode()
+        status = {"not_found": 404, "no_route": 404, "method": 405, "invalid": 400}.get(kind, 500)
+        return Reply(status, raw=b"Error in call to API function: " + text, headers={"Content-Type": "text/plain"})
+
+    def new_id(self) -> str:  # pragma: no cover - Dropbox is no target
+        raise NotImplementedError
+
+    # ----- the library as files
+
+    def file(self, shelf: Shelf, video: Item) -> dict:
+        name = f"{video.title}.mp4"
+        path = f"{ROOT}/{video.folder}/{name}"
+        out = {
+            ".tag": "file",
+            "name": name,
+            "id": file_id(video.index),
+            "client_modified": _time(video.created),
+            "server_modified": _time(video.modified),
+            "rev": f"{0x5A000000000 + video.index:x}",
+            "size": video.size,
+            "path_lower": path.lower(),
+            "path_display": path,
+            "is_downloadable": video.fault != "not_downloadable",
+            "content_hash": hashlib.sha256(str(video.index).encode()).hexdigest(),
+        }
+        return out
+
+    def sidecars(self, video: Item) -> list[dict]:
+        found = []
+        for (language, _kind, _label), (_, ext) in zip(video.captions, SIDECARS, strict=False):
+            name = f"{video.title}.{language}.{ext}"
+            path = f"{ROOT}/{video.folder}/{name}"
+            found.append(
+                {
+                    ".tag": "file",
+                    "name": name,
+                    "id": sidecar_id(video.index, language),
+                    "client_modified": _time(video.created),
+                    "server_modified": _time(video.modified),
+                    "rev": f"{0x5B000000000 + video.index:x}",
+                    "size": 64,
+                    "path_lower": path.lower(),
+                    "path_display": path,
+                    "is_downloadable": True,
+                    "content_hash": hashlib.sha256(name.encode()).hexdigest(),
+                }
+            )
+        return found
+
+    def _cursor(self, shelf: Shelf, at: dict) -> str:
+        raw = json.dumps(at, separators=(",", ":")).encode()
+        sig = hmac.new(shelf.state.secret, raw, hashlib.sha256).hexdigest()[:24]
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=") + "." + sig
+
+    def _uncursor(self, shelf: Shelf, cursor: object) -> dict | None:
+        if not isinstance(cursor, str) or "." not in cursor:
+            return None
+        body, _, sig = cursor.rpartition(".")
+        try:
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        except (binascii.Error, ValueError):
+            return None
+        if not hmac.compare_digest(sig, hmac.new(shelf.state.secret, raw, hashlib.sha256).hexdigest()[:24]):
+            return None
+        return json.loads(raw)
+
+    def _walk(self, shelf: Shelf, at: dict) -> Iterator[tuple[dict, dict]]:
+        """(entry, the position after it) from position `at` on: the folders and README, then each video's
+        file and sidecars, in index order; only what lies under the listed path (recursively or not)."""
+        root, recursive, wanted = at["r"], at["rec"], at.get("nd", True)
+        head = [*_folder_entries(), self._readme()]
+        for h in range(at["h"], len(head)):
+            yield head[h], {**at, "h": h + 1}
+        for index in range(at["i"], shelf.size):
+            video = shelf.video(index)
+            block = [] if video is None else [self.file(shelf, video), *self.sidecars(video)]
+            for k in range(at["k"] if index == at["i"] else 0, len(block)):
+                entry = block[k]
+                if not wanted and entry.get("is_downloadable") is False:
+                    continue
+                if _under(entry["path_lower"], root, recursive):
+                    yield entry, {**at, "h": len(head), "i": index, "k": k + 1}
+            at = {**at, "i": index + 1, "k": 0}
+
+    def _readme(self) -> dict:
+        path = f"{ROOT}/README.txt"
+        return {
+            ".tag": "file",
+            "name": "README.txt",
+            "id": "id:readme0000000",
+            "client_modified": _time(1_577_836_800),
+            "server_modified": _time(1_577_836_800),
+            "rev": "5a00000000f",
+            "size": 120,
+            "path_lower": path.lower(),
+            "path_display": path,
+            "is_downloadable": True,
+            "content_hash": hashlib.sha256(b"readme").hexdigest(),
+        }
+
+    def _page(self, shelf: Shelf, at: dict, limit: int) -> Reply:
+        found, after = [], at
+        for entry, position in self._walk(shelf, at):
+            if _under(entry["path_lower"], at["r"], at["rec"]) and entry["path_lower"] != at["r"]:
+                found.append(entry)
+            after = position
+            if len(found) >= limit:
+                break
+        else:
+            after = {**at, "h": len(_folder_entries()) + 1, "i": shelf.size, "k": 0}
+        gone = sorted(i for i in shelf.state.deleted if i < shelf.size)
+        fresh = gone[at.get("d", 0) :] if after["i"] >= shelf.size else []
+        for index in fresh:
+            found.append({".tag": "deleted", "name": f"video {index}", "path_lower": f"{ROOT}/gone/{index}"})
+        if fresh:
+            after = {**after, "d": len(gone)}
+        more = after["i"] < shelf.size or any(True for _ in self._walk(shelf, after))
+        body = {"entries": found, "cursor": self._cursor(shelf, after), "has_more": more}
+        return Reply(200, body)
+
+    def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        arg = body if isinstance(body, dict) else {}
+        if op in ("src_list_folder", "src_latest"):
+            path = arg.get("path", "")
+            if not isinstance(path, str) or (path and not path.startswith("/")):
+                return self.error("invalid", "path: must be empty or start with '/'")
+            root = path.rstrip("/").lower()
+            if root and not _is_folder(root):
+                return not_found()
+            limit = arg.get("limit", MAX_LIMIT)
+            if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+                return self.error("invalid", "limit: must be between 1 and 2000")
+            at = {"r": root, "rec": arg.get("recursive") is True, "h": 0, "i": 0, "k": 0}
+            at |= {"nd": arg.get("include_non_downloadable_files", True) is not False, "d": len(shelf.state.deleted)}
+            if op == "src_latest":
+                end = {**at, "h": len(_folder_entries()) + 1, "i": shelf.size}
+                return Reply(200, {"cursor": self._cursor(shelf, end)})
+            return self._page(shelf, at, limit)
+        if op == "src_continue":
+            at = self._uncursor(shelf, arg.get("cursor"))
+            if at is None:
+                return _error("reset", {".tag": "reset"})
+            return self._page(shelf, at, MAX_LIMIT)
+        return self._file_op(op, shelf, call, arg)
+
+    def _file_op(self, op: str, shelf: Shelf, call: Call, arg: dict) -> Reply:
+        fid = arg.get("path")
+        index = index_of(fid) if isinstance(fid, str) else -1
+        video = shelf.video(index)
+        if video is None:
+            return not_found()
+        entries = {e["id"]: e for e in (self.file(shelf, video), *self.sidecars(video))}
+        entry = entries.get(fid)
+        if entry is None:
+            return not_found()
+        if op == "src_metadata":
+            return Reply(200, entry)
+        if entry["id"] == file_id(index) and video.fault in ("unsupported", "not_allowed"):
+            tag = "unsupported_file" if video.fault == "unsupported" else "not_allowed"
+            return _error(tag, {".tag": tag})
+        name = entry["name"] if entry["id"] != file_id(index) else "video.mp4"
+        ttl = shelf.cfg.link_ttl_s if shelf.cfg.link_ttl_s > 0 else LINK_TTL_S
+        link = media_url(replace(shelf.cfg, link_ttl_s=ttl), shelf.state, shelf.base_url, self.name, video, _safe(name))
+        link = link.replace("/_media/", "/_stream/", 1)
+        return Reply(200, {"metadata": entry, "link": link})
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """A temporary link: 410 Gone once past its four hours, else the file as the library serves it."""
+        expires = urllib.parse.parse_qs(query).get("exp", [""])[0]
+        if expires.isdigit() and int(expires) < time.time():
+            return Served(410, {"Content-Type": "text/plain"}, b"Gone")
+        media = "/_media/" + path[len("/_stream/") :]
+        served = serve_media(shelf.cfg, shelf.state, method, media, query, range_header, self.faults, lambda v, n: True)
+        name = media.rsplit("/", 1)[1]
+        if served.status == 200 and name.endswith(".srt"):
+            video_index = int(media.split("/")[3])
+            text = SRT.format(i=video_index, language=name.split(".")[-2]).encode()
+            return Served(200, {"Content-Type": "application/x-subrip", "Content-Length": str(len(text))}, text)
+        return served
+
+    # ----- rate limits
+
+    def rate_headers(self, cfg: SimConfig, state: RateState) -> dict:
+        return {}  # Dropbox documents none
+
+    def throttle_hint(self, cfg: SimConfig, wait_s: float, state: RateState) -> tuple[dict, float | None]:
+        told = max(1, math.ceil(wait_s))
+        return {"Retry-After": str(told)}, float(told)
+
+
+def _under(path_lower: str, root: str, recursive: bool) -> bool:
+    if not root:
+        return recursive or path_lower.count("/") == 1
+    if not path_lower.startswith(root + "/"):
+        return False
+    return recursive or "/" not in path_lower[len(root) + 1 :]
+
+
+def _is_folder(root: str) -> bool:
+    return any(e["path_lower"] == root for e in _folder_entries())
+
+
+def _safe(name: str) -> str:
+    """A file name as one path segment of a link: its language and extension kept (the sidecars' `.en.vtt`)."""
+    tail = ".".join(name.split(".")[-2:]) if name.count(".") >= 2 else name.rsplit(".", 1)[-1]
+    return f"file-{hashlib.sha256(name.encode()).hexdigest()[:8]}.{tail}"
