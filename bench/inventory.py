@@ -49,6 +49,7 @@ DOCUMENTED = {
     "jwplayer": ["--rate-headers"],  # 60 requests a minute per token: the profile's budget (config.PROFILE_LIMITS)
     "kaltura": [],  # no published limit: the profile's own 10 a second (config.PROFILE_LIMITS)
     "brightcove": [],  # the profile's 10 reads a second (config.PROFILE_LIMITS; secondary)
+    "dropbox": [],  # no published limit: the profile's own 10 a second (config.PROFILE_LIMITS)
 }
 FAST = ["--read-rate", "0", "--budget-quota", "0"]
 

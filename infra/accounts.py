@@ -73,6 +73,9 @@ def source_account(platform: str) -> tuple[dict, dict]:
         token_id, token = "0_" + secrets.token_hex(4), secrets.token_hex(16)
         creds = {"partner_id": 2_012_345, "app_token_id": token_id, "app_token": token}
         return creds, {"token_id": token_id, "token_secret": token}
+    if platform == "dropbox":  # an OAuth 2 access token, and the folder to migrate
+        token = secrets.token_urlsafe(32)
+        return {"token": token, "path": "/Videos"}, {"token": token}
     if platform == "brightcove":  # API client credentials and the Video Cloud account they serve
         client_id, client_secret = secrets.token_hex(8), secrets.token_urlsafe(24)
         creds = {"account_id": "6300000000001", "client_id": client_id, "client_secret": client_secret}

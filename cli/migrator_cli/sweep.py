@@ -75,6 +75,7 @@ ENV_CREDENTIALS = {
         "account_key": "AZURE_STORAGE_KEY",
         "container": "AZURE_STORAGE_CONTAINER",
     },
+    "dropbox": {"token": "DROPBOX_TOKEN"},
 }
 PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
 

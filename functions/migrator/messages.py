@@ -40,6 +40,7 @@ SOURCE_PLATFORMS = (
     "brightcove",
     "gcs",
     "azure",
+    "dropbox",
 )
 ALLOWED_SCHEMES = ("https", "http", "s3", *SOURCE_PLATFORMS)
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).

@@ -11,7 +11,18 @@ import math
 import urllib.parse
 from dataclasses import dataclass, fields
 
-PROFILES = ("generic", "mux", "cloudflare", "apivideo", "vimeo", "wistia", "jwplayer", "kaltura", "brightcove")
+PROFILES = (
+    "generic",
+    "mux",
+    "cloudflare",
+    "apivideo",
+    "vimeo",
+    "wistia",
+    "jwplayer",
+    "kaltura",
+    "brightcove",
+    "dropbox",
+)
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
@@ -61,6 +72,8 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     # api-evangelist brightcove-rate-limits). 10 reads a second, the burst of 20 our choice; concurrency is not
     # modelled.
     "brightcove": {"read_rate": 10.0, "read_burst": 20},
+    # Dropbox publishes no number (its 429s carry Retry-After): 10 reads a second in bursts of 20 is our choice.
+    "dropbox": {"read_rate": 10.0, "read_burst": 20},
     # JW Player: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return
     # a 429" (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to
     # the end of that minute (block 0).

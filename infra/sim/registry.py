@@ -7,6 +7,7 @@ from .brightcove import Brightcove
 from .bunny import Bunny
 from .cloudflare import Cloudflare
 from .config import PROFILES as PROFILE_NAMES
+from .dropbox import Dropbox
 from .generic import Generic
 from .jwplayer import JwPlayer
 from .kaltura import Kaltura
@@ -17,7 +18,18 @@ from .wistia import Wistia
 
 PROFILES: dict[str, Profile] = {
     p.name: p
-    for p in (Generic(), Mux(), Cloudflare(), ApiVideo(), Vimeo(), Wistia(), JwPlayer(), Kaltura(), Brightcove())
+    for p in (
+        Generic(),
+        Mux(),
+        Cloudflare(),
+        ApiVideo(),
+        Vimeo(),
+        Wistia(),
+        JwPlayer(),
+        Kaltura(),
+        Brightcove(),
+        Dropbox(),
+    )
 }
 PROFILES["bunny"] = Bunny()  # config.PROFILES names it last
 assert tuple(PROFILES) == PROFILE_NAMES, "config.PROFILES and the profile classes must agree"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove")
+PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove", "dropbox")
 LIBRARY = {
     "library_size": 20,
     "library_unfetchable_every": 5,

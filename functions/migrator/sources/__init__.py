@@ -43,6 +43,7 @@ from .base import (
 )
 from .brightcove import BrightcoveSource
 from .cloudflare import CloudflareSource
+from .dropbox import DropboxSource
 from .gcs import GcsSource
 from .jwplayer import JwPlayerSource
 from .kaltura import KalturaSource
@@ -62,6 +63,7 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
     "brightcove": BrightcoveSource,
     "gcs": GcsSource,
     "azure": AzureSource,
+    "dropbox": DropboxSource,
 }
 
 __all__ = [
