@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Scheme(StrEnum):
     MUX = "mux"  # Mux-Signature: t=<unix>,v1=<hex HMAC of "<t>.<body>">
     CLOUDFLARE = "cloudflare"  # Webhook-Signature: time=<unix>,sig1=<hex HMAC of "<time>.<body>">
     APIVIDEO = "apivideo"  # X-Api-Video-Signature: hex HMAC of the body (no timestamp)
+    JWPLAYER = "jwplayer"  # Authorization: Bearer <JWT, HS256 with the webhook secret, whose payload is the body>
     BUNNY = "bunny"  # X-BunnyStream-Signature: hex HMAC of the body, the library's Read-Only API key (v1)
 
 
@@ -102,6 +104,8 @@ def verify(
     scheme = Scheme(scheme)
     keys = _keys(scheme, secrets)
     lowered = _Headers(headers)
+    if scheme is Scheme.JWPLAYER:
+        return _verify_jwt(body, lowered, keys)
     if scheme in _BODY_ONLY:
         return _verify_body_hex(body, lowered, keys, _BODY_ONLY[scheme])
     if scheme in _TIMESTAMPED:
@@ -115,6 +119,8 @@ def sign(scheme: Scheme, body: bytes, secret: str, now: float, event_id: str | N
     key = _key(scheme, secret)
     if not key:
         raise ValueError("secret is empty")
+    if scheme is Scheme.JWPLAYER:
+        return {"Authorization": f"Bearer {hs256_token(body, key)}"}
     if scheme in _BODY_ONLY:
         return {_BODY_ONLY[scheme]: hmac.new(key, body, hashlib.sha256).hexdigest()}
     if scheme in _TIMESTAMPED:
@@ -241,6 +247,51 @@ def _v1_signatures(value: str) -> list[bytes]:
 
 def _standard_digest(key: bytes, event_id: str, timestamp: str, body: bytes) -> bytes:
     return hmac.new(key, f"{event_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def hs256_token(payload: bytes, key: bytes) -> str:
+    """A compact JWS of `payload` (its exact bytes), HS256 with `key` (JW Player's webhooks and URL tokens)."""
+    header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    signing_input = f"{header}.{_b64url(payload)}".encode("ascii")
+    return f"{signing_input.decode('ascii')}.{_b64url(hmac.new(key, signing_input, hashlib.sha256).digest())}"
+
+
+def _verify_jwt(body: bytes, headers: _Headers, keys: list[bytes]) -> Verified:
+    """JW Player: `Authorization: Bearer <JWT>`, HS256, whose payload is the body: its exact bytes, or the same
+    JSON value written otherwise (as peers check it: the decoded payload equal to the parsed body)."""
+    value = headers.get("authorization")
+    scheme, _, token = (value or "").partition(" ")
+    parts = token.strip().split(".") if scheme.lower() == "bearer" else []
+    if len(parts) != 3 or not parts[0] or not parts[2]:  # an empty body is an empty payload
+        raise SignatureError("missing signature header")
+    try:
+        header = json.loads(_unb64url(parts[0]))
+        payload, signature = _unb64url(parts[1]), _unb64url(parts[2])
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+        raise SignatureError("malformed token") from None
+    if not isinstance(header, dict) or header.get("alg") != "HS256":
+        raise SignatureError("not an HS256 token")
+    signing_input = f"{parts[0]}.{parts[1]}".encode("ascii")
+    if not any(hmac.compare_digest(hmac.new(k, signing_input, hashlib.sha256).digest(), signature) for k in keys):
+        raise SignatureError("no valid signature")
+    if payload != body and not _same_json(payload, body):
+        raise SignatureError("the token does not match the body")
+    return Verified(event_id=None, timestamp=None)
+
+
+def _unb64url(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _same_json(first: bytes, second: bytes) -> bool:
+    try:
+        return json.loads(first) == json.loads(second)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
 
 
 def _keys(scheme: Scheme, secrets: Sequence[str]) -> list[bytes]:

@@ -43,10 +43,7 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -56,15 +53,14 @@ from urllib.parse import urlsplit
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track
-from ..signatures import SecretError, SignatureError
+from ..signatures import Scheme, SignatureError, hs256_token, verify
 from ..states import State
 from ..tracks import TrackOutcome, TrackResult
 from .apivideo import emitted_in_window
-from .base import ListingError, Provider, listing_pages, too_many_pages
+from .base import ListingError, Provider, json_event, listing_pages, too_many_pages
 from .facts import (
     AssetRef,
     CredentialsError,
-    EventError,
     PlaybackKeys,
     Poll,
     RateSignal,
@@ -158,42 +154,9 @@ def parse_secret(raw: str | None) -> Credentials:
 # --- signing: JWTs (HS256) and the non-JWT file signatures -------------------------------------------
 
 
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def _unb64(part: str) -> bytes:
-    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
-
-
 def hs256_jwt(claims: Mapping, secret: str) -> str:
     """`claims` as a compact JWS, HS256 with `secret` ("JW Platform only supports a single algorithm")."""
-    header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-    payload = _b64(json.dumps(dict(claims), separators=(",", ":"), ensure_ascii=False).encode())
-    signed = f"{header}.{payload}".encode("ascii")
-    return f"{header}.{payload}.{_b64(hmac.new(secret.encode(), signed, hashlib.sha256).digest())}"
-
-
-def hs256_claims(token: str, secrets: Sequence[str]) -> dict:
-    """The claims of an HS256 token any of `secrets` signed; SignatureError (a fixed phrase) otherwise."""
-    if isinstance(secrets, str | bytes):
-        raise TypeError("secrets must be a sequence of secrets")
-    keys = [s.encode("utf-8") for s in secrets if isinstance(s, str) and s]
-    if not keys:
-        raise SecretError("no secret configured")
-    parts = token.split(".") if isinstance(token, str) and len(token) <= MAX_TOKEN_CHARS else []
-    if len(parts) != 3 or not all(parts):
-        raise SignatureError("malformed token")
-    try:
-        header, claims, signature = json.loads(_unb64(parts[0])), json.loads(_unb64(parts[1])), _unb64(parts[2])
-    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
-        raise SignatureError("malformed token") from None
-    if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
-        raise SignatureError("not an HS256 token")
-    signed = f"{parts[0]}.{parts[1]}".encode("ascii")
-    if not any(hmac.compare_digest(hmac.new(key, signed, hashlib.sha256).digest(), signature) for key in keys):
-        raise SignatureError("no valid signature")
-    return claims
+    return hs256_token(json.dumps(dict(claims), separators=(",", ":"), ensure_ascii=False).encode(), secret.encode())
 
 
 def file_signature(url_path: str, expires: int, secret: str) -> str:
@@ -357,6 +320,7 @@ class JwPlayerProvider(Provider):
     # media_created, conversions_complete, media_available, and media_updated when a text track is added.
     events_per_asset = 4
     takes_caption_files = False  # a text track is fetched by JW from a URL, as media are
+    webhook_scheme = Scheme.JWPLAYER
     track_needs_webvtt = False
 
     def __init__(self, *args, **kwargs):
@@ -440,7 +404,8 @@ class JwPlayerProvider(Provider):
     def read_webhook(
         self, body: bytes, headers: Mapping[str, str], secrets: Sequence[str], now: float, tolerance_s: int
     ) -> WebhookEvent:
-        event = verified_jwt_event(body, headers, secrets)
+        verify(Scheme.JWPLAYER, body, headers, secrets, now, tolerance_s)  # the token's payload is the body
+        event = json_event(body)
         emitted = epoch_of(event.get("event_time"))
         if emitted is not None and not emitted_in_window(emitted, now, tolerance_s):
             raise SignatureError("timestamp outside tolerance")
@@ -448,11 +413,6 @@ class JwPlayerProvider(Provider):
         if kind not in CONFIRMING or remote_id is None:
             return WebhookEvent(body_event_id(body), None, remote_id, note=f"not an outcome: {excerpt(kind, 60)}")
         return WebhookEvent(body_event_id(body), None, remote_id, confirm=True, note=f"{kind} (asking for the media)")
-
-    def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
-        doc = {"event": "migrator.doctor", "media_id": "doctor", "event_time": stamp(now)}
-        body = json.dumps(doc, separators=(",", ":")).encode()
-        return body, {"Authorization": f"Bearer {hs256_jwt(doc, secret)}"}
 
     # --- the audit -----------------------------------------------------------------------------------
 
@@ -534,24 +494,3 @@ def remote_track(raw: object) -> RemoteTrack:
         text(metadata.get("srclang")), status, remote_id=video_id(track.get("id")),
         error=error if status == "errored" else None,
     )  # fmt: skip
-
-
-def verified_jwt_event(body: bytes, headers: Mapping[str, str], secrets: Sequence[str]) -> dict:
-    """The body of a webhook whose `Authorization: Bearer <JWT>` any secret signed and whose claims are the
-    body; SignatureError (refused), SecretError (ours), EventError (a verified body that is no event)."""
-    values = [v for k, v in headers.items() if isinstance(k, str) and k.lower() == "authorization"]
-    if len(values) != 1 or not isinstance(values[0], str):
-        raise SignatureError("missing signature header" if not values else "duplicate header")
-    scheme, _, token = values[0].strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise SignatureError("missing signature header")
-    claims = hs256_claims(token.strip(), secrets)
-    try:
-        event = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise SignatureError("the token does not match the body") from None
-    if event != claims:
-        raise SignatureError("the token does not match the body")
-    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
-        raise EventError("event type is not a string")
-    return event
