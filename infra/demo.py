@@ -222,7 +222,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--from",
         dest="source",
-        choices=["vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove", "dropbox"],
+        choices=[
+            "vimeo",
+            "wistia",
+            "mux",
+            "cloudflare",
+            "apivideo",
+            "jwplayer",
+            "kaltura",
+            "brightcove",
+            "gcs",
+            "azure",
+            "dropbox",
+        ],
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
     parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")

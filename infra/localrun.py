@@ -159,10 +159,17 @@ class LocalRun:
         )
 
     def _start_source(self, manager) -> None:
-        creds, sim_config = source_account(self.source)
+        from .storage_emulators import STORE_PLATFORMS, StoreLibrary
+
+        if self.source in STORE_PLATFORMS:  # an object store: its emulator, holding the library
+            size = int(self.source_args[self.source_args.index("--library-size") + 1])
+            self.source_sim = StoreLibrary(self.source, size).start()
+            creds, args = self.source_sim.credentials, [f"{size} objects, in the {self.source} emulator"]
+        else:
+            creds, sim_config = source_account(self.source)
+            args = ["--profile", self.source, *self.source_args]
+            self.source_sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
         self.source_credentials = {self.source: creds}
-        args = ["--profile", self.source, *self.source_args]
-        self.source_sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
         name = f"{self.stack_name}/source-credentials"
         manager.create_secret(Name=name, SecretString=source_secret(self.source_credentials))
         self.params = {

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove", "dropbox")
+# Object stores, each a real emulator (infra/storage_emulators.py) holding one bucket or container, filled by
+# the modules that migrate from it (tests/e2e/test_storage_source_stack.py).
+STORES = ("gcs", "azure")
+STORE_NAME = "e2e-library"
 LIBRARY = {
     "library_size": 20,
     "library_unfetchable_every": 5,
@@ -26,12 +30,15 @@ class Sources:
             self.sims[platform] = ProviderSim(config).start()
             self.credentials[platform] = creds
         self.baselines = {platform: sim.config_dict() for platform, sim in self.sims.items()}
+        self.stores = start_stores(self.credentials)
 
     def base(self, platform: str) -> str:
+        if platform in self.stores:
+            return self.stores[platform].endpoint if platform == "azure" else self.stores[platform].url
         return self.sims[platform].url + ("/modern" if platform == "wistia" else "")
 
     def base_urls(self) -> str:
-        return ",".join(f"{p}={self.base(p)}" for p in PLATFORMS)
+        return ",".join(f"{p}={self.base(p)}" for p in (*PLATFORMS, *STORES))
 
     def reset(self) -> None:
         """Each library as it began (a test that changed one, e.g. its links' lifetime, leaves no trace)."""
@@ -42,3 +49,20 @@ class Sources:
     def stop(self):
         for sim in self.sims.values():
             sim.stop()
+        for store in self.stores.values():
+            store.stop()
+
+
+def start_stores(credentials: dict) -> dict:
+    """The object stores' emulators, each with its (empty) bucket or container; their credentials into `credentials`."""
+    from azure.storage.blob import BlobServiceClient
+
+    from infra.storage_emulators import Azurite, GcsEmulator
+
+    stores = {"gcs": GcsEmulator().start(), "azure": Azurite().start()}
+    stores["gcs"].client().create_bucket(STORE_NAME)
+    credentials["gcs"] = stores["gcs"].credentials(STORE_NAME)
+    service = BlobServiceClient.from_connection_string(stores["azure"].connection_string(), api_version="2025-11-05")
+    service.create_container(STORE_NAME)
+    credentials["azure"] = stores["azure"].credentials(STORE_NAME)
+    return stores

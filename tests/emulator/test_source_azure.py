@@ -170,3 +170,21 @@ def test_migrator_inventory_from_azure(container, azurite, tmp_path, monkeypatch
     assert len(rows) == 7 and all(r["metadata"]["source_platform"] == "azure" for r in rows)
     named = [json.loads(line) for line in (tmp_path / "rows.jsonl.unfetchable.jsonl").read_text().splitlines()]
     assert sorted(n["title"] for n in named) == ["cold.mp4", "not-a-video.mov"]
+
+
+def test_inventory_with_the_az_cli_variables_then_plan_times_the_source_at_its_documented_rate(
+    container, azurite, tmp_path, monkeypatch, capsys
+):
+    client, _ = container
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT", azurite.account)
+    monkeypatch.setenv("AZURE_STORAGE_KEY", azurite.key)
+    monkeypatch.setenv("AZURE_STORAGE_CONTAINER", client.container_name)
+    out = tmp_path / "azure.jsonl"
+    assert main(["inventory", "--from", "azure", "--source-url", azurite.endpoint, "-o", str(out), "--restart"]) == 0
+    assert azurite.key not in capsys.readouterr().err
+    assert len(out.read_text().splitlines()) == 8  # the whole container: lib/'s seven and elsewhere/x.mp4
+    assert main(["plan", str(out), "--provider", "mux", "--rate", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    mux = doc["providers"]["mux"]
+    assert list(mux["source_time_s"]) == ["azure"] and mux["source_time_s"]["azure"] < 1  # 8 at 20,000 a second
+    assert not any("azure" in w for w in doc.get("warnings", []) + mux.get("warnings", []))

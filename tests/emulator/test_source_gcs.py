@@ -100,7 +100,10 @@ def test_resolve_heads_the_object_then_hands_a_v4_url_the_emulator_serves(bucket
     resolution = source.resolve(ref)
     assert resolution.kind is ResolutionKind.READY and resolution.privacy == "private"
     assert requests.get(resolution.url, timeout=10).content == b"\x00" * 102
+    (one,) = source.video(f"{store.name}/v/clip-2.mp4").entries  # one object asked for by name
+    assert one.title == "Clip number 2" and one.source_url == str(ref)
     store.blob("v/clip-2.mp4").delete()
+    assert not source.video(f"{store.name}/v/clip-2.mp4").entries
     gone = source.resolve(ref)
     assert gone.kind is ResolutionKind.UNFETCHABLE and "not found at the source" in gone.reason
     outside = source.resolve(parse_ref(f"gcs://{store.name}/elsewhere/x.mp4"))
