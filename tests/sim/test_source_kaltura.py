@@ -257,6 +257,7 @@ def test_migrator_inventory_and_plan_from_kaltura(library, tmp_path, capsys, mon
     its side is said not to be timed rather than timed at a number nobody documents."""
     from migrator_cli.main import main
 
+    monkeypatch.chdir(tmp_path)  # the mark file goes beside the inventory's default place
     sim, _ = library(library_size=30, library_unfetchable_every=10, library_captions_every=4)
     for name, value in (("KALTURA_PARTNER_ID", str(PARTNER)), ("KALTURA_APP_TOKEN_ID", TOKEN_ID)):
         monkeypatch.setenv(name, value)
