@@ -1,0 +1,82 @@
+"""Brightcove → Cloudflare Stream and Dropbox → Mux, end to end: template.yaml deployed with the target and every
+source's credentials in its secret (tests/e2e/sources.py), `migrator inventory --from` against the source
+simulator, `migrator load` of what it wrote, and the real queue, uploader, webhook, tracks worker and ledger. The
+target simulators fetch every URL they are handed from the source simulator over loopback (check_source).
+
+Brightcove: the uploaders share one OAuth token through the ledger's `#brightcove-token` item (the Lambdas have
+LEDGER_TABLE), so a whole drain asks Brightcove's OAuth API for one token, not one per worker; the widest MP4
+rendition is what moves. Dropbox: each file's four-hour temporary link is minted at its create, and sidecar
+captions come along. For both: every fetchable video ready at the target with its title and its captions (read
+back from the target simulator), every unfetchable one reported with its reason and never sent, no duplicate.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.sim import brightcove as sim_brightcove
+from infra.sim import dropbox as sim_dropbox
+from infra.sim.library import item
+from tests.e2e.test_sources_stack import Target, assert_never_sent, migrate, targets
+from tests.e2e.test_tracks_stack import tracks_settled
+
+pytestmark = pytest.mark.e2e
+__all__ = ["migrate", "targets"]  # the fixtures, shared with test_sources_stack.py
+PAIRS = {"brightcove": ("cloudflare", sim_brightcove), "dropbox": ("mux", sim_dropbox)}
+
+
+def held_by(sources, platform: str, row: dict):
+    """The library video a row names, as the source simulator holds it."""
+    module = PAIRS[platform][1]
+    return item(sources.sims[platform].config, module.index_of(row["metadata"]["source_id"]), module.FAULTS)
+
+
+def captions_at(target: Target) -> dict[str, set[str]]:
+    """Our asset id -> the languages of the caption tracks the target simulator holds for it."""
+    return {v["ref"]: {t["language"] for t in v["tracks"]} for v in target.sim.text_tracks()}
+
+
+def assert_moved(sources, aws, platform: str, target: Target, rows: list[dict], items: dict) -> None:
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}, {r["id"]: items[r["id"]] for r in rows}
+    for row in rows:
+        assert row["title"] == held_by(sources, platform, row).title
+        assert target.title_of(items[row["id"]]["remote_id"]) == row["title"]
+    captioned = {row["id"]: {t["language"] for t in row["tracks"]} for row in rows if row.get("tracks")}
+    assert captioned, "no captions in the library: the test would prove nothing"
+    settled = tracks_settled(aws("dynamodb"), target.outputs["LedgerTableName"], list(captioned))
+    states = {i: {k: e["state"] for k, e in entry["track_states"].items()} for i, entry in settled.items()}
+    assert {state for entries in states.values() for state in entries.values()} == {"attached"}, states
+    held = captions_at(target)
+    for asset_id, languages in captioned.items():
+        assert held.get(asset_id) == languages, (asset_id, held.get(asset_id))
+    assert target.sim.stats()["duplicate_videos"] == 0
+
+
+def test_a_brightcove_library_moves_to_stream_on_one_token_for_the_fleet(sources, targets, migrate, aws):
+    source = sources.sims["brightcove"]
+    target = targets("cloudflare")
+    rows, held_back, items = migrate("brightcove", target)
+    # Every fifth video in turn (infra/sim/brightcove.FAULTS): still processing (pending, kept with the mark for
+    # the next sweep), no MP4 rendition (unfetchable): each with its reason.
+    reasons = sorted(u["reason"].split(" (")[0].split(":")[0] for u in held_back)
+    assert len(rows) == 16 and reasons == ["no downloadable rendition"] * 2 + ["still processing at Brightcove"] * 2
+    assert_never_sent(aws, target, held_back)
+    assert {row["privacy"] for row in rows} >= {"public", "private", "signed"}
+    assert all(row["metadata"]["source_file"] == "rendition 1920x1080 MP4" for row in rows)
+    assert_moved(sources, aws, "brightcove", target, rows, items)
+    tokens = [r for r in source.requests_log(ops=None) if r["op"] == "src_token" and r["status"] == 200]
+    # The inventory's own (the operator's machine), and the fleet's one, kept in the ledger item.
+    assert len(tokens) == 2, tokens
+    table = target.outputs["LedgerTableName"]
+    kept = aws("dynamodb").get_item(TableName=table, Key={"asset_id": {"S": "#brightcove-token"}})["Item"]
+    assert "token" in kept and not kept["token"]["S"].startswith("bc.")  # sealed, not the token itself
+
+
+def test_a_dropbox_folder_moves_to_mux_with_its_sidecar_captions(sources, targets, migrate, aws):
+    target = targets("mux")
+    rows, unfetchable, items = migrate("dropbox", target)  # Dropbox processes nothing: none is pending
+    # Every fifth file in turn (infra/sim/dropbox.FAULTS): not downloadable, no link for its type, not allowed.
+    assert len(rows) == 16 and len(unfetchable) == 4
+    assert {u["reason"].split(" (")[0] for u in unfetchable} >= {"Dropbox marks the file not downloadable"}
+    assert_never_sent(aws, target, unfetchable)
+    assert_moved(sources, aws, "dropbox", target, rows, items)
