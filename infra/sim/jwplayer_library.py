@@ -203,7 +203,8 @@ def signed_file(path: str, query: str, secret: str) -> bool:
 
 
 def sign_file(url: str, path: str, secret: str, expires: int) -> str:
-    return f"{url}?exp={expires}&sig={file_sig(path, str(expires), secret)}"
+    joiner = "&" if "?" in url else "?"
+    return f"{url}{joiner}exp={expires}&sig={file_sig(path, str(expires), secret)}"
 
 
 # ----- the library -----------------------------------------------------------------------------------
@@ -323,9 +324,11 @@ def playlist(shelf: Shelf, video: Item, token_exp: int | None) -> dict:
     mid, base = library_id(video.index), f"{shelf.base_url}/_stream/jwplayer"
 
     def url(path: str) -> str:
+        # The true duration rides every file's query, as library.media_url's do: what a target reads back.
+        plain = f"{base}/{path}?{urllib.parse.urlencode(video.media_query())}"
         if token_exp is None:
-            return f"{base}/{path}"
-        return sign_file(f"{base}/{path}", f"_stream/jwplayer/{path}", shelf.cfg.signing_secret, token_exp)
+            return plain
+        return sign_file(plain, f"_stream/jwplayer/{path}", shelf.cfg.signing_secret, token_exp)
 
     sources = [{"file": url(f"manifests/{mid}.m3u8"), "type": "application/vnd.apple.mpegurl"}]
     sources += [
