@@ -284,3 +284,17 @@ def test_a_failed_videos_reason_is_its_error_level_messages():
 )
 def test_upload_times_without_an_offset_are_utc(text, epoch):
     assert bunny_time(text) == epoch
+
+
+def test_the_playback_recorded_is_the_librarys_and_a_row_option_cannot_declare_it():
+    from migrator.create_options import chosen_options, row_problems
+
+    protected, _ = bunny()
+    unprotected, _ = bunny(protected=False)
+    public = asset(privacy="public")
+    assert (protected.playback(public), unprotected.playback(public)) == ("signed", "public")
+    assert protected.playback(asset()) == unprotected.playback(asset()) == "signed"
+    claim = {"bunny": {"tokenAuthentication": True}}  # a library setting: the stack's word only
+    assert "is not an option of bunny" in row_problems("bunny", claim)[0]
+    chosen, notes = chosen_options("bunny", {}, claim)
+    assert chosen == {} and "(ignored)" in notes[0]

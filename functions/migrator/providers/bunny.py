@@ -315,13 +315,21 @@ class BunnyProvider(Provider):
         """What the stack says of its library (BunnyTokenAuthentication): token authentication on."""
         return self.create_defaults.options.get(self.name, {}).get("tokenAuthentication") is True
 
+    def playback(self, asset: AssetRef) -> str:
+        """How the video plays at Bunny: the library's token authentication decides, not the row."""
+        return SIGNED if self._token_protected() else self._asked(asset)
+
+    def _asked(self, asset: AssetRef) -> str:
+        """How the row asks to be played (its privacy, else the stack's DefaultPlayback)."""
+        return super().playback(asset)
+
     # --- the create ---------------------------------------------------------------------------------
 
     def _create_body(self, asset: AssetRef, source_url: str) -> tuple[dict, list[str]]:
         # Fields: FetchVideoRequest {url, headers, title}; the query's thumbnailTime (ms) and collectionId.
         details, notes = details_of(asset), []
         body = {"url": source_url, "title": (asset.title or asset.asset_id) + title_tag(asset.asset_id)}
-        signed = self.playback(asset) == SIGNED
+        signed = self._asked(asset) == SIGNED
         if signed:
             notes += not_carried(details, self.name, ("description", "tags"), "metaTags are public in Bunny's embeds")
         elif self._token_protected():
@@ -341,7 +349,7 @@ class BunnyProvider(Provider):
 
     def _our_tags(self, asset: AssetRef) -> list[dict]:
         details, tags = details_of(asset), [{"property": OUR_REF, "value": asset.asset_id}]
-        if self.playback(asset) == PUBLIC:  # a private row's words never go where an embed shows them
+        if self._asked(asset) == PUBLIC:  # a private row's words never go where an embed shows them
             if details.description:
                 tags.append({"property": "description", "value": details.description})
             if details.tags:
@@ -350,7 +358,7 @@ class BunnyProvider(Provider):
 
     def create(self, asset: AssetRef, source_url: str) -> Outcome:
         body, notes = self._create_body(asset, source_url)
-        if self.playback(asset) == SIGNED and not self._token_protected():
+        if self._asked(asset) == SIGNED and not self._token_protected():
             privacy = details_of(asset).privacy or "default-signed (DefaultPlayback)"
             return Outcome(OutcomeKind.REJECTED, error=UNPROTECTED.format(privacy=privacy), notes=tuple(notes))
         path = f"{self._library()}/videos/fetch"
