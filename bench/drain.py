@@ -1,6 +1,6 @@
 """Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
 
-    bench/drain [--provider generic|mux|cloudflare|apivideo|bunny] [--assets 1000] [--rate 20] [--concurrency 5]
+    bench/drain [--provider generic|mux|cloudflare|apivideo|bunny|vimeo] [--assets 1000] [--rate 20] [--concurrency 5]
 
 Not a test: it prints figures. The ideal drain time is N / R (the provider's limit is
 the bottleneck by design), so the headline is the ratio of the measured drain time to
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny"],
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
         default="generic",
         help="default generic",
     )

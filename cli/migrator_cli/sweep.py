@@ -56,12 +56,12 @@ ENV_CREDENTIALS = {
     "mux": {"token_id": "MUX_TOKEN_ID", "token_secret": "MUX_TOKEN_SECRET"},
     "cloudflare": {"account_id": "CLOUDFLARE_ACCOUNT_ID", "api_token": "CLOUDFLARE_API_TOKEN"},
     "apivideo": {"api_key": "APIVIDEO_API_KEY"},
-    "jwplayer": {"site_id": "JWPLAYER_SITE_ID", "api_secret": "JWPLAYER_API_SECRET"},
     "kaltura": {
         "partner_id": "KALTURA_PARTNER_ID",
         "app_token_id": "KALTURA_APP_TOKEN_ID",
         "app_token": "KALTURA_APP_TOKEN",
     },
+    "jwplayer": {"site_id": "JWPLAYER_SITE_ID", "api_secret": "JWPLAYER_API_SECRET"},
     "brightcove": {
         "account_id": "BRIGHTCOVE_ACCOUNT_ID",
         "client_id": "BRIGHTCOVE_CLIENT_ID",

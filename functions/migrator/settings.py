@@ -19,7 +19,7 @@ class SettingsError(ValueError):
     """A setting is missing or malformed. The message names it and never shows a secret."""
 
 
-PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer")
+PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer", "vimeo")
 WEBHOOK_SCHEMES = ("seed", "standard")
 # How a row that names no privacy is played (template parameter DefaultPlayback). Signed unless the
 # operator says otherwise: a row whose privacy is unknown may be private at its source, and a

@@ -7,7 +7,8 @@
 - signing: the webhook signature schemes;
 - profile: what a provider profile is (routes, auth, bodies, errors, rate headers, events);
 - generic, mux, cloudflare, apivideo: the profiles themselves, each only its wire format;
-- vimeo, wistia: source-only profiles; library: a source's videos computed from their index, links
+- vimeo: a source, and a target too (vimeo_target: pull uploads, no webhooks, text tracks in two
+  steps); wistia: a source-only profile; library: a source's videos computed from their index, links
   to their files that expire, files that take time to prepare (mux, cloudflare and apivideo serve
   a library too when library_size is set); fetch: how a target fetches the link it is handed;
 - core: ProviderSim, which wires the parts below together behind the interface callers use;

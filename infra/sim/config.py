@@ -18,8 +18,8 @@ PROFILES = (
     "apivideo",
     "vimeo",
     "wistia",
-    "jwplayer",
     "kaltura",
+    "jwplayer",
     "brightcove",
     "dropbox",
 )
@@ -27,6 +27,8 @@ RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
 PROFILES = (*PROFILES, "bunny")  # Bunny Stream, a target (infra/sim/bunny.py)
+# A Vimeo account's plan, as GET /me says it (`account`, vimeo/openapi api.yaml).
+PLANS = ("basic", "business", "live_business", "live_premium", "live_pro", "plus", "pro", "pro_unlimited", "producer")
 DEFAULT_PORT = 8790
 
 # The limits a knob left None (the default) takes: these, unless the profile documents its own below.
@@ -74,13 +76,13 @@ PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
     "brightcove": {"read_rate": 10.0, "read_burst": 20},
     # Dropbox publishes no number (its 429s carry Retry-After): 10 reads a second in bursts of 20 is our choice.
     "dropbox": {"read_rate": 10.0, "read_burst": 20},
+    # Kaltura publishes no number (NEW_PLATFORMS.md: "Rate limit: No public numbers"): 10 reads a second in bursts
+    # of 20 is our choice, so the benchmarks and tests have a limit to meet.
+    "kaltura": {"read_rate": 10.0, "read_burst": 20},
     # JW Player: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return
     # a 429" (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to
     # the end of that minute (block 0).
     "jwplayer": {"budget_quota": 60, "budget_window_s": 60.0, "budget_block_s": 0.0},
-    # Kaltura publishes no number (NEW_PLATFORMS.md: "Rate limit: No public numbers"): 10 reads a second in bursts
-    # of 20 is our choice, so the benchmarks and tests have a limit to meet.
-    "kaltura": {"read_rate": 10.0, "read_burst": 20},
 }
 
 
@@ -167,6 +169,8 @@ _KINDS: dict[str, object] = {
     "session_ttl_s": "float",
     "media_bytes": "int",
     "signing_secret": "optstr",
+    "plan": PLANS,
+    "search_lag_s": "float",
 }
 _FRACTIONS = {
     "fail_rate",
@@ -200,6 +204,7 @@ _NON_NEGATIVE = {
     "prepare_s",
     "token_ttl_s",
     "session_ttl_s",
+    "search_lag_s",
 }
 _AT_LEAST_ONE = {"burst", "read_burst", "media_bytes"}
 
@@ -321,12 +326,17 @@ class SimConfig:
     # ----- added with Brightcove: seconds an access token of the platform's OAuth API lives ("only valid for
     # 5 mins": apis.support.brightcove.com, "Getting Access Tokens").
     token_ttl_s: float = 300.0
-    # ----- added with JW Player: the property's secret, and URL signing on: its Delivery API and files want signed
-    # requests (JWT HS256, or exp and sig), made with this secret. None: signing off.
-    signing_secret: str | None = None
     # ----- added with Kaltura: seconds a session the platform starts lives at most (Kaltura's KS, capped by the app
     # token's sessionDuration); 0: what the client asks for.
     session_ttl_s: float = 0.0
+    # ----- added with JW Player: the property's secret, and URL signing on: its Delivery API and files want signed
+    # requests (JWT HS256, or exp and sig), made with this secret. None: signing off.
+    signing_secret: str | None = None
+    # ----- added with Vimeo as a target
+    # The account's plan (Vimeo: "Vimeo Basic members can't set [privacy.view] to disable or unlisted").
+    plan: str = "pro"
+    # Seconds a new video takes to show in a search of the list by `query` (Vimeo's /me/videos?query=); 0: at once.
+    search_lag_s: float = 0.0
 
     def __post_init__(self) -> None:
         self._defaulted: frozenset[str] = frozenset()

@@ -46,7 +46,7 @@ class Pipeline:
         op, params = routed
         if cfg.library_size > 0:
             op = profile.source_ops.get(op, op)
-        call = Call(request.query, params, request.headers, request.base_url, op=op, method=request.method)
+        call = Call(request.query, params, request.headers, request.base_url, op=op, method=request.method, config=cfg)
         entry = {
             "t": time.time(),
             "method": request.method,
@@ -110,9 +110,13 @@ class Pipeline:
             s.counters["track_requests"] += 1
             taken = profile.take_track(video, call, raw, cfg)
             if isinstance(taken, Reply):
-                s.counters["tracks_refused"] += 1
+                # A refusal; a 2xx is an edit the profile made in place (Vimeo's text-track PATCH and DELETE).
+                s.counters["tracks_refused"] += int(taken.status >= 400)
                 return taken
-            held = video.add_text(taken, profile.one_track_per_language)
+            # A track the video holds already was given its file in place (Vimeo's PUT to the track's link).
+            held = taken
+            if all(t is not taken for t in video.texts):
+                held = video.add_text(taken, profile.one_track_per_language)
             s.counters["track_uploads"] += 1
             reply = profile.track_taken(video, held, now)
             if cfg.track_lose_rate > 0 and s.rng.random() < cfg.track_lose_rate:

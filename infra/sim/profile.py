@@ -92,6 +92,7 @@ class Call:
     base_url: str  # scheme://host:port as the client addressed us
     op: str = ""  # the operation the route named
     method: str = ""
+    config: SimConfig | None = None  # the configuration the request goes by (Vimeo: the account's plan)
 
 
 @dataclass

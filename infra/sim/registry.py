@@ -25,8 +25,8 @@ PROFILES: dict[str, Profile] = {
         ApiVideo(),
         Vimeo(),
         Wistia(),
-        JwPlayer(),
         Kaltura(),
+        JwPlayer(),
         Brightcove(),
         Dropbox(),
     )

@@ -6,7 +6,8 @@ data}; GET /videos/{id}; GET /videos/{id}/texttracks[/{track}]. A video carries 
 (quality "source" is the original) only when the account has file access; its links expire
 (link_ttl_s, 24 h on Vimeo) and point at this simulator's /_media. Errors are Vimeo's
 {"error", "developer_message", "error_code"}; rate headers X-RateLimit-Limit/-Remaining and
--Reset as an ISO 8601 time. Vimeo is no target here: creates are not routed.
+-Reset as an ISO 8601 time. As a target (library_size 0) it takes uploads by pull, its text tracks in
+two steps, and sends no webhooks: infra/sim/vimeo_target.py (VimeoTarget), with its documents.
 
 What each behaviour rests on, beside the code that models it:
 - the lock-out past the per-minute limit (`throttle_hint`, budget knobs in config.PROFILE_LIMITS);
@@ -20,14 +21,15 @@ from __future__ import annotations
 
 import math
 import time
-import urllib.parse
 import zlib
 from collections.abc import Callable
+from typing import ClassVar
 
 from .bucket import RateState
 from .config import SimConfig
 from .library import Item, Shelf
-from .profile import KIND_STATUS, Call, ParamError, Profile, Reply, int_param, iso_offset, same
+from .profile import KIND_STATUS, Call, Profile, Reply, iso_offset, same
+from .vimeo_target import SORTS, VimeoTarget, list_query, paging
 
 ID_BASE = 700_000_000
 # The token's own user (what /me is) and the team account it is a member of. Help centre, "Managing team
@@ -50,18 +52,11 @@ _ERRORS = {
     "invalid": (2204, "The parameters passed to this API endpoint didn't pass Vimeo's validation checks."),
     "throttled": (9000, "Too many API requests. Please wait and try again."),
     "failed": (1, "Something strange occurred. Please try again."),
+    # A create past the account's storage: 403, "Error code 4101: The authenticated user's maximum disk space has
+    # been reached" (api.yaml, POST /me/videos).
+    "full": (4101, "The authenticated user's maximum disk space has been reached."),
     "unavailable": (1, "Vimeo is temporarily unavailable."),
 }
-SORTS = (
-    "alphabetical",
-    "date",
-    "default",
-    "duration",
-    "last_user_action_event_date",
-    "likes",
-    "modified_time",
-    "plays",
-)
 # privacy.view (vimeo.json 3.4, Video.privacy.view): anybody "Anyone can view the video", contacts "Only contacts",
 # disable "Hide from vimeo", nobody "No one besides the owner", password "Anyone with the video's password",
 # unlisted "Not searchable from vimeo.com", users "Only people with a Vimeo account". A private library video
@@ -104,18 +99,25 @@ def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | None:
     return False
 
 
-class Vimeo(Profile):
+class Vimeo(VimeoTarget, Profile):
     name = "vimeo"
     faults = FAULTS
     routes = (
-        ("/me/videos", {"GET": "list"}),
+        ("/me", {"GET": "me"}),
+        ("/me/videos", {"GET": "list", "POST": "create"}),
         ("/users/{user}/videos", {"GET": "list"}),
         ("/videos/{id}", {"GET": "get"}),
-        ("/videos/{id}/texttracks", {"GET": "src_tracks"}),
-        ("/videos/{id}/texttracks/{track}", {"GET": "src_track"}),
+        # One list, two sides: a target's text tracks (track_list), or a library's (src_tracks: `source_ops`).
+        ("/videos/{id}/texttracks", {"GET": "track_list", "POST": "track_add"}),
+        ("/videos/{id}/texttracks/{track}", {"GET": "src_track", "PATCH": "track_add", "DELETE": "track_add"}),
+        # A new text track's upload link (Vimeo's captions.cloud.vimeo.com), here on the simulator itself.
+        ("/captions/{id}/{track}", {"PUT": "track_add"}),
     )
+    source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if call.method == "PUT" and call.op == "track_add":
+            return None  # an upload link is its own credential (signed, expiring: checked with the file)
         given = call.headers.get("Authorization") or ""
         scheme, _, token = given.partition(" ")
         if cfg.token is None or (scheme.lower() == "bearer" and same(token, cfg.token)):
@@ -125,10 +127,7 @@ class Vimeo(Profile):
     def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
         code, text = _ERRORS.get(kind, (1, message or kind))
         body = {"error": text, "link": None, "developer_message": message or text, "error_code": code}
-        return Reply(KIND_STATUS[kind], body)
-
-    def new_id(self) -> str:  # pragma: no cover - Vimeo is no target
-        raise NotImplementedError
+        return Reply(403 if kind == "full" else KIND_STATUS[kind], body)
 
     # ----- the library
 
@@ -257,16 +256,10 @@ class Vimeo(Profile):
         return Reply(200, found[0]) if found else self.error("not_found")
 
     def _list(self, shelf: Shelf, call: Call) -> Reply:
-        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
-        try:
-            per_page = int_param(query, "per_page", 25, 1, 100)
-            page = int_param(query, "page", 1, 1, None)
-        except ParamError as exc:
-            return self.error("invalid", str(exc))
-        sort = query.get("sort", ["default"])[0]
-        direction = query.get("direction", ["asc" if sort == "alphabetical" else "desc"])[0]
-        if sort not in SORTS or direction not in ("asc", "desc"):
-            return self.error("invalid", "sort or direction is not one of the allowed values")
+        asked = list_query(call, SORTS)
+        if isinstance(asked, str):
+            return self.error("invalid", asked)
+        page, per_page, _sort, direction = asked
         user = call.params.get("user")
         keep = in_view(shelf.cfg, user)
         if keep is False:
@@ -280,21 +273,15 @@ class Vimeo(Profile):
             videos, total = shelf.videos(start, per_page, newest_first)
         else:
             videos, total = _kept(shelf, keep, start, per_page, newest_first)
-        last = max(1, math.ceil(total / per_page))
-        kept = [(k, v) for k, vs in query.items() for v in vs if k not in ("page", "per_page")]
         path = "/me/videos" if user is None else f"/users/{user}/videos"
-
-        def link(n: int) -> str:
-            return f"{path}?" + urllib.parse.urlencode([*kept, ("page", n), ("per_page", per_page)])
-
-        paging = {
-            "next": link(page + 1) if page < last else None,
-            "previous": link(page - 1) if page > 1 else None,
-            "first": link(1),
-            "last": link(last),
-        }
         data = [self.render(shelf, v) for v in videos]
-        return Reply(200, {"total": total, "page": page, "per_page": per_page, "paging": paging, "data": data})
+        listed = {
+            "total": total,
+            "page": page,
+            "per_page": per_page,
+            "paging": paging(path, call, page, per_page, total),
+        }
+        return Reply(200, {**listed, "data": data})
 
     # ----- rate limits
 

@@ -131,18 +131,23 @@ class Stacks:
         return self.get(f"provider:{name}", lambda: self._provider(name, sources, files))
 
     def _provider(self, name: str, sources, files) -> Deployed:
+        from migrator.trackfetch import origin_of
+
         from infra.accounts import account, source_secret
         from infra.provider_sim import ProviderSim, SimConfig
 
         acct = account(name)
         sim = ProviderSim(SimConfig(port=0, profile=name, **QUIET, **acct.sim)).start()
+        # Caption files come from the package's file server and from the source simulators (a Vimeo text
+        # track's link, Mux's text track URL): their exact origins, and no other loopback port.
+        origins = [files.origin, *(origin_of(source.url) for source in sources.sims.values())]
         secret_name = unique("source-credentials")
         self.aws("secretsmanager").create_secret(Name=secret_name, SecretString=source_secret(sources.credentials))
         params = {
             "ReconcileScheduleEnabled": "false",
             "PollAfterSeconds": "60",
             "MaximumConcurrency": "5",
-            "TrackFetchTestOrigins": files.origin,
+            "TrackFetchTestOrigins": ",".join(origins),
             "MaxTrackAttempts": "2",
             "SourceTokenSecretName": secret_name,
             "SourceBaseUrls": sources.base_urls(),
@@ -153,7 +158,7 @@ class Stacks:
         sim.patch_config({"webhook_url": outputs["WebhookUrl"], "webhook_secret": acct.webhook_secret})
         deployed = Deployed(name, stack_name, outputs, sim, acct, self.workdir(name) / "outputs.json")
         deployed.outputs_path.write_text(json.dumps(outputs))
-        deployed.track_origins, deployed.files = frozenset({files.origin}), files
+        deployed.track_origins, deployed.files = frozenset(origins), files
         deployed.sim_baseline = sim.config_dict()
         return deployed
 

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
     p.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny"],
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
         help="only this provider",
     )
     p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")

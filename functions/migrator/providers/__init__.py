@@ -31,6 +31,7 @@ from .fidelity import CreateDefaults
 from .generic import GenericProvider
 from .jwplayer import JwPlayerProvider
 from .mux import MuxProvider
+from .vimeo import VimeoProvider
 
 PROVIDERS: dict[str, type[Provider]] = {
     "generic": GenericProvider,
@@ -39,6 +40,7 @@ PROVIDERS: dict[str, type[Provider]] = {
     "apivideo": ApiVideoProvider,
     "bunny": BunnyProvider,
     "jwplayer": JwPlayerProvider,
+    "vimeo": VimeoProvider,
 }
 
 
@@ -75,6 +77,7 @@ __all__ = [
     "SignedPlayback",
     "SigningUnavailable",
     "Video",
+    "VimeoProvider",
     "WebhookEvent",
     "build",
     "from_settings",

@@ -1,0 +1,233 @@
+"""Vimeo as the target, end to end: template.yaml deployed with `Provider=vimeo` against the simulator speaking
+Vimeo's API (pull uploads, no webhooks, text tracks in two steps), driven through the real queues, uploader,
+tracks worker and reconcile, and read back from what the simulator holds at the end.
+
+- a batch migrates once despite lost create answers, a search that does not show a new video yet and a worker
+  that died after its create; Vimeo sends no webhook, so reconcile's poll settles every video;
+- every field is held where Vimeo keeps it (name, description and our reference line, privacy.view), private
+  rows and rows with no privacy are `nobody`, and on a Basic plan an unlisted row is `nobody` too, noted in
+  the ledger and found by `migrator audit` as narrower than asked;
+- caption tracks arrive once each, active, with their files, despite lost answers, and none is left half made;
+- a Mux library moves to Vimeo (`migrator inventory --from mux`, `migrator load`): every fetchable video ready
+  with its title, what cannot be fetched never sent, no duplicate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from unittest import mock
+
+import pytest
+from migrator.ledger import Claimed, Ledger
+from migrator.messages import AssetMessage, Track
+from migrator.providers import AssetRef
+from migrator.providers.vimeo import ref_line
+from migrator_cli.main import main
+
+from infra.sim import mux as sim_mux
+from infra.sim.library import item as library_item
+from tests.conftest import unique
+from tests.e2e import stacks as stacks_module
+from tests.e2e.conftest import wait_for_states
+from tests.e2e.test_uploader_stack import asset, send_all
+
+pytestmark = pytest.mark.e2e
+DONE = {"ready", "rejected", "failed"}
+
+
+@pytest.fixture(scope="module")
+def deployed(stacks, sources, track_files):
+    """The Vimeo stack, as Stacks._provider makes a provider's (Vimeo takes no provider options), reset; a track
+    has the template's default attempts (5), since each of Vimeo's is three calls, two of whose answers a
+    fault may lose."""
+
+    def make():
+        with mock.patch.dict(stacks_module.PROVIDER_OPTIONS, {"vimeo": {"MaxTrackAttempts": "5"}}):
+            return stacks._provider("vimeo", sources, track_files)
+
+    made = stacks.get("provider:vimeo", make)
+    stacks.reset(made)
+    yield made
+
+
+@pytest.fixture
+def vimeo_sim(deployed):
+    """The module's simulator with its faults off and its first configuration back."""
+    deployed.sim.patch_config({**deployed.sim_baseline, "lose_rate": 0.0, "track_lose_rate": 0.0, "plan": "pro"})
+    yield deployed.sim
+    deployed.sim.patch_config({"search_lag_s": 0.0, "check_source": False, "plan": "pro"})
+
+
+def settle(aws, deployed, cli, ids: list[str], done: set[str] = DONE, timeout_s: float = 240) -> dict:
+    """Until every asset is done. Vimeo sends no webhook: reconcile's poll, run as an operator runs it (the
+    schedule is off in the e2e stacks), is what settles each video."""
+    table, deadline = deployed.outputs["LedgerTableName"], time.time() + timeout_s
+    while True:
+        try:
+            return wait_for_states(aws("dynamodb"), table, ids, done, 10)
+        except AssertionError:
+            if time.time() >= deadline:
+                raise
+        code, out, err = cli("reconcile", "--poll-after", "0", "--json")
+        assert code == 0, out + err
+
+
+def held(sim) -> dict:
+    """{our asset id: [the videos the simulator holds for it]} (the reference it read from the description)."""
+    with sim._lock:
+        out: dict = {}
+        for video in sim._store.videos.values():
+            out.setdefault(video.ref, []).append(video)
+        return out
+
+
+def test_a_batch_migrates_once_despite_lost_answers_a_lagging_search_and_a_crash_after_create(
+    deployed, vimeo_sim, aws, cli
+):
+    ledger = Ledger(deployed.outputs["LedgerTableName"], aws("dynamodb"))
+    run = unique("vimeo")
+    ids = [f"{run}/{i}" for i in range(12)]
+    crashed = f"{run}/crashed"
+    # What a worker leaves when it dies between Vimeo's answer and its ledger write: the video exists, the
+    # ledger says uploading under a lease that has run out.
+    url = f"https://media.example.com/{crashed}.mp4?duration=9"
+    made = deployed.client().create(AssetRef(crashed), url)
+    assert made.remote_id, made
+    past = time.time() - 600
+    assert isinstance(ledger.claim(AssetMessage(crashed, url), past, past + 60, "dead-worker"), Claimed)
+
+    before = vimeo_sim.stats()
+    # A third of create answers never arrive, and a search shows no new video for ten minutes: each retry's
+    # lookup must page the newest videos back to its claim.
+    vimeo_sim.patch_config({"lose_rate": 0.3, "seed": 11, "search_lag_s": 600})
+    send_all(aws("sqs"), deployed.outputs["QueueUrl"], [asset(i) for i in ids] + [asset(crashed, url)])
+    items = settle(aws, deployed, cli, [*ids, crashed], {"ready"})
+
+    stats = {k: v - before.get(k, 0) for k, v in vimeo_sim.stats().items() if isinstance(v, int)}
+    assert stats["lost_responses"] > 0, "the fault did not happen: the test would prove nothing"
+    assert vimeo_sim.stats()["duplicate_videos"] == 0 and stats["videos"] == len(ids)
+    assert items[crashed]["remote_id"] == made.remote_id  # found, not made again
+    videos = held(vimeo_sim)
+    assert all(len(videos[i]) == 1 and videos[i][0].id == items[i]["remote_id"] for i in ids)
+    assert stats["webhooks_delivered"] == 0  # Vimeo sends none: the poll settled every one
+
+
+PRIVACIES = {"public": "anybody", "unlisted": "nobody", "private": "nobody", "default": "nobody"}
+
+
+def test_every_field_and_the_privacy_are_held_and_basic_plans_unlisted_is_nobody(
+    deployed, vimeo_sim, aws, cli, tmp_path
+):
+    vimeo_sim.patch_config({"plan": "basic"})
+    run = unique("vimeo-fields")
+    rows = []
+    for word in PRIVACIES:
+        row = {
+            "id": f"{run}/{word}",
+            "source_url": f"https://media.example.com/{run}/{word}.mp4?duration=40",
+            "title": f"Talk ({word}) « ünïcode » 🎬",
+            "duration_s": 40,
+            "description": f"A talk that is {word}.\nSecond line.",
+            "tags": ["talks", word],
+            "metadata": {"speaker": "Ada"},
+            "poster_time_s": 10,
+            "created_at": "2019-05-01T10:00:00Z",
+        }
+        rows.append({**row, "privacy": word} if word != "default" else row)
+    inventory = tmp_path / "library.jsonl"
+    inventory.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, out, err = cli("load", str(inventory))
+    assert code == 0, out + err
+    ids = [r["id"] for r in rows]
+    settle(aws, deployed, cli, ids, {"ready"})
+    ledger = Ledger(deployed.outputs["LedgerTableName"], aws("dynamodb"))
+    videos = held(vimeo_sim)
+    for r in rows:
+        [video] = videos[r["id"]]
+        word = r["id"].rsplit("/", 1)[1]
+        assert video.request["name"] == r["title"]
+        assert video.request["description"] == f"{r['description']}\n\n{ref_line(r['id'])}"
+        assert video.request["privacy"] == {"view": PRIVACIES[word]}, word
+        notes = ledger.get(r["id"]).get("fidelity_notes") or []
+        assert "tags: not carried by vimeo (kept in the ledger; Vimeo's create takes none)" in notes
+    unlisted = ledger.get(f"{run}/unlisted").get("fidelity_notes")
+    assert "privacy: unlisted sent as nobody (Vimeo Basic cannot set unlisted; narrower)" in unlisted
+    code, out, err = cli("audit", "--json")
+    audited = json.loads(out)
+    drift = [f for f in audited["findings"] if f["kind"] == "privacy" and f["asset_id"].startswith(run)]
+    assert [f["asset_id"] for f in drift] == [f"{run}/unlisted"], out + err  # narrower than asked, and said
+
+
+def test_caption_tracks_arrive_once_each_active_with_their_files_despite_lost_answers(deployed, vimeo_sim, aws, cli):
+    files, table = deployed.files, deployed.outputs["LedgerTableName"]
+    en = Track(files.url("/en.srt"), "en", "captions", name="English", format="srt")
+    fr = Track(files.url("/fr.vtt"), "fr", "subtitles", name="Français", format="vtt")
+    vimeo_sim.patch_config({"track_lose_rate": 0.2, "seed": 7})  # a fifth of the track calls' answers lost
+    run = unique("vimeo-tracks")
+    ids = [f"{run}/{n}" for n in range(6)]
+    bodies = [
+        json.dumps(
+            {
+                "id": i,
+                "source_url": f"https://media.example.com/{i}.mp4?duration=6",
+                "tracks": [en.as_dict(), fr.as_dict()],
+            }
+        )
+        for i in ids
+    ]
+    send_all(aws("sqs"), deployed.outputs["QueueUrl"], bodies)
+    settle(aws, deployed, cli, ids, {"ready"})
+    ledger, deadline = Ledger(table, aws("dynamodb")), time.time() + 180
+    while time.time() < deadline:
+        states = [e["state"] for i in ids for e in (ledger.get(i).get("track_states") or {}).values()]
+        if len(states) == 2 * len(ids) and set(states) == {"attached"}:
+            break
+        time.sleep(1)
+    assert len(states) == 2 * len(ids) and set(states) == {"attached"}, states
+    assert vimeo_sim.stats()["lost_track_responses"] > 0, "no answer was lost: the test would prove nothing"
+    videos = held(vimeo_sim)
+    for i in ids:
+        [video] = videos[i]
+        kept = video.extra["texttracks"]
+        shown = sorted((t.language, t.name, t.status, kept[t.id]["active"], kept[t.id]["type"]) for t in video.texts)
+        assert shown == [("en", "English", "ready", True, "captions"), ("fr", "Français", "ready", True, "subtitles")]
+        assert all(t.content and t.content.startswith(b"WEBVTT") for t in video.texts)  # files, as WebVTT
+
+
+def test_a_mux_library_moves_to_vimeo_with_its_titles_and_without_what_cannot_be_fetched(
+    deployed, vimeo_sim, sources, aws, cli, endpoint, tmp_path, capsys
+):
+    vimeo_sim.patch_config({"check_source": True})  # Vimeo pulls each link from the Mux simulator, over loopback
+    sources.reset()
+    credentials = tmp_path / "sources.json"
+    credentials.write_text(json.dumps(sources.credentials))
+    out = tmp_path / "mux-vimeo.jsonl"
+    argv = ["inventory", "--from", "mux", "-o", str(out), "--mark-file", str(tmp_path / "marks.json")]
+    argv += ["--source-url", sources.base("mux"), "--credentials", str(credentials), "--restart"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    unfetchable = [json.loads(line) for line in out.with_name(out.name + ".unfetchable.jsonl").read_text().splitlines()]
+    pending = json.loads((tmp_path / "marks.json").read_text()).get("mux", {}).get("pending", {})
+    assert rows and len(rows) + len(unfetchable) + len(pending) == 20
+    code, _out, err = cli("load", str(out))
+    assert code == 0, err
+    items = settle(aws, deployed, cli, [r["id"] for r in rows], DONE, 300)
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}, {
+        r["id"]: items[r["id"]].get("last_error") for r in rows
+    }
+    videos = held(vimeo_sim)
+    for r in rows:
+        [video] = videos[r["id"]]
+        source = library_item(
+            sources.sims["mux"].config, sim_mux.library_index(r["metadata"]["source_id"]), sim_mux.FAULTS
+        )
+        assert video.request["name"] == source.title == r["title"]
+        assert video.state == "ready"
+        if r.get("privacy") in ("private", "signed"):
+            assert video.request["privacy"] == {"view": "nobody"}
+    table = deployed.outputs["LedgerTableName"]
+    for entry in [*unfetchable, *({"id": i} for i in pending)]:
+        assert "Item" not in aws("dynamodb").get_item(TableName=table, Key={"asset_id": {"S": entry["id"]}})
+    assert vimeo_sim.stats()["duplicate_videos"] == 0

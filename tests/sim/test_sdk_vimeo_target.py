@@ -1,0 +1,222 @@
+"""Vimeo as a target: the "vimeo" simulator profile driven by Vimeo's own SDK, PyVimeo 1.1.2 (VimeoClient: the
+bearer token, the versioned Accept header, its `upload_texttrack`), against what api.yaml documents.
+
+Each test reads back what the simulator holds at the end (its videos, their tracks, its request log), not
+what was sent."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+import vimeo
+from vimeo.exceptions import APIRateLimitExceededFailure
+
+from infra.sim import vimeo_target
+from tests.sim.support import wait_for
+from tests.track_files import SRT, VTT
+
+TOKEN = "vimeo-target-token"
+SOURCE = "https://media.example.com/intro.mp4?duration=81.4"
+
+
+@pytest.fixture
+def target(launch):
+    def start(**config):
+        sim = launch("vimeo", token=TOKEN, processing_delay_s=0.3, **config)
+        client = vimeo.VimeoClient(token=TOKEN)
+        client.API_ROOT = sim.url
+        return sim, client
+
+    return start
+
+
+def pull(client, link=SOURCE, **fields):
+    return client.post("/me/videos", data={"upload": {"approach": "pull", "link": link}, **fields})
+
+
+def stored(sim, video_id: str):
+    with sim._lock:
+        return sim._store.videos[video_id]
+
+
+def test_a_pull_upload_is_made_uploads_transcodes_and_is_available(target):
+    sim, client = target()
+    answer = pull(client, name="Intro", description="Our intro.", privacy={"view": "anybody"})
+    assert answer.status_code == 201  # "The upload procedure has begun."
+    made = answer.json()
+    assert made["uri"].startswith("/videos/") and made["upload"] == {
+        "status": "in_progress",
+        "approach": "pull",
+        "link": SOURCE,
+        "size": None,
+    }
+    assert made["transcode"]["status"] == "in_progress" and made["status"] == "uploading"
+    video_id = made["uri"].rsplit("/", 1)[1]
+
+    def done():
+        return client.get(made["uri"]).json()["transcode"]["status"] == "complete"
+
+    assert wait_for(done, timeout=5)
+    video = client.get(made["uri"]).json()
+    assert (video["duration"], video["status"], video["upload"]["status"]) == (81, "available", "complete")
+    listed = client.get("/me/videos", params={"fields": "uri,duration,status,upload.status,privacy.view"}).json()
+    assert listed["data"] == [
+        {
+            "uri": made["uri"],
+            "duration": 81,  # whole seconds
+            "status": "available",
+            "upload": {"status": "complete"},
+            "privacy": {"view": "anybody"},
+        }
+    ]  # the API's JSON filter: only what `fields` names
+    held = stored(sim, video_id)
+    assert held.request["name"] == "Intro" and held.source == SOURCE
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        ({"type": "pull", "link": SOURCE}, 3116),  # "Use upload.approach starting from API version 3.4"
+        ({"upload": {"approach": "tus", "size": 10}}, 2230),  # only pull is simulated
+        ({"upload": {"approach": "pull"}}, 2204),  # pull needs its link
+        ({"upload": {"approach": "pull", "link": SOURCE}, "privacy": {"view": "everyone"}}, 2204),
+        ({"upload": {"approach": "pull", "link": SOURCE}, "privacy": {"view": "password"}}, 2204),
+    ],
+)
+def test_what_the_create_refuses(target, data, code):
+    sim, client = target()
+    answer = client.post("/me/videos", data=data)
+    assert answer.status_code == 400 and answer.json()["error_code"] == code
+    assert sim.stats()["videos"] == 0
+
+
+def test_a_basic_plan_cannot_set_unlisted_or_disable_and_me_says_the_plan(target):
+    sim, client = target(plan="basic")
+    assert client.get("/me").json()["account"] == "basic"
+    for view in ("unlisted", "disable"):
+        refused = pull(client, privacy={"view": view})
+        assert refused.status_code == 400 and "Basic" in refused.json()["developer_message"]
+    assert pull(client, privacy={"view": "nobody"}).status_code == 201
+    sim.patch_config({"plan": "pro"})
+    assert pull(client, privacy={"view": "unlisted"}).status_code == 201
+    assert {v.request["privacy"]["view"] for v in sim._store.videos.values()} == {"nobody", "unlisted"}
+
+
+def test_past_the_accounts_storage_a_create_is_refused_403_4101(target):
+    sim, client = target(storage_minutes=1.0)
+    assert pull(client, link="https://media.example.com/a.mp4?duration=90").status_code == 201
+    refused = pull(client)
+    assert refused.status_code == 403 and refused.json()["error_code"] == 4101
+    assert sim.stats()["videos"] == 1
+
+
+@pytest.mark.parametrize("word", ["quota_exceeded", "total_cap_exceeded"])
+def test_a_video_past_the_quota_ends_with_that_status(target, word):
+    _sim, client = target()
+    made = pull(client, link=f"https://media.example.com/a.mp4?vimeo={word}").json()
+    assert wait_for(lambda: client.get(made["uri"]).json()["status"] == word, timeout=5)
+    assert client.get(made["uri"]).json()["transcode"]["status"] == "error"
+
+
+def test_a_corrupt_source_ends_transcoding_error(target):
+    _sim, client = target()
+    made = pull(client, link="https://media.example.com/corrupt.mp4").json()
+    assert wait_for(lambda: client.get(made["uri"]).json()["status"] == "transcoding_error", timeout=5)
+
+
+def test_the_list_searches_pages_and_a_new_video_shows_in_a_search_only_after_the_lag(target):
+    _sim, client = target(search_lag_s=0.5)
+    for n in range(3):
+        pull(client, name=f"clip {n}", description=f"tag{n} and more")
+    found = client.get("/me/videos", params={"query": "tag1", "fields": "name"}).json()
+    assert found["total"] == 0  # not indexed yet
+    time.sleep(0.6)
+    found = client.get("/me/videos", params={"query": "tag1", "fields": "name"}).json()
+    assert found["data"] == [{"name": "clip 1"}]
+    first = client.get("/me/videos", params={"per_page": 2}).json()
+    assert [v["name"] for v in first["data"]] == ["clip 2", "clip 1"]  # newest first by default
+    assert first["paging"]["next"].startswith("/me/videos?") and first["total"] == 3
+    rest = client.get(first["paging"]["next"]).json()
+    assert [v["name"] for v in rest["data"]] == ["clip 0"] and rest["paging"]["next"] is None
+    assert client.get("/me/videos", params={"per_page": 101}).status_code == 400
+
+
+def test_pyvimeo_uploads_a_text_track_in_two_steps_and_it_is_held_inactive_until_made_active(target, tmp_path):
+    sim, client = target()
+    made = pull(client, name="With captions").json()
+    path = tmp_path / "en.vtt"
+    path.write_bytes(VTT)
+    track = client.upload_texttrack(made["uri"], "captions", "en", str(path))  # POST, then PUT to its link
+    assert "/captions/" in track["link"] and track["link_expires_time"]
+    video = stored(sim, made["uri"].rsplit("/", 1)[1])
+    [held] = video.texts
+    assert (held.status, held.content, held.format, held.name) == ("ready", VTT, "vtt", "en.vtt")
+    listed = client.get(f"{made['uri']}/texttracks").json()["data"]
+    assert listed[0]["active"] is False  # created without `active`
+    tid = listed[0]["uri"]
+    assert client.patch(tid, data={"active": True}).json()["active"] is True
+    second = client.post(f"{made['uri']}/texttracks", data={"type": "captions", "language": "en", "name": "Again"})
+    assert second.status_code == 201
+    client.patch(second.json()["uri"], data={"active": True})
+    actives = {t["name"]: t["active"] for t in client.get(f"{made['uri']}/texttracks").json()["data"]}
+    assert actives == {"en.vtt": False, "Again": True}  # "Only one text track per language and type can be active"
+    assert client.delete(second.json()["uri"]).status_code == 204
+    assert [t.name for t in stored(sim, made["uri"].rsplit("/", 1)[1]).texts] == ["en.vtt"]
+
+
+def test_a_track_link_takes_one_file_before_it_expires_and_only_as_signed(target, web):
+    sim, client = target(link_ttl_s=1.0)
+    made = pull(client).json()
+    body = {"type": "subtitles", "language": "fr", "name": "Français"}
+    first = client.post(f"{made['uri']}/texttracks", data=body).json()
+    forged = first["link"].replace("sig=", "sig=0")
+    assert web.put(forged, data=SRT, headers={"Content-Type": "text/plain"}).status_code == 403
+    assert web.put(first["link"], data=b"not captions", headers={"Content-Type": "text/plain"}).status_code == 400
+    assert web.put(first["link"], data=SRT, headers={"Content-Type": "text/plain"}).status_code == 200  # no token
+    again = web.put(first["link"], data=VTT, headers={"Content-Type": "text/plain"})
+    assert again.status_code == 403  # "when you create it for the first time"
+    late = client.post(f"{made['uri']}/texttracks", data=body).json()
+    time.sleep(1.1)
+    assert web.put(late["link"], data=SRT, headers={"Content-Type": "text/plain"}).status_code == 403
+    held = {t.id: (t.status, t.format) for t in stored(sim, made["uri"].rsplit("/", 1)[1]).texts}
+    assert held == {"1": ("ready", "srt"), "2": ("created", None)}
+
+
+def test_past_the_per_minute_budget_a_429_with_no_hint(target):
+    sim, client = target(budget_quota=3, rate_headers=True)
+    for _ in range(3):
+        assert client.get("/me").status_code == 200
+    with pytest.raises(APIRateLimitExceededFailure) as caught:
+        client.get("/me")
+    assert caught.value.status_code == 429
+    last = sim.requests_log(ops=None)[-1]
+    assert last["status"] == 429 and last["retry_after_s"] is None  # "up to a minute", nothing says when
+
+
+def test_bad_credentials_are_8003_and_no_webhook_is_ever_sent(target, hooks):
+    sim, client = target(webhook_url=hooks.url, webhook_secret="s")
+    wrong = vimeo.VimeoClient(token="wrong")
+    wrong.API_ROOT = sim.url
+    refused = wrong.post("/me/videos", data={"upload": {"approach": "pull", "link": SOURCE}})
+    assert refused.status_code == 401 and refused.json()["error_code"] == 8003
+    made = pull(client).json()
+    assert wait_for(lambda: client.get(made["uri"]).json()["status"] == "available", timeout=5)
+    time.sleep(0.3)
+    assert hooks.deliveries == [] and sim.stats()["webhooks_delivered"] == 0  # none are documented
+
+
+def test_the_player_plays_what_anyone_with_the_link_may_watch(target):
+    _sim, client = target()
+    uris = {view: pull(client, privacy={"view": view}).json()["uri"] for view in ("anybody", "unlisted", "nobody")}
+    assert wait_for(lambda: all(client.get(u).json()["status"] == "available" for u in uris.values()), timeout=5)
+    videos = {view: client.get(uri).json() for view, uri in uris.items()}
+    session = requests.Session()
+    session.trust_env = False
+    assert session.get(videos["anybody"]["player_embed_url"]).status_code == 200
+    unlisted = videos["unlisted"]["player_embed_url"]
+    assert "?h=" in unlisted and session.get(unlisted).status_code == 200
+    assert session.get(unlisted.split("?")[0]).status_code == 404  # without its hash
+    assert session.get(videos["nobody"]["link"]).status_code == 403
+    assert vimeo_target.WATCHABLE == ("anybody", "unlisted")
