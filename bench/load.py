@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from infra.emulator import Emulator, client, free_port
@@ -203,6 +204,17 @@ def dry_run_child(path: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.dry_run_child:
+        return dry_run_child(args.dry_run_child)
+    if args.send_child:
+        return send_child(args.send_child, args.endpoint)
+    runs = measure(args)
+    print_figures(args, runs)
+    return 0 if all_rows_arrived(args, runs) else 1
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench/load", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -219,13 +231,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run-child", metavar="CSV", help=argparse.SUPPRESS)
     parser.add_argument("--send-child", metavar="CSV", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.dry_run_child:
-        return dry_run_child(args.dry_run_child)
-    if args.send_child:
-        return send_child(args.send_child, args.endpoint)
+    return parser.parse_args(argv)
 
-    ok = True
+
+@dataclass(frozen=True)
+class Runs:
+    """The figures of each run: the throughput pair, the two dry runs and the two real loads."""
+
+    batch: dict
+    single: dict
+    small: dict
+    big: dict
+    send_small: dict
+    send_big: dict
+
+
+def measure(args: argparse.Namespace) -> Runs:
+    """Every run, on generated files in a temporary directory and one emulator of its own."""
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         tmp_path = Path(tmp)
         # Memory first, so the emulator is not competing for the CPU during the dry runs.
@@ -247,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
             send_big = send_in_child(send_big_csv, emulator.endpoint)
         finally:
             emulator.stop()
+    return Runs(batch, single, small, big, send_small, send_big)
 
+
+def print_figures(args: argparse.Namespace, runs: Runs) -> None:
+    batch, single, small, big = runs.batch, runs.single, runs.small, runs.big
+    send_small, send_big = runs.send_small, runs.send_big
     batch_rate, single_rate = batch["sent"] / batch["s"], single["sent"] / single["s"]
     label = count_label(args.rows)
     rtt = f", simulated round trip {args.rtt_ms:g} ms per call" if args.rtt_ms else ""
@@ -286,6 +313,13 @@ def main(argv: list[str] | None = None) -> int:
         f"memory while sending: peak RSS {count_label(args.send_rows)} / {count_label(args.send_rows // 10)} = "
         f"{send_big['maxrss_kib'] / send_small['maxrss_kib']:.2f}   (flat: about 1)"
     )
+
+
+def all_rows_arrived(args: argparse.Namespace, runs: Runs) -> bool:
+    """Whether every run handled every row; a FAIL line for each that did not."""
+    batch, single, small, big = runs.batch, runs.single, runs.small, runs.big
+    send_small, send_big = runs.send_small, runs.send_big
+    ok = True
     if send_big["sent"] != args.send_rows or send_small["sent"] != max(1, args.send_rows // 10):
         print("FAIL: a real load did not send every row")
         ok = False
@@ -295,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if big["rows"] != args.big_rows or small["rows"] != args.small_rows:
         print("FAIL: a dry run did not read every row")
         ok = False
-    return 0 if ok else 1
+    return ok
 
 
 if __name__ == "__main__":

@@ -85,15 +85,15 @@ class Scenario:
 
 
 def scenarios(n: int, limit: float) -> list[Scenario]:
+    """Every scenario, in the order the table lists them."""
+    return [*limit_scenarios(n, limit), *provider_scenarios(n), *hostile_scenarios(limit)]
+
+
+def limit_scenarios(n: int, limit: float) -> list[Scenario]:
+    """Today's pacer beside the new one: the true limit configured, guessed high or low, told in headers, lowered."""
     # Full, half, full for a third of the ideal run each: 3 x t with (1 + 1/2 + 1) x limit x t = n.
     third = 0.4 * n / limit
     faults = {"unavailable_rate": 0.02, "unavailable_retry_after_fraction": 0.5, "lose_rate": 0.01}
-    hostile = {
-        "unavailable_rate": 0.02,
-        "unavailable_retry_after_fraction": 1.0,
-        "unavailable_retry_after_max_s": 3,
-        "lose_rate": 0.01,
-    }
     return [
         Scenario(CLEAN, {"rate": limit}, {"ceiling": limit}, targets=(1.02, 1)),
         Scenario(
@@ -123,6 +123,12 @@ def scenarios(n: int, limit: float) -> list[Scenario]:
             schedule=((third, limit / 2), (2 * third, limit)),
             targets=(1.10, 3),
         ),
+    ]
+
+
+def provider_scenarios(n: int) -> list[Scenario]:
+    """The new pacer against a provider's own documented limits: Stream's in-flight cap, Mux's create rate."""
+    return [
         Scenario(
             "Cloudflare: 120 videos in flight at most, a 20 s encode",
             None,
@@ -145,6 +151,18 @@ def scenarios(n: int, limit: float) -> list[Scenario]:
             # One record an invocation: a crash takes only the record it crashed on back to the queue.
             stack={"BatchSize": "1", "UploaderTimeout": "60"},
         ),
+    ]
+
+
+def hostile_scenarios(limit: float) -> list[Scenario]:
+    """The new pacer against a provider that misstates its limit or fails requests, held to the clean row."""
+    hostile = {
+        "unavailable_rate": 0.02,
+        "unavailable_retry_after_fraction": 1.0,
+        "unavailable_retry_after_max_s": 3,
+        "lose_rate": 0.01,
+    }
+    return [
         Scenario(
             "headers state twice the true limit, no ceiling",
             None,
@@ -285,67 +303,17 @@ def drain(
     stack: Stack, sim: SimProcess, scenario: Scenario, n: int, limit: float, timeout_s: float, trace: Path | None = None
 ) -> dict:
     n = scenario.assets or n
-    env = {k: str(v) for k, v in {"PROVIDER_RATE_LIMIT": 0, "START_RATE": 0}.items()}
-    if stack.label == "today":
-        env["PROVIDER_RATE_LIMIT"] = str(scenario.today["rate"])
-    else:
-        env.update(
-            {
-                "PROVIDER_RATE_LIMIT": str(scenario.new.get("ceiling", 0)),
-                "START_RATE": str(scenario.new.get("start", 0)),
-            }
-        )
+    env = pacer_env(stack.label, scenario)
     stack.configure(env)
-    requests_post_reset(sim)
-    # Unlimited, and none of the profile's documented limits: the warm-up leaves nothing queued behind.
-    sim.configure(rate=0, read_rate=0, budget_quota=0, processing_delay_s=2.0)
-    # Cold starts (after the configuration change too) are not billed to the drain. The warm-up is
-    # paced like the drain (Mux: its documented 1/s when no ceiling is set): a minute of it at most.
-    pace = float(env["PROVIDER_RATE_LIMIT"]) or PROVIDERS[scenario.provider].create_rate_per_s or 0.0
-    warm_up(stack, sim, WARM_UP if not pace else min(WARM_UP, max(20, int(WARM_UP_S * pace))))
-    stack.configure({})  # and the warm-up's create leaves nothing learned behind
-    if scenario.env:  # fault injection for the measured drain only
-        stack.configure(scenario.env)
-    requests_post_reset(sim)
-    sim.configure(**{"rate": limit, "burst": int(limit), "read_rate": None, "budget_quota": None, **scenario.sim})
-    sim.configure(processing_delay_s=scenario.sim.get("processing_delay_s", 2.0))
-    run = uuid.uuid4().hex[:6]
-    ids = [f"pacing/{run}/{i:05d}" for i in range(n)]
-    refused = {i for k, i in enumerate(ids) if scenario.refused and k % round(1 / scenario.refused) == 7}
-    bodies = [
-        json.dumps(
-            {
-                "id": i,
-                "source_url": f"https://media.example.com/{'unsupported-' if i in refused else ''}{i}.mp4?duration=30",
-            }
-        )
-        for i in ids
-    ]
+    warm_up_paced(stack, sim, scenario, float(env["PROVIDER_RATE_LIMIT"]))
+    arm_provider(stack, sim, scenario, limit)
+    ids, refused, bodies = drain_bodies(scenario, n)
     metrics_before, invocations_before = uploader_metrics(stack.aws("logs"), stack.aws("lambda"), stack.outputs)
     started = time.time()
-    changes = threading.Thread(target=follow_schedule, args=(sim, scenario.schedule, started), daemon=True)
-    changes.start()
-    batches = stack.send(bodies)
-    sent = time.time()
-    pacer_samples = []
-    while sim.stats()["videos"] < n - len(refused) and time.time() - started < timeout_s:
-        time.sleep(0.5)
-        if trace:
-            pacer_samples.append({"t": time.time(), **stack.pacer(), "queues": stack.queue_depths()})
-    requests_log = sim.requests_log()
+    batches, requests_log = send_and_watch(stack, sim, scenario, bodies, n - len(refused), started, timeout_s, trace)
     log = [r for r in requests_log if r["t"] >= started and r["status"] in (200, 201)]
-    if trace:
-        trace.write_text(
-            json.dumps(
-                {"started": started, "sent": sent, "requests": requests_log, "pacer": pacer_samples}, default=float
-            )
-        )
     finished = max((r["t"] for r in log), default=time.time())
-    # A crashed worker's record comes back after the queue's visibility timeout (6 x UploaderTimeout).
-    settle_deadline = time.time() + 120 + (6 * int(scenario.stack.get("UploaderTimeout", 0)) if scenario.env else 0)
-    while stack.not_terminal(ids) and time.time() < settle_deadline:
-        time.sleep(2)
-    time.sleep(3)  # the last invocations flush their metrics
+    settle(stack, scenario, ids)
     stats = sim.stats()
     metrics, invocations = uploader_metrics(stack.aws("logs"), stack.aws("lambda"), stack.outputs)
     created = stats["videos"]
@@ -366,6 +334,99 @@ def drain(
         "not_terminal": stack.not_terminal(ids),
         "created": created,
     }
+
+
+def pacer_env(label: str, scenario: Scenario) -> dict[str, str]:
+    """The uploader's pacing environment for `label`'s stack: today's fixed rate, or the new ceiling and start."""
+    env = {k: str(v) for k, v in {"PROVIDER_RATE_LIMIT": 0, "START_RATE": 0}.items()}
+    if label == "today":
+        env["PROVIDER_RATE_LIMIT"] = str(scenario.today["rate"])
+    else:
+        env.update(
+            {
+                "PROVIDER_RATE_LIMIT": str(scenario.new.get("ceiling", 0)),
+                "START_RATE": str(scenario.new.get("start", 0)),
+            }
+        )
+    return env
+
+
+def warm_up_paced(stack: Stack, sim: SimProcess, scenario: Scenario, rate_limit: float) -> None:
+    """The warm-up, on an unlimited simulator, then the stack's pacer reset."""
+    requests_post_reset(sim)
+    # Unlimited, and none of the profile's documented limits: the warm-up leaves nothing queued behind.
+    sim.configure(rate=0, read_rate=0, budget_quota=0, processing_delay_s=2.0)
+    # Cold starts (after the configuration change too) are not billed to the drain. The warm-up is
+    # paced like the drain (Mux: its documented 1/s when no ceiling is set): a minute of it at most.
+    pace = rate_limit or PROVIDERS[scenario.provider].create_rate_per_s or 0.0
+    warm_up(stack, sim, WARM_UP if not pace else min(WARM_UP, max(20, int(WARM_UP_S * pace))))
+    stack.configure({})  # and the warm-up's create leaves nothing learned behind
+
+
+def arm_provider(stack: Stack, sim: SimProcess, scenario: Scenario, limit: float) -> None:
+    """The scenario's faults and the provider's true limit, for the measured drain only."""
+    if scenario.env:  # fault injection for the measured drain only
+        stack.configure(scenario.env)
+    requests_post_reset(sim)
+    sim.configure(**{"rate": limit, "burst": int(limit), "read_rate": None, "budget_quota": None, **scenario.sim})
+    sim.configure(processing_delay_s=scenario.sim.get("processing_delay_s", 2.0))
+
+
+def drain_bodies(scenario: Scenario, n: int) -> tuple[list[str], set[str], list[str]]:
+    """(the drain's ids, those whose source the provider refuses, the messages to send)."""
+    run = uuid.uuid4().hex[:6]
+    ids = [f"pacing/{run}/{i:05d}" for i in range(n)]
+    refused = {i for k, i in enumerate(ids) if scenario.refused and k % round(1 / scenario.refused) == 7}
+    bodies = [
+        json.dumps(
+            {
+                "id": i,
+                "source_url": f"https://media.example.com/{'unsupported-' if i in refused else ''}{i}.mp4?duration=30",
+            }
+        )
+        for i in ids
+    ]
+    return ids, refused, bodies
+
+
+def send_and_watch(
+    stack: Stack,
+    sim: SimProcess,
+    scenario: Scenario,
+    bodies: list[str],
+    expected: int,
+    started: float,
+    timeout_s: float,
+    trace: Path | None,
+) -> tuple[int, list[dict]]:
+    """Send the drain and wait for `expected` videos (the limit following the scenario's schedule meanwhile);
+    (the loader's batch calls, the simulator's request log), the log written to `trace` too when given."""
+    changes = threading.Thread(target=follow_schedule, args=(sim, scenario.schedule, started), daemon=True)
+    changes.start()
+    batches = stack.send(bodies)
+    sent = time.time()
+    pacer_samples = []
+    while sim.stats()["videos"] < expected and time.time() - started < timeout_s:
+        time.sleep(0.5)
+        if trace:
+            pacer_samples.append({"t": time.time(), **stack.pacer(), "queues": stack.queue_depths()})
+    requests_log = sim.requests_log()
+    if trace:
+        trace.write_text(
+            json.dumps(
+                {"started": started, "sent": sent, "requests": requests_log, "pacer": pacer_samples}, default=float
+            )
+        )
+    return batches, requests_log
+
+
+def settle(stack: Stack, scenario: Scenario, ids: list[str]) -> None:
+    """Wait for the drain's assets to end terminal (a crash's record to come back too), then for the metrics."""
+    # A crashed worker's record comes back after the queue's visibility timeout (6 x UploaderTimeout).
+    settle_deadline = time.time() + 120 + (6 * int(scenario.stack.get("UploaderTimeout", 0)) if scenario.env else 0)
+    while stack.not_terminal(ids) and time.time() < settle_deadline:
+        time.sleep(2)
+    time.sleep(3)  # the last invocations flush their metrics
 
 
 def lost_answers(requests_log: list[dict], since: float) -> int:

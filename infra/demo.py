@@ -1,6 +1,6 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
-    infra/demo [--provider generic|mux|cloudflare|apivideo|bunny] [--assets 500] [--provider-rate 20] [--keep]
+    infra/demo [--provider generic|mux|cloudflare|apivideo|bunny|vimeo] [--assets 500] [--provider-rate 20] [--keep]
     infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|kaltura --provider mux   (any pair)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
@@ -210,12 +211,43 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    captions = caption_server()
+    run = local_run(args, captions.origin)
+    wall_start = time.time()
+    try:
+        captions.__enter__()
+        run.start()
+        inventory, ids, unfetchable = sample_inventory(run, args, captions.origin)
+        walk = operate(run, args, inventory, len(ids))
+        return print_summary(run, args, ids, unfetchable, walk, wall_start)
+    except KeyboardInterrupt:
+        print("\n[demo] interrupted")
+        return 130
+    except (subprocess.CalledProcessError, RuntimeError) as exc:  # the emulator or the deploy did not start
+        print(f"[demo] stopped: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except UNANSWERED as exc:  # anything the local stack failed to answer, as one line, not a traceback
+        print(f"[demo] stopped: the local stack did not answer: {one_line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        if args.keep:
+            print(
+                f"[demo] left running: stack {run.stack_name} on {run.endpoint},"
+                f" simulator on {run.sim.url if run.sim else '-'}"
+            )
+        else:
+            run.stop()
+        captions.__exit__(None, None, None)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="infra/demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer"],
+        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
         default="generic",
         help="the provider to migrate to; the simulator speaks its API (default generic)",
     )
@@ -248,7 +280,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.assets < 10:
         parser.error("--assets must be at least 10")
+    return args
 
+
+def caption_server() -> FileServer:
+    """The caption files the sample rows name: one SRT, one WebVTT, and a page that is no caption at all."""
+    captions = FileServer()
+    captions.route("/en.srt", body(SRT))
+    captions.route("/fr.vtt", body(VTT))
+    captions.route("/notes.html", body(b"<!doctype html><html><body>Please sign in</body></html>"))
+    return captions
+
+
+def local_run(args: argparse.Namespace, captions_origin: str) -> LocalRun:
+    """The emulator, the provider simulator (and the source simulator, with --from) and the stack, not yet started."""
     # The stack paces 10 % faster than the provider allows, so 429s really happen
     # and are absorbed: the point of the demo.
     sim_args = ["--rate", str(args.provider_rate), "--burst", "5", "--processing-delay-s", "2"]
@@ -262,96 +307,94 @@ def main(argv: list[str] | None = None) -> int:
     source_args = ["--library-size", str(args.assets), "--library-unfetchable-every", "50"]
     source_args += ["--library-private-every", "7", "--library-captions-every", "10", "--link-ttl-s", "600"]
     source_args += ["--prepare-s", "3", "--read-rate", "0", "--budget-quota", "0"]
-    # The caption files the sample rows name: one SRT, one WebVTT, and a page that is no caption at all.
-    captions = FileServer()
-    captions.route("/en.srt", body(SRT))
-    captions.route("/fr.vtt", body(VTT))
-    captions.route("/notes.html", body(b"<!doctype html><html><body>Please sign in</body></html>"))
-    params["TrackFetchTestOrigins"] = captions.origin  # its one exact origin; other loopback stays refused
-    run = LocalRun(sim_args, params, label="demo", provider=args.provider, source=args.source, source_args=source_args)
-    wall_start = time.time()
-    unfetchable = 0
-    try:
-        captions.__enter__()
-        run.start()
-        if args.source:
-            inventory = Path(".local") / f"{run.stack_name}-{args.source}.jsonl"
-            ids, unfetchable = list_source(run, inventory)
-        else:
-            inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
-            # A provider with no text tracks (the generic contract) gets sample rows with none, not failed ones.
-            with_tracks = captions.origin if PROVIDERS[args.provider].takes_tracks else None
-            ids = write_inventory(inventory, args.assets, with_tracks)
-        print(f"\n$ migrator plan {inventory} --provider {args.provider} --rate {args.provider_rate:g}")
-        migrator(["plan", str(inventory), "--provider", args.provider, "--rate", f"{args.provider_rate:g}"])
-        print(f"\n$ migrator load {inventory}")
-        cli(run, "load", str(inventory))
-        print("\n$ migrator status --watch   (compact)")
-        counts, drain_s = watch(run, len(ids), args.timeout)
-        settle_tracks(run, timeout_s=120)
-        print("\n$ migrator status")
-        time.sleep(3)  # the tally follows the ledger's stream within a few seconds
-        cli(run, "status", "--window", "5")
-        print("\n$ migrator reconcile")
-        cli(run, "reconcile")
-        report = Path(".local") / f"{run.stack_name}-report.csv"
-        print(f"\n$ migrator report -o {report}")
-        cli(run, "report", "-o", str(report))
-        cutover = Path(".local") / f"{run.stack_name}-cutover.csv"
-        hosts = mux_host_flags(run.sim.url) if run.provider == "mux" else []
-        print(f"\n$ migrator export -o {cutover}")
-        cli(run, "export", "-o", str(cutover), *hosts)
-        print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
-        verify_code, verify_result = teed(cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts)
-        verified = verify_code == 0
-        stats = run.sim.stats()
-        rejected = run.items("rejected")
-        reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
-        unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
-        print("\n=== summary ===")
-        if args.source:
-            print(f"assets in inventory   {len(ids)} from {args.source} (+{unfetchable} unfetchable, listed apart)")
-        else:
-            print(f"assets in inventory   {len(ids)} (+5 bad or repeated rows, reported by load and not sent)")
-        for state in ("ready", "processing", "rejected", "failed", "uploading", "pending"):
-            if counts.get(state):
-                print(f"{state:<21} {counts[state]}")
-        if reasons:
-            print("rejected, by reason:")
-        for reason, n in reasons.most_common():
-            print(f"  {n:>4}  {reason}")
-        fidelity, track_states = fidelity_lines(run)
-        for line in fidelity:
-            print(line)
-        print(f"429s absorbed         {stats['throttled']}")
-        print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
-        print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
-        print(f"parity (verify)       {verify_result or 'no result (above)'}")
-        print(f"drain time            {drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
-        settled = counts.get("ready", 0) + counts.get("rejected", 0)
-        failed_tracks = track_states.get("failed", 0)
-        ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids) and verified
-        problems = f"{unresolved} unresolved" if unresolved else "parity check failed" if not verified else "see above"
-        print("result                " + result_line(ok, problems, verify_result, failed_tracks))
-        return 0 if ok else 1
-    except KeyboardInterrupt:
-        print("\n[demo] interrupted")
-        return 130
-    except (subprocess.CalledProcessError, RuntimeError) as exc:  # the emulator or the deploy did not start
-        print(f"[demo] stopped: {one_line(exc)}", file=sys.stderr)
-        return 1
-    except UNANSWERED as exc:  # anything the local stack failed to answer, as one line, not a traceback
-        print(f"[demo] stopped: the local stack did not answer: {one_line(exc)}", file=sys.stderr)
-        return 1
-    finally:
-        if args.keep:
-            print(
-                f"[demo] left running: stack {run.stack_name} on {run.endpoint},"
-                f" simulator on {run.sim.url if run.sim else '-'}"
-            )
-        else:
-            run.stop()
-        captions.__exit__(None, None, None)
+    params["TrackFetchTestOrigins"] = captions_origin  # its one exact origin; other loopback stays refused
+    return LocalRun(sim_args, params, label="demo", provider=args.provider, source=args.source, source_args=source_args)
+
+
+def sample_inventory(run: LocalRun, args: argparse.Namespace, captions_origin: str) -> tuple[Path, list[str], int]:
+    """The inventory to migrate: listed from the source simulator with --from, else a sample CSV written;
+    (its path, the ids that should reach the ledger, the videos listed apart as unfetchable)."""
+    if args.source:
+        inventory = Path(".local") / f"{run.stack_name}-{args.source}.jsonl"
+        ids, unfetchable = list_source(run, inventory)
+        return inventory, ids, unfetchable
+    inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
+    # A provider with no text tracks (the generic contract) gets sample rows with none, not failed ones.
+    with_tracks = captions_origin if PROVIDERS[args.provider].takes_tracks else None
+    return inventory, write_inventory(inventory, args.assets, with_tracks), 0
+
+
+@dataclass(frozen=True)
+class Walk:
+    """What the walk through the operator's commands left for the summary."""
+
+    counts: Counter
+    drain_s: float
+    verified: bool
+    verify_result: str
+
+
+def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
+    """What an operator would do with the inventory: plan, load, watch the drain, reconcile, report, export, verify."""
+    print(f"\n$ migrator plan {inventory} --provider {args.provider} --rate {args.provider_rate:g}")
+    migrator(["plan", str(inventory), "--provider", args.provider, "--rate", f"{args.provider_rate:g}"])
+    print(f"\n$ migrator load {inventory}")
+    cli(run, "load", str(inventory))
+    print("\n$ migrator status --watch   (compact)")
+    counts, drain_s = watch(run, expected, args.timeout)
+    settle_tracks(run, timeout_s=120)
+    print("\n$ migrator status")
+    time.sleep(3)  # the tally follows the ledger's stream within a few seconds
+    cli(run, "status", "--window", "5")
+    print("\n$ migrator reconcile")
+    cli(run, "reconcile")
+    report = Path(".local") / f"{run.stack_name}-report.csv"
+    print(f"\n$ migrator report -o {report}")
+    cli(run, "report", "-o", str(report))
+    cutover = Path(".local") / f"{run.stack_name}-cutover.csv"
+    hosts = mux_host_flags(run.sim.url) if run.provider == "mux" else []
+    print(f"\n$ migrator export -o {cutover}")
+    cli(run, "export", "-o", str(cutover), *hosts)
+    print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
+    verify_code, verify_result = teed(cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts)
+    return Walk(counts, drain_s, verify_code == 0, verify_result)
+
+
+def print_summary(
+    run: LocalRun, args: argparse.Namespace, ids: list[str], unfetchable: int, walk: Walk, wall_start: float
+) -> int:
+    """The closing summary, read back from the simulator and the ledger; 0 when everything resolved and verified."""
+    counts, verified, verify_result = walk.counts, walk.verified, walk.verify_result
+    stats = run.sim.stats()
+    rejected = run.items("rejected")
+    reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
+    unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
+    print("\n=== summary ===")
+    if args.source:
+        print(f"assets in inventory   {len(ids)} from {args.source} (+{unfetchable} unfetchable, listed apart)")
+    else:
+        print(f"assets in inventory   {len(ids)} (+5 bad or repeated rows, reported by load and not sent)")
+    for state in ("ready", "processing", "rejected", "failed", "uploading", "pending"):
+        if counts.get(state):
+            print(f"{state:<21} {counts[state]}")
+    if reasons:
+        print("rejected, by reason:")
+    for reason, n in reasons.most_common():
+        print(f"  {n:>4}  {reason}")
+    fidelity, track_states = fidelity_lines(run)
+    for line in fidelity:
+        print(line)
+    print(f"429s absorbed         {stats['throttled']}")
+    print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
+    print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
+    print(f"parity (verify)       {verify_result or 'no result (above)'}")
+    print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
+    settled = counts.get("ready", 0) + counts.get("rejected", 0)
+    failed_tracks = track_states.get("failed", 0)
+    ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids) and verified
+    problems = f"{unresolved} unresolved" if unresolved else "parity check failed" if not verified else "see above"
+    print("result                " + result_line(ok, problems, verify_result, failed_tracks))
+    return 0 if ok else 1
 
 
 def settle_tracks(run: LocalRun, timeout_s: float) -> None:

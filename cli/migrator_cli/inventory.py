@@ -5,6 +5,10 @@ validation (messages.parse_message, so a row that loads is a message the uploade
 accepts) and handed on. Each bad row carries the physical line number where it
 starts, so the operator can find it. `Deduper` remembers ids on disk, not in memory,
 so a file of a million rows is checked for repeats in flat memory.
+
+This module reads files (CSV, JSON Lines) and is the one entry point, read_inventory;
+the rows and their checks are in inventory_rows.py, the S3 listing in inventory_s3.py and
+the Deduper in dedupe.py, all still importable from here.
 """
 
 from __future__ import annotations
@@ -13,28 +17,26 @@ import codecs
 import contextlib
 import csv
 import gzip
-import hashlib
 import io
 import json
 import math
 import os
-import posixpath
 import re
-import sqlite3
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, Any
-from urllib.parse import urlsplit
 
-from migrator.messages import MAX_BODY_BYTES, MAX_TITLE_LENGTH, AssetMessage, Poison, encode_message, parse_message
+from migrator.messages import MAX_BODY_BYTES, Poison, parse_message
 
 # The S3 source's rules for a key, shared with load's own S3 listing (and named here still, for its callers).
 from migrator.sources.s3 import VIDEO_EXTENSIONS, is_video_key, key_problem, s3_asset_id  # noqa: F401
 
+# Deduper, Skipped and s3_record live in their own modules now, and are named here still for their callers.
+from .dedupe import Deduper  # noqa: F401
 from .errors import CliError
+from .inventory_rows import BadRow, Record, Row, Skipped, body_problem, checked, poison_reason, printable  # noqa: F401
+from .inventory_s3 import parse_s3_source, read_s3_listing, s3_record  # noqa: F401
 
 REQUIRED_COLUMNS = ("id", "source_url")
 KNOWN_COLUMNS = (
@@ -62,37 +64,6 @@ EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines
 # CSV's doubled quotes); past this a JSON Lines line, or a CSV row (all its lines), is refused
 # unread, so one endless line cannot fill memory.
 MAX_LINE_BYTES = 4 * MAX_BODY_BYTES
-# Characters SQS accepts in a message body; anything else fails the send for good.
-# Lone surrogates are what undecodable bytes become (errors="surrogateescape").
-_NOT_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-@dataclass(frozen=True)
-class Row:
-    """A valid row: `line` is where it starts in the file (its ordinal in an S3 listing)."""
-
-    line: int
-    message: AssetMessage
-
-
-@dataclass(frozen=True)
-class BadRow:
-    """A row that cannot be loaded, and why; `asset_id` is set when its id was usable."""
-
-    line: int
-    reason: str
-    asset_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """An S3 object that is not a video (or a "directory" marker): counted, not loaded."""
-
-    line: int
-    reason: str
-
-
-Record = Row | BadRow | Skipped
 
 
 # --- entry point ---------------------------------------------------------------------------
@@ -133,7 +104,7 @@ def read_inventory(
             import boto3
 
             s3 = boto3.client("s3")
-        return _read_s3_listing(s3, bucket, prefix)
+        return read_s3_listing(s3, bucket, prefix)
     fmt = fmt or format_of(source)
     if fmt not in FORMATS:
         raise CliError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -196,45 +167,6 @@ READ_ERRORS = (OSError, EOFError, zlib.error)
 
 def _unreadable(source: str, line: int, exc: BaseException) -> CliError:
     return CliError(f"cannot read {source} at line {line}: {getattr(exc, 'strerror', None) or exc}")
-
-
-# --- validation shared by the formats ------------------------------------------------------
-
-
-def _body_problem(body: str) -> str | None:
-    """Why `body` cannot travel as an SQS message, or None when it can."""
-    match = _NOT_SQS_TEXT.search(body)
-    if match:
-        char = match.group()
-        if "\udc80" <= char <= "\udcff":
-            return "row is not valid UTF-8"
-        return f"row contains a character SQS does not accept (U+{ord(char):04X})"
-    size = len(body.encode("utf-8"))
-    if size > MAX_BODY_BYTES:
-        return f"row is {size} bytes as a message, over the {MAX_BODY_BYTES}-byte limit"
-    return None
-
-
-def _reason(poison: Poison) -> str:
-    # parse_message speaks of an SQS body; here the body is a row of the file.
-    reason = poison.reason
-    return "row " + reason[len("body ") :] if reason.startswith("body ") else reason
-
-
-def _checked(line: int, body: str) -> Row | BadRow:
-    """Validate a candidate message body with the queue's own rules."""
-    parsed = parse_message(body)
-    if isinstance(parsed, Poison):
-        return BadRow(line, _reason(parsed), parsed.asset_id)
-    problem = _body_problem(encode_message(parsed))
-    if problem:
-        return BadRow(line, problem, _printable(parsed.asset_id))
-    return Row(line, parsed)
-
-
-def _printable(asset_id: str | None) -> str | None:
-    """The id, unless it holds what cannot be printed or sent (a lone surrogate)."""
-    return asset_id if asset_id and not _NOT_SQS_TEXT.search(asset_id) else None
 
 
 # --- CSV -----------------------------------------------------------------------------------
@@ -488,12 +420,12 @@ def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:
             except (ValueError, RecursionError):
                 return BadRow(line, f"{name} {_excerpt(cells[name])} is not valid JSON", asset_id)
     body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
-    problem = _body_problem(body)
+    problem = body_problem(body)
     if problem:
-        return BadRow(line, problem, _printable(asset_id))
+        return BadRow(line, problem, printable(asset_id))
     parsed = parse_message(body)
     if isinstance(parsed, Poison):
-        return BadRow(line, _reason(parsed), parsed.asset_id)
+        return BadRow(line, poison_reason(parsed), parsed.asset_id)
     return Row(line, parsed)
 
 
@@ -534,7 +466,7 @@ def _read_jsonl(stream: IO[bytes], source: str) -> Iterator[Record]:
                 continue
             if len(text) > MAX_BODY_BYTES // 4 and len(text.encode("utf-8")) > MAX_BODY_BYTES:
                 text = _compact(text)  # whitespace or escapes may be all that makes it long
-            yield _checked(line, text)
+            yield checked(line, text)
 
 
 def _compact(text: str) -> str:
@@ -542,109 +474,3 @@ def _compact(text: str) -> str:
         return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
     except (ValueError, RecursionError):
         return text  # parse_message will say why
-
-
-# --- S3 listing ----------------------------------------------------------------------------
-
-
-def parse_s3_source(source: str) -> tuple[str, str]:
-    """(bucket, prefix) of s3://bucket/prefix."""
-    parts = urlsplit(source)
-    if parts.scheme != "s3" or not parts.netloc:
-        raise CliError(f"{source}: expected s3://bucket or s3://bucket/prefix")
-    return parts.netloc, parts.path.lstrip("/")
-
-
-def s3_record(line: int, bucket: str, key: str) -> Record:
-    """What one listed object becomes: a message whose source is s3://bucket/key, or why not."""
-    if key.endswith("/"):
-        return Skipped(line, "directory marker")
-    if not is_video_key(key):
-        return Skipped(line, "not a video (by extension)")
-    source_url = f"s3://{bucket}/{key}"
-    problem = key_problem(bucket, key)
-    if problem:
-        return BadRow(line, problem)
-    message = AssetMessage(
-        asset_id=s3_asset_id(bucket, key),
-        source_url=source_url,
-        title=posixpath.basename(key)[:MAX_TITLE_LENGTH],
-        metadata={"s3_bucket": bucket, "s3_key": key},
-    )
-    return _checked(line, encode_message(message))
-
-
-def _read_s3_listing(s3, bucket: str, prefix: str) -> Iterator[Record]:
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    where = f"s3://{bucket}/{prefix}"
-    line = 0
-    try:
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            for obj in page.get("Contents", []):
-                line += 1
-                yield s3_record(line, bucket, obj["Key"])
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise CliError(f"cannot list {where}: {error.get('Code')}: {error.get('Message')}") from None
-    except BotoCoreError as exc:
-        raise CliError(f"cannot list {where}: {exc}") from None
-
-
-# --- repeats within one file ---------------------------------------------------------------
-
-
-class Deduper:
-    """Remembers the ids of one file on disk (a temporary SQLite table), so memory stays flat.
-
-    check() says whether an id is new, a repeat of the same source (drop it with a
-    warning), or a conflict: the same id with another source_url (a bad row).
-    """
-
-    NEW, REPEAT, CONFLICT = "new", "repeat", "conflict"
-
-    def __init__(self, directory: str | None = None, commit_every: int = 5000, cache_kib: int = 4096):
-        fd, self.path = tempfile.mkstemp(prefix="migrator-load-", suffix=".sqlite", dir=directory)
-        os.close(fd)
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        # A scratch table: no journal, no fsync; a bounded page cache keeps memory flat.
-        self.db.execute("PRAGMA journal_mode=OFF")
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute(f"PRAGMA cache_size=-{cache_kib}")
-        self.db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, url_hash BLOB NOT NULL, line INTEGER) WITHOUT ROWID")
-        self.commit_every = commit_every
-        self.pending = 0
-        self.db.execute("BEGIN")
-
-    def check(self, asset_id: str, source_url: str, line: int = 0) -> str:
-        url_hash = hashlib.blake2b(source_url.encode("utf-8"), digest_size=16).digest()
-        cursor = self.db.execute(
-            "INSERT INTO seen (id, url_hash, line) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (asset_id, url_hash, line)
-        )
-        if cursor.rowcount == 1:
-            self.pending += 1
-            if self.pending >= self.commit_every:
-                self.db.execute("COMMIT")
-                self.db.execute("BEGIN")
-                self.pending = 0
-            return self.NEW
-        (first_hash,) = self.db.execute("SELECT url_hash FROM seen WHERE id = ?", (asset_id,)).fetchone()
-        return self.REPEAT if first_hash == url_hash else self.CONFLICT
-
-    def first_line(self, asset_id: str) -> int | None:
-        """The line where `asset_id` was first seen."""
-        row = self.db.execute("SELECT line FROM seen WHERE id = ?", (asset_id,)).fetchone()
-        return row[0] if row else None
-
-    def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None  # type: ignore[assignment]
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self.path)
-
-    def __enter__(self) -> Deduper:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()

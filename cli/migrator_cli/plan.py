@@ -10,7 +10,7 @@ measured on the stack (data/aws-requests.json, which says how) at the region's p
 Cloudflare storage beyond the account's capacity, unknown durations, unverified prices).
 
 Rows without a duration are costed at the mean of the rows with one, and said to be. `summarise` and
-`estimate` are pure; the CLI front end prints `lines()` or `as_dict()`.
+`estimate` are pure; the CLI front end prints a Plan's `lines()` or `as_dict()` (plan_report.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ from migrator.sources import HTTP_SOURCES  # each platform's documented read rat
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
 
-PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer")
+# How a plan reads moved to plan_report.py; Plan is named here still for its callers.
+from .plan_report import MAX_SHOWN_REASONS, Plan  # noqa: F401
+
+PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo")
 # Creates a second each provider documents (what paces a migration), and where it says so.
 DOCUMENTED_RATES = {
     "mux": (
@@ -44,15 +47,16 @@ DOCUMENTED_RATES = {
         " (developers.cloudflare.com/fundamentals/api/reference/limits)",
     ),
     "apivideo": (100 / 60, "100 uploads a minute in production (docs.api.video/reference/limits)"),
-    # Bunny Stream documents no rate (a 429 with Retry-After): the plan asks for --rate.
     "jwplayer": (
         JwPlayerProvider.create_rate_per_s,
         "60 requests a minute per API token, creates, lookups and polls together"
         " (docs.jwplayer.com/platform/reference/authentication)",
     ),
+    # Bunny Stream documents no rate (a 429 with Retry-After): the plan asks for --rate.
+    # Vimeo publishes no number: "the maximum number of requests that can be made per minute", per plan, told in
+    # X-RateLimit-Limit (help.vimeo.com/hc/en-us/articles/12427783954065): the plan asks for --rate.
 }
 HIGH_DEFINITION = 1080  # Mux stores up to max_resolution_tier, 1080p unless asked (docs.mux.com: resolution tiers)
-MAX_SHOWN_REASONS = 10
 
 
 @dataclass
@@ -248,7 +252,37 @@ def estimate(
     storage_minutes: float | None = None,
 ) -> Estimate:
     """Time, provider cost and AWS cost of migrating `inv` to `provider` (pure)."""
+    # The steps append to `warnings` in the order the plan prints them.
     warnings: list[str] = []
+    unfetchable, to_send = _unfetchable(inv, provider)
+    pace, pace_source = _pace(provider, rate, warnings)
+    target_time_s, source_time_s, time_s = _times(inv, provider, to_send, pace, warnings)
+    encoding, storage, cited = _provider_cost(inv, provider, prices, to_send, warnings)
+    breakdown, ledger_month = _aws_cost(
+        provider, aws_prices, requests, region, pace, concurrency, to_send, cited, warnings
+    )
+    _capacity_warnings(inv, provider, to_send, storage_minutes, warnings)
+    return Estimate(
+        provider,
+        pace,
+        pace_source,
+        to_send,
+        unfetchable,
+        time_s,
+        encoding,
+        storage,
+        round(sum(breakdown.values()), 6),
+        breakdown,
+        ledger_month,
+        cited,
+        warnings,
+        source_time_s,
+        target_time_s,
+    )
+
+
+def _unfetchable(inv: Inventory, provider: str) -> tuple[dict[str, int], int]:
+    """The assets `provider` could never fetch, by reason, and how many are left to send."""
     unfetchable: dict[str, int] = {}
     if provider == "cloudflare" and inv.s3_sources:
         unfetchable["s3:// source (Cloudflare fetches with HEAD and range GETs, which a presigned GET refuses)"] = (
@@ -257,14 +291,23 @@ def estimate(
     to_send = inv.assets - sum(unfetchable.values())
     for reason, n in sorted(inv.source_unfetchable.items()):  # never in the inventory's rows: counted apart
         unfetchable[f"at the source: {reason}"] = n
+    return unfetchable, to_send
 
+
+def _pace(provider: str, rate: float | None, warnings: list[str]) -> tuple[float | None, str]:
+    """Creates a second the migration keeps to, and where that figure comes from."""
     if rate is not None:
-        pace, pace_source = rate, "configured (--rate, the stack's ProviderRateLimit)"
-    elif provider in DOCUMENTED_RATES:
-        pace, pace_source = DOCUMENTED_RATES[provider]
-    else:
-        pace, pace_source = None, "none documented: give --rate"
-        warnings.append(f"{provider}: no documented create rate; give --rate (creates a second) for a time")
+        return rate, "configured (--rate, the stack's ProviderRateLimit)"
+    if provider in DOCUMENTED_RATES:
+        return DOCUMENTED_RATES[provider]
+    warnings.append(f"{provider}: no documented create rate; give --rate (creates a second) for a time")
+    return None, "none documented: give --rate"
+
+
+def _times(
+    inv: Inventory, provider: str, to_send: int, pace: float | None, warnings: list[str]
+) -> tuple[float | None, dict[str, float], float | None]:
+    """(the target's time, each source's, the migration's: the longest of them)."""
     target_time_s = to_send / pace if pace else None
     source_time_s = source_side_seconds(inv.references, warnings)
     if provider == "cloudflare" and "cloudflare" in inv.references:
@@ -273,7 +316,13 @@ def estimate(
             " and the target token, the two sides share them and the migration takes their sum"
         )
     time_s = max([t for t in (target_time_s, *source_time_s.values()) if t is not None], default=None)
+    return target_time_s, source_time_s, time_s
 
+
+def _provider_cost(
+    inv: Inventory, provider: str, prices: Mapping, to_send: int, warnings: list[str]
+) -> tuple[float | None, float | None, dict[str, dict]]:
+    """(encoding, a month's storage, the prices cited) at the provider, from its price table."""
     table = (prices.get("providers") or {}).get(provider) or {}
     cited: dict[str, dict] = {}
     encoding = storage = None
@@ -293,7 +342,22 @@ def estimate(
                 )
     else:
         warnings.append(f"{provider}: no prices in the table; give --prices FILE")
+    return encoding, storage, cited
 
+
+def _aws_cost(
+    provider: str,
+    aws_prices: Mapping,
+    requests: Mapping,
+    region: str,
+    pace: float | None,
+    concurrency: int,
+    to_send: int,
+    cited: dict[str, dict],
+    warnings: list[str],
+) -> tuple[dict[str, float], float]:
+    """(the AWS cost by item, the ledger's storage a month), from the requests one asset was measured to cost;
+    the prices used are added to `cited`."""
     region_prices = (aws_prices.get("regions") or {}).get(region)
     if region_prices is None:
         region_prices = (aws_prices.get("regions") or {}).get("us-east-1") or {}
@@ -313,7 +377,13 @@ def estimate(
     ledger_month = (
         round(Price.of(storage_price, "aws dynamodb_storage_gb_month").cost(ledger_gb), 6) if storage_price else 0.0
     )
+    return breakdown, ledger_month
 
+
+def _capacity_warnings(
+    inv: Inventory, provider: str, to_send: int, storage_minutes: float | None, warnings: list[str]
+) -> None:
+    """What the provider's account or the inventory's gaps will hold against the figures."""
     if provider == "mux" and inv.above_1080p:
         warnings.append(
             f"{inv.above_1080p:,} sources are above 1080p: Mux stores at most the asset's max_resolution_tier (1080p"
@@ -336,23 +406,6 @@ def estimate(
             f"{inv.assets - inv.duration_known:,} assets have no duration: costed at the mean of the others"
             f" ({inv.seconds_estimated / 3600:,.1f} h estimated); `migrator probe` measures them"
         )
-    return Estimate(
-        provider,
-        pace,
-        pace_source,
-        to_send,
-        unfetchable,
-        time_s,
-        encoding,
-        storage,
-        round(sum(breakdown.values()), 6),
-        breakdown,
-        ledger_month,
-        cited,
-        warnings,
-        source_time_s,
-        target_time_s,
-    )
 
 
 def source_side_seconds(references: Mapping[str, int], warnings: list[str]) -> dict[str, float]:
@@ -383,174 +436,3 @@ def _uploader_gb_s(requests: Mapping, rate: float | None, concurrency: int) -> f
 
 
 # --- the report -------------------------------------------------------------------------------
-
-
-@dataclass
-class Plan:
-    source: str
-    inventory: Inventory
-    estimates: list[Estimate]
-    region: str
-
-    def as_dict(self) -> dict:
-        inv = self.inventory
-        return {
-            "type": "plan",
-            "source": self.source,
-            "assets": inv.assets,
-            "rows": inv.rows,
-            "bad": inv.bad,
-            "repeats": inv.repeats,
-            "bad_reasons": dict(inv.bad_reasons.most_common()),
-            "hours": round((inv.seconds_known + inv.seconds_estimated) / 3600, 6),
-            "hours_known": round(inv.seconds_known / 3600, 6),
-            "duration_known": inv.duration_known,
-            "bytes": inv.bytes_known,
-            "size_known": inv.size_known,
-            "tracks": inv.tracks,
-            "assets_with_tracks": inv.assets_with_tracks,
-            "track_languages": dict(inv.track_languages.most_common()),
-            "privacy": dict(inv.privacy.most_common()),
-            "source_references": dict(inv.references.most_common()),
-            "region": self.region,
-            "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
-        }
-
-    def lines(self) -> list[str]:
-        inv = self.inventory
-        hours = (inv.seconds_known + inv.seconds_estimated) / 3600
-        out = [
-            f"inventory       {self.source}",
-            f"assets          {inv.assets:,}"
-            + (
-                f" ({inv.rows:,} rows: {inv.bad:,} bad, {inv.repeats:,} repeated, {inv.skipped:,} skipped)"
-                if inv.rows != inv.assets
-                else ""
-            ),
-            f"video           {hours:,.1f} h"
-            + (
-                f" ({inv.duration_known:,} with a duration, {inv.seconds_known / 3600:,.1f} h; the rest estimated)"
-                if inv.duration_known < inv.assets
-                else ""
-            ),
-            f"size            {_bytes(inv.bytes_known)}"
-            + (f" ({inv.size_known:,} of {inv.assets:,} rows say)" if inv.size_known < inv.assets else ""),
-            f"tracks          {inv.tracks:,} on {inv.assets_with_tracks:,} assets"
-            + (
-                f" ({', '.join(f'{lang} {n:,}' for lang, n in inv.track_languages.most_common(5))})"
-                if inv.tracks
-                else ""
-            ),
-            f"privacy         {', '.join(f'{k} {n:,}' for k, n in inv.privacy.most_common())}"
-            if inv.privacy
-            else "privacy         -",
-        ]
-        if inv.references:  # resolved by the uploader at the create: a fresh link from the platform
-            out.append(f"sources         {', '.join(f'{k}:// {n:,}' for k, n in inv.references.most_common())}")
-        for reason, n in inv.bad_reasons.most_common(MAX_SHOWN_REASONS):
-            out.append(f"  bad: {n:>8,}  {reason}")
-        out.append("")
-        out.append(f"{'provider':<11} {'to send':>9} {'time':>10} {'provider once':>14} {'per month':>11} {'AWS':>10}")
-        for e in self.estimates:
-            out.append(
-                f"{e.provider:<11} {e.assets_to_send:>9,} {_duration(e.time_s):>10} {_usd(e.encoding_usd):>14}"
-                f" {_usd(e.storage_usd_month):>11} {_usd(e.aws_usd):>10}"
-            )
-        for e in self.estimates:
-            pace = f"{e.rate_per_s:.4g} creates a second ({e.rate_source})" if e.rate_per_s else e.rate_source
-            out.append(f"  {e.provider}: time at {pace}; AWS {_breakdown(e)}")
-            for platform, seconds in e.source_time_s.items():
-                slower = (
-                    "the target's rate unknown: at least this"
-                    if e.target_time_s is None
-                    else "slower: it sets the time"
-                    if seconds > e.target_time_s
-                    else ""
-                )
-                source = HTTP_SOURCES[platform]
-                out.append(
-                    f"  {e.provider}: source {platform}: {_duration(seconds)} to resolve"
-                    f" {inv.references[platform]:,} references at {source.documented_rate_per_s:.4g} requests a"
-                    f" second, {source.requests_per_video} a video" + (f" ({slower})" if slower else "")
-                )
-        for e in self.estimates:
-            for reason, n in e.unfetchable.items():
-                out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
-        out.append("")
-        out.append("prices (per unit; date, source):")
-        seen: set[tuple] = set()
-        for e in self.estimates:
-            for name, price in e.prices.items():
-                key = (e.provider if not name.startswith(("dynamodb", "sqs", "lambda", "rest_api")) else "aws", name)
-                if key in seen:
-                    continue
-                seen.add(key)
-                flag = "" if price["verified"] else "  (not verified)"
-                out.append(
-                    f"  {key[0]:<10} {name:<28} {_unit_price(price['usd'])}  {price['date']}  {price['source']}{flag}"
-                )
-        warnings = [w for e in self.estimates for w in e.warnings]
-        if warnings:
-            out.append("")
-            out += [f"warning: {w}" for w in dict.fromkeys(warnings)]
-        return out
-
-
-def _estimate_dict(e: Estimate) -> dict:
-    return {
-        "assets_to_send": e.assets_to_send,
-        "unfetchable": e.unfetchable,
-        "rate_per_s": e.rate_per_s,
-        "rate_source": e.rate_source,
-        "time_s": None if e.time_s is None else round(e.time_s, 3),
-        "target_time_s": None if e.target_time_s is None else round(e.target_time_s, 3),
-        "source_time_s": {platform: round(seconds, 3) for platform, seconds in e.source_time_s.items()},
-        "encoding_usd": e.encoding_usd,
-        "storage_usd_month": e.storage_usd_month,
-        "aws_usd": e.aws_usd,
-        "aws_breakdown": e.aws_breakdown,
-        "ledger_storage_usd_month": e.ledger_storage_usd_month,
-        "prices": e.prices,
-        "warnings": e.warnings,
-    }
-
-
-def _unit_price(usd: float) -> str:
-    return f"${usd * 1e6:.4g} per million" if 0 < usd < 0.001 else f"${usd:g}"
-
-
-def _breakdown(e: Estimate) -> str:
-    names = {
-        "dynamodb_write_units": "DynamoDB writes",
-        "dynamodb_read_units": "reads",
-        "sqs_requests": "SQS",
-        "lambda_requests": "Lambda requests",
-        "lambda_gb_seconds": "GB-s",
-        "api_requests": "API Gateway",
-    }
-    parts = [f"{names[k]} {_usd(v)}" for k, v in e.aws_breakdown.items()]
-    return ", ".join(parts) + f"; the ledger then {_usd(e.ledger_storage_usd_month)} a month"
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 3600:
-        return f"{seconds / 60:,.1f} min"
-    if seconds < 86400 * 2:
-        return f"{seconds / 3600:,.1f} h"
-    return f"{seconds / 86400:,.1f} days"
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1000 or unit == "PB":
-            return f"{n:,.1f} {unit}" if unit != "B" else f"{n:,} B"
-        n /= 1000
-    return f"{n} B"

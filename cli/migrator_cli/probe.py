@@ -24,35 +24,43 @@ The next `probe` run tries those again. So ffprobe never gives up on a slow read
 (see `ffprobe_argv`): only the deadline ends a stall, and a deadline is never the source's
 fault.
 
-`classify_probe`, `guarded` and `probeable` are pure; `probe_url` runs one ffprobe behind
-its guard; `run_probe` streams the candidates through a bounded thread pool and moves the
-ledger.
+`classify_probe`, `guarded` and `probeable` are pure (in probe_verdict.py, named here still);
+`probe_url` runs one ffprobe behind its guard; `run_probe` streams the candidates through a
+bounded thread pool and moves the ledger.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-import math
 import os
-import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
-import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import IO, Any
-from urllib.parse import urlsplit
 
 from migrator.states import State
 
 from .errors import CliError
-from .guard import Guard, GuardEvent, IPAddress
+from .guard import Guard, IPAddress
+
+# The verdicts moved to their own module; these names stay importable from here for their callers.
+from .probe_verdict import (  # noqa: F401
+    DETAIL_CHARS,
+    MAX_URL_CHARS,
+    PROBED_SCHEMES,
+    ProbeResult,
+    classify_probe,
+    guarded,
+    one_line,
+    probeable,
+    redact_url,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,41 +81,7 @@ SHOW_ENTRIES = "format=duration:stream=codec_type,duration:stream_disposition=at
 STDOUT_CAP = 1024 * 1024
 STDERR_CAP = 64 * 1024
 OUTPUT_GRACE_S = 5.0  # for the pipes to be read to their end once ffprobe has exited
-DETAIL_CHARS = 200
-MAX_URL_CHARS = 16384
-PROBED_SCHEMES = ("http", "https")
 FFPROBE_MISSING = "ffprobe not found: install Debian's ffmpeg (apt-get install ffmpeg)"
-
-# ffprobe's words for failures of the path to the source rather than of the source: whole
-# phrases, never a bare word like "tls", which is also in "Protocol 'file' not on whitelist
-# 'http,https,tcp,tls,httpproxy'!" (a source that will never be read). The TLS ones are
-# Debian's (GnuTLS) wording, plus OpenSSL's "certificate verify failed".
-_TRANSIENT = re.compile(
-    r"connection timed out|connection refused|connection reset|network is unreachable|no route to host"
-    r"|failed to resolve hostname|temporary failure in name resolution"
-    r"|peer certificate failed verification|unable to verify peer certificate|certificate verify failed"
-    r"|certificate's owner does not match hostname|tls fatal alert has been received"
-    r"|unexpected tls packet was received|tls connection was non-properly terminated"
-    r"|error in the pull function|error in the push function"
-    r"|server returned 5|server returned 401|server returned 403|server returned 4xx"
-    # Fewer bytes than the server announced, or no answer at all: the connection broke.
-    r"|stream ends prematurely|^\s*:?\s*end of file$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_FORMAT_REFUSED = re.compile(r"^\[([^\]@]+?)(?: @ 0x[0-9A-Fa-f]+)?\] Format not on whitelist", re.MULTILINE)
-# A process killed from outside (OOM killer, an operator) has told us nothing about the source.
-_EXTERNAL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
-_URL_PREFIX = re.compile(r"^\S+://\S+: ")
-_POINTER = re.compile(r" @ 0x[0-9A-Fa-f]+\]")
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    ok: bool  # a video stream and a finite duration > 0
-    duration_s: float | None = None
-    reason: str | None = None  # why not ok: a short single line, safe to store and print
-    retryable: bool = False  # not ok, but not the source's fault: leave it pending
 
 
 @dataclass(frozen=True)
@@ -149,163 +123,6 @@ class ProbeSummary:
             for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:10]:
                 lines.append(f"  {title} {n:>6,}  {reason}")
         return "\n".join(lines)
-
-
-# --- pure parts ------------------------------------------------------------------------------
-
-
-def redact_url(url: str) -> str:
-    """`url` without what may carry credentials: user info, query (shown as "?…") and fragment."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    host = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme}://{host}{parts.path}" + ("?…" if parts.query else "")
-
-
-def _redact_in_text(text: str) -> str:
-    def one(match: re.Match) -> str:
-        token = match.group(0)
-        core = token.rstrip(":,;.)'\"")
-        return redact_url(core) + token[len(core) :]
-
-    return _URL_IN_TEXT.sub(one, text)
-
-
-def _one_line(text: str, limit: int = DETAIL_CHARS) -> str:
-    """Printable, single-line, redacted and trimmed: server and file text can hold anything."""
-    cleaned = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
-    cleaned = " ".join(_redact_in_text(cleaned).split())
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
-
-
-def _positive(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) and number > 0 else None
-
-
-def _failure_detail(stderr: str) -> str:
-    """ffprobe's first message, without the source's URL (on record already) or heap addresses."""
-    for line in stderr.splitlines():
-        line = line.strip()
-        if line:
-            line = _POINTER.sub("]", _URL_PREFIX.sub("", line))
-            return _one_line(line)
-    return ""
-
-
-def classify_probe(
-    returncode: int, stdout: str, stderr: str, timed_out: bool = False, *, timeout_s: float | None = None
-) -> ProbeResult:
-    """What one ffprobe run (with JSON output of SHOW_ENTRIES) says about a source."""
-    if timed_out:
-        after = f" after {timeout_s:g} s" if timeout_s is not None else ""
-        return ProbeResult(False, reason=f"probe: timed out{after}", retryable=True)
-    if returncode < 0:
-        signum = -returncode
-        external = signum in _EXTERNAL_SIGNALS
-        return ProbeResult(False, reason=f"probe: ffprobe was killed by signal {signum}", retryable=external)
-    if returncode != 0 and (refused := _FORMAT_REFUSED.search(stderr)):
-        return ProbeResult(
-            False,
-            reason=f"probe: format {_one_line(refused.group(1), 40)} is not probed "
-            "(only video files: no playlists or formats that open other URLs)",
-        )
-    if returncode != 0:
-        detail = _failure_detail(stderr) or f"exit status {returncode}, no message"
-        return ProbeResult(
-            False,
-            reason=f"probe: ffprobe could not read the source: {detail}",
-            # URLs out first: a path like /tls/clip.mp4 says nothing about the transport.
-            retryable=bool(_TRANSIENT.search(_URL_IN_TEXT.sub(" ", stderr))),
-        )
-    try:
-        doc = json.loads(stdout)
-    except (ValueError, RecursionError):
-        doc = None
-    if not isinstance(doc, dict):
-        # ffprobe said it succeeded but did not print its JSON: the tool misbehaves, not the source.
-        return ProbeResult(False, reason="probe: ffprobe output is not JSON", retryable=True)
-
-    streams = [s for s in doc.get("streams") or [] if isinstance(s, dict)]
-    video, kinds = [], set()
-    for stream in streams:
-        kind = stream.get("codec_type")
-        disposition = stream.get("disposition")
-        cover = isinstance(disposition, dict) and disposition.get("attached_pic") == 1
-        # An audio file's cover art is a one-frame "video" stream: not a video.
-        if kind == "video" and not cover:
-            video.append(stream)
-        kinds.add("cover image" if cover else str(kind or "unknown"))
-    if not video:
-        found = ", ".join(sorted(kinds)) if kinds else "no streams"
-        return ProbeResult(False, reason=f"probe: no video stream (found: {_one_line(found, 60)})")
-
-    fmt = doc.get("format")
-    duration = _positive(fmt.get("duration")) if isinstance(fmt, dict) else None
-    if duration is None:
-        duration = next((d for d in (_positive(s.get("duration")) for s in video) if d is not None), None)
-    if duration is None:
-        return ProbeResult(False, reason="probe: duration unknown")
-    return ProbeResult(True, duration_s=duration)
-
-
-def guarded(result: ProbeResult, refused: GuardEvent | None, failed: GuardEvent | None) -> ProbeResult:
-    """`result` in the light of what the guard saw: the first target it `refused`, the first it `failed` to reach.
-
-    A refusal rejects the source, whatever ffprobe made of it: the source (or where it sent
-    ffprobe) points inside a network it has no business in. A target that did not resolve or
-    answer is the path's failure, as it would be without the guard: left pending. So is a
-    connection the guard cut itself ("cut"): ffprobe read a truncated file or none, and
-    what it says of that is not about the source. Reasons name a host, never a URL, so no
-    credentials.
-    """
-    if refused is not None:
-        shown = ", ".join(refused.addresses) or "no address"
-        if refused.addresses != (refused.host,):
-            shown = f"{refused.host} = {shown}"
-        return ProbeResult(
-            False, reason=f"probe: source resolves to a private or local address ({_one_line(shown, 120)}); refused"
-        )
-    if failed is not None and not result.ok:
-        host = _one_line(failed.host, 80)
-        where = f"{f'[{host}]' if ':' in host else host}:{failed.port}"
-        if failed.kind == "unresolved":
-            what = f"could not resolve {host}"
-        elif failed.kind == "cut":
-            what = f"the guard cut the connection{f' to {where}' if host else ''}"
-        else:
-            what = f"could not connect to {where}"
-        return ProbeResult(False, reason=f"probe: {what}: {_one_line(failed.detail, 80)}", retryable=True)
-    return result
-
-
-def probeable(url: object) -> str | None:
-    """Why `url` may not be handed to ffprobe, or None when it may (http and https only)."""
-    if not isinstance(url, str) or not url:
-        return "source_url is missing or not a string"
-    if len(url) > MAX_URL_CHARS:
-        return f"source_url is over {MAX_URL_CHARS} characters"
-    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in url):
-        return "source_url contains whitespace or control characters"
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "source_url does not parse"
-    scheme = parts.scheme.lower()
-    if scheme == "s3":
-        return "s3 source_url must be presigned before probing"
-    if scheme not in PROBED_SCHEMES:
-        return f"scheme {_one_line(scheme, 20) or 'none'!r} is never probed (only http, https)"
-    if not parts.hostname:
-        return "source_url has no host"
-    return None
 
 
 # --- running ffprobe ----------------------------------------------------------------------
@@ -518,6 +335,113 @@ def _probe_one(
     return _Outcome(kind, result.reason)
 
 
+class _Tally:
+    """The pass's running counts and reasons, one finished outcome at a time; told to `progress` after each."""
+
+    def __init__(self, progress: Callable[[ProbeCounts], None] | None):
+        self.progress = progress
+        self.kinds: Counter = Counter()
+        self.skipped_reasons: Counter = Counter()
+        self.rejected_reasons: Counter = Counter()
+
+    def add(self, outcome: _Outcome) -> None:
+        self.kinds[outcome.kind] += 1
+        if outcome.kind == "skipped":
+            self.skipped_reasons[outcome.reason or "unknown"] += 1
+        elif outcome.kind == "rejected":
+            self.rejected_reasons[outcome.reason or "unknown"] += 1
+        if self.progress:
+            self.progress(
+                ProbeCounts(
+                    done=sum(self.kinds.values()),
+                    inventoried=self.kinds["inventoried"],
+                    rejected=self.kinds["rejected"],
+                    skipped=self.kinds["skipped"],
+                    errors=self.kinds["error"],
+                )
+            )
+
+    def summary(self, elapsed_s: float, *, dry_run: bool, stopped: bool) -> ProbeSummary:
+        return ProbeSummary(
+            inventoried=self.kinds["inventoried"],
+            rejected=self.kinds["rejected"],
+            skipped=self.kinds["skipped"],
+            errors=self.kinds["error"],
+            elapsed_s=elapsed_s,
+            skipped_reasons=dict(self.skipped_reasons),
+            rejected_reasons=dict(self.rejected_reasons),
+            dry_run=dry_run,
+            stopped=stopped,
+        )
+
+
+def _outcome_of(future: Future, asset_id: object) -> _Outcome:
+    try:
+        return future.result()
+    except Exception as exc:
+        # One bad item (a throttled write, a failed presign) must not end the pass.
+        log.warning(
+            "probe of %s failed: %s: %s",
+            asset_id,
+            type(exc).__name__,
+            one_line(str(exc)),
+            extra={"asset_id": asset_id},
+        )
+        return _Outcome("error")
+
+
+class _Inflight:
+    """The probes submitted and not yet counted, each with its asset id (for the log line of a failure)."""
+
+    def __init__(self, tally: _Tally):
+        self.tally = tally
+        self.futures: dict[Future, object] = {}
+
+    def __len__(self) -> int:
+        return len(self.futures)
+
+    def add(self, future: Future, candidate: object) -> None:
+        self.futures[future] = candidate.get("asset_id") if isinstance(candidate, dict) else None
+
+    def reap(self, block: bool) -> None:
+        """Count the probes finished by now (waiting up to half a second for one when `block`)."""
+        done, _ = wait(self.futures, timeout=0.5 if block else 0, return_when=FIRST_COMPLETED)
+        for future in done:
+            self.tally.add(_outcome_of(future, self.futures.pop(future)))
+
+    def cancel_queued(self) -> None:
+        # Queued but not started: they stay pending for the next run.
+        for future in [f for f in self.futures if f.cancel()]:
+            del self.futures[future]
+
+    def drain(self) -> None:
+        while self.futures:
+            self.reap(block=True)
+
+
+def _submit_all(
+    pool: ThreadPoolExecutor,
+    candidates: Iterator,
+    probe_one: Callable[[Any], _Outcome],
+    inflight: _Inflight,
+    window: int,
+    stop: threading.Event,
+) -> bool:
+    """Hand the candidates to `pool`, at most `window` in flight: True when they ran out, False when `stop` was set."""
+    end = object()
+    while not stop.is_set():
+        while len(inflight) >= window and not stop.is_set():
+            inflight.reap(block=True)
+        if stop.is_set():
+            break
+        candidate = next(candidates, end)
+        if candidate is end:
+            return True
+        inflight.add(pool.submit(probe_one, candidate), candidate)
+        inflight.reap(block=False)
+    return False
+
+
 def run_probe(
     candidates: Iterable[dict],
     *,
@@ -545,89 +469,21 @@ def run_probe(
     ffprobe = find_ffprobe(ffprobe)
     stop = stop or threading.Event()
     started = time.monotonic()
-    tally: Counter = Counter()
-    skipped_reasons: Counter = Counter()
-    rejected_reasons: Counter = Counter()
-
-    def finish(future: Future, asset_id: object) -> None:
-        try:
-            outcome = future.result()
-        except Exception as exc:
-            # One bad item (a throttled write, a failed presign) must not end the pass.
-            outcome = _Outcome("error")
-            log.warning(
-                "probe of %s failed: %s: %s",
-                asset_id,
-                type(exc).__name__,
-                _one_line(str(exc)),
-                extra={"asset_id": asset_id},
-            )
-        tally[outcome.kind] += 1
-        if outcome.kind == "skipped":
-            skipped_reasons[outcome.reason or "unknown"] += 1
-        elif outcome.kind == "rejected":
-            rejected_reasons[outcome.reason or "unknown"] += 1
-        if progress:
-            progress(
-                ProbeCounts(
-                    done=sum(tally.values()),
-                    inventoried=tally["inventoried"],
-                    rejected=tally["rejected"],
-                    skipped=tally["skipped"],
-                    errors=tally["error"],
-                )
-            )
-
-    window = 2 * concurrency
-    inflight: dict[Future, object] = {}
-
-    def reap(block: bool) -> None:
-        done, _ = wait(inflight, timeout=0.5 if block else 0, return_when=FIRST_COMPLETED)
-        for future in done:
-            finish(future, inflight.pop(future))
-
-    end = object()
-    exhausted = False
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="probe") as pool:
-        iterator = iter(candidates)
-        while not stop.is_set():
-            while len(inflight) >= window and not stop.is_set():
-                reap(block=True)
-            if stop.is_set():
-                break
-            candidate = next(iterator, end)
-            if candidate is end:
-                exhausted = True
-                break
-            future = pool.submit(
-                _probe_one,
-                candidate,
-                ledger=ledger,
-                presign=presign,
-                timeout_s=timeout_s,
-                ffprobe=ffprobe,
-                clock=clock,
-                dry_run=dry_run,
-                allow_private=allow_private,
-            )
-            inflight[future] = candidate.get("asset_id") if isinstance(candidate, dict) else None
-            reap(block=False)
-        stopped = not exhausted
-        if stopped:
-            # Queued but not started: they stay pending for the next run.
-            for future in [f for f in inflight if f.cancel()]:
-                del inflight[future]
-        while inflight:
-            reap(block=True)
-
-    return ProbeSummary(
-        inventoried=tally["inventoried"],
-        rejected=tally["rejected"],
-        skipped=tally["skipped"],
-        errors=tally["error"],
-        elapsed_s=time.monotonic() - started,
-        skipped_reasons=dict(skipped_reasons),
-        rejected_reasons=dict(rejected_reasons),
+    tally = _Tally(progress)
+    probe_one = functools.partial(
+        _probe_one,
+        ledger=ledger,
+        presign=presign,
+        timeout_s=timeout_s,
+        ffprobe=ffprobe,
+        clock=clock,
         dry_run=dry_run,
-        stopped=stopped,
+        allow_private=allow_private,
     )
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="probe") as pool:
+        inflight = _Inflight(tally)
+        stopped = not _submit_all(pool, iter(candidates), probe_one, inflight, 2 * concurrency, stop)
+        if stopped:
+            inflight.cancel_queued()
+        inflight.drain()
+    return tally.summary(time.monotonic() - started, dry_run=dry_run, stopped=stopped)

@@ -212,9 +212,24 @@ code{font-size:.85rem;word-break:break-all}.axis{font-size:11px;fill:#627d98}
 
 def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
     """The whole page as one string."""
+    states = [s.value for s in STATE_ORDER] + sorted(set(summary.counts) - {s.value for s in STATE_ORDER})
+    out = _head(summary, stack, generated_at, states)
+    out += _counts_table(summary, states)
+    out.append("<h2>Throughput over time</h2>")
+    out.append(chart_svg(summary))
+    out += _reasons_tables(summary)
+    out += _not_carried_section(summary)
+    out += _tracks_section(summary)
+    out += _drift_section(summary)
+    out.append('<p class="muted">migrator report --html. The CSV or JSON Lines report has every asset.</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _head(summary: ReportSummary, stack: str, generated_at: float, states: list[str]) -> list[str]:
+    """The document's head, the title and the headline figures, with a bar of the states' shares."""
     total = summary.total
     when = datetime.fromtimestamp(generated_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    states = [s.value for s in STATE_ORDER] + sorted(set(summary.counts) - {s.value for s in STATE_ORDER})
     done = summary.counts.get(State.READY, 0) + summary.counts.get(State.REJECTED, 0)
     out = [
         "<!DOCTYPE html>",
@@ -236,8 +251,15 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
             colour = COLOURS.get(state, "#cbd2d9")
             out.append(f'<span style="width:{count / total * 100:.3f}%;background:{colour}"></span>')
     out.append("</div>")
-    out.append('<h2>Assets by state</h2><table id="counts"><tr><th>state</th><th class="n">assets</th>')
-    out.append('<th class="n">share</th></tr>')
+    return out
+
+
+def _counts_table(summary: ReportSummary, states: list[str]) -> list[str]:
+    total = summary.total
+    out = [
+        '<h2>Assets by state</h2><table id="counts"><tr><th>state</th><th class="n">assets</th>',
+        '<th class="n">share</th></tr>',
+    ]
     for state in states:
         count = summary.counts.get(state, 0)
         out.append(
@@ -245,8 +267,12 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
             f'<td class="n">{_percent(count, total)}</td></tr>'
         )
     out.append(f'<tr><th>all</th><th class="n" id="total">{total:,}</th><th></th></tr></table>')
-    out.append("<h2>Throughput over time</h2>")
-    out.append(chart_svg(summary))
+    return out
+
+
+def _reasons_tables(summary: ReportSummary) -> list[str]:
+    """Why assets are rejected, then failed: the commonest error texts first."""
+    out: list[str] = []
     for state in (State.REJECTED.value, State.FAILED.value):
         reasons = summary.reasons[state]
         out.append(f"<h2>Why assets are {state}</h2>")
@@ -260,7 +286,12 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
             rest = sum(reasons.values()) - sum(c for _, c in reasons.most_common(MAX_REASONS))
             out.append(f'<tr><td class="n">{rest:,}</td><td class="muted">other errors</td></tr>')
         out.append("</table>")
-    out.append("<h2>What the provider could not carry</h2>")
+    return out
+
+
+def _not_carried_section(summary: ReportSummary) -> list[str]:
+    """How the assets play at the provider, and what of the rows it could not carry."""
+    out = ["<h2>What the provider could not carry</h2>"]
     played = ", ".join(f"{count:,} {escape(way)}" for way, count in sorted(summary.playback.items()))
     if played:
         out.append(f"<p>Played at the provider: {played}.</p>")
@@ -275,8 +306,12 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
         for text, count in summary.notes.most_common(MAX_REASONS):
             out.append(f'<tr><td class="n">{count:,}</td><td><code>{escape(text)}</code></td></tr>')
         out.append("</table>")
-    out += _tracks_section(summary)
-    out.append("<h2>Duration drift</h2>")
+    return out
+
+
+def _drift_section(summary: ReportSummary) -> list[str]:
+    """The assets whose duration at the provider differs from the source's, the largest drift first."""
+    out = ["<h2>Duration drift</h2>"]
     if not summary.drift_count:
         out.append('<p class="muted">No asset drifted: every duration the provider measured matches.</p>')
     else:
@@ -296,9 +331,7 @@ def render_html(summary: ReportSummary, stack: str, generated_at: float) -> str:
                 f"<td><code>{escape(str(d.remote_id or ''))}</code></td></tr>"
             )
         out.append("</table>")
-    out.append('<p class="muted">migrator report --html. The CSV or JSON Lines report has every asset.</p>')
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _tracks_section(summary: ReportSummary) -> list[str]:

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 from .config import (
     IN_FLIGHT_STATUSES,
@@ -34,11 +35,31 @@ bursts of 10, other requests 5/s; cloudflare: 1,200 calls per 300 s then a 300 s
 120 videos in progress)."""
 
 
+# A flag adder: (group, SimConfig field, help text, argparse keywords).
+Knob = Callable[..., None]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    d = SimConfig()
     p = argparse.ArgumentParser(
         prog="provider_sim.py", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    knob = _knob_adder(SimConfig())
+    knob(p, "host", "loopback address to bind; anything else is refused (default %(default)s)")
+    knob(p, "port", "port to listen on; 0 picks a free one (default %(default)s)")
+    knob(p, "profile", "provider wire format (default %(default)s)", choices=PROFILES)
+
+    # The groups in the order --help lists them.
+    _add_credentials(p.add_argument_group("credentials (unset = no check)"), knob)
+    _add_rate_limits(p.add_argument_group("rate limiting"), knob)
+    _add_faults(p.add_argument_group("faults (rates are probabilities 0..1)"), knob)
+    _add_processing_and_webhooks(p.add_argument_group("processing and webhooks"), knob)
+    _add_source(p.add_argument_group("as a source: a library of videos to list and fetch (infra/sim/library.py)"), knob)
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    return p
+
+
+def _knob_adder(d: SimConfig) -> Knob:
+    """The `knob` that adds flags defaulted from `d`."""
 
     def knob(group: argparse._ArgumentGroup, field: str, help: str, **kw: object) -> None:
         """A flag named after its SimConfig field, typed and defaulted from it (booleans switch on).
@@ -55,12 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
             kw.setdefault("default", default)
         group.add_argument("--" + field.replace("_", "-"), help=help, **kw)
 
-    env = os.environ.get
-    knob(p, "host", "loopback address to bind; anything else is refused (default %(default)s)")
-    knob(p, "port", "port to listen on; 0 picks a free one (default %(default)s)")
-    knob(p, "profile", "provider wire format (default %(default)s)", choices=PROFILES)
+    return knob
 
-    creds = p.add_argument_group("credentials (unset = no check)")
+
+def _add_credentials(creds: argparse._ArgumentGroup, knob: Knob) -> None:
     for field, env_name, text in (
         ("token", "SIM_TOKEN", "generic and cloudflare: 'Authorization: Bearer TOKEN'"),
         ("token_id", "SIM_TOKEN_ID", "mux: HTTP Basic user name, the access token id"),
@@ -68,9 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("account_id", "SIM_ACCOUNT_ID", "cloudflare: the account id every path must carry, else 403"),
         ("api_key", "SIM_API_KEY", "apivideo: HTTP Basic user name, with an empty password"),
     ):
-        knob(creds, field, f"{text} (env {env_name})", default=env(env_name))
+        knob(creds, field, f"{text} (env {env_name})", default=os.environ.get(env_name))
 
-    limits = p.add_argument_group("rate limiting")
+
+def _add_rate_limits(limits: argparse._ArgumentGroup, knob: Knob) -> None:
     knob(limits, "rate", "creates per second allowed, 0 = unlimited")
     knob(limits, "burst", "token bucket capacity for creates")
     knob(limits, "read_rate", "every other request (list, get, status, auth, webhook) per second, 0 = unlimited")
@@ -111,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     knob(limits, "legacy_rate_headers", "cloudflare: the older ratelimit-limit/-remaining/-reset headers instead")
     knob(limits, "rate_header_scale", "rate-limit headers state the limit this many times over (default %(default)s)")
 
-    faults = p.add_argument_group("faults (rates are probabilities 0..1)")
+
+def _add_faults(faults: argparse._ArgumentGroup, knob: Knob) -> None:
     knob(faults, "latency_ms", "delay added to every create")
     knob(faults, "latency_jitter_ms", "extra uniform 0..N ms random delay")
     knob(faults, "fail_rate", "creates answered 500, in the profile's error shape")
@@ -131,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     knob(faults, "conflict_on_duplicate", "generic: answer 409 if a video with the reference exists")
 
-    hooks = p.add_argument_group("processing and webhooks")
+
+def _add_processing_and_webhooks(hooks: argparse._ArgumentGroup, knob: Knob) -> None:
     knob(hooks, "processing_delay_s", "seconds from create to ready/errored (default %(default)s)")
     knob(
         hooks,
@@ -149,14 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
         choices=WEBHOOK_SCHEMES,
     )
     secret_help = "signing secret, whsec_<base64> for standard (env SIM_WEBHOOK_SECRET)"
-    knob(hooks, "webhook_secret", secret_help, default=env("SIM_WEBHOOK_SECRET"))
+    knob(hooks, "webhook_secret", secret_help, default=os.environ.get("SIM_WEBHOOK_SECRET"))
     hooks.add_argument(
         "--no-webhooks", dest="webhooks_enabled", action="store_false", help="never send webhooks; clients must poll"
     )
     knob(hooks, "webhook_duplicate_rate", "deliveries sent twice (after the first was accepted)")
     knob(hooks, "webhook_forged_rate", "deliveries preceded by a copy signed with a wrong secret, to be refused")
     knob(hooks, "webhook_early", "processing completes at once; its webhook arrives before the create's answer")
-    source = p.add_argument_group("as a source: a library of videos to list and fetch (infra/sim/library.py)")
+
+
+def _add_source(source: argparse._ArgumentGroup, knob: Knob) -> None:
     knob(source, "library_size", "videos in the library; > 0 makes this simulator a source (default %(default)s)")
     knob(source, "library_private_every", "every Nth video private (0: none)")
     knob(source, "library_unfetchable_every", "every Nth video unfetchable in one of the profile's ways (0: none)")
@@ -168,8 +192,6 @@ def build_parser() -> argparse.ArgumentParser:
     knob(source, "link_ttl_s", "seconds a link to a file lives (0: forever)")
     knob(source, "prepare_s", "seconds a file asked for (a Mux master, a Stream download) takes to prepare")
     knob(source, "media_bytes", "the size of every file served")
-    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
-    return p
 
 
 def _limit_defaults(field: str) -> str:
