@@ -542,8 +542,9 @@ class BunnyProvider(Provider):
     # --- the audit ------------------------------------------------------------------------------
 
     def videos(self) -> Iterator[Video]:
-        """Every page, 1,000 at a time, until a page comes back empty or `totalItems` is reached. Privacy is
-        the library's: read once, from the first finished video's play data."""
+        """Every page, 1,000 at a time, until a page comes back empty or `totalItems` is reached (a page that
+        states no total ends it too: Bunny always states one, and without it a repeated page would never
+        end). Privacy is the library's: read once, from the first finished video's play data."""
         privacy: list[str | None] = []
         for number in listing_pages():
             params = {"page": str(number), "itemsPerPage": str(PAGE_SIZE), "orderBy": "date"}
@@ -554,7 +555,7 @@ class BunnyProvider(Provider):
                     privacy.append(self._play(mapping(item))[0])
                 yield replace(video, privacy=privacy[0] if privacy else None)
             _, total, per = _pages(body)
-            if not items or (total is not None and number * (per or len(items)) >= total):
+            if not items or total is None or number * (per or len(items)) >= total:
                 return
         raise too_many_pages()
 
