@@ -9,7 +9,9 @@ import time
 
 import pytest
 from migrator.dynamo import typed
-from migrator.ledger import SCHEMA_VERSION, Ledger
+from migrator.ledger import SCHEMA_VERSION, Claimed, Ledger
+from migrator.ledger.upgrade import SCHEMA
+from migrator.messages import AssetMessage
 from migrator_cli.upgrade import Checkpoint, run_upgrade, schema_status
 
 from tests.conftest import unique
@@ -86,3 +88,20 @@ def test_an_item_that_moves_between_the_read_and_the_write_is_read_again(aws, ta
     assert not result.won
     current = ledger.get(asset_id)
     assert current["state"] == "ready" and "due_lane" not in current  # the stale read wrote nothing
+
+
+def test_an_item_a_claim_creates_is_at_this_release_and_an_old_one_it_claims_is_not(aws, table):
+    """A message that reaches the uploader before intake has recorded it (one sent to the work queue by an
+    earlier release, mid-upgrade) makes its item at the claim: that item is this release's. An item an
+    earlier release wrote stays below the version when claimed, so `migrator upgrade` still fills it in."""
+    dynamodb, now = aws("dynamodb"), time.time()
+    ledger = Ledger(table, dynamodb)
+    run = unique("claimed")
+    made = ledger.claim(AssetMessage(f"{run}/new", "https://media.example.com/new.mp4"), now, now + 60, "t1")
+    assert isinstance(made, Claimed) and made.previous is None
+    assert int(ledger.get(f"{run}/new")[SCHEMA]) == SCHEMA_VERSION
+
+    dynamodb.put_item(TableName=table, Item=typed(old_item(f"{run}/old", "pending", now)))
+    old = AssetMessage(f"{run}/old", "https://media.example.com/old.mp4")
+    assert isinstance(ledger.claim(old, now, now + 60, "t2"), Claimed)
+    assert SCHEMA not in ledger.get(f"{run}/old")

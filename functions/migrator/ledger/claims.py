@@ -96,9 +96,28 @@ class Claims(LedgerTable):
                 return Refused(to_item(exc.response.get("Item")) or {})
             raise
         previous = to_item(resp.get("Attributes"))
+        if previous is None:
+            self._stamp_new(msg.asset_id)
         attempts = int((previous or {}).get("attempts", 0)) + 1
         source = (previous or {}).get("source_url") or msg.source_url
         return Claimed(token=token, attempts=attempts, previous=previous, source_url=source, claimed_at=now)
+
+    def _stamp_new(self, asset_id: str) -> None:
+        """An item this claim made (its message came before intake recorded it: one an earlier release sent
+        to the work queue) is this release's: its schema version. Not in the claim's own write, since an
+        item an earlier release wrote must stay below the version there until `migrator upgrade` fills it."""
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=typed({"asset_id": asset_id}),
+                UpdateExpression="SET #schema = :version",
+                ConditionExpression="attribute_exists(asset_id) AND attribute_not_exists(#schema)",
+                ExpressionAttributeNames={"#schema": SCHEMA},
+                ExpressionAttributeValues=typed({":version": SCHEMA_VERSION}),
+            )
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
 
     # --- fenced writes by the claimant ---------------------------------------------------
 
