@@ -208,3 +208,36 @@ def test_the_privacy_the_source_says_at_the_create_narrows_what_the_create_carri
     assert provider.privacy == created_with
     [(name, _args, kwargs)] = ledger.calls
     assert name == "mark_processing" and kwargs.get("privacy") == recorded_now
+
+
+class ThrottledOnce(FakeProvider):
+    """Answers the first create 429 with a Retry-After short enough to wait out in place."""
+
+    def __init__(self, retry_after: float):
+        super().__init__()
+        self.retry_after = retry_after
+
+    def create(self, asset, source_url):
+        if not self.created:
+            self.created.append(source_url)
+            return Outcome(OutcomeKind.THROTTLED, retry_after=self.retry_after)
+        return super().create(asset, source_url)
+
+
+@pytest.mark.parametrize(("retry_after", "minted"), [(8.0, 2), (1.0, 1)])
+def test_a_link_made_before_a_wait_in_place_is_made_again_before_the_create(retry_after, minted):
+    """A 429 waited out inside the invocation: a link the source minted before the wait may have expired by
+    its end (a Vimeo link of the test stack's 20 s), so the create after a wait of more than a few seconds is
+    handed a link made again; after a moment's wait the first link is still handed."""
+    up, _ledger, _pacer, _, asked = uploader(lambda url: Resolution.ready(f"https://cdn.example.com/{len(asked)}.mp4"))
+    clock = up.clock
+
+    def sleep(seconds):
+        clock.now += seconds
+
+    provider = ThrottledOnce(retry_after)
+    up.provider, up.sleep = provider, sleep
+    fate = up.process(record(), NOW + 300)
+    assert fate.kind is FateKind.FINISHED
+    assert len(asked) == minted
+    assert provider.created == ["https://cdn.example.com/1.mp4", f"https://cdn.example.com/{minted}.mp4"]

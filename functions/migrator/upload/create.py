@@ -14,9 +14,13 @@ from ..pacer import CREATE, Hold
 from ..providers import Provider
 from ..retry import DEFAULT_THROTTLE_S
 from .attempt import Attempt
-from .handoff import SourceHandOff
+from .handoff import Handed, SourceHandOff
 from .moves import LedgerMoves
 from .pace import Pace
+
+# A source handed over longer ago than this (a wait for a slot or out a 429 in place) is handed over again
+# before the create: its link may live only minutes (the sources' links are minted for the create itself).
+HANDED_FRESH_S = 5.0
 
 
 @dataclass
@@ -42,27 +46,42 @@ class FindOrCreate:
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self.moves.adopt(msg, attempt, found, spent)
             attempt.searched = True  # nothing exists from the tries before this claim
-        handed = self.hand_off(msg, claim)  # resolved now, just before the create, never earlier
-        if isinstance(handed, Outcome):  # the source's refusal or failure, moved as the provider's would be
-            return self.moves.apply(msg, attempt, handed, spent)
+        handed = self.handed(msg, attempt, spent)  # resolved now, just before the create, never earlier
         if isinstance(handed, Fate):
             return handed
         attempt.wait_ended = (claim.previous or {}).get("preparing_since") is not None
-        attempt.narrowed_privacy = attempt.narrow_privacy(msg, handed.privacy)
-        return self.create(msg, attempt, handed.url, spent, deadline)
+        return self.create(msg, attempt, handed, spent, deadline)
 
-    def create(self, msg: AssetMessage, attempt: Attempt, source: str, spent: int, deadline: float) -> Fate:
-        """Create the video from `source` in a slot of the fleet's pace, short holds and 429s waited out
-        in place; a conflict is the video an earlier try made, found and adopted."""
+    def handed(self, msg: AssetMessage, attempt: Attempt, spent: int) -> Handed | Fate:
+        """The source handed over now (the URL, the privacy its platform says), or the fate of an asset whose
+        source cannot be had now: the source's refusal or failure moved as the provider's would be."""
+        handed = self.hand_off(msg, attempt.claim)
+        if isinstance(handed, Outcome):
+            return self.moves.apply(msg, attempt, handed, spent)
+        if isinstance(handed, Fate):
+            return handed
+        attempt.narrowed_privacy = attempt.narrow_privacy(msg, handed.privacy)
+        return handed
+
+    def create(self, msg: AssetMessage, attempt: Attempt, handed: Handed, spent: int, deadline: float) -> Fate:
+        """Create the video from the handed source in a slot of the fleet's pace, short holds and 429s waited
+        out in place, the source handed over again after such a wait (a link minted before it may have
+        expired by its end); a conflict is the video an earlier try made, found and adopted."""
         waited_out = 0  # 429s met and waited out inside this invocation
+        handed_at = self.clock()
         while True:
             slot = self.pace.slot(deadline, CREATE)
             if isinstance(slot, Hold):
                 if self.pace.wait_if_short(slot.until, deadline, slot.spread):
                     continue  # a short hold costs a sleep, not a trip through the queue
                 return self.moves.release_held(msg, attempt, slot)
+            if self.clock() - handed_at > HANDED_FRESH_S:
+                fresh = self.handed(msg, attempt, spent)
+                if isinstance(fresh, Fate):
+                    return fresh
+                handed, handed_at = fresh, self.clock()
             attempt.create_sent = True  # from here on, a crash may leave a video behind
-            outcome = self.provider.create(attempt.asset_ref(msg), source)
+            outcome = self.provider.create(attempt.asset_ref(msg), handed.url)
             if outcome.kind is OutcomeKind.CREATED:
                 self.chaos.after_create()
             self.pace.observe(outcome)
