@@ -176,6 +176,7 @@ def test_inventory_with_the_az_cli_variables_then_plan_times_the_source_at_its_d
     container, azurite, tmp_path, monkeypatch, capsys
 ):
     client, _ = container
+    monkeypatch.chdir(tmp_path)  # the sweep records its mark in the working directory (azure.mark.json)
     monkeypatch.setenv("AZURE_STORAGE_ACCOUNT", azurite.account)
     monkeypatch.setenv("AZURE_STORAGE_KEY", azurite.key)
     monkeypatch.setenv("AZURE_STORAGE_CONTAINER", client.container_name)
