@@ -60,6 +60,8 @@ def account(provider: str, webhook_scheme: str = "standard") -> Account:
         sim = {"account_id": library, "api_key": token, "token_secret": token_key}
         read_only_key = secrets.token_hex(18)  # what Bunny signs its webhooks with
         return Account(provider, creds, sim, read_only_key, stack={"BunnyTokenAuthentication": "true"})
+    if provider == "vimeo":  # a personal access token; Vimeo sends no webhooks (the secret is the doctor's test)
+        return Account(provider, json.dumps({"token": token}), {"token": token}, secrets.token_hex(16))
     raise ValueError(f"unknown provider {provider!r}")
 
 
@@ -87,3 +89,17 @@ def source_account(platform: str) -> tuple[dict, dict]:
 def source_secret(accounts: dict[str, dict]) -> str:
     """The stack's source secret for `{platform: credentials}`: the format migrator.sources reads."""
     return json.dumps(accounts)
+
+
+def mux_signing_key(api_url: str, credentials: dict) -> dict:
+    """A URL signing key made through Mux's API (POST /system/v1/signing-keys), as an operator makes one for
+    the Mux source credentials (docs/sources.md): the stack signs the text tracks of signed-only assets with
+    it. The fields to add to those credentials."""
+    import requests
+
+    answer = requests.post(
+        f"{api_url}/system/v1/signing-keys", auth=(credentials["token_id"], credentials["token_secret"]), timeout=10
+    )
+    answer.raise_for_status()
+    key = answer.json()["data"]
+    return {"signing_key_id": key["id"], "signing_private_key": key["private_key"]}

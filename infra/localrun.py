@@ -20,7 +20,7 @@ from pathlib import Path
 
 import requests
 
-from .accounts import account, source_account, source_secret
+from .accounts import account, mux_signing_key, source_account, source_secret
 from .emulator import Emulator, client, free_port, healthy, port_is_free
 from .toolchain import ROOT, tool
 
@@ -169,6 +169,8 @@ class LocalRun:
             creds, sim_config = source_account(self.source)
             args = ["--profile", self.source, *self.source_args]
             self.source_sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
+            if self.source == "mux":  # the key the stack signs the text tracks of signed-only assets with
+                creds = {**creds, **mux_signing_key(self.source_sim.url, creds)}
         self.source_credentials = {self.source: creds}
         name = f"{self.stack_name}/source-credentials"
         manager.create_secret(Name=name, SecretString=source_secret(self.source_credentials))

@@ -91,10 +91,11 @@ class ProviderSim:
         host, port = self._server.server_address[:2]
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
-    def reset(self) -> None:
-        """Forget videos, counters and logs, refill the bucket and drop pending work."""
+    def reset(self, keep_account: bool = False) -> None:
+        """Forget videos, counters and logs, refill the bucket and drop pending work; with `keep_account`, keep
+        what account operations made (signing keys an account's credentials name, its webhook)."""
         with self._state.lock:
-            self._state.reset()
+            self._state.reset(keep_account)
         self._threads.clear()
 
     def stats(self) -> dict:

@@ -57,9 +57,12 @@ class SimState:
         self.generation = 0
         self.reset()
 
-    def reset(self) -> None:
-        """Forget videos, counters and log, refill the limits and reseed (under the lock once shared)."""
+    def reset(self, keep_account: bool = False) -> None:
+        """Forget videos, counters and log, refill the limits and reseed (under the lock once shared); with
+        `keep_account`, what account operations made (Mux's signing keys, Stream's webhook) stays."""
+        account = self.store.account if keep_account else {}
         self.store = Store()
+        self.store.account = account
         self.seq = itertools.count()
         self.requests: deque[dict] = deque(maxlen=REQUEST_LOG_MAX)
         self.counters = dict.fromkeys(COUNTERS, 0)

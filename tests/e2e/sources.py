@@ -20,7 +20,7 @@ class Sources:
     """One source simulator per platform, with its made-up account."""
 
     def __init__(self):
-        from infra.accounts import source_account
+        from infra.accounts import mux_signing_key, source_account
         from infra.provider_sim import ProviderSim, SimConfig
 
         self.sims, self.credentials = {}, {}
@@ -29,6 +29,7 @@ class Sources:
             config = SimConfig(port=0, profile=platform, rate=0, read_rate=0, budget_quota=0, **sim_config, **LIBRARY)
             self.sims[platform] = ProviderSim(config).start()
             self.credentials[platform] = creds
+        self.credentials["mux"].update(mux_signing_key(self.sims["mux"].url, self.credentials["mux"]))
         self.baselines = {platform: sim.config_dict() for platform, sim in self.sims.items()}
         self.stores = start_stores(self.credentials)
 
@@ -43,7 +44,7 @@ class Sources:
     def reset(self) -> None:
         """Each library as it began (a test that changed one, e.g. its links' lifetime, leaves no trace)."""
         for platform, sim in self.sims.items():
-            sim.reset()
+            sim.reset(keep_account=True)  # the Mux signing key the credentials name stays
             sim.patch_config(self.baselines[platform])
 
     def stop(self):

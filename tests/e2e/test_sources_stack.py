@@ -22,7 +22,7 @@ import requests
 from migrator.sources import build, parse_ref
 from migrator_cli.main import main
 
-from infra.sim import apivideo as sim_apivideo
+from infra.sim import apivideo_library as sim_apivideo
 from infra.sim import cloudflare as sim_cloudflare
 from infra.sim import mux as sim_mux
 from infra.sim import vimeo as sim_vimeo
@@ -59,6 +59,21 @@ class Target:
     def __init__(self, deployed):
         self.name, self.sim, self.acct, self.outputs = deployed.name, deployed.sim, deployed.acct, deployed.outputs
         self.outputs_path, self.stack_name = deployed.outputs_path, deployed.stack_name
+
+    def held(self, remote_id: str) -> dict:
+        """The target's own object for one of its videos, as its simulator holds it (its API's wire form)."""
+        creds = self.sim.config
+        if self.name == "mux":
+            url, auth, key = f"{self.sim.url}/video/v1/assets/{remote_id}", (creds.token_id, creds.token_secret), "data"
+            return requests.get(url, auth=auth, timeout=10).json()[key]
+        if self.name == "apivideo":
+            return requests.get(f"{self.sim.url}/videos/{remote_id}", auth=(creds.api_key, ""), timeout=10).json()
+        answer = requests.get(
+            f"{self.sim.url}/accounts/{creds.account_id}/stream/{remote_id}",
+            headers={"Authorization": f"Bearer {creds.token}"},
+            timeout=10,
+        )
+        return answer.json()["result"]
 
     def title_of(self, remote_id: str) -> str:
         """The title the target stored for one of its videos, read through its own API."""
@@ -100,7 +115,9 @@ def targets(stacks, sources, track_files):
 
 @pytest.fixture
 def migrate(sources, endpoint, aws, tmp_path, capsys):
-    """migrate(platform, target) -> (rows, unfetchable, ledger items): inventory, load, wait until all are done."""
+    """migrate(platform, target) -> (rows, held back, ledger items): inventory, load, wait until all are done.
+    Held back: what the inventory never wrote as a row, each with its reason: the unfetchable videos, and
+    those the platform was still processing (carried in the mark file to the next sweep)."""
     credentials = tmp_path / "sources.json"
     credentials.write_text(json.dumps(sources.credentials))
 
@@ -115,6 +132,8 @@ def migrate(sources, endpoint, aws, tmp_path, capsys):
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         unfetchable_file = out.with_name(out.name + ".unfetchable.jsonl")
         unfetchable = [json.loads(line) for line in unfetchable_file.read_text().splitlines()]
+        pending = json.loads((tmp_path / "marks.json").read_text()).get(platform, {}).get("pending", {})
+        unfetchable += [{"id": asset_id, **held} for asset_id, held in pending.items()]
         code = main(["load", str(out), "--outputs", str(target.outputs_path), "--endpoint", endpoint])
         assert code == 0, capsys.readouterr().err
         capsys.readouterr()
@@ -167,7 +186,7 @@ def test_a_library_moves_to_mux_with_its_titles_and_without_what_cannot_be_fetch
 ):
     target = targets("mux")
     rows, unfetchable, items = migrate(platform, target)
-    assert len(rows) + len(unfetchable) == 20 and len(unfetchable) == 4  # every fifth
+    assert len(rows) + len(unfetchable) == 20 and len(unfetchable) == 4  # every fifth: unfetchable or processing
     assert {items[r["id"]]["state"] for r in rows} == {"ready"}
     assert_never_sent(aws, target, unfetchable)
     assert_titles_carried(sources, platform, target, rows, items)
@@ -259,7 +278,7 @@ def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_t
     finally:
         target.sim.patch_config({"rate": 0, "burst": 20})
     created = {r["ref"]: r["t"] for r in target.sim.requests_log() if r["status"] == 201}
-    assert all(items[row["id"]]["state"] == "ready" for row in by_reference)
+    assert all(items[row["id"]]["state"] == "ready" for row in by_reference), not_ready(items, by_reference)
     late = [row for row in minted if created[row["id"]] > minted_at + ttl_s + 2]
     on_time = [row for row in minted if created[row["id"]] < minted_at + ttl_s - 2]
     assert len(late) >= len(minted) // 2, "the queue drained before the links expired: the test would prove nothing"
@@ -268,3 +287,111 @@ def test_links_minted_at_the_create_outlive_a_slow_queue_where_links_minted_at_t
         assert "could not be downloaded" in items[row["id"]]["last_error"]
     assert all(items[row["id"]]["state"] == "ready" for row in on_time)
     assert max(created[row["id"]] for row in by_reference) > minted_at + ttl_s + 2  # references made late worked
+
+
+def track_errors(aws, target: Target, ids: list[str]) -> dict:
+    """{asset id: {track key: its error}} of the tracks that did not attach: what an assertion shows."""
+    from migrator.ledger import Ledger
+
+    found = Ledger(target.outputs["LedgerTableName"], aws("dynamodb")).get_many(ids)
+    errors = {
+        i: {k: e.get("error") for k, e in (item.get("track_states") or {}).items() if e.get("state") != "attached"}
+        for i, item in found.items()
+    }
+    return {i: entries for i, entries in errors.items() if entries}
+
+
+def tracks_attached(aws, target: Target, ids: list[str], timeout_s: float = 180) -> dict:
+    """Until every asset's caption tracks are settled; {asset id: {track key: state}}."""
+    from migrator.ledger import Ledger
+
+    ledger, deadline = Ledger(target.outputs["LedgerTableName"], aws("dynamodb")), time.time() + timeout_s
+    while True:
+        found = ledger.get_many(ids)
+        states = {i: {k: e.get("state") for k, e in (found.get(i, {}).get("track_states") or {}).items()} for i in ids}
+        settled = all(entries and set(entries.values()) <= {"attached", "failed"} for entries in states.values())
+        if settled or time.time() > deadline:
+            return states
+        time.sleep(1)
+
+
+def not_ready(items: dict, rows: list[dict]) -> dict:
+    """{asset id: (state, last error)} of the rows not ready: what an assertion shows when one is not."""
+    found = (items.get(r["id"], {}) for r in rows)
+    return {i.get("asset_id"): (i.get("state"), i.get("last_error")) for i in found if i.get("state") != "ready"}
+
+
+def test_a_stream_library_of_signed_videos_moves_to_mux_signed_with_every_caption(sources, targets, migrate, aws):
+    """Sources, item 1: every Stream video that requires signed URLs was written off as unfetchable, so a private
+    library did not move at all. Now each is listed signed, resolved with a downloadable token at the create,
+    arrives signed at Mux, and its captions (text Stream serves through its API) reach Mux through the stack's
+    staging bucket."""
+    sources.sims["cloudflare"].patch_config(
+        {"library_private_every": 1, "library_captions_every": 2, "library_unfetchable_every": 0}
+    )
+    target = targets("mux")
+    rows, held_back, items = migrate("cloudflare", target)
+    assert len(rows) == 20 and held_back == [] and {row["privacy"] for row in rows} == {"signed"}
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}, not_ready(items, rows)
+    for row in rows:
+        policies = [p["policy"] for p in target.held(items[row["id"]]["remote_id"])["playback_ids"]]
+        assert policies == ["signed"], (row["id"], policies)
+    captioned = [row["id"] for row in rows if row.get("tracks")]
+    assert captioned, "no captions in the library: the test would prove nothing"
+    states = tracks_attached(aws, target, captioned)
+    assert {state for entries in states.values() for state in entries.values()} == {"attached"}, states
+    assert_titles_carried(sources, "cloudflare", target, rows, items)
+    assert target.sim.stats()["duplicate_videos"] == 0
+
+
+def test_an_apivideo_private_library_moves_to_stream_which_fetches_with_head_and_range_gets(
+    sources, targets, migrate, aws
+):
+    """Sources, item 2: a private video's link served one request, and Stream asks several (HEAD, then ranges):
+    each link is resolved through a session token, every video arrives, and arrives private."""
+    sources.sims["apivideo"].patch_config({"library_private_every": 1, "library_unfetchable_every": 0})
+    target = targets("cloudflare")
+    rows, held_back, items = migrate("apivideo", target)
+    assert len(rows) == 20 and held_back == [] and {row["privacy"] for row in rows} == {"private"}
+    assert {items[r["id"]]["state"] for r in rows} == {"ready"}
+    assert all(target.held(items[r["id"]]["remote_id"])["requireSignedURLs"] is True for r in rows)
+    assert target.sim.stats()["duplicate_videos"] == 0
+
+
+def test_a_delta_after_processing_finished_lists_exactly_those_videos_and_their_captions_and_moves_them(
+    sources, targets, migrate, aws, endpoint, tmp_path, capsys
+):
+    """Sources, item 3: Mux lists by creation time only, so `--since last` never listed again a video still
+    processing at the previous sweep, nor one whose captions were. The sweep carries them; once the platform
+    has finished, the delta lists exactly those, and they move with their captions."""
+    mux = sources.sims["mux"]
+    mux.patch_config({"library_captions_processing": True})
+    target = targets("cloudflare")
+    rows, held_back, items = migrate("mux", target)
+    waiting = {entry["id"] for entry in held_back if "reason" in entry and "ref" in entry}  # the pending ones
+    assert waiting, "nothing was still processing: the test would prove nothing"
+    assert {items[r["id"]]["state"] for r in rows} <= {"ready", "rejected", "failed"}
+
+    mux.patch_config({"library_processing_done": True, "library_captions_processing": False})
+    credentials, marks = tmp_path / "sources.json", tmp_path / "marks.json"
+    delta = tmp_path / "delta.jsonl"
+    argv = ["inventory", "--from", "mux", "--since", "last", "-o", str(delta), "--mark-file", str(marks)]
+    assert main([*argv, "--source-url", sources.base("mux"), "--credentials", str(credentials)]) == 0
+    capsys.readouterr()
+    listed = [json.loads(line) for line in delta.read_text().splitlines()]
+    # Every video the last sweep left, and beside them only videos it had listed already: a delta starts
+    # MARK_OVERLAP_S before the mark (what changed in the same minute is listed again, never missed).
+    again = {row["id"] for row in listed} - waiting
+    assert waiting <= {row["id"] for row in listed} and again <= {row["id"] for row in rows}, (waiting, again)
+    assert json.loads(marks.read_text())["mux"]["pending"] == {}
+    assert main(["load", str(delta), "--outputs", str(target.outputs_path), "--endpoint", endpoint]) == 0
+    capsys.readouterr()
+    moved = migrate.settle(target, sorted(waiting), 240)
+    assert {moved[i]["state"] for i in waiting} == {"ready"}, {i: moved[i].get("last_error") for i in waiting}
+    captioned = [row["id"] for row in listed if row.get("tracks")]
+    assert captioned, "no caption was waited for: the test would prove nothing"
+    states = tracks_attached(aws, target, captioned)
+    assert {state for entries in states.values() for state in entries.values()} == {"attached"}, track_errors(
+        aws, target, captioned
+    )
+    assert target.sim.stats()["duplicate_videos"] == 0
