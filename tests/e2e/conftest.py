@@ -8,9 +8,6 @@ process) as the provider and the token in the emulator's Secrets Manager.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
@@ -23,6 +20,8 @@ from tests.e2e.stacks import (  # noqa: F401 - re-exported: the modules import t
     Stacks,
     delete,
     deploy,
+    provider_stack,
+    wait_for_states,
 )
 
 # The names the modules have always used.
@@ -86,14 +85,6 @@ def provider_stacks(stacks, sources, track_files):
     return lambda name: stacks.provider(name, sources, track_files)
 
 
-@contextmanager
-def provider_stack(name, stacks, sources, track_files) -> Iterator[Deployed]:
-    """The shared stack of provider `name`, reset to a clean slate for the module that asks."""
-    deployed = stacks.provider(name, sources, track_files)
-    stacks.reset(deployed)
-    yield deployed
-
-
 @pytest.fixture
 def cli(deployed, endpoint, capsys):
     """Run the CLI in-process against the module's `deployed` provider stack: (exit code, stdout, stderr)."""
@@ -151,26 +142,12 @@ def live_sim(e2e_sim):
     e2e_sim.patch_config({"webhooks_enabled": True})
 
 
-def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float = 60) -> dict:
-    """Poll the ledger until every id is in a `done` state; return {id: item}."""
-    deadline = time.time() + timeout_s
-    items: dict = {}
-    while time.time() < deadline:
-        pending = [i for i in ids if items.get(i, {}).get("state") not in done]
-        if not pending:
-            return items
-        for start in range(0, len(pending), 100):
-            keys = [{"asset_id": {"S": i}} for i in pending[start : start + 100]]
-            resp = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
-            for raw in resp["Responses"].get(table, []):
-                items[raw["asset_id"]["S"]] = {k: next(iter(v.values())) for k, v in raw.items()}
-        time.sleep(0.5)
-    missing = {i: items.get(i, {}).get("state") for i in ids if items.get(i, {}).get("state") not in done}
-    raise AssertionError(f"{len(missing)} assets not done after {timeout_s:.0f} s: {dict(list(missing.items())[:10])}")
-
-
 def queue_depth(sqs, url: str) -> int:
     attrs = sqs.get_queue_attributes(
         QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
     return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+
+# The source pairs' fixtures (targets, migrate), for every module that migrates from a platform.
+from tests.e2e.source_pairs import migrate, targets  # noqa: E402, F401

@@ -16,7 +16,8 @@ import base64
 import json
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,3 +238,29 @@ def _empty(dynamodb, table: str) -> None:
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+@contextmanager
+def provider_stack(name, stacks, sources, track_files) -> Iterator[Deployed]:
+    """The shared stack of provider `name`, reset to a clean slate for the module that asks."""
+    deployed = stacks.provider(name, sources, track_files)
+    stacks.reset(deployed)
+    yield deployed
+
+
+def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float = 60) -> dict:
+    """Poll the ledger until every id is in a `done` state; return {id: item}."""
+    deadline = time.time() + timeout_s
+    items: dict = {}
+    while time.time() < deadline:
+        pending = [i for i in ids if items.get(i, {}).get("state") not in done]
+        if not pending:
+            return items
+        for start in range(0, len(pending), 100):
+            keys = [{"asset_id": {"S": i}} for i in pending[start : start + 100]]
+            resp = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
+            for raw in resp["Responses"].get(table, []):
+                items[raw["asset_id"]["S"]] = {k: next(iter(v.values())) for k, v in raw.items()}
+        time.sleep(0.5)
+    missing = {i: items.get(i, {}).get("state") for i in ids if items.get(i, {}).get("state") not in done}
+    raise AssertionError(f"{len(missing)} assets not done after {timeout_s:.0f} s: {dict(list(missing.items())[:10])}")

@@ -17,11 +17,10 @@ import pytest
 from infra.sim import brightcove as sim_brightcove
 from infra.sim import dropbox as sim_dropbox
 from infra.sim.library import item
-from tests.e2e.test_sources_stack import Target, assert_never_sent, migrate, targets
+from tests.e2e.source_pairs import Target, assert_never_sent
 from tests.e2e.test_tracks_stack import tracks_settled
 
 pytestmark = pytest.mark.e2e
-__all__ = ["migrate", "targets"]  # the fixtures, shared with test_sources_stack.py
 PAIRS = {"brightcove": ("cloudflare", sim_brightcove), "dropbox": ("mux", sim_dropbox)}
 
 

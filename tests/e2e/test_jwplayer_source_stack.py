@@ -14,7 +14,7 @@ import requests
 
 from infra.sim.jwplayer_library import FAULTS, library_index
 from infra.sim.library import item
-from tests.e2e.test_sources_stack import Target, assert_never_sent, migrate, targets  # noqa: F401 (fixtures)
+from tests.e2e.source_pairs import Target, assert_never_sent
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ def mux_asset(target: Target, remote_id: str) -> dict:
     return answer.json()["data"]
 
 
-def test_a_jwplayer_library_moves_to_mux_with_titles_captions_and_privacy(sources, targets, migrate, aws):  # noqa: F811
+def test_a_jwplayer_library_moves_to_mux_with_titles_captions_and_privacy(sources, targets, migrate, aws):
     target = targets("mux")
     rows, unfetchable, items = migrate("jwplayer", target)
     # 20 media: every fifth unfetchable in turn (failed, still processing, audio): 3 named, 1 left pending.

@@ -22,7 +22,7 @@ from migrator.providers import AssetRef
 from tests.conftest import unique
 from tests.e2e import stacks as shared
 from tests.e2e.conftest import wait_for_states
-from tests.e2e.test_sources_stack import Target, assert_never_sent, migrate, targets  # noqa: F401 (fixtures)
+from tests.e2e.source_pairs import assert_never_sent
 from tests.e2e.test_tracks_stack import tracks_settled
 from tests.e2e.test_uploader_stack import asset, send_all
 
@@ -119,7 +119,7 @@ def test_caption_tracks_are_attached_once_each(deployed, aws, track_files):
     ]
 
 
-def test_wistia_moves_to_jwplayer_with_its_titles(sources, targets, migrate, aws, deployed):  # noqa: F811
+def test_wistia_moves_to_jwplayer_with_its_titles(sources, targets, migrate, aws, deployed):
     target = targets(NAME)
     rows, unfetchable, items = migrate("wistia", target)
     assert len(rows) + len(unfetchable) <= 20 and unfetchable

@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 from azure.storage.blob import BlobServiceClient, ContentSettings
 
+from tests.e2e.source_pairs import assert_never_sent
 from tests.e2e.sources import STORE_NAME
-from tests.e2e.test_sources_stack import assert_never_sent, migrate, targets  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.e2e
 MEDIA = b"\x00\x00\x00\x18ftypmp42" * 64

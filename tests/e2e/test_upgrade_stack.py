@@ -46,7 +46,9 @@ def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoin
     acct = account("generic", "standard")
     sim = ProviderSim(SimConfig(port=0, rate=0, processing_delay_s=2.0, **acct.sim)).start()
     name, outputs_path = unique("e2e-upgrade"), tmp_path / "outputs.json"
-    params = stack_parameters(aws, sim, acct, UploaderTimeout="60", ReconcileScheduleEnabled="false")
+    # One record an invocation: a worker that dies takes back to the queue only the record it died on (healed by
+    # reconcile once its lease ends), not a batch of others that would wait out the queue's 6-minute visibility.
+    params = stack_parameters(aws, sim, acct, UploaderTimeout="60", ReconcileScheduleEnabled="false", BatchSize="1")
     try:
         old = sam_up(endpoint, name, params, outputs_path, source=previous_tree)
         sim.patch_config({"webhook_url": old["WebhookUrl"], "webhook_secret": acct.webhook_secret})
