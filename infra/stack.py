@@ -111,13 +111,15 @@ def build(log=print, root: Path = ROOT) -> Path:
 
 
 @contextlib.contextmanager
-def build_lock(root: Path):
-    """One build (and the deploy that packages it) at a time per tree: a demo and a test run, or two test
-    runs, deploying from the same checkout would otherwise rewrite the build directory under each other."""
+def build_lock(root: Path, then_shared: bool = False):
+    """One build at a time per tree, and no build while a deploy packages what the last one made: a demo
+    and a test run, or a test run's workers, deploying from the same checkout would otherwise rewrite the
+    build directory under each other. With `then_shared` the lock is held exclusively for the body's
+    build, then shared (yield a `share` to call once built): deploys of one build run side by side."""
     (root / ".aws-sam").mkdir(parents=True, exist_ok=True)
     with open(root / ".aws-sam" / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+        yield (lambda: fcntl.flock(lock, fcntl.LOCK_SH)) if then_shared else None
 
 
 def _build_locked(root: Path, build_dir: Path, log) -> Path:
@@ -166,12 +168,13 @@ def deploy(
 ) -> dict:
     """`sam build` then `sam deploy` of the tree at `root` (samconfig.toml's `local` environment on an
     emulator, `default` on AWS); write and return the stack's outputs."""
-    with build_lock(root):  # held until the deploy has packaged what the build made
-        return _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root)
+    with build_lock(root, then_shared=True) as share:  # held until the deploy has packaged what the build made
+        built = _build_locked(root, root / ".aws-sam" / "build", log)
+        share()  # built: other deploys of the same build may package it too, a new build waits for them
+        return _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root, built)
 
 
-def _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root) -> dict:
-    built = _build_locked(root, root / ".aws-sam" / "build", log)
+def _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, root, built: Path) -> dict:
     if endpoint:
         declared = template_parameters(root / "template.yaml")
         parameters = {**{k: v for k, v in local_defaults().items() if k in declared}, **parameters}

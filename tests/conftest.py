@@ -35,7 +35,9 @@ def endpoint():
         return
     from infra.emulator import Emulator, free_port
 
-    emulator = Emulator(port=free_port(), log_path=ROOT / ".local" / "test-ministack.log").start()
+    # One emulator per pytest-xdist worker (gw0, gw1, ...), each with its own log.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    emulator = Emulator(port=free_port(), log_path=ROOT / ".local" / f"test-ministack-{worker}.log").start()
     try:
         yield emulator.endpoint
     finally:

@@ -63,6 +63,10 @@ def source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: s
     `rate_flag`: the name of the listing's own rate option (plan's `--rate` is the provider's)."""
     from migrator.sources import PLATFORMS
 
+    from .sweep import ENV_CREDENTIALS
+
+    env_names = ", ".join("/".join(names.values()) for names in ENV_CREDENTIALS.values())
+
     group = parser.add_argument_group("the source library (docs/sources.md)")
     group.add_argument(
         "--from", dest="platform", choices=PLATFORMS, required=required, help="the platform to list the library from"
@@ -71,8 +75,7 @@ def source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: s
         "--credentials",
         metavar="FILE",
         help='JSON {"<platform>": {...}}, the stack\'s source secret format (else --source-profile, '
-        "MIGRATOR_SOURCE_CREDENTIALS, or VIMEO_TOKEN, WISTIA_TOKEN, MUX_TOKEN_ID/MUX_TOKEN_SECRET, "
-        "CLOUDFLARE_ACCOUNT_ID/CLOUDFLARE_API_TOKEN, APIVIDEO_API_KEY)",
+        f"MIGRATOR_SOURCE_CREDENTIALS, or the platform's variables: {env_names})",
     )
     group.add_argument(
         "--source-profile", metavar="NAME", help="a profile of ~/.config/video-migrator/sources.json holding them"

@@ -80,12 +80,16 @@ def test_no_answer_is_a_transient_outcome_the_create_may_have_happened():
 
 
 @contextlib.contextmanager
-def local_server(respond):
+def local_server(respond, keep_alive: bool = False):
     """A server on 127.0.0.1 whose handler writes, raw, whatever `respond(wfile, sent)` writes;
-    `sent` counts the body bytes it got out before the client went away."""
+    `sent` counts the body bytes it got out before the client went away. With `keep_alive` it speaks
+    HTTP/1.1 and keeps the connection for the next request (the answers must state their length);
+    otherwise it closes each one, which races a client that reuses it."""
     sent = [0]
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def do_GET(self):
             with contextlib.suppress(OSError):  # the client closing on us is the point
                 respond(self.wfile, sent)
@@ -200,7 +204,7 @@ def test_a_cut_answer_leaves_no_half_read_connection_behind():
 def test_an_answer_within_the_cap_is_read_whole_and_the_connection_reused():
     body = json.dumps({"data": ["x" * 1000] * 500}).encode()  # 0.5 MB: several chunks
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
-    with local_server(lambda w, s: w.write(head + body)) as (url, _):
+    with local_server(lambda w, s: w.write(head + body), keep_alive=True) as (url, _):
         transport = HttpTransport(url, lambda: {})
         for _ in range(2):
             answer = transport.send("GET", "/videos")

@@ -14,11 +14,12 @@ def register(subparsers) -> None:
         "inventory",
         help="list a library on the platform it lives on into an inventory (JSONL, CSV on request)",
         description=(
-            "Page through a Vimeo, Wistia, Mux, Cloudflare Stream, api.video or S3 library and write one row per "
+            "Page through a library on one of --from's platforms (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, "
+            "JW Player, Brightcove, Kaltura, Dropbox, S3, Google Cloud Storage, Azure Blob) and write one row per "
             "video (title, description, tags, creation time, duration, size, privacy, folder, caption tracks, "
             "poster time) whose source_url is a source reference such as vimeo://123: the uploader resolves it "
             "to a fresh download link only when it creates the video, so no link expires in the queue. Videos "
-            "that can never be fetched (no file access, still processing, no MP4, signed-only, archived, ...) "
+            "that can never be fetched (no file access, no MP4, failed, archived, ...) "
             "are counted, kept out, and listed with their reason in <output>.unfetchable.jsonl. The listing "
             "keeps to the source's documented rate and waits out its 429s; after each page the cursor is saved, "
             "so the same command resumes an interrupted sweep. `migrator load` takes the output as it is. "
