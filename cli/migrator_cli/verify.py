@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from urllib.parse import urljoin
 
-from migrator.providers import SignedPlayback, SigningUnavailable
+from migrator.providers import PROVIDERS, SignedPlayback, SigningUnavailable
 from migrator.providers.http import TransportError
 
 from .cutover import needs_token, row_of
@@ -189,8 +189,23 @@ class Checker:
             url, query = signed.manifest_url, signed.query
         else:
             url = row_of(item, self.provider, self.mux_hosts)["hls_url"]
+        why = "no HLS URL recorded (settled before playback was kept, or the provider gave none)"
+        if (
+            not url
+            and playback
+            and self.signer is not None
+            and not getattr(PROVIDERS.get(self.provider), "records_hls", True)
+        ):
+            # A provider whose HLS links expire within hours records none (Vimeo): it hands a fresh one.
+            try:
+                fresh = self.signer(playback)
+            except SigningUnavailable as exc:
+                why = f"no HLS URL recorded, and none to be had now: {exc}"
+            except TransportError as exc:
+                return Verdict(asset_id, "unchecked", reason=f"asking for the HLS URL: {exc.kind}")
+            else:
+                url, query = fresh.manifest_url, fresh.query
         if not url:
-            why = "no HLS URL recorded (settled before playback was kept, or the provider gave none)"
             return Verdict(asset_id, "failed", (Finding(asset_id, "no_playback", why),))
         try:
             master_doc = self._get(url)

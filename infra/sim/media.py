@@ -219,6 +219,7 @@ def serve(profile: str, key: str, rest: list[str], query: str, find) -> Answer:
         "cloudflare": ["manifest", "video.m3u8"],
         "apivideo": ["hls", "manifest.m3u8"],
         "generic": ["master.m3u8"],
+        "vimeo": ["hls", "playlist.m3u8"],
     }
 
     def is_master(path: list[str]) -> bool:

@@ -26,6 +26,10 @@ PyVimeo 1.1.2 (vimeo/upload.py: UploadTexttrackMixin) and the official vimeo.js 
   covers and how soon are not documented: the adapter must not rely on it alone). `fields` is the API's
   JSON filter (dot paths), applied to the lists and to /me (one video's answer is whole, a superset).
 - `GET /me`: the user, with `account` (the plan).
+- `play` (api.yaml, Video.play: `status`, `hls.link`, `link_expiration_time`) on a transcoded video: an HLS
+  link signed for the owner's token (`s`, `expires`; PLAY_TTL_S, Vimeo's lifetime is not documented) that plays
+  whatever the privacy. Vimeo gives `play` only to tokens with file access (the video_files scope on a plan
+  that has it); the simulator gives it on every plan.
 - No webhooks: none are documented, so none are sent.
 - Text tracks: `POST /videos/{id}/texttracks` {type, language, name (required), active} -> 201 with
   `link`, "You can upload to this link when you create it for the first time", and `link_expires_time`
@@ -58,6 +62,7 @@ APPROACHES = ("post", "pull", "streaming", "tus")
 VIEWS = ("anybody", "contacts", "disable", "nobody", "password", "unlisted", "users")
 EMBEDS = ("private", "public", "whitelist")
 BASIC_BARRED = ("disable", "unlisted")
+PLAY_TTL_S = 3600  # a `play` link's life here
 WATCHABLE = ("anybody", "unlisted")  # who has the link can play it; the others need Vimeo's own login
 TRACK_TYPES = ("captions", "chapters", "descriptions", "metadata", "subtitles")
 # GET /me/videos `sort` (api.yaml).
@@ -150,6 +155,20 @@ def _statuses(video: Video, now: float) -> tuple[str, str, str]:
     return "available", "complete", "complete"
 
 
+def _play_sig(vid: str, expires: int) -> str:
+    return hmac.new(_LINK_KEY, f"{vid}/play/{expires}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _play_signed(vid: str, query: str) -> bool:
+    """Whether `query` carries a `play` link's signature for video `vid` that has not expired."""
+    asked = urllib.parse.parse_qs(query)
+    try:
+        expires = int(asked.get("expires", [""])[0])
+    except ValueError:
+        return False
+    return time.time() <= expires and hmac.compare_digest(asked.get("s", [""])[0], _play_sig(vid, expires))
+
+
 def _link_sig(vid: str, tid: str, expires: int) -> str:
     return hmac.new(_LINK_KEY, f"{vid}/{tid}/{expires}".encode(), hashlib.sha256).hexdigest()[:32]
 
@@ -224,6 +243,10 @@ class VimeoTarget:
             },
         }
         if ready:
+            expires = int(time.time() + PLAY_TTL_S)  # wall-clock: the link says when, as Vimeo's does
+            signed = urllib.parse.urlencode({"s": _play_sig(video.id, expires), "expires": expires})
+            hls = f"{at}/hls/playlist.m3u8?{signed}"
+            out["play"] = {"status": "playable", "hls": {"link": hls, "link_expiration_time": iso_offset(expires)}}
             out["pictures"] = {
                 "uri": f"/videos/{video.id}/pictures/1",
                 "active": True,
@@ -297,7 +320,10 @@ class VimeoTarget:
         return Reply(200, {"total": len(data), "page": 1, "per_page": 100, "paging": {}, "data": data})
 
     def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
-        """The player plays what anyone with the link may watch: anybody, and unlisted with its hash."""
+        """The player plays what anyone with the link may watch: anybody, and unlisted with its hash; a `play`
+        link (signed for the owner's token, expiring) plays whatever the privacy."""
+        if _play_signed(video.id, query):
+            return None
         view = (video.request.get("privacy") or {}).get("view", "anybody")
         if view not in WATCHABLE:
             return 403, media.TEXT, b"Because of its privacy settings, this video cannot be played here.\n"

@@ -231,3 +231,35 @@ def test_a_second_track_of_a_language_and_type_is_refused_with_its_reason(vimeo)
     french = Track("https://captions.example.com/fr.srt", "fr", "subtitles", "Français")
     assert client.attach_track(remote_id, french, upload(), "Français").kind is TrackResult.ATTACHED
     assert [(t[0], t[2]) for t in tracks_of(sim, remote_id)] == [("English", True), ("Français", True)]
+
+
+def test_verify_checks_public_and_private_videos_through_a_fresh_play_link(vimeo):
+    """Vimeo's HLS link (`play.hls.link`) expires within hours, so the ledger keeps none: verify asks the video for
+    a fresh one, public or private, and checks its manifest; the private video's page refuses anyone else."""
+    import requests
+    from migrator_cli.fetch import guarded_get
+    from migrator_cli.verify import Checker, Pace, Tolerance
+
+    _sim, client = vimeo()
+    made = {
+        asset_id: client.create(row(asset_id, privacy=privacy), "https://m.example/a.mp4?duration=42").remote_id
+        for asset_id, privacy in (("lib/public", "public"), ("lib/private", "private"))
+    }
+    assert wait_for(lambda: all(client.poll(a, r).video.target for a, r in made.items()), timeout=5)
+    items = {}
+    for asset_id, remote_id in made.items():
+        video = client.poll(asset_id, remote_id).video
+        assert "hls" not in video.playback  # an expiring link is never kept
+        items[asset_id] = {"asset_id": asset_id, "remote_id": remote_id, "playback_info": video.playback}
+        items[asset_id] |= {"duration_s": 42, "provider_duration_s": video.duration_s, "state": "ready"}
+    assert requests.get(items["lib/private"]["playback_info"]["player"], timeout=5).status_code == 403
+
+    def fetch(url):
+        return guarded_get(url, allow_private=True, timeout_s=5)
+
+    check = Checker("vimeo", Tolerance(1.0), Pace(0), fetch, {}, lambda p: client.signed_playback(p, 600))
+    verdicts = {asset_id: check(item) for asset_id, item in items.items()}
+    assert {a: v.status for a, v in verdicts.items()} == {"lib/public": "passed", "lib/private": "passed"}, verdicts
+    # Without the provider's help the public video has nothing to check, and says why.
+    bare = Checker("vimeo", Tolerance(1.0), Pace(0), fetch, {})(items["lib/public"])
+    assert bare.status == "failed" and bare.findings[0].kind == "no_playback"

@@ -188,6 +188,10 @@ class Provider(ABC):
 
     # --- migrator verify: signed playback -------------------------------------------------------
 
+    # Whether a settled video's playback info keeps a lasting HLS URL; where it does not (Vimeo's links expire
+    # within hours), `signed_playback` hands verify a fresh one for public videos too.
+    records_hls = True
+
     def signed_playback(self, playback: Mapping, ttl_s: float, keys: PlaybackKeys | None) -> SignedPlayback:
         """How to fetch a signed video's HLS for `ttl_s` (the ledger's `playback_info` of it): its manifest
         URL with a token this stack made, and what every later request it leads to carries. `keys` holds

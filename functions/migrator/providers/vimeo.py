@@ -45,7 +45,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track
@@ -59,6 +59,8 @@ from .facts import (
     AssetRef,
     Poll,
     RemoteTrack,
+    SignedPlayback,
+    SigningUnavailable,
     TrackList,
     TrackUpload,
     Video,
@@ -356,6 +358,35 @@ class VimeoProvider(Provider):
         """Vimeo documents no webhooks: only our own signed test (doctor) is verified, and nothing is applied."""
         _event, kind, _ = _verified_event(Scheme.SEED, body, headers, secrets, now, tolerance_s)
         return WebhookEvent(body_event_id(body), note=f"Vimeo sends no webhooks: {excerpt(kind, 60)} ignored")
+
+    # --- migrator verify: a fresh HLS link, public or private ------------------------------------
+
+    records_hls = False
+
+    def signed_playback(self, playback: Mapping, ttl_s: float, keys: object = None) -> SignedPlayback:
+        """The video's HLS for verify's own fetches, whatever its privacy: the video read again for its `play`
+        (api.yaml, Video.play: `hls.link`, with `link_expiration_time`), a link made for this token that
+        expires within hours, so none is kept in the ledger. Its query (Vimeo's signature) is carried by
+        every request the manifest leads to. `play` comes only to a token with file access (the
+        video_files scope, on a plan that has it): without it the reason says so."""
+        vid = text(playback.get("playback_id"))
+        if not vid or not vid.isdigit():
+            raise SigningUnavailable("no Vimeo video id is recorded for this playback")
+        answer = self.http.send("GET", f"/videos/{quote(vid)}", params={"fields": "uri,play"})
+        if answer.status == 429 or answer.status >= 500:
+            raise TransportError(f"HTTP {answer.status} reading the video")
+        if answer.status != 200:
+            raise SigningUnavailable(f"reading the video at Vimeo answered HTTP {answer.status}")
+        link = text(mapping(mapping(mapping(answer.body).get("play")).get("hls")).get("link"))
+        if not link:
+            raise SigningUnavailable(
+                "Vimeo gives this token no HLS link (its `play` needs the video_files scope on a plan with file"
+                " access): check the video in Vimeo's player instead"
+            )
+        parts = urlsplit(link)
+        if parts.scheme not in ("https", "http") or not parts.netloc:
+            raise SigningUnavailable("Vimeo's HLS link is not a URL")
+        return SignedPlayback(link, tuple(parse_qsl(parts.query, keep_blank_values=True)))
 
     def videos(self) -> Iterator[Video]:
         """Oldest first, 100 a page, page by page until a short page or no `paging.next`; past
