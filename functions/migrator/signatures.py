@@ -15,6 +15,9 @@ from enum import StrEnum
 # Bounds on the work one public request can cause: every header value we read is capped,
 # and only the first few signature entries are tried against each secret.
 MAX_HEADER_CHARS = 2048
+# JW Player's token carries the whole event as its payload, so it may be as long as API Gateway lets a
+# request's headers be (10,240 bytes in all, its documented REST API quota); past that no genuine one arrives.
+MAX_TOKEN_CHARS = 10240
 MAX_SIGNATURE_ENTRIES = 10
 DEFAULT_TOLERANCE_S = 300
 
@@ -263,7 +266,7 @@ def hs256_token(payload: bytes, key: bytes) -> str:
 def _verify_jwt(body: bytes, headers: _Headers, keys: list[bytes]) -> Verified:
     """JW Player: `Authorization: Bearer <JWT>`, HS256, whose payload is the body: its exact bytes, or the same
     JSON value written otherwise (as peers check it: the decoded payload equal to the parsed body)."""
-    value = headers.get("authorization")
+    value = headers.get("authorization", cap=MAX_TOKEN_CHARS)
     scheme, _, token = (value or "").partition(" ")
     parts = token.strip().split(".") if scheme.lower() == "bearer" else []
     if len(parts) != 3 or not parts[0] or not parts[2]:  # an empty body is an empty payload
@@ -346,15 +349,15 @@ class _Headers:
                 self._ambiguous.add(key)  # a second spelling, or the same name sent twice
             self._values[key] = value
 
-    def get(self, name: str) -> str | None:
-        """The value without surrounding whitespace; None when absent or empty."""
+    def get(self, name: str, cap: int = MAX_HEADER_CHARS) -> str | None:
+        """The value without surrounding whitespace; None when absent or empty; refused past `cap` characters."""
         if name in self._ambiguous:
             raise SignatureError("duplicate header")
         value = self._values.get(name)
         if not isinstance(value, str):
             return None
         # Checked before stripping so padding cannot smuggle extra work past the cap.
-        if len(value) > MAX_HEADER_CHARS:
+        if len(value) > cap:
             raise SignatureError("header too long")
         value = value.strip(_OWS)
         return value or None

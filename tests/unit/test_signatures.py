@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from migrator.signatures import (
     MAX_HEADER_CHARS,
     MAX_SIGNATURE_ENTRIES,
+    MAX_TOKEN_CHARS,
     Scheme,
     SignatureError,
     Verified,
@@ -477,3 +478,19 @@ def test_signed_headers_verify_only_with_the_right_secret(scheme, body, extra, e
 @given(body=st.binary(max_size=300))
 def test_decode_body_round_trips_base64(body):
     assert decode_body(base64.b64encode(body).decode(), is_base64=True) == body
+
+
+def test_a_jw_player_token_may_carry_an_event_longer_than_other_headers_up_to_api_gateways_quota():
+    """JW Player's token is the whole event: one of 5 KB is read; one past the 10,240 bytes API Gateway lets a
+    request's headers be is refused before any HMAC."""
+    long_event = b'{"event": "media_available", "media_id": "abcd1234", "note": "' + b"x" * 5000 + b'"}'
+    headers = sign(Scheme.JWPLAYER, long_event, SEED_SECRET, now=NOW)
+    assert len(headers["Authorization"]) > MAX_HEADER_CHARS
+    assert verify(Scheme.JWPLAYER, long_event, headers, [SEED_SECRET], now=NOW)
+    too_long = b'{"note": "' + b"x" * MAX_TOKEN_CHARS + b'"}'
+    assert (
+        refused(
+            Scheme.JWPLAYER, too_long, sign(Scheme.JWPLAYER, too_long, SEED_SECRET, now=NOW), [SEED_SECRET], now=NOW
+        ).reason
+        == "header too long"
+    )
