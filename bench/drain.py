@@ -30,6 +30,20 @@ WARM_PER_WORKER = 10  # warm-up messages per uploader the mapping may run
 WARM_TIMEOUT_S = 120
 
 
+def warm_up(run: LocalRun, warm: int) -> None:
+    """Warm the intake and the uploaders first so cold starts are not billed to the drain: enough
+    messages to start every worker the mappings allow (one message warms one of each)."""
+    warm_from = time.time()
+    run.send(
+        [json.dumps({"id": f"bench/warm/{i}", "source_url": "https://media.example.com/warm.mp4"}) for i in range(warm)]
+    )
+    while (made := run.sim.stats()["videos"]) < warm and time.time() - warm_from < WARM_TIMEOUT_S:
+        time.sleep(0.2)
+    if made < warm:  # the rest would be created inside the measured drain and counted in it
+        raise RuntimeError(f"the warm-up made {made} of {warm} videos in {WARM_TIMEOUT_S} s")
+    time.sleep(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="bench/drain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -55,21 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps({"id": f"bench/{i:07d}", "source_url": f"https://media.example.com/b/{i}.mp4"}) for i in range(n)
     ]
     with LocalRun(sim_args, params, label="bench", provider=args.provider) as run:
-        warm_from = time.time()
-        # Warm the intake and the uploaders first so cold starts are not billed to the drain: enough
-        # messages to start every worker the mappings allow (one message warms one of each).
-        warm = WARM_PER_WORKER * int(args.concurrency)
-        run.send(
-            [
-                json.dumps({"id": f"bench/warm/{i}", "source_url": "https://media.example.com/warm.mp4"})
-                for i in range(warm)
-            ]
-        )
-        while (made := run.sim.stats()["videos"]) < warm and time.time() - warm_from < WARM_TIMEOUT_S:
-            time.sleep(0.2)
-        if made < warm:  # the rest would be created inside the measured drain and counted in it
-            raise RuntimeError(f"the warm-up made {made} of {warm} videos in {WARM_TIMEOUT_S} s")
-        time.sleep(2)
+        warm_up(run, WARM_PER_WORKER * int(args.concurrency))
         baseline = run.sim.stats()
         metrics_before, invocations_before = run.uploader_metrics()
         started = time.time()

@@ -63,7 +63,7 @@ def source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: s
     `rate_flag`: the name of the listing's own rate option (plan's `--rate` is the provider's)."""
     from migrator.sources import PLATFORMS
 
-    from .sweep import ENV_CREDENTIALS
+    from .source_credentials import ENV_CREDENTIALS
 
     env_names = ", ".join("/".join(names.values()) for names in ENV_CREDENTIALS.values())
 

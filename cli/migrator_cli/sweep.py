@@ -35,7 +35,6 @@ from migrator.sources import (
     Source,
     SourceError,
     Unfetchable,
-    credentials_by_platform,
     parse_ref,
 )
 from migrator.sources.paging import PagingGuard
@@ -43,92 +42,13 @@ from migrator.sources.paging import PagingGuard
 from .errors import CliError
 from .inventory import KNOWN_COLUMNS, Deduper
 from .progress import Progress
+from .source_credentials import ENV_CREDENTIALS
 
 EXIT_INTERRUPTED = 130
 MAX_SHOWN = 20  # unfetchable videos printed one by one; the rest are in their file
 # A delta sweep starts this long before the mark: what changed in the same second, or on a clock a
 # little behind, is listed again (loading it twice costs nothing) rather than missed.
 MARK_OVERLAP_S = 60.0
-# Credentials from the environment, per platform, when no file or profile names them.
-ENV_CREDENTIALS = {
-    "vimeo": {"token": "VIMEO_TOKEN"},
-    "wistia": {"token": "WISTIA_TOKEN"},
-    "mux": {"token_id": "MUX_TOKEN_ID", "token_secret": "MUX_TOKEN_SECRET"},
-    "cloudflare": {"account_id": "CLOUDFLARE_ACCOUNT_ID", "api_token": "CLOUDFLARE_API_TOKEN"},
-    "apivideo": {"api_key": "APIVIDEO_API_KEY"},
-    "kaltura": {
-        "partner_id": "KALTURA_PARTNER_ID",
-        "app_token_id": "KALTURA_APP_TOKEN_ID",
-        "app_token": "KALTURA_APP_TOKEN",
-    },
-    "jwplayer": {"site_id": "JWPLAYER_SITE_ID", "api_secret": "JWPLAYER_API_SECRET"},
-    "brightcove": {
-        "account_id": "BRIGHTCOVE_ACCOUNT_ID",
-        "client_id": "BRIGHTCOVE_CLIENT_ID",
-        "client_secret": "BRIGHTCOVE_CLIENT_SECRET",
-    },
-    # The bucket, and the service account key file's JSON text (docs/sources.md, Google Cloud Storage).
-    "gcs": {"bucket": "GCS_BUCKET", "service_account_key": "GCS_SERVICE_ACCOUNT_KEY"},
-    # The az CLI's own names for the account and its key.
-    "azure": {
-        "account": "AZURE_STORAGE_ACCOUNT",
-        "account_key": "AZURE_STORAGE_KEY",
-        "container": "AZURE_STORAGE_CONTAINER",
-    },
-    "dropbox": {"token": "DROPBOX_TOKEN"},
-}
-PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
-
-
-# --- credentials on the operator's machine ------------------------------------------------------------
-
-
-def source_credentials(
-    platform: str, file: str | None, profile: str | None, env: Mapping[str, str] = os.environ
-) -> dict | None:
-    """The platform's credentials: from `--credentials FILE`, else `--source-profile NAME` (a key of
-    ~/.config/video-migrator/sources.json, or MIGRATOR_SOURCES_FILE), else MIGRATOR_SOURCE_CREDENTIALS
-    (the stack's secret format as text), else the platform's own variables (VIMEO_TOKEN, ...). Each file
-    holds `{"<platform>": {...}}`, the stack's secret format. Errors name the file, never a value."""
-    if file:
-        return _from_text(_read(Path(file)), file).get(platform)
-    if profile:
-        path = Path(env.get("MIGRATOR_SOURCES_FILE") or PROFILES_FILE).expanduser()
-        profiles = _json_object(_read(path), str(path))
-        if not isinstance(profiles.get(profile), dict):
-            raise CliError(f"{path} has no source profile {profile!r}")
-        return _from_text(json.dumps(profiles[profile]), f"profile {profile!r} of {path}").get(platform)
-    if env.get("MIGRATOR_SOURCE_CREDENTIALS"):
-        return _from_text(env["MIGRATOR_SOURCE_CREDENTIALS"], "MIGRATOR_SOURCE_CREDENTIALS").get(platform)
-    names = ENV_CREDENTIALS.get(platform, {})
-    found = {key: env[name] for key, name in names.items() if env.get(name)}
-    return found if found and len(found) == len(names) else None
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.expanduser().read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
-def _json_object(text: str, where: str) -> dict:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise CliError(f"{where} is not valid JSON") from None
-    if not isinstance(doc, dict):
-        raise CliError(f"{where} must hold a JSON object")
-    return doc
-
-
-def _from_text(text: str, where: str) -> dict:
-    from migrator.providers.facts import CredentialsError
-
-    try:
-        return credentials_by_platform(text)
-    except CredentialsError as exc:
-        raise CliError(f"{where}: {exc}") from None
 
 
 def parse_since(text: str) -> float | str:
@@ -647,4 +567,4 @@ def default_output(platform: str) -> Path:
     return Path(f"{platform}-inventory.jsonl")
 
 
-__all__ = ["HTTP_SOURCES", "SweepState", "SweepSummary", "build_source", "parse_since", "source_credentials", "sweep"]
+__all__ = ["HTTP_SOURCES", "SweepState", "SweepSummary", "build_source", "parse_since", "sweep"]

@@ -17,7 +17,7 @@ from migrator.captions import read_caption
 from migrator.fate import OutcomeKind
 from migrator.messages import AssetMessage, Track
 from migrator.providers import AssetRef, SigningUnavailable, build
-from migrator.providers.bunny import cdn_token, embed_token
+from migrator.providers.bunny_formats import cdn_token, embed_token
 from migrator.providers.facts import TrackUpload
 from migrator.providers.fidelity import CreateDefaults
 from migrator.signatures import SignatureError

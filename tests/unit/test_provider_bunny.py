@@ -15,7 +15,7 @@ from migrator.fate import OutcomeKind
 from migrator.messages import AssetMessage
 from migrator.providers import AssetRef, CredentialsError, build
 from migrator.providers.base import FIND_MARGIN_S, FIND_MAX_PAGES
-from migrator.providers.bunny import (
+from migrator.providers.bunny_formats import (
     FIND_ABSOLUTE_MAX_PAGES,
     bunny_time,
     cdn_token,

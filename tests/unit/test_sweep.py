@@ -14,7 +14,8 @@ from migrator.sources import Page, SourceError, Unfetchable
 from migrator_cli.errors import CliError
 from migrator_cli.inventory import BadRow, Row, read_inventory
 from migrator_cli.main import main
-from migrator_cli.sweep import SweepState, parse_since, read_mark, source_credentials, sweep
+from migrator_cli.source_credentials import source_credentials
+from migrator_cli.sweep import SweepState, parse_since, read_mark, sweep
 
 
 class FakeSource:

@@ -58,7 +58,8 @@ def list_library(args, output: Path, record_mark: bool = True):
     `record_mark`: the finished sweep records its mark for `--since last`; without it, the caller records
     `next_mark` once what was listed is safe (`load --from`: every row sent), and a failure moves nothing."""
     from ..load import _ctrl_c_sets
-    from ..sweep import MARK_OVERLAP_S, build_source, default_output, read_mark, source_credentials, sweep
+    from ..source_credentials import source_credentials
+    from ..sweep import MARK_OVERLAP_S, build_source, default_output, read_mark, sweep
 
     platform = args.platform
     credentials = None

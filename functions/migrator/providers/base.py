@@ -60,6 +60,10 @@ class Provider(ABC):
 
     `secret` returns the credentials' raw text (Secrets Manager or SSM, cached); each
     provider reads its own format from it, per request, so a rotation is picked up.
+
+    Past 300 lines on purpose: it is the one contract every provider fills in, its class facts (pacing,
+    privacy, tracks) and the defaults most of them share read top to bottom; split by caller, a new
+    provider's author would have to find the contract in several places.
     """
 
     name: str = ""
