@@ -19,7 +19,7 @@ from infra.sim import mux as sim_mux
 from infra.sim import vimeo as sim_vimeo
 from infra.sim import wistia as sim_wistia
 from infra.sim.library import item
-from tests.e2e.stacks import provider_stack, wait_for_states
+from tests.e2e.stacks import provider_stack, settle_with_reconcile
 
 INDEX_OF = {
     "vimeo": sim_vimeo.index_of,
@@ -40,7 +40,6 @@ FAULTS = {
 }
 DONE = {"ready", "rejected", "failed"}
 # How long `migrate` waits on the webhooks before reconcile polls what they have not settled.
-SETTLE_ROUND_S = 20.0
 
 
 class Target:
@@ -133,16 +132,13 @@ def migrate(sources, endpoint, aws, tmp_path, capsys):
     def settle(target: Target, ids: list[str], timeout_s: float) -> dict:
         """Until every asset is done; a webhook lost on the way (a cold webhook Lambda on a loaded machine
         times out) is made good by reconcile's poll, run as an operator runs it."""
-        deadline = time.time() + timeout_s
-        while True:
-            try:
-                table = target.outputs["LedgerTableName"]
-                return wait_for_states(aws("dynamodb"), table, ids, DONE, min(SETTLE_ROUND_S, deadline - time.time()))
-            except AssertionError:
-                if time.time() >= deadline:
-                    raise
+
+        def reconcile() -> None:
             main(["reconcile", "--poll-after", "10", "--outputs", str(target.outputs_path), "--endpoint", endpoint])
             capsys.readouterr()
+
+        table = target.outputs["LedgerTableName"]
+        return settle_with_reconcile(aws("dynamodb"), table, ids, DONE, timeout_s, reconcile)
 
     run.settle = settle
     return run

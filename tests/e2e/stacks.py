@@ -248,6 +248,10 @@ def provider_stack(name, stacks, sources, track_files) -> Iterator[Deployed]:
     yield deployed
 
 
+# How long a wait runs before reconcile is asked to poll what is still processing.
+SETTLE_ROUND_S = 20.0
+
+
 def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float = 60) -> dict:
     """Poll the ledger until every id is in a `done` state; return {id: item}."""
     deadline = time.time() + timeout_s
@@ -264,3 +268,19 @@ def wait_for_states(dynamodb, table: str, ids: list[str], done: set[str], timeou
         time.sleep(0.5)
     missing = {i: items.get(i, {}).get("state") for i in ids if items.get(i, {}).get("state") not in done}
     raise AssertionError(f"{len(missing)} assets not done after {timeout_s:.0f} s: {dict(list(missing.items())[:10])}")
+
+
+def settle_with_reconcile(
+    dynamodb, table: str, ids: list[str], done: set[str], timeout_s: float, reconcile: Callable[[], object]
+) -> dict:
+    """`wait_for_states`, with reconcile's poll run as an operator runs it every SETTLE_ROUND_S until then: a
+    webhook the provider gave up on (a cold webhook Lambda on a loaded machine answers after its timeout) is
+    made good by the poll, as on AWS by the scheduled reconcile."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            return wait_for_states(dynamodb, table, ids, done, max(0.0, min(SETTLE_ROUND_S, deadline - time.time())))
+        except AssertionError:
+            if time.time() >= deadline:
+                raise
+        reconcile()

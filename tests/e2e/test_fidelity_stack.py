@@ -19,7 +19,8 @@ import pytest
 from migrator.ledger import Ledger
 
 from tests.conftest import unique
-from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
+from tests.e2e.conftest import PROVIDERS, provider_stack
+from tests.e2e.stacks import settle_with_reconcile
 
 pytestmark = pytest.mark.e2e
 # A row's own options, over the stack's.
@@ -99,7 +100,7 @@ def test_a_library_arrives_with_every_field_in_the_providers_own_place_and_priva
     assert f"line {len(rows)}: options.{name}." in err and "is not an option of" in err, err  # refused at load
     ids = [row["id"] for row in rows[:-1]]
     table = deployed.outputs["LedgerTableName"]
-    wait_for_states(aws("dynamodb"), table, ids, {"ready"}, 120)
+    settle_with_reconcile(aws("dynamodb"), table, ids, {"ready"}, 180, lambda: cli("reconcile", "--poll-after", "10"))
     ledger = Ledger(table, aws("dynamodb"))
     items = {asset_id: ledger.get(asset_id) for asset_id in ids}  # whole items, lists as lists
     videos = {asset_id: held(deployed, item["remote_id"]) for asset_id, item in items.items()}
