@@ -1,7 +1,9 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
-    infra/demo [--provider generic|mux|cloudflare|apivideo|bunny|vimeo] [--assets 500] [--provider-rate 20] [--keep]
-    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|kaltura --provider mux   (any pair)
+    infra/demo [--provider generic|mux|cloudflare|apivideo|jwplayer|bunny|vimeo] [--assets 500]
+               [--provider-rate 20] [--keep]
+    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|jwplayer|kaltura|brightcove|gcs|azure|dropbox
+               --provider mux   (any pair)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
 provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
@@ -46,6 +48,8 @@ from .sim.media import mux_host_flags
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
+# How long the demo waits for caption tracks the provider is still fetching before it says which are pending.
+TRACKS_SETTLE_S = 180
 # How long the demo waits on an emulator that does not answer before it gives up with the reason.
 STALL_LIMIT_S = 180.0
 # What a stalled or overloaded local stack raises: a timeout, a refused connection, a throttle, a 5xx.
@@ -140,6 +144,19 @@ def list_source(run: LocalRun, path: Path) -> tuple[list[str], int]:
 def cli(run: LocalRun, *args: str) -> int:
     """`migrator ARGS --outputs <this stack> --endpoint <this emulator>`, in this process."""
     return migrator([*args, "--outputs", str(run.outputs_path), "--endpoint", run.endpoint])
+
+
+def problems_of(unresolved: int, duplicates: int, unsettled: int, verified: bool, pending_tracks: int) -> str | None:
+    """Why the demo is not OK, the first reason an operator should act on; None when it is."""
+    if unresolved:
+        return f"{unresolved} unresolved"
+    if duplicates or unsettled > 0:
+        return f"{duplicates} duplicate videos, {max(unsettled, 0)} assets never settled"
+    if not verified:
+        return "parity check failed"
+    if pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
+        return f"{pending_tracks} caption tracks still pending after {TRACKS_SETTLE_S} s"
+    return None
 
 
 def result_line(ok: bool, problems: str, verify_result: str, failed_tracks: int) -> str:
@@ -342,7 +359,7 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     cli(run, "load", str(inventory))
     print("\n$ migrator status --watch   (compact)")
     counts, drain_s = watch(run, expected, args.timeout)
-    settle_tracks(run, timeout_s=120)
+    settle_tracks(run, timeout_s=TRACKS_SETTLE_S)
     print("\n$ migrator status")
     time.sleep(3)  # the tally follows the ledger's stream within a few seconds
     cli(run, "status", "--window", "5")
@@ -391,19 +408,28 @@ def print_summary(
     print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
     settled = counts.get("ready", 0) + counts.get("rejected", 0)
     failed_tracks = track_states.get("failed", 0)
-    ok = unresolved == 0 and stats["duplicate_videos"] == 0 and settled >= len(ids) and verified
-    problems = f"{unresolved} unresolved" if unresolved else "parity check failed" if not verified else "see above"
-    print("result                " + result_line(ok, problems, verify_result, failed_tracks))
+    problems = problems_of(
+        unresolved, stats["duplicate_videos"], len(ids) - settled, verified, track_states.get("pending", 0)
+    )
+    ok = problems is None
+    print("result                " + result_line(ok, problems or "", verify_result, failed_tracks))
     return 0 if ok else 1
 
 
 def settle_tracks(run: LocalRun, timeout_s: float) -> None:
-    """Wait for the tracks worker to finish what the last ready assets gave it (its queue empty twice in a
-    row), so the status that follows counts every track in its final state."""
-    deadline, empty = time.time() + timeout_s, 0
-    while time.time() < deadline and empty < 2:
-        empty = empty + 1 if run.queue_depth("TracksQueueUrl") == 0 else 0
-        time.sleep(1)
+    """Wait until no ready asset has a caption track still pending (each attached or failed), so the status
+    that follows counts every track in its final state. The tracks queue being empty is not enough: a track
+    the provider is still fetching is asked about again by a delayed message, which no queue depth counts."""
+    from migrator.tracks import counts as track_counts
+
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        pending = sum(
+            track_counts(i["track_states"]).get("pending", 0) for i in run.items("ready") if i.get("track_states")
+        )
+        if not pending:
+            return
+        time.sleep(2)
 
 
 def fidelity_lines(run: LocalRun) -> tuple[list[str], Counter]:

@@ -74,3 +74,15 @@ def test_the_result_line_says_every_only_when_verify_checked_every_asset_and_nam
         "; 4 caption tracks failed (above)"
     )
     assert result_line(False, "3 unresolved", "", 0) == "NOT OK: 3 unresolved"
+
+
+def test_the_demo_is_not_ok_while_a_caption_track_is_still_pending():
+    """A track the provider never confirmed is not known to have arrived: the result says so instead of OK
+    (the Stream -> Mux demo once ended "OK" with 24 of 24 tracks pending)."""
+    from infra.demo import TRACKS_SETTLE_S, problems_of
+
+    assert problems_of(0, 0, 0, True, 0) is None
+    assert problems_of(0, 0, 0, True, 24) == f"24 caption tracks still pending after {TRACKS_SETTLE_S} s"
+    assert problems_of(3, 0, 3, True, 24) == "3 unresolved"  # the first reason to act on comes first
+    assert problems_of(0, 1, 0, True, 0) == "1 duplicate videos, 0 assets never settled"
+    assert problems_of(0, 0, 0, False, 0) == "parity check failed"
