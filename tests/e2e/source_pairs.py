@@ -39,7 +39,6 @@ FAULTS = {
     )
 }
 DONE = {"ready", "rejected", "failed"}
-# How long `migrate` waits on the webhooks before reconcile polls what they have not settled.
 
 
 class Target:

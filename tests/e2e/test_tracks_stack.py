@@ -29,6 +29,7 @@ from migrator.tracks import initial_states
 
 from tests.conftest import unique
 from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
+from tests.e2e.stacks import SETTLE_ROUND_S
 from tests.e2e.test_uploader_stack import send_all
 from tests.track_files import SRT
 
@@ -72,15 +73,15 @@ def all_ready(aws, table: str, ids: list[str], cli) -> dict:
 
 def tracks_settled(dynamodb, table: str, ids: list[str], timeout_s: float = 180, reconcile=None) -> dict:
     """Poll the ledger until every asset's tracks are armed and none is pending (or failing with a retry time).
-    With `reconcile`, it is run every 20 s as an operator runs it: an asset whose ready webhook the provider
+    With `reconcile`, it is run every SETTLE_ROUND_S as an operator runs it: an asset whose ready webhook the provider
     gave up on (a cold webhook Lambda on a loaded machine) is made ready, and its tracks armed, by the poll."""
     ledger, deadline = Ledger(table, dynamodb), time.time() + timeout_s
     items: dict = {}
-    next_reconcile = time.time() + 20
+    next_reconcile = time.time() + SETTLE_ROUND_S
     while time.time() < deadline:
         if reconcile is not None and time.time() >= next_reconcile:
             reconcile()
-            next_reconcile = time.time() + 20
+            next_reconcile = time.time() + SETTLE_ROUND_S
         items = ledger.get_many(ids)
 
         def done(item):
