@@ -28,8 +28,13 @@ if TYPE_CHECKING:
     from .config import SimConfig
     from .library import Item, Served, Shelf
 
-# Delay before attempt 2, 3, ... of a webhook; len + 1 is the maximum number of tries.
-WEBHOOK_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+# Delay before attempt 2, 3, ... of a webhook; len + 1 is the maximum number of tries. Mux "will continue
+# to try the message for the next 24 hours (with an increasing delay between attempts)", each attempt
+# timing out after 5 s (docs.mux.com/guides/listen-for-webhooks): compressed here to about 90 s, long
+# enough that a receiver slowed by a loaded machine (cold starts, throttles) is reached as on the platform,
+# short enough that a test of a receiver that is down sees the give-up. A profile with a documented
+# schedule of its own (api.video's) overrides it.
+WEBHOOK_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0)
 
 # Error kinds the core asks profiles to express, with their HTTP status (the same everywhere).
 KIND_STATUS = {

@@ -255,8 +255,9 @@ def test_the_requests_one_asset_cost(deployed, migrated, aws):
         f"\n[measured] {deployed.name}: {assets} videos; invocations per asset {per_asset}; webhooks per asset {hooks}"
         f" delivered, {stats['webhooks_failed']} given up after the provider's retries"
     )
-    # Every video was announced; under load a delivery may be given up (reconcile's poll settles its asset).
-    assert counts.get("Webhook", 0) >= assets and sent >= assets
+    # Every video was announced, and each delivery the webhook accepted ran it once at least; under load a
+    # delivery may still be given up (reconcile's poll settles its asset), so invocations may be fewer than videos.
+    assert sent >= assets and counts.get("Webhook", 0) >= stats["webhooks_delivered"] > 0
 
 
 def invocations(aws, stack_name: str) -> dict[str, int]:

@@ -71,7 +71,7 @@ def test_the_sdk_lists_the_folder_page_by_page_and_reads_each_file(library):
 
 
 def test_a_temporary_link_serves_the_file_and_is_gone_after_its_hours(library):
-    sim = library(library_captions_every=3, link_ttl_s=1)
+    sim = library(library_captions_every=3, link_ttl_s=3)  # 1 s did not outlive a loaded machine's way to the GET
     dbx = sdk(sim)
     link = dbx.files_get_temporary_link(file_id(2))
     assert link.metadata.id == file_id(2)
@@ -79,7 +79,7 @@ def test_a_temporary_link_serves_the_file_and_is_gone_after_its_hours(library):
     assert answer.status_code == 206 and answer.content[4:8] == b"ftyp"
     caption = dbx.files_get_temporary_link(sidecar_id(1, "fr")).link
     assert requests.get(caption, timeout=5).text.startswith("1\n00:00:00,000 --> ")
-    time.sleep(2.1)
+    time.sleep(3.1)
     assert requests.get(link.link, timeout=5).status_code == 410  # "afterwards you will get 410 Gone"
 
 

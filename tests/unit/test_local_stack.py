@@ -1,0 +1,57 @@
+"""The local deploy's shortcuts (infra/stack.py): a package reused only while its artifacts are there, and
+the fast event polling kept to the emulator."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from infra.stack import _artifacts_present, sam_env
+
+PACKAGED = """
+Resources:
+  UploaderFunction:
+    Properties:
+      CodeUri: s3://aws-sam-cli-managed-default-samclisourcebucket-1a2b/722cafbda17f1f608cd318b3d8e32b3f
+  WebhookFunction:
+    Properties:
+      CodeUri: s3://aws-sam-cli-managed-default-samclisourcebucket-1a2b/722cafbda17f1f608cd318b3d8e32b3f
+  Globals:
+    CodeUri: functions/
+"""
+
+
+class Bucket:
+    def __init__(self, keys):
+        self.keys, self.asked = set(keys), []
+
+    def head_object(self, Bucket, Key):  # boto3's own argument names
+        self.asked.append((Bucket, Key))
+        if (Bucket, Key) not in self.keys:
+            raise ClientError({"Error": {"Code": "404", "Message": "Not Found"}}, "HeadObject")
+        return {}
+
+
+ARTIFACT = ("aws-sam-cli-managed-default-samclisourcebucket-1a2b", "722cafbda17f1f608cd318b3d8e32b3f")
+
+
+@pytest.mark.parametrize(
+    ("template", "held", "reusable"),
+    [
+        (PACKAGED, {ARTIFACT}, True),  # both functions name the one artifact, which is there
+        (PACKAGED, set(), False),  # an emulator restarted since: package again
+        ("Resources: {}\n", set(), False),  # a template that names no artifact is no package
+    ],
+)
+def test_a_package_is_reused_only_while_every_artifact_it_names_is_held(template, held, reusable):
+    s3 = Bucket(held)
+    assert _artifacts_present(template, s3) is reusable
+    assert set(s3.asked) <= {ARTIFACT} and len(s3.asked) <= 1  # one artifact, asked after once
+
+
+def test_fast_event_polling_is_for_the_emulator_only_and_an_operators_own_setting_wins(monkeypatch):
+    monkeypatch.delenv("SAM_CLI_POLL_DELAY", raising=False)
+    assert sam_env("http://127.0.0.1:4566")["SAM_CLI_POLL_DELAY"] == "0.5"
+    assert "SAM_CLI_POLL_DELAY" not in sam_env(None)  # AWS: sam's own 5 s, not to be throttled
+    monkeypatch.setenv("SAM_CLI_POLL_DELAY", "2")
+    assert sam_env("http://127.0.0.1:4566")["SAM_CLI_POLL_DELAY"] == "2"
