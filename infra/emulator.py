@@ -102,9 +102,22 @@ class Emulator:
         self._remove_scratch()
 
     def _remove_scratch(self) -> None:
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.scratch = None
+        """The scratch directory goes in a process of its own, not waited for: each function the emulator ran
+        unpacked its 42 MB package there, and after a test worker's few dozen stacks removing 250,000 files
+        took 40 s on a quiet machine and 120 to 150 s at the end of a CI run, each worker's last."""
+        if self.scratch is None:
+            return
+        scratch, self.scratch = self.scratch, None
+        try:
+            subprocess.Popen(
+                ["rm", "-rf", "--", scratch],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # outlives this process; nothing of ours waits on it
+            )
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def client(service: str, endpoint: str):

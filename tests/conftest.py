@@ -21,6 +21,26 @@ for path in (ROOT, ROOT / "functions"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+# The modules that run longest (their time in the CI run of 59ed5d8, three workers), collected first: with
+# `--dist loadfile --no-loadscope-reorder` (infra/test) each worker takes the next module in collection order,
+# so these start at once. xdist's default order (most tests first) had started the one-test upgrade module
+# last, and it ran its 470 s alone after every other module had finished.
+LONGEST_FIRST = (
+    "tests/e2e/test_upgrade_stack.py",  # 470 s
+    "tests/e2e/test_source_links_stack.py",  # 250 s
+    "tests/e2e/test_sources_behave_stack.py",  # 250 s
+    "tests/e2e/test_fidelity_stack.py",
+    "tests/e2e/test_tracks_stack.py",
+    "tests/e2e/test_cutover_stack.py",
+    "tests/e2e/test_providers_stack.py",
+)
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
+
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "VideoMigrationTests")
 os.environ.setdefault("POWERTOOLS_DEV", "false")

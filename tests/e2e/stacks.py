@@ -171,9 +171,20 @@ class Stacks:
         deployed.sim.patch_config(deployed.sim_baseline)
 
     def close(self) -> None:
-        for deployed in self._made.values():
-            delete(self.endpoint, deployed.stack_name)
-            deployed.sim.stop()
+        """Every stack deleted at once and every simulator stopped side by side: one after the other, a `sam`
+        process and a simulator's wind-down each (its server's join, its deliveries' timeouts), a worker's
+        dozen stacks took 70 to 150 s of a CI run's teardown."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from infra.stack import wait
+
+        made, cfn = list(self._made.values()), self.aws("cloudformation")
+        for deployed in made:
+            cfn.delete_stack(StackName=deployed.stack_name)
+        with ThreadPoolExecutor(max(1, len(made))) as pool:
+            list(pool.map(lambda deployed: deployed.sim.stop(), made))
+        for deployed in made:
+            wait(cfn, deployed.stack_name, timeout_s=120)
 
 
 QUEUES = ("QueueUrl", "WorkQueueUrl", "TracksQueueUrl", "DeadLetterQueueUrl", "TracksDeadLetterQueueUrl")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -40,4 +41,7 @@ def test_lambda_code_is_unpacked_in_the_emulators_scratch_and_removed_on_stop(tm
         assert any(scratch.glob("ministack-lambda-*")), "the worker's code went somewhere else"
     finally:
         emulator.stop()
+    deadline = time.time() + 30  # removed by a process of its own, not waited for (Emulator._remove_scratch)
+    while scratch.exists() and time.time() < deadline:
+        time.sleep(0.2)
     assert not scratch.exists()
