@@ -1,7 +1,7 @@
 """Benchmark: `migrator inventory --from` against each source simulator at its documented rate, and its memory.
 
-    bench/inventory [--rows 1000] [--tracks] [--platforms vimeo,wistia,mux,cloudflare,apivideo]
-                    [--memory-rows 10000,1000000] [--skip-rate] [--skip-memory]
+    bench/inventory [--rows 1000] [--tracks] [--platforms vimeo,wistia,mux,cloudflare,apivideo,...]
+                    [--memory-rows 10000,1000000] [--memory-platforms cloudflare,...] [--skip-rate] [--skip-memory]
 
 Not a test: it prints figures. Each simulator runs in a process of its own (its own interpreter),
 on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scratch directory.
@@ -16,9 +16,10 @@ on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scrat
             the waits the source's limit imposed (429s, spent quotas). --tracks also looks up caption
             tracks (one request per video on Wistia, Stream and api.video; per captioned video on
             Vimeo; none on Mux, which carries them in the asset).
-  memory    the sweep of --memory-rows videos in a subprocess, each against a fresh simulator, on
-            the fast path: no rate limit at the simulator, no pacing, no track look-ups, and
-            Cloudflare's 1,000 videos a page (the largest page of any source). The figure is the
+  memory    the sweep of --memory-rows videos in a subprocess, each against a fresh simulator, for
+            each of --memory-platforms (default Cloudflare, whose 1,000 videos a page is the largest
+            page of any source), on the fast path: no rate limit at the simulator, no pacing, no
+            track look-ups. The figure is the
             subprocess's peak RSS (ru_maxrss): rows stream to disk and repeats are remembered on
             disk, so it must not grow with the library.
 """
@@ -120,9 +121,9 @@ def bench_memory(sizes: list[int], scratch: Path, platform: str = "cloudflare") 
         finally:
             sim.stop()
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-        figures["size"] = rows
+        figures["size"], figures["platform"] = rows, platform
         results.append(figures)
-        print(f"[bench] memory, {rows:,} videos: {figures['maxrss_kib'] / 1024:.0f} MiB peak", flush=True)
+        print(f"[bench] memory, {platform}, {rows:,} videos: {figures['maxrss_kib'] / 1024:.0f} MiB peak", flush=True)
     return results
 
 
@@ -132,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rows", type=int, default=1000, help="videos per library in the rate runs (default 1000)")
     parser.add_argument("--tracks", action="store_true", help="look up caption tracks too in the rate runs")
-    parser.add_argument("--platforms", default=",".join(DOCUMENTED), help="comma list (default all five)")
+    parser.add_argument("--platforms", default=",".join(DOCUMENTED), help="comma list (default every source)")
     parser.add_argument("--memory-rows", default="10000,1000000", help="library sizes of the memory runs")
+    parser.add_argument(
+        "--memory-platforms", default="cloudflare", help="sources whose sweep's memory is measured (default cloudflare)"
+    )
     parser.add_argument("--skip-rate", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--child", nargs=4, metavar=("PLATFORM", "URL", "CREDENTIALS", "ROWS"), help=argparse.SUPPRESS)
@@ -150,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
         rate = [] if args.skip_rate else bench_rate(platforms, args.rows, args.tracks, scratch)
-        memory = [] if args.skip_memory else bench_memory([int(n) for n in args.memory_rows.split(",")], scratch)
+        sizes = [int(n) for n in args.memory_rows.split(",")]
+        memory_platforms = [p for p in args.memory_platforms.split(",") if p]
+        memory = [] if args.skip_memory else [m for p in memory_platforms for m in bench_memory(sizes, scratch, p)]
     print()
     if rate:
         tracks = "on" if args.tracks else "off"
@@ -166,15 +172,16 @@ def main(argv: list[str] | None = None) -> int:
             )
     if memory:
         print()
-        print("memory of a sweep (fast path: cloudflare, 1,000 a page, no limits, no tracks)")
-        print("| videos | pages | time (s) | rows/s | peak RSS (MiB) |")
-        print("|---|---|---|---|---|")
+        print("memory of a sweep (fast path: no limits, no tracks, each source's largest page)")
+        print("| source | videos | pages | time (s) | rows/s | peak RSS (MiB) | ratio to its smallest |")
+        print("|---|---|---|---|---|---|---|")
         for m in memory:
             rows_per_s = m["listed"] / max(m["elapsed_s"], 1e-9)
-            peak = m["maxrss_kib"] / 1024
-            print(f"| {m['size']:,} | {m['pages']:,} | {m['elapsed_s']:.1f} | {rows_per_s:,.0f} | {peak:.1f} |")
-        if len(memory) > 1:
-            print(f"peak RSS ratio, largest to smallest: {memory[-1]['maxrss_kib'] / memory[0]['maxrss_kib']:.2f}")
+            peak, smallest = m["maxrss_kib"] / 1024, next(s for s in memory if s["platform"] == m["platform"])
+            print(
+                f"| {m['platform']} | {m['size']:,} | {m['pages']:,} | {m['elapsed_s']:.1f} | {rows_per_s:,.0f}"
+                f" | {peak:.1f} | {m['maxrss_kib'] / smallest['maxrss_kib']:.2f} |"
+            )
     print(f"\n(wall time {time.time() - started:.0f} s)")
     return 0
 
