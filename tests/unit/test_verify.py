@@ -386,3 +386,35 @@ def test_a_trickled_manifest_is_cut_at_the_whole_fetch_deadline(head_only):
     took = time.monotonic() - started
     assert took < 4.0, f"a fetch meant to stop at 3 s took {took:.1f} s"
     assert caught.value.kind == "unreachable" and "no answer within 3 s" in caught.value.detail
+
+
+def test_signing_waits_out_the_providers_429s_and_gives_up_on_anything_else():
+    from migrator.providers.http import TransportError
+    from migrator_cli.commands.verify import through_throttles
+
+    answers, slept = [TransportError("HTTP 429 reading the video")] * 2 + ["signed"], []
+
+    def call():
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert through_throttles(call, waits=(1.0, 2.0, 4.0), sleep=slept.append, jitter=lambda: 1.0) == "signed"
+    assert slept == [1.0, 2.0]  # two 429s, two growing waits, then the answer
+
+    def always(kind):
+        def call():
+            raise TransportError(kind)
+
+        return call
+
+    slept.clear()
+    with pytest.raises(TransportError, match="429"):  # still throttled after the last wait: no answer this run
+        throttled = always("HTTP 429 reading the video")
+        through_throttles(throttled, waits=(1.0, 2.0), sleep=slept.append, jitter=lambda: 1.0)
+    assert slept == [1.0, 2.0]
+    slept.clear()
+    with pytest.raises(TransportError, match="timeout"):  # not a throttle: at once
+        through_throttles(always("timeout"), waits=(1.0, 2.0), sleep=slept.append, jitter=lambda: 1.0)
+    assert slept == []

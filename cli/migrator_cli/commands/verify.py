@@ -58,6 +58,30 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+# A provider's read limit met while signing (Vimeo answers 429 past its reads a minute): waited out with
+# growing, jittered waits (about 31 s in all) rather than leaving the asset unchecked for the next run.
+THROTTLED_WAITS_S = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def through_throttles(call, waits=THROTTLED_WAITS_S, sleep=None, jitter=None):
+    """`call()`, tried again after each wait while the provider answers 429 (a TransportError of kind
+    "HTTP 429 ..."); any other failure, or a 429 after the last wait, is raised as it came."""
+    import random
+    import time
+
+    from migrator.providers.http import TransportError
+
+    sleep, jitter = sleep or time.sleep, jitter or (lambda: random.uniform(0.5, 1.5))
+    for wait in (*waits, None):
+        try:
+            return call()
+        except TransportError as exc:
+            if wait is None or not exc.kind.startswith("HTTP 429"):
+                raise
+            sleep(wait * jitter())
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
 def _signer(target, allow_private: bool, hosts: dict[str, str]):
     """Signs a signed video's playback for verify's own fetches, through the stack's provider (its tokens,
     its signing key in Secrets Manager: playback_keys.py), on the host --mux-stream-url names if given."""
@@ -73,7 +97,7 @@ def _signer(target, allow_private: bool, hosts: dict[str, str]):
     def sign(playback):
         if provider.name == "mux" and hosts.get("hls"):  # the custom host, as the playback info names one
             playback = {**playback, "hls": playback_links("mux", playback, hosts)["hls"]}
-        return provider.signed_playback(playback, TOKEN_TTL_S, keys)
+        return through_throttles(lambda: provider.signed_playback(playback, TOKEN_TTL_S, keys))
 
     return sign
 
