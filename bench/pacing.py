@@ -264,6 +264,7 @@ class Stack:
             "UploaderTimeout": "120",
             "ReconcileScheduleEnabled": "false",
             **({"IntakeConcurrency": "2"} if label == "new" else {}),  # what drains the loader, on the emulator
+            **acct.stack,  # what the provider's account needs (Bunny: its token-protected library)
             **extra,
         }
         command += ["--outputs", str(outputs)] + [f"--param={k}={v}" for k, v in params.items()]
