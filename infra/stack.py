@@ -84,6 +84,10 @@ def client(name: str, endpoint: str | None):
     return session(endpoint).client(name, endpoint_url=endpoint) if endpoint else session(None).client(name)
 
 
+# Beside a build, the digest of the inputs it was built from (`build_inputs_digest`).
+BUILD_STAMP = ".inputs-digest"
+
+
 def build_inputs_digest(root: Path = ROOT) -> str:
     """A digest of everything `sam build` reads: the template, the functions' code and requirements,
     and the SAM CLI that builds them. Equal digests build equal packages."""
@@ -123,7 +127,7 @@ def build_lock(root: Path, then_shared: bool = False):
 
 
 def _build_locked(root: Path, build_dir: Path, log) -> Path:
-    stamp = build_dir / ".inputs-digest"
+    stamp = build_dir / BUILD_STAMP
     wanted = build_inputs_digest(root)
     if stamp.exists() and stamp.read_text() == wanted and (build_dir / "template.yaml").exists():
         log("[stack] sam build: up to date")
@@ -153,7 +157,8 @@ def packaged(root: Path, built: Path, endpoint: str, bucket: str | None, log) ->
     made again."""
     import hashlib
 
-    digest = (built.parent / ".inputs-digest").read_text() if (built.parent / ".inputs-digest").exists() else ""
+    stamp = built.parent / BUILD_STAMP
+    digest = stamp.read_text() if stamp.exists() else ""
     key = hashlib.sha256(f"{digest}\n{built}\n{endpoint}\n{bucket or ''}".encode()).hexdigest()[:20]
     out = root / ".aws-sam" / "packaged" / f"{key}.yaml"
     if digest and out.exists() and _artifacts_present(out.read_text(), client("s3", endpoint)):

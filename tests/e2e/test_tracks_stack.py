@@ -154,9 +154,12 @@ def test_two_caption_tracks_arrive_once_each_after_a_dead_pass_and_lost_answers(
 
     sim.patch_config({"track_lose_rate": 0.5, "seed": 9})  # half the worker's upload answers are lost
     set_worker(aws, mapping, enabled=True)
+
     # 240 s: a tracks message received while its video was still processing waits up to 120 s before it looks
     # again (trackworker.NOT_READY_CAP_S), then the lost answers' retries.
-    reconcile = lambda: cli("reconcile", "--poll-after", "10")  # noqa: E731
+    def reconcile():
+        return cli("reconcile", "--poll-after", "10")
+
     items = tracks_settled(aws("dynamodb"), table, ids, 240, reconcile=reconcile)
     sim.patch_config({"track_lose_rate": 0.0})
 
