@@ -133,6 +133,16 @@ def tracks_message_id(body: object) -> str | None:
     return asset_id if id_problem(asset_id) is None else None
 
 
+def tracks_unarmed(item: Mapping | None) -> bool:
+    """The provider has the asset's video (processing or ready) and it has tracks, but they are not yet
+    armed on that video: the tracks worker has not taken it up, and its message may never have been sent.
+    That happens when a settle beats the uploader's own write (a create whose answer was lost, the video
+    made ready by its webhook before the retry found it): the retry's claim is refused as a duplicate."""
+    if not item or item.get("state") not in ("processing", "ready") or not item.get("tracks"):
+        return False
+    return not item.get("remote_id") or item.get("tracks_video") != item.get("remote_id")
+
+
 # --- arming: an asset's tracks for one provider video -------------------------------------------------
 
 

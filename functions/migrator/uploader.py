@@ -36,6 +36,7 @@ from .providers import CredentialsError, Provider, from_settings
 from .retry import deferral_floor, visibility_for
 from .settings import Settings, load
 from .sources import Resolution, Resolver
+from .tracks import tracks_unarmed
 from .upload.attempt import Attempt, back_to, paced_receives
 from .upload.create import FindOrCreate
 from .upload.handoff import SourceHandOff
@@ -144,6 +145,9 @@ class Uploader:
             logger.info("claim refused: %s", fate.reason, extra={"fate": fate.kind.value})
             if fate.kind is FateKind.FINISHED:
                 metrics.add_metric(name="Duplicates", unit=MetricUnit.Count, value=1)
+                if tracks_unarmed(claim.item):  # settled before this message's write: it owes the tracks
+                    ready = claim.item.get("state") == "ready"
+                    self.moves.send_tracks(msg.asset_id, 0 if ready else TRACKS_DELAY_S)
             return replace(fate, paced_receives=paced_receives(claim.item))
         if claim.source_url != msg.source_url:
             logger.warning("message source_url differs from the ledger's; the ledger wins")

@@ -53,13 +53,14 @@ def videos_of(sim, asset_id: str) -> list[dict]:
     return answer.json()["data"]
 
 
-def send_and_receive(sqs, queue, bodies: list[str]) -> list[dict]:
-    """Push bodies and receive them back as Lambda-shaped SQS records."""
+def send_and_receive(sqs, queue, bodies: list[str], waiting: int = 0) -> list[dict]:
+    """Push bodies and receive them back as Lambda-shaped SQS records (with `waiting` more already queued,
+    such as messages a retry delay brings back)."""
     for body in bodies:
         sqs.send_message(QueueUrl=queue, MessageBody=body)
     records: list[dict] = []
-    deadline = time.time() + 10
-    while len(records) < len(bodies) and time.time() < deadline:
+    deadline = time.time() + 20
+    while len(records) < len(bodies) + waiting and time.time() < deadline:
         resp = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"], WaitTimeSeconds=1)
         for m in resp.get("Messages", []):
             records.append(
@@ -70,7 +71,7 @@ def send_and_receive(sqs, queue, bodies: list[str]) -> list[dict]:
                     "attributes": m.get("Attributes", {}),
                 }
             )
-    assert len(records) == len(bodies)
+    assert len(records) == len(bodies) + waiting
     return records
 
 

@@ -23,6 +23,7 @@ from migrator.tracks import (
     track_labels,
     tracks_message,
     tracks_message_id,
+    tracks_unarmed,
 )
 
 NOW = 1_000_000.0
@@ -175,3 +176,25 @@ def test_the_tracks_message_names_only_the_asset():
     assert tracks_message_id(tracks_message("lib/a")) == "lib/a"
     for body in ("", "[]", '{"id": 3}', '{"id": "#pacer"}', '{"id": "a", "x": 1}', "not json"):
         assert tracks_message_id(body) is None, body
+
+
+TRACKS = [{"url": "https://c.example.com/en.vtt", "language": "en"}]
+
+
+@pytest.mark.parametrize(
+    ("item", "owed"),
+    [
+        ({"state": "ready", "remote_id": "v1", "tracks": TRACKS}, True),  # settled before the uploader's write
+        ({"state": "processing", "remote_id": "v1", "tracks": TRACKS}, True),
+        ({"state": "ready", "remote_id": "v1", "tracks": TRACKS, "tracks_video": "v0"}, True),  # an older video's
+        ({"state": "ready", "remote_id": "v1", "tracks": TRACKS, "tracks_video": "v1"}, False),  # the worker has it
+        ({"state": "ready", "remote_id": "v1"}, False),  # no tracks
+        ({"state": "ready", "remote_id": "v1", "tracks": []}, False),
+        ({"state": "failed", "tracks": TRACKS}, False),  # no video at the provider
+        ({"state": "rejected", "remote_id": "v1", "tracks": TRACKS}, False),
+        ({"state": "uploading", "tracks": TRACKS}, False),
+        (None, False),
+    ],
+)
+def test_a_video_at_the_provider_with_tracks_not_armed_on_it_is_owed_its_tracks_message(item, owed):
+    assert tracks_unarmed(item) is owed

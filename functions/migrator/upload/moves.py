@@ -140,13 +140,16 @@ class LedgerMoves:
     def _tracks_due(self, msg: AssetMessage, claim: Claimed) -> None:
         """Tell the tracks worker about a video with caption tracks (its lane in the ledger is the backstop
         if this message is lost: reconcile sends it again)."""
-        if not self.settings.tracks_queue_url or not (msg.tracks or (claim.previous or {}).get("tracks")):
+        if msg.tracks or (claim.previous or {}).get("tracks"):
+            self.send_tracks(msg.asset_id, TRACKS_DELAY_S)
+
+    def send_tracks(self, asset_id: str, delay_s: int = 0) -> None:
+        """The tracks worker's message for `asset_id`, `delay_s` from now (nothing on a stack without tracks)."""
+        if not self.settings.tracks_queue_url:
             return
         try:
             self.sqs.send_message(
-                QueueUrl=self.settings.tracks_queue_url,
-                MessageBody=tracks_message(msg.asset_id),
-                DelaySeconds=TRACKS_DELAY_S,
+                QueueUrl=self.settings.tracks_queue_url, MessageBody=tracks_message(asset_id), DelaySeconds=delay_s
             )
         except Exception as exc:
             logger.warning("could not send the tracks message (reconcile will): %s", type(exc).__name__)
