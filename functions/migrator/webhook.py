@@ -12,8 +12,9 @@ ledger's move are one transaction, so a crash between them cannot lose it and a 
 cannot repeat it; the ledger only ever moves forward. An event that names only
 the provider's video is matched to our asset through the ledger's `by_remote` index;
 one that only says "something changed" (api.video) is confirmed by reading the video's
-status, the one provider call this path makes. A 5xx means only that nothing was
-written, so the provider's retry acts.
+status, the one provider call this path makes; one whose kind says "ready" (JW Player's,
+where every call counts against 60 a minute) is settled from the ledger's item instead.
+A 5xx means only that nothing was written, so the provider's retry acts.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .canary import DEFAULT_TOLERANCE_S
-from .ledger import EventOutcome, Ledger
-from .providers import EventError, Provider, WebhookEvent, from_settings
+from .ledger import EventOutcome, Ledger, NotResendable, message_of
+from .providers import AssetRef, EventError, Provider, WebhookEvent, from_settings
 from .secrets import read_secret
 from .settings import load
 from .settle import flag_drift
@@ -84,11 +85,12 @@ class Receiver:
         logger.append_keys(event_id=event.event_id)
         video = event.video
         if event.confirm and event.remote_id:
-            if self._settled_already(event):
+            item = self._item_of(event)
+            if _settled(item, event.remote_id):
                 logger.info("video already settled in the ledger; the provider is not asked again")
                 metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
                 return response(200, result="duplicate", reason="already settled")
-            video = self._confirm(event)
+            video = self._ready_from_ledger(event, item) or self._confirm(event)
         if video is None or video.target is None:
             logger.info("event acknowledged, nothing to do: %s", event.note)
             metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
@@ -178,19 +180,25 @@ class Receiver:
         logger.info("webhook secret changed since it was cached; checking the signature again")
         return fresh
 
-    def _settled_already(self, event: WebhookEvent) -> bool:
-        """Whether the ledger has settled the event's video already. api.video sends a confirming
-        event per encoded quality (five a video), and each confirmation reads the video twice (its
-        status, then its playback); after the first, asking again spends the provider's read
-        budget (500 a minute against 100 uploads) on an answer the ledger would refuse. A read that
-        fails says nothing: the full path decides."""
+    def _item_of(self, event: WebhookEvent) -> dict | None:
+        """The ledger's item for the event's video, or None (unknown, or the read failed: the full path decides)."""
         try:
             asset_id = event.asset_id or self._asset_of(event.remote_id)
-            item = self.ledger.get(asset_id) if asset_id else None
+            return self.ledger.get(asset_id) if asset_id else None
         except Exception:
-            return False
-        terminal = (State.READY.value, State.REJECTED.value)
-        return bool(item) and item.get("state") in terminal and item.get("remote_id") == event.remote_id
+            return None
+
+    def _ready_from_ledger(self, event: WebhookEvent, item: dict | None):
+        """The video an event says is ready, built from the ledger's item where the provider can (JW Player,
+        whose every call counts against 60 a minute); None: the provider is asked. Only for the video the
+        ledger records: an event for another (a lost create's, found later) is read."""
+        if not event.says_ready or not item or item.get("remote_id") != event.remote_id:
+            return None
+        try:
+            asset = AssetRef(item["asset_id"], details=message_of(item))
+        except NotResendable:
+            return None
+        return self.provider.ready_video(event.remote_id, asset)
 
     def _confirm(self, event: WebhookEvent):
         """The video's state, asked of the provider: the event only said that something changed.
@@ -232,6 +240,15 @@ class Receiver:
         if status == 401:  # forgery, or a rotated secret: its own alarm
             metrics.add_metric(name="WebhookUnauthorized", unit=MetricUnit.Count, value=1)
         return response(status, error=reason)
+
+
+def _settled(item: Mapping | None, remote_id: str | None) -> bool:
+    """Whether the ledger has settled the event's video already. api.video sends a confirming event per encoded
+    quality (five a video), and each confirmation reads the video twice (its status, then its playback); after
+    the first, asking again spends the provider's read budget (500 a minute against 100 uploads) on an answer
+    the ledger would refuse."""
+    terminal = (State.READY.value, State.REJECTED.value)
+    return bool(item) and item.get("state") in terminal and item.get("remote_id") == remote_id
 
 
 def request_headers(request: Mapping) -> Mapping:

@@ -1,5 +1,5 @@
 """An upgrade in the middle of a migration, end to end: the previous release's template and code deployed on
-the emulator, 200 assets loaded, workers dying right after their create, then `sam deploy` of this release
+the emulator, 120 assets loaded, workers dying right after their create, then `sam deploy` of this release
 over the same stack while the queue still drains, `migrator upgrade`, and the drain finished by this
 release's code: every asset terminal, each video made once, nothing left where reconcile cannot reach it.
 
@@ -26,8 +26,8 @@ from tests.e2e.test_uploader_stack import asset, send_all
 pytestmark = pytest.mark.e2e
 # main at the end of the previous round: the release operators run when this one ships.
 PREVIOUS_RELEASE = "cdf829ea7c41cf54a9354e109acd1cf99e0a2916"
-ASSETS = 200
-CRASH_RATE = "0.08"  # of creates whose invocation dies right after the provider answered (migrator.chaos)
+ASSETS = 120
+CRASH_RATE = "0.12"  # of creates whose invocation dies right after the provider answered (migrator.chaos)
 
 
 @pytest.fixture(scope="module")

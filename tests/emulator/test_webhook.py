@@ -220,6 +220,31 @@ def test_the_same_signature_header_twice_in_different_case_is_refused(aws, table
 header_names = st.sampled_from(["webhook-id", "webhook-timestamp", "webhook-signature", "x-signature", "content-type"])
 
 
+def test_a_jwplayer_ready_event_settles_from_the_ledger_without_a_read(aws, table, events_table):
+    """JW Player's every call counts against 60 a minute, so its conversions_complete settles from what the
+    ledger holds. The provider here cannot be reached: had the webhook asked it, nothing would have settled."""
+    creds = json.dumps({"site_id": "Site1234", "api_secret": "s3cret"})
+    receiver = Receiver(
+        ledger=Ledger(table, aws("dynamodb")),
+        events_table=events_table,
+        provider=build("jwplayer", "https://provider.invalid", lambda: creds),
+        secrets=lambda: [SECRET],
+    )
+    now, ledger = time.time(), receiver.ledger
+    for asset_id, remote, privacy in (("jw/public", "Media001", "public"), ("jw/held", "Media002", "private")):
+        ledger.claim(AssetMessage(asset_id, "https://h/a.mp4", privacy=privacy), now, now + 60, "tok")
+        ledger.mark_processing(asset_id, "tok", remote, now)
+    for remote in ("Media001", "Media002", "Media003"):  # the third: a media the ledger does not record
+        doc = {"event": "conversions_complete", "media_id": remote, "webhook_id": "Hook0001", "site_id": "Site1234",
+               "event_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+        answer = receiver.handle(request(doc, scheme=Scheme.JWPLAYER, event_id=remote))
+        assert answer["statusCode"] == 200, answer
+    public, held = ledger.get("jw/public"), ledger.get("jw/held")
+    assert public["state"] == held["state"] == "ready", (public, held)
+    assert public["playback_info"]["policy"] == "public" and held["playback_info"]["policy"] == "signed"  # held
+    assert public["playback_info"]["hls"].endswith("/Media001/manifest.m3u8") and "provider_duration_s" not in public
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     body=st.one_of(st.binary(max_size=400), st.builds(lambda d: json.dumps(d).encode(), st.just(ready()))),

@@ -135,6 +135,12 @@ class Provider(ABC):
         """What a create of `asset` could not carry as the row has it (the notes of `_create_body`)."""
         return tuple(self._create_body(asset, source_url)[1])
 
+    def ready_video(self, remote_id: str, asset: AssetRef) -> Video | None:
+        """The ready video an event that says so (`WebhookEvent.says_ready`) names, from what the ledger holds
+        of `asset`, without asking the provider; None: ask it (every provider but those whose budget the read
+        would halve)."""
+        return None
+
     def playback(self, asset: AssetRef) -> str:
         """How the asset's video is played at the provider, in our terms: public or signed."""
         return playback_of(details_of(asset).privacy, self.create_defaults.playback)

@@ -84,6 +84,10 @@ class WebhookEvent:
     video: Video | None = None
     confirm: bool = False
     note: str = ""
+    # With `confirm`: the event's kind itself says the video finished well (JW Player's conversions_complete), so
+    # a provider whose every call counts against one small budget may settle it from what the ledger holds
+    # (`Provider.ready_video`) instead of reading it.
+    says_ready: bool = False
 
 
 @dataclass(frozen=True)
