@@ -25,7 +25,7 @@ from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, Track, track_key
 from migrator.providers import AssetRef
 from migrator.providers.facts import TrackUpload
-from migrator.tracks import initial_states
+from migrator.tracks import initial_states, tracks_message
 
 from tests.conftest import unique
 from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
@@ -151,6 +151,10 @@ def test_two_caption_tracks_arrive_once_each_after_a_dead_pass_and_lost_answers(
     assert ledger.claim_track(crashed, track_key(en), remote_id, "dead-pass", past, past + 60)
     if not at_create:  # Mux's create carried the files; elsewhere the dead pass had uploaded it
         client.attach_track(remote_id, en, TrackUpload(read_caption(SRT), en.url), "en")
+    # The dead pass's message, back once its visibility ran out. Without it the planted pass could hold the one
+    # message there was: a video settled by its webhook before the uploader's retry is told to the tracks
+    # worker only by that retry, which finds the tracks armed (here, by the test) and sends nothing.
+    aws("sqs").send_message(QueueUrl=deployed.outputs["TracksQueueUrl"], MessageBody=tracks_message(crashed))
 
     sim.patch_config({"track_lose_rate": 0.5, "seed": 9})  # half the worker's upload answers are lost
     set_worker(aws, mapping, enabled=True)
