@@ -1,10 +1,14 @@
 """Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
 
-    bench/drain [--provider generic|mux|cloudflare|apivideo|bunny|vimeo] [--assets 1000] [--rate 20] [--concurrency 5]
+    bench/drain [--provider generic|mux|cloudflare|apivideo|jwplayer|bunny|vimeo] [--assets 1000] [--rate 20]
+                [--concurrency 5]
 
 Not a test: it prints figures. The ideal drain time is N / R (the provider's limit is
 the bottleneck by design), so the headline is the ratio of the measured drain time to
-it. The stack paces itself at exactly R; the simulator's bucket holds R tokens.
+it. The stack paces itself at exactly R; the simulator's bucket holds R tokens. With
+`--rate 0`, R is the platform's documented limit as its simulator profile models it (JW
+Player: 60 requests a minute, every call counted, refused to the minute's end), and the stack
+is left at its provider's own documented pace (ProviderRateLimit 0), as an operator would.
 
 Figures:
   drain ratio            (last create - first send) / (N / R)
@@ -44,6 +48,19 @@ def warm_up(run: LocalRun, warm: int) -> None:
     time.sleep(2)
 
 
+def documented_rate(provider: str) -> float:
+    """Creates per second the platform's documented limit allows, as its simulator profile models it: a budget
+    of every call (JW Player's 60 a minute) read as a create rate, since nothing else calls it here."""
+    from infra.sim.config import PROFILE_LIMITS
+
+    limits = PROFILE_LIMITS.get(provider, {})
+    if limits.get("budget_quota") and limits.get("budget_window_s"):
+        return limits["budget_quota"] / limits["budget_window_s"]
+    if limits.get("rate"):
+        return float(limits["rate"])
+    raise SystemExit(f"bench/drain: {provider} has no documented limit in its simulator profile; give --rate")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="bench/drain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -55,13 +72,25 @@ def main(argv: list[str] | None = None) -> int:
         help="default generic",
     )
     parser.add_argument("--assets", type=int, default=1000, help="N, assets to drain (default 1000)")
-    parser.add_argument("--rate", type=float, default=20, help="R, provider creates per second (default 20)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=20,
+        help="R, provider creates per second (default 20); 0: the platform's documented limit as its simulator"
+        " profile models it (JW Player's 60 requests a minute), the stack left at its own documented pace",
+    )
     parser.add_argument("--concurrency", default="5", help="uploader MaximumConcurrency (default 5)")
     parser.add_argument("--timeout", type=float, default=900, help="give up after this many seconds")
     args = parser.parse_args(argv)
     n, rate = args.assets, args.rate
-    sim_args = ["--rate", str(rate), "--burst", str(max(1, int(rate))), "--processing-delay-s", "5", "--no-webhooks"]
-    params = {"ProviderRateLimit": str(rate), "MaximumConcurrency": args.concurrency, "UploaderTimeout": "120"}
+    if rate > 0:  # a token bucket at R, and the stack told R, as an operator who knows the limit
+        sim_args = ["--rate", str(rate), "--burst", str(max(1, int(rate))), "--processing-delay-s", "5"]
+    else:  # the profile's documented budget alone, and the stack at its provider's documented pace
+        rate = documented_rate(args.provider)
+        sim_args = ["--processing-delay-s", "5"]  # the profile's own limits apply where none is given
+    sim_args.append("--no-webhooks")
+    told = str(args.rate) if args.rate > 0 else "0"
+    params = {"ProviderRateLimit": told, "MaximumConcurrency": args.concurrency, "UploaderTimeout": "120"}
     # No webhooks here, so no video settles: a bound on videos in flight (Cloudflare's 120) would stop the
     # drain at the bound. This bench measures the create path; bench/pacing's Cloudflare row measures the bound.
     params["ProviderMaxInFlight"] = "0"
