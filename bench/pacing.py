@@ -62,6 +62,8 @@ from .pacing_scenarios import Scenario, ideal_for, scenarios
 # The commit whose pacer is "today's": the last one before the pacer learned rates.
 BASELINE = "a1b0fc8"
 TERMINAL = {"ready", "rejected"}
+POLLED = {"vimeo"}  # providers that send no webhooks: reconcile's poll settles their videos
+POLL_EVERY_S = 10.0
 WARM_UP, WARM_UP_S = 400, 60  # warm-up assets, and the longest a paced warm-up may take
 EMULATOR_LOG = ROOT / ".local" / "bench-pacing-ministack.log"  # every drain's emulator appends here
 
@@ -92,7 +94,8 @@ class Stack:
         command += ["--outputs", str(outputs)] + [f"--param={k}={v}" for k, v in params.items()]
         print(f"[pacing] deploying {label} ({tree.name}) as {self.name}", flush=True)
         subprocess.run(command, cwd=tree, check=True, capture_output=True)
-        self.outputs = json.loads(outputs.read_text())
+        self.outputs, self.outputs_path = json.loads(outputs.read_text()), outputs
+        self.polled = acct.provider in POLLED  # its videos settle only by reconcile's poll
 
     def aws(self, service: str):
         return client(service, self.endpoint)
@@ -139,6 +142,24 @@ class Stack:
             resp = dynamodb.batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
             count += sum(1 for item in resp["Responses"].get(table, []) if int(item["attempts"]["N"]) > 1)
         return count
+
+    def reconcile(self) -> None:
+        """One reconcile run, as the stack's schedule would make it: the poll lane settles what no webhook will."""
+        from migrator_cli.main import main as cli
+
+        with contextlib.redirect_stdout(sys.stderr):
+            cli(["reconcile", "--poll-after", "0", "--outputs", str(self.outputs_path), "--endpoint", self.endpoint])
+
+    def wait_terminal(self, ids: list[str], deadline: float, pause_s: float = 1.0, allowed: int = 0) -> int:
+        """Until at most `allowed` assets are not terminal, or the deadline passes: the assets left. A provider
+        with no webhooks (Vimeo) has reconcile's poll run every POLL_EVERY_S meanwhile."""
+        next_poll = time.time() + POLL_EVERY_S
+        while (left := self.not_terminal(ids)) > allowed and time.time() < deadline:
+            if self.polled and time.time() >= next_poll:
+                self.reconcile()
+                next_poll = time.time() + POLL_EVERY_S
+            time.sleep(pause_s)
+        return left
 
     def not_terminal(self, ids: list[str]) -> int:
         dynamodb, table, left = self.aws("dynamodb"), self.outputs["LedgerTableName"], 0
@@ -210,19 +231,23 @@ def pacer_env(label: str, scenario: Scenario) -> dict[str, str]:
 def warm_up_paced(stack: Stack, sim: SimProcess, scenario: Scenario, rate_limit: float) -> None:
     """The warm-up, on an unlimited simulator, then the stack's pacer reset."""
     requests_post_reset(sim)
+    # The uploader's fault injection before the warm-up: a change of its configuration restarts every worker,
+    # and ten cold starts inside the measured drain delayed a row's first create by 14 s (a warm-up asset
+    # that crashes is the warm-up's own; its message may come back into the drain and be found).
+    if scenario.env:
+        stack.configure(scenario.env)
     # Unlimited, and none of the profile's documented limits: the warm-up leaves nothing queued behind.
     sim.configure(rate=0, read_rate=0, budget_quota=0, processing_delay_s=2.0)
     # Cold starts (after the configuration change too) are not billed to the drain. The warm-up is
     # paced like the drain (Mux: its documented 1/s when no ceiling is set): a minute of it at most.
     pace = rate_limit or PROVIDERS[scenario.provider].create_rate_per_s or 0.0
-    warm_up(stack, sim, WARM_UP if not pace else min(WARM_UP, max(20, int(WARM_UP_S * pace))))
+    count = WARM_UP if not pace else min(WARM_UP, max(20, int(WARM_UP_S * pace)))
+    warm_up(stack, sim, count, crashes="CHAOS_CRASH_AFTER_CREATE" in scenario.env)
     stack.configure({})  # and the warm-up's create leaves nothing learned behind
 
 
 def arm_provider(stack: Stack, sim: SimProcess, scenario: Scenario, limit: float) -> None:
-    """The scenario's faults and the provider's true limit, for the measured drain only."""
-    if scenario.env:  # fault injection for the measured drain only
-        stack.configure(scenario.env)
+    """The scenario's faults at the provider and its true limit, for the measured drain only."""
     requests_post_reset(sim)
     sim.configure(**{"rate": limit, "burst": int(limit), "read_rate": None, "budget_quota": None, **scenario.sim})
     sim.configure(processing_delay_s=scenario.sim.get("processing_delay_s", 2.0))
@@ -280,8 +305,7 @@ def settle(stack: Stack, scenario: Scenario, ids: list[str]) -> None:
     """Wait for the drain's assets to end terminal (a crash's record to come back too), then for the metrics."""
     # A crashed worker's record comes back after the queue's visibility timeout (6 x UploaderTimeout).
     settle_deadline = time.time() + 120 + (6 * int(scenario.stack.get("UploaderTimeout", 0)) if scenario.env else 0)
-    while stack.not_terminal(ids) and time.time() < settle_deadline:
-        time.sleep(2)
+    stack.wait_terminal(ids, settle_deadline, 2.0)
     time.sleep(3)  # the last invocations flush their metrics
 
 
@@ -300,7 +324,7 @@ def worker_deaths(log: Path, function: str) -> int:
         return sum(1 for line in lines if "Worker process died" in line and function in line)
 
 
-def warm_up(stack: Stack, sim: SimProcess, count: int = WARM_UP) -> None:
+def warm_up(stack: Stack, sim: SimProcess, count: int = WARM_UP, crashes: bool = False) -> None:
     """A short unmetered drain before the measured one, so its cold starts are not billed to it.
     Each drain has a fresh emulator, which starts Lambda workers as load arrives: about 40 for
     the webhook function once callbacks come at 20/s, each a cold start of a few CPU seconds,
@@ -309,10 +333,11 @@ def warm_up(stack: Stack, sim: SimProcess, count: int = WARM_UP) -> None:
     run = uuid.uuid4().hex[:6]
     ids = [f"warm/{run}/{i}" for i in range(count)]
     stack.send([json.dumps({"id": i, "source_url": "https://m.example.com/w.mp4"}) for i in ids])
-    deadline = time.time() + 180
-    while (left := stack.not_terminal(ids)) and time.time() < deadline:
-        time.sleep(1)
-    if left:  # its creates would share the measured drain's pace and be counted in it
+    # With crashes injected, a warm-up asset whose worker died waits out the queue's visibility (6 minutes): up to
+    # 3 % may be left, their messages coming back into the measured drain (each found by a lookup there).
+    allowed = math.ceil(0.03 * count) if crashes else 0
+    left = stack.wait_terminal(ids, time.time() + 180, allowed=allowed)
+    if left > allowed:  # its creates would share the measured drain's pace and be counted in it
         raise RuntimeError(f"the warm-up left {left} of {count} assets unsettled after 180 s")
     time.sleep(2)
 
