@@ -36,6 +36,7 @@ from .providers import CredentialsError, Provider, from_settings
 from .retry import deferral_floor, visibility_for
 from .settings import Settings, load
 from .sources import Resolution, Resolver
+from .states import State
 from .tracks import tracks_unarmed
 from .upload.attempt import Attempt, back_to, paced_receives
 from .upload.create import FindOrCreate
@@ -146,7 +147,7 @@ class Uploader:
             if fate.kind is FateKind.FINISHED:
                 metrics.add_metric(name="Duplicates", unit=MetricUnit.Count, value=1)
                 if tracks_unarmed(claim.item):  # settled before this message's write: it owes the tracks
-                    ready = claim.item.get("state") == "ready"
+                    ready = claim.item.get("state") == State.READY.value
                     self.moves.send_tracks(msg.asset_id, 0 if ready else TRACKS_DELAY_S)
             return replace(fate, paced_receives=paced_receives(claim.item))
         if claim.source_url != msg.source_url:

@@ -83,7 +83,7 @@ class Receiver:
             return event
 
         logger.append_keys(event_id=event.event_id)
-        video = event.video
+        video, item = event.video, None
         if event.confirm and event.remote_id:
             item = self._item_of(event)
             if _settled(item, event.remote_id):
@@ -95,7 +95,8 @@ class Receiver:
             logger.info("event acknowledged, nothing to do: %s", event.note)
             metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
             return response(200, result="ignored", reason=event.note)
-        asset_id = event.asset_id or self._asset_of(event.remote_id)
+        # A confirming event's item was read above: its asset is known without a second by_remote query.
+        asset_id = event.asset_id or (item or {}).get("asset_id") or self._asset_of(event.remote_id)
         if not asset_id:  # the event named neither our asset nor a video the ledger records
             logger.warning("event for a video the ledger does not know", extra={"remote_id": event.remote_id})
             return response(200, result="unknown asset")
