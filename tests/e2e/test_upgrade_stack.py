@@ -44,14 +44,25 @@ def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoin
     from infra.provider_sim import ProviderSim, SimConfig
 
     acct = account("generic", "standard")
-    sim = ProviderSim(SimConfig(port=0, rate=0, processing_delay_s=2.0, **acct.sim)).start()
+    # Signed as the stack verifies them (WebhookScheme): with the simulator's default scheme instead, every
+    # callback was refused with a 401 and only reconcile's poll settled videos.
+    sim = ProviderSim(
+        SimConfig(port=0, rate=0, processing_delay_s=2.0, webhook_scheme=acct.webhook_scheme, **acct.sim)
+    ).start()
     name, outputs_path = unique("e2e-upgrade"), tmp_path / "outputs.json"
     # One record an invocation: a worker that dies takes back to the queue only the record it died on (healed by
     # reconcile once its lease ends), not a batch of others that would wait out the queue's 6-minute visibility.
     params = stack_parameters(aws, sim, acct, UploaderTimeout="60", ReconcileScheduleEnabled="false", BatchSize="1")
     try:
         old = sam_up(endpoint, name, params, outputs_path, source=previous_tree)
-        sim.patch_config({"webhook_url": old["WebhookUrl"], "webhook_secret": acct.webhook_secret})
+        # The previous release reserves no concurrency for its webhook (its template predates WebhookConcurrency),
+        # and the emulator runs each concurrent execution as a process on this machine: a burst of ready videos
+        # started 64 cold webhook workers within two minutes, each timing out, a storm that starved this test and
+        # the tests beside it. The old release's callbacks are left unsent, as if lost in the upgrade (reconcile's
+        # poll settles those videos); they are turned on, for this release's bounded webhook, once it is deployed.
+        sim.patch_config(
+            {"webhook_url": old["WebhookUrl"], "webhook_secret": acct.webhook_secret, "webhooks_enabled": False}
+        )
         uploader = aws("lambda").get_function_configuration(FunctionName=old["UploaderFunctionName"])
         variables = {**uploader["Environment"]["Variables"], "CHAOS_CRASH_AFTER_CREATE": CRASH_RATE}
         aws("lambda").update_function_configuration(
@@ -75,6 +86,7 @@ def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoin
             )
         )  # the template's own configuration again: no more crashes
         cli = ["--outputs", str(outputs_path), "--endpoint", endpoint]
+        sim.patch_config({"webhook_url": new["WebhookUrl"], "webhooks_enabled": True})
         assert main(["upgrade", "--checkpoint", str(tmp_path / "upgrade.json"), "--rate", "0", *cli]) == 0
         assert schema_status(aws("dynamodb"), new["LedgerTableName"])[0]
 
