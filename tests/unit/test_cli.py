@@ -77,3 +77,21 @@ def test_the_sample_inventory_is_clean():
     assert all(isinstance(r, Row) for r in records) and len(records) == 4
     assert records[0].message.metadata == {"season": 1} and records[0].message.duration_s == 61.5
     assert records[3].message.source_url.startswith("s3://")
+
+
+@pytest.mark.parametrize(
+    "skipped, shown",
+    [
+        ({}, "skipped 0; examined"),
+        ({"not due": 3}, "skipped 3 (not due 3); examined"),
+        (
+            {"not due": 2, "provider held the fleet": 9, "poll budget spent": 2},
+            "skipped 13 (provider held the fleet 9, not due 2, poll budget spent 2); examined",
+        ),
+    ],
+)
+def test_reconcile_names_why_it_skipped_most_first(skipped, shown):
+    from migrator_cli.commands.reconcile import describe
+
+    summary = {"examined": 13, "skipped": skipped, "skipped_total": sum(skipped.values()), "lanes": 64}
+    assert shown in describe(summary)

@@ -38,12 +38,19 @@ def run(args) -> int:
     if args.json:
         print_json_line(summary)
         return 1 if summary.get("errors") else 0
-    print(
+    print(describe(summary), file=sys.stderr)
+    return 1 if summary.get("errors") else 0
+
+
+def describe(summary: dict) -> str:
+    """The run's summary as one line; the skips by reason, most first (why a run that examined many acted
+    on none: not due yet, the provider holding the fleet, a poll budget spent)."""
+    reasons = sorted((summary.get("skipped") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    why = f" ({', '.join(f'{reason} {count}' for reason, count in reasons)})" if reasons else ""
+    return (
         f"reconcile: healed {summary.get('healed', 0)}, polled {summary.get('polled', 0)} "
         f"(ready {summary.get('settled_ready', 0)}, rejected {summary.get('settled_rejected', 0)}, "
         f"still processing {summary.get('still_processing', 0)}), drifted {summary.get('drifted', 0)}, "
-        f"skipped {summary.get('skipped_total', 0)}; examined {summary.get('examined', 0)} in "
-        f"{summary.get('elapsed_s', 0)} s, {summary.get('lanes_finished', 0)}/{summary.get('lanes', 0)} lanes finished",
-        file=sys.stderr,
+        f"skipped {summary.get('skipped_total', 0)}{why}; examined {summary.get('examined', 0)} in "
+        f"{summary.get('elapsed_s', 0)} s, {summary.get('lanes_finished', 0)}/{summary.get('lanes', 0)} lanes finished"
     )
-    return 1 if summary.get("errors") else 0
