@@ -5,6 +5,7 @@ recording session of test_providers answers with canned bodies."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from migrator.captions import read_caption
@@ -133,6 +134,24 @@ def test_the_accounts_quota_is_a_rejection_with_its_reason_not_a_retry(code):
 def test_a_403_that_is_not_the_quota_is_ours_to_fix_and_retried():
     provider, _ = vimeo((403, {"error": "Permission denied", "error_code": 3200}))
     assert provider.create(asset(), SOURCE).kind is OutcomeKind.TRANSIENT
+
+
+@pytest.mark.parametrize(
+    "reset_in_s, held_s",
+    [
+        (3, 3.0),  # the reset the 429 names
+        (0, 1.0),  # a reset already past: a second, not a retry at once
+        (300, LOCKOUT_S),  # past the lock-out's minute ("up to a minute"): a minute
+        (None, LOCKOUT_S),  # no reset at all: a minute
+    ],
+)
+def test_a_429_holds_until_its_reset_at_most_a_minute(reset_in_s, held_s):
+    headers = {"X-RateLimit-Remaining": "0"}
+    if reset_in_s is not None:
+        headers["X-RateLimit-Reset"] = datetime.fromtimestamp(NOW + reset_in_s, UTC).isoformat()
+    provider, _ = vimeo((429, {"error": "Too Many API requests"}, headers))
+    outcome = provider.create(asset(), SOURCE)
+    assert (outcome.kind, outcome.retry_after) == (OutcomeKind.THROTTLED, pytest.approx(held_s))
 
 
 def test_a_429_with_no_hint_holds_a_minute_and_the_headers_count_per_minute():
