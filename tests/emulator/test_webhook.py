@@ -217,6 +217,24 @@ def test_the_same_signature_header_twice_in_different_case_is_refused(aws, table
     assert seed.handle(good)["statusCode"] == 200
 
 
+def test_an_event_for_a_video_no_asset_records_asks_the_provider_nothing(aws, table, events_table):
+    """A media the ledger does not record (a lost create's, before the uploader's retry finds it) cannot be
+    settled whatever a read says: none is made. JW Player's every call counts against 60 a minute."""
+    creds = json.dumps({"site_id": "Site1234", "api_secret": "s3cret"})
+    provider = build("jwplayer", "https://provider.invalid", lambda: creds)
+    asked: list[str] = []
+    provider.poll = lambda asset_id, remote_id: asked.append(remote_id)  # type: ignore[method-assign]
+    receiver = Receiver(
+        ledger=Ledger(table, aws("dynamodb")), events_table=events_table, provider=provider, secrets=lambda: [SECRET]
+    )
+    for kind in ("conversions_complete", "media_reuploaded"):  # one settled from the ledger, one read
+        doc = {"event": kind, "media_id": "Unknown1", "webhook_id": "Hook0001", "site_id": "Site1234",
+               "event_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+        answer = receiver.handle(request(doc, scheme=Scheme.JWPLAYER, event_id=kind))
+        assert (answer["statusCode"], json.loads(answer["body"])["result"]) == (200, "unknown asset"), answer
+    assert asked == []
+
+
 header_names = st.sampled_from(["webhook-id", "webhook-timestamp", "webhook-signature", "x-signature", "content-type"])
 
 
@@ -239,6 +257,8 @@ def test_a_jwplayer_ready_event_settles_from_the_ledger_without_a_read(aws, tabl
                "event_time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
         answer = receiver.handle(request(doc, scheme=Scheme.JWPLAYER, event_id=remote))
         assert answer["statusCode"] == 200, answer
+        if remote == "Media003":
+            assert json.loads(answer["body"])["result"] == "unknown asset", answer
     public, held = ledger.get("jw/public"), ledger.get("jw/held")
     assert public["state"] == held["state"] == "ready", (public, held)
     assert public["playback_info"]["policy"] == "public" and held["playback_info"]["policy"] == "signed"  # held
