@@ -139,7 +139,7 @@ def tracks_unarmed(item: Mapping | None) -> bool:
     armed on that video: the tracks worker has not taken it up, and its message may never have been sent.
     That happens when a settle beats the uploader's own write (a create whose answer was lost, the video
     made ready by its webhook before the retry found it): the retry's claim is refused as a duplicate."""
-    if not item or item.get("state") not in {s.value for s in AT_PROVIDER} or not item.get("tracks"):
+    if not item or item.get("state") not in AT_PROVIDER or not item.get("tracks"):
         return False
     return not item.get("remote_id") or item.get("tracks_video") != item.get("remote_id")
 

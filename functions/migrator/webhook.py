@@ -83,25 +83,26 @@ class Receiver:
             return event
 
         logger.append_keys(event_id=event.event_id)
-        video, item = event.video, None
+        video, item, asset_id = event.video, None, event.asset_id
         if event.confirm and event.remote_id:
-            item = self._item_of(event)
-            if _settled(item, event.remote_id):
-                logger.info("video already settled in the ledger; the provider is not asked again")
-                metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
-                return response(200, result="duplicate", reason="already settled")
-            if item is None and not event.asset_id and not self._asset_of(event.remote_id):
+            # A ledger outage here raises: the provider retries the event, as after a failed settle below.
+            asset_id = asset_id or self._asset_of(event.remote_id)
+            if not asset_id:
                 # Nothing to settle whatever the provider says (a lost create's video, not recorded yet: the
                 # uploader's retry finds it): a read would spend a call of its budget (JW Player: one of
                 # 60 a minute, and these reads took the minute past it in bench/pacing) for nothing.
                 return self._unknown(event.remote_id)
+            item = self._item_of(asset_id)
+            if _settled(item, event.remote_id):
+                logger.info("video already settled in the ledger; the provider is not asked again")
+                metrics.add_metric(name="WebhookDuplicate", unit=MetricUnit.Count, value=1)
+                return response(200, result="duplicate", reason="already settled")
             video = self._ready_from_ledger(event, item) or self._confirm(event)
         if video is None or video.target is None:
             logger.info("event acknowledged, nothing to do: %s", event.note)
             metrics.add_metric(name="WebhookIgnored", unit=MetricUnit.Count, value=1)
             return response(200, result="ignored", reason=event.note)
-        # A confirming event's item was read above: its asset is known without a second by_remote query.
-        asset_id = event.asset_id or (item or {}).get("asset_id") or self._asset_of(event.remote_id)
+        asset_id = asset_id or self._asset_of(event.remote_id)
         if not asset_id:  # the event named neither our asset nor a video the ledger records
             return self._unknown(event.remote_id)
         logger.set_correlation_id(asset_id)
@@ -185,11 +186,10 @@ class Receiver:
         logger.info("webhook secret changed since it was cached; checking the signature again")
         return fresh
 
-    def _item_of(self, event: WebhookEvent) -> dict | None:
-        """The ledger's item for the event's video, or None (unknown, or the read failed: the full path decides)."""
+    def _item_of(self, asset_id: str) -> dict | None:
+        """The ledger's item for the event's asset, or None (not there, or the read failed: the full path decides)."""
         try:
-            asset_id = event.asset_id or self._asset_of(event.remote_id)
-            return self.ledger.get(asset_id) if asset_id else None
+            return self.ledger.get(asset_id)
         except Exception:
             return None
 
