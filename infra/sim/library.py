@@ -68,14 +68,25 @@ def _every(n: int, i: int, offset: int = 0) -> bool:
     return n > 0 and i % n == (n - 1 + offset) % n
 
 
+def fault_of(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> str | None:
+    """Why video `index` cannot be fetched (one of `faults`, in turn), or None: arithmetic, for a filter that
+    must skip most of a large library without rendering it."""
+    fault = None
+    if faults and _every(cfg.library_unfetchable_every, index):
+        fault = faults[(index // cfg.library_unfetchable_every) % len(faults)]
+    if fault == "processing" and cfg.library_processing_done:  # it finished since the last sweep
+        fault = None
+    return fault
+
+
+def is_private(cfg: SimConfig, state: LibraryState, index: int) -> bool:
+    return _every(cfg.library_private_every, index, offset=1) or index in state.made_private
+
+
 def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
     """Video `index` of the library the config describes; `faults`: the profile's unfetchable kinds, in turn."""
     i = index
-    fault = None
-    if faults and _every(cfg.library_unfetchable_every, i):
-        fault = faults[(i // cfg.library_unfetchable_every) % len(faults)]
-    if fault == "processing" and cfg.library_processing_done:  # it finished since the last sweep
-        fault = None
+    fault = fault_of(cfg, i, faults)
     captions = CAPTIONS if _every(cfg.library_captions_every, i, offset=2) else ()
     return Item(
         index=i,
@@ -86,7 +97,7 @@ def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
         modified=EPOCH + i * STEP_S + CHANGED_AFTER_S,
         duration=round(30 + (i * 37) % 600 + 0.25, 3),
         size=1_000_000 + (i * 7919) % 50_000_000,
-        private=_every(cfg.library_private_every, i, offset=1),
+        private=_every(cfg.library_private_every, i, offset=1),  # is_private, before the state's changes
         folder=FOLDERS[i % len(FOLDERS)],
         captions=captions,
         fault=fault,

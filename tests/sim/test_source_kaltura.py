@@ -297,3 +297,39 @@ def test_migrator_load_from_kaltura_lists_then_loads_and_since_last_lists_only_w
     # The delta starts a minute before the mark (the sweep's MARK_OVERLAP_S): the last two creation seconds' entries.
     delta = ids_in(tmp_path / "delta.jsonl")
     assert delta and set(delta) <= {f"kaltura/{kaltura_entries.entry_id(i)}" for i in range(28, 40)}
+
+
+# --- the simulator's own arithmetic -----------------------------------------------------------------------------
+
+
+def _shelf(**config):
+    from infra.sim.config import SimConfig
+    from infra.sim.library import LibraryState, Shelf
+
+    return Shelf(SimConfig(**config), LibraryState(), "", "kaltura", kaltura_entries.FAULTS)
+
+
+def test_the_simulators_status_arithmetic_agrees_with_every_entry_it_renders():
+    """media.list skips entries by their status and moderation before rendering them; the two must never differ."""
+    shelf = _shelf(library_size=420, library_unfetchable_every=3, library_private_every=2)
+    shelf.state.change(delete=[], make_private=[10, 11, 64])
+    seen = set()
+    for index in range(shelf.size):
+        rendered = kaltura_entries.entry(shelf, shelf.video(index))
+        assert kaltura_entries._state_of(shelf, index) == (int(rendered["status"]), rendered["moderationStatus"])
+        seen.add(kaltura_entries._state_of(shelf, index))
+    assert {(1, 6), (-1, 6), (7, 6), (2, 1), (2, 6)} <= seen  # converting, failed, no content, pending, approved
+
+
+def test_a_filter_that_matches_no_entry_of_a_large_library_renders_none(monkeypatch):
+    """The source's probe asks for the states Kaltura hides by default: in a library where none is, media.list
+    rendered every entry to answer nothing, and a million outlasted the client's timeout."""
+    shelf, rendered = _shelf(library_size=1_000_000), []
+    real_entry = kaltura_entries.entry
+    monkeypatch.setattr(kaltura_entries, "entry", lambda s, v: rendered.append(v.index) or real_entry(s, v))
+    matched, order = kaltura_entries.listed(shelf, {"statusIn": "-2,-1,0,1,4,5,6,7"}, descending=False)
+    assert list(matched) == [] and rendered == [] and len(order) == 1_000_000
+    matched, _ = kaltura_entries.listed(shelf, {"moderationStatusIn": "1,3,5"}, descending=True)
+    assert next(matched, None) is None and rendered == []
+    first, _ = kaltura_entries.listed(shelf, {}, descending=False)
+    assert next(first)["id"] == kaltura_entries.entry_id(0) and rendered == [0]
