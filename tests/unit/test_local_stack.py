@@ -55,3 +55,19 @@ def test_fast_event_polling_is_for_the_emulator_only_and_an_operators_own_settin
     assert "SAM_CLI_POLL_DELAY" not in sam_env(None)  # AWS: sam's own 5 s, not to be throttled
     monkeypatch.setenv("SAM_CLI_POLL_DELAY", "2")
     assert sam_env("http://127.0.0.1:4566")["SAM_CLI_POLL_DELAY"] == "2"
+
+
+def test_the_emulator_unpacks_lambda_code_in_memory_only_where_there_is_room(tmp_path, monkeypatch):
+    """A tmpfs with room for a run's workers is used; one too full, or none, leaves the system's temp directory."""
+    import shutil
+    from collections import namedtuple
+
+    from infra.emulator import scratch_parent
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10 * 2**30, 2 * 2**30, 8 * 2**30))
+    assert scratch_parent(tmp_path, min_free=6 * 2**30) == str(tmp_path)
+    assert scratch_parent(tmp_path, min_free=9 * 2**30) is None  # too little room left
+    monkeypatch.undo()
+    assert scratch_parent(tmp_path / "absent", min_free=0) is None  # no tmpfs here (macOS): the system's
+    assert scratch_parent(tmp_path, min_free=0) == str(tmp_path)
