@@ -79,8 +79,14 @@ def fault_of(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> str | None:
     return fault
 
 
+def private_from_start(cfg: SimConfig, index: int) -> bool:
+    """Whether video `index` is private in the library as the config made it (before any change)."""
+    return _every(cfg.library_private_every, index, offset=1)
+
+
 def is_private(cfg: SimConfig, state: LibraryState, index: int) -> bool:
-    return _every(cfg.library_private_every, index, offset=1) or index in state.made_private
+    """Whether video `index` is private now: from the start, or made private since (as `visible` renders it)."""
+    return private_from_start(cfg, index) or index in state.made_private
 
 
 def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
@@ -97,7 +103,7 @@ def item(cfg: SimConfig, index: int, faults: tuple[str, ...]) -> Item:
         modified=EPOCH + i * STEP_S + CHANGED_AFTER_S,
         duration=round(30 + (i * 37) % 600 + 0.25, 3),
         size=1_000_000 + (i * 7919) % 50_000_000,
-        private=_every(cfg.library_private_every, i, offset=1),  # is_private, before the state's changes
+        private=private_from_start(cfg, i),
         folder=FOLDERS[i % len(FOLDERS)],
         captions=captions,
         fault=fault,
