@@ -6,6 +6,7 @@ a webhook lost on a loaded machine), and the checks the pairs share (never sent,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
@@ -48,6 +49,18 @@ class Target:
         self.name, self.sim, self.acct, self.outputs = deployed.name, deployed.sim, deployed.acct, deployed.outputs
         self.outputs_path, self.stack_name = deployed.outputs_path, deployed.stack_name
 
+    @contextlib.contextmanager
+    def uploader_environment(self, lambda_client, **variables: str):
+        """The uploader run with `variables` set in its environment (as a stack parameter would set them) for
+        the body, then as the shared stack had it: a test that needs a setting the others sharing it do not."""
+        name = self.outputs["UploaderFunctionName"]
+        before = lambda_client.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
+        _set_environment(lambda_client, name, {**before, **variables})
+        try:
+            yield
+        finally:
+            _set_environment(lambda_client, name, before)
+
     def held(self, remote_id: str) -> dict:
         """The target's own object for one of its videos, as its simulator holds it (its API's wire form)."""
         creds = self.sim.config
@@ -80,6 +93,14 @@ class Target:
             timeout=10,
         )
         return answer.json()["result"]["meta"]["name"]
+
+
+def _set_environment(lambda_client, name: str, variables: dict, timeout_s: float = 60) -> None:
+    lambda_client.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
+    deadline = time.time() + timeout_s
+    while lambda_client.get_function_configuration(FunctionName=name).get("LastUpdateStatus") == "InProgress":
+        assert time.time() < deadline, f"{name}'s configuration update did not finish in {timeout_s} s"
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
