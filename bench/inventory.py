@@ -20,7 +20,7 @@ on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scrat
             each of --memory-platforms (default Cloudflare, whose 1,000 videos a page is the largest
             page of any source), on the fast path: no rate limit at the simulator, no pacing, no
             track look-ups. The figure is the
-            subprocess's peak RSS (ru_maxrss): rows stream to disk and repeats are remembered on
+            subprocess's own peak RSS (bench.peak): rows stream to disk and repeats are remembered on
             disk, so it must not grow with the library.
 """
 
@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.peak import own_peak_kib
 from infra.accounts import source_account
 from infra.localrun import SimProcess
 from infra.toolchain import ROOT
@@ -107,7 +107,7 @@ def child(platform: str, base: str, credentials: str, rows: int) -> None:
     """The memory case, in its own process: one sweep, then its figures and peak RSS as one JSON line."""
     with tempfile.TemporaryDirectory() as scratch:
         figures = sweep_once(platform, base, json.loads(credentials), Path(scratch) / "rows.jsonl", False, 0)
-    figures["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    figures["maxrss_kib"] = own_peak_kib()
     print(json.dumps(figures))
 
 

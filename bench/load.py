@@ -13,7 +13,7 @@ Not a test: it prints figures. It starts its own emulator on a free port and sto
                 message is printed); --rtt-ms adds a simulated network round trip to
                 every call, where the parallel calls start to count.
   dry run       `--dry-run` of a generated CSV of --big-rows rows, and of --small-rows rows,
-                each in a subprocess: rows/s and the subprocess's peak RSS (its ru_maxrss).
+                each in a subprocess: rows/s and the subprocess's own peak RSS (bench.peak).
                 Streaming means the two peaks are about the same: memory does not grow
                 with the file.
   send memory   a real load (sending) of --send-rows rows and of a tenth as many, each in a
@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.peak import own_peak_kib
 from infra.emulator import Emulator, client, free_port
 from infra.toolchain import ROOT
 
@@ -153,6 +154,7 @@ def send_child(path: str, endpoint: str) -> int:
         "rate": summary.rate,
         "bad": summary.bad,
         "repeats": summary.repeats,
+        "maxrss_kib": own_peak_kib(),
     }
     sqs.delete_queue(QueueUrl=queue)
     print(json.dumps(figures))
@@ -160,30 +162,16 @@ def send_child(path: str, endpoint: str) -> int:
 
 
 def dry_run_in_child(path: Path, child_args: list[str] | None = None) -> dict:
-    """A dry run of `path` in a fresh interpreter: its own figures, and its peak RSS as the kernel counted it.
-
-    The peak is the child's own ru_maxrss from wait4(), not getrusage(RUSAGE_CHILDREN): that one
-    is a maximum over every child this process (and the shell it was exec'd from) ever waited for.
-    """
-    with tempfile.TemporaryFile() as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.load", *(child_args or ["--dry-run-child", str(path)])],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-        assert proc.stdout is not None
-        output = proc.stdout.read()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            stderr.seek(0)
-            raise RuntimeError(f"the dry run of {path} failed:\n{stderr.read()[-2000:].decode(errors='replace')}")
-    result = json.loads(output.strip().splitlines()[-1])
-    result["maxrss_kib"] = usage.ru_maxrss
-    return result
+    """A dry run of `path` in a fresh interpreter: its own figures, with its own peak RSS (bench.peak)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load", *(child_args or ["--dry-run-child", str(path)])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the dry run of {path} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def dry_run_child(path: str) -> int:
@@ -198,6 +186,7 @@ def dry_run_child(path: str) -> int:
         "repeats": summary.repeats,
         "elapsed_s": summary.elapsed_s,
         "rate": summary.rate,
+        "maxrss_kib": own_peak_kib(),
     }
     print(json.dumps(figures))
     return 0
