@@ -71,3 +71,33 @@ def test_the_emulator_unpacks_lambda_code_in_memory_only_where_there_is_room(tmp
     monkeypatch.undo()
     assert scratch_parent(tmp_path / "absent", min_free=0) is None  # no tmpfs here (macOS): the system's
     assert scratch_parent(tmp_path, min_free=0) == str(tmp_path)
+
+
+def test_the_templates_functions_share_one_runtime_which_is_the_one_read():
+    from infra.stack import template_runtime
+    from infra.toolchain import ROOT
+
+    text = (ROOT / "template.yaml").read_text()
+    assert text.count("Runtime: ") == 1, "one runtime, in Globals: the bytecode compiled is for it"
+    assert template_runtime(ROOT / "template.yaml") == "python3.12"
+
+
+def test_a_build_carries_bytecode_checked_against_its_sources_and_none_for_another_runtime(tmp_path):
+    import importlib.util
+    import sys
+
+    from infra.stack import compile_bytecode
+
+    module = tmp_path / "UploaderFunction" / "migrator" / "fate.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("ANSWER = 42\n")
+    (tmp_path / "template.yaml").write_text("Resources: {}\n")  # a file beside the functions: left alone
+
+    assert compile_bytecode(tmp_path, "python2.7") == 0
+    assert not list(tmp_path.rglob("*.pyc"))
+
+    runtime = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    assert compile_bytecode(tmp_path, runtime) == 1
+    pyc = importlib.util.cache_from_source(str(module))
+    flags = int.from_bytes(open(pyc, "rb").read()[4:8], "little")
+    assert flags == 0b11, "hash-based and checked (PEP 552): an unzip that resets file times keeps it valid"
