@@ -1,7 +1,8 @@
 """Benchmark: `migrator inventory --from` against each source simulator at its documented rate, and its memory.
 
     bench/inventory [--rows 1000] [--tracks] [--platforms vimeo,wistia,mux,cloudflare,apivideo,...]
-                    [--memory-rows 10000,1000000] [--memory-platforms cloudflare,...] [--skip-rate] [--skip-memory]
+                    [--memory-rows 10000,1000000] [--memory-platforms cloudflare,...] [--store-stand-ins]
+                    [--skip-rate] [--skip-memory]
 
 Not a test: it prints figures. Each simulator runs in a process of its own (its own interpreter),
 on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scratch directory.
@@ -21,7 +22,9 @@ on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scrat
             page of any source), on the fast path: no rate limit at the simulator, no pacing, no
             track look-ups. The figure is the
             subprocess's own peak RSS (bench.peak): rows stream to disk and repeats are remembered on
-            disk, so it must not grow with the library.
+            disk, so it must not grow with the library. GCS and Azure libraries are the real emulators
+            filled through the SDKs (about 100 and 200 objects a second); --store-stand-ins lists
+            them from bench.store_listings instead, for the sizes no emulator fills in a session.
 """
 
 from __future__ import annotations
@@ -59,9 +62,16 @@ DOCUMENTED = {
 FAST = ["--read-rate", "0", "--budget-quota", "0"]
 
 
-def start_library(platform: str, rows: int, extra: list[str], log_dir: Path) -> tuple[SimProcess, dict, str]:
+def start_library(
+    platform: str, rows: int, extra: list[str], log_dir: Path, stand_in: bool = False
+) -> tuple[SimProcess, dict, str]:
     from infra.storage_emulators import STORE_PLATFORMS, StoreLibrary
 
+    if platform in STORE_PLATFORMS and stand_in:  # list pages only: what a memory run asks (bench.store_listings)
+        from bench.store_listings import StoreListing
+
+        listing = StoreListing(platform, rows).start()
+        return listing, {platform: listing.credentials}, listing.url
     if platform in STORE_PLATFORMS:
         store = StoreLibrary(platform, rows).start()
         return store, {platform: store.credentials}, store.url
@@ -111,10 +121,10 @@ def child(platform: str, base: str, credentials: str, rows: int) -> None:
     print(json.dumps(figures))
 
 
-def bench_memory(sizes: list[int], scratch: Path, platform: str = "cloudflare") -> list[dict]:
+def bench_memory(sizes: list[int], scratch: Path, platform: str = "cloudflare", stand_in: bool = False) -> list[dict]:
     results = []
     for rows in sizes:
-        sim, credentials, base = start_library(platform, rows, FAST, scratch)
+        sim, credentials, base = start_library(platform, rows, FAST, scratch, stand_in)
         try:
             command = [sys.executable, "-m", "bench.inventory", "--child", platform, base, json.dumps(credentials)]
             done = subprocess.run([*command, str(rows)], cwd=ROOT, capture_output=True, text=True)
@@ -141,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--memory-platforms", default="cloudflare", help="sources whose sweep's memory is measured (default cloudflare)"
     )
+    parser.add_argument(
+        "--store-stand-ins",
+        action="store_true",
+        help="memory runs of gcs and azure list pages from bench.store_listings, not the emulators (which take"
+        " hours to fill with a million objects)",
+    )
     parser.add_argument("--skip-rate", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--child", nargs=4, metavar=("PLATFORM", "URL", "CREDENTIALS", "ROWS"), help=argparse.SUPPRESS)
@@ -159,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         rate = [] if args.skip_rate else bench_rate(platforms, args.rows, args.tracks, scratch)
         sizes = [int(n) for n in args.memory_rows.split(",")]
         memory_platforms = [p for p in args.memory_platforms.split(",") if p]
-        memory = [] if args.skip_memory else [m for p in memory_platforms for m in bench_memory(sizes, scratch, p)]
+        memory = []
+        for platform in [] if args.skip_memory else memory_platforms:
+            memory += bench_memory(sizes, scratch, platform, args.store_stand_ins)
     print()
     if rate:
         tracks = "on" if args.tracks else "off"
