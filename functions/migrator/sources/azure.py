@@ -41,7 +41,7 @@ import binascii
 import hashlib
 import hmac
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -55,6 +55,7 @@ from .objects import listed, object_row, object_unfetchable, settings_of, sort_o
 
 SAS_VERSION = "2025-11-05"
 PAGE_SIZE = 5000
+XML_SLICE = 64 * 1024  # characters of a List Blobs answer parsed at a time
 LINK_TTL_S = 24 * 3600  # the stack's presigned S3 links live as long (settings.presign_expiry_s)
 API_TTL_S = 900
 _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
@@ -141,6 +142,30 @@ def blob_of_xml(node: ElementTree.Element) -> dict:
     }
 
 
+def read_blob_list(text: str, take: Callable[[dict], None]) -> str:
+    """Hand each `<Blob>` of a List Blobs answer (`EnumerationResults/Blobs/Blob`) to `take` as it is parsed,
+    and return the answer's NextMarker ("" at the end). The answer is parsed a slice at a time and each blob
+    dropped once taken: a page of 5,000 held whole as a tree cost a sweep about 30 MiB (71 MiB against the
+    other sources' 40 to 47). A body that is not XML raises ElementTree.ParseError."""
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    path: list[str] = []
+    marker = ""
+    for at in range(0, max(len(text), 1), XML_SLICE):
+        parser.feed(text[at : at + XML_SLICE])
+        for event, node in parser.read_events():
+            if event == "start":
+                path.append(node.tag)
+                continue
+            path.pop()
+            if node.tag == "Blob" and len(path) == 2 and path[1] == "Blobs":
+                take(blob_of_xml(node))
+                node.clear()
+            elif node.tag == "NextMarker" and len(path) == 1:
+                marker = node.text or ""
+    parser.close()
+    return marker.strip()
+
+
 def blob_of_headers(name: str, headers: Mapping[str, str]) -> dict:
     """Get Blob Properties' headers in the listing's shape."""
     lower = {k.lower(): v for k, v in headers.items()}
@@ -221,14 +246,11 @@ class AzureSource(HttpSource):
         answer = self.call("GET", f"{endpoint}/{creds.container}", params={**params, **sas})
         if answer.status != 200:
             raise self.failure(answer, "the blob list")
+        page = Page()
         try:
-            root = ElementTree.fromstring(answer.text)
+            following = read_blob_list(answer.text, lambda blob: self._take(page, creds, blob, since))
         except ElementTree.ParseError:
             raise SourceError("azure: the blob list is not the XML List Blobs answers") from None
-        page = Page()
-        for node in root.iterfind("./Blobs/Blob"):
-            self._take(page, creds, blob_of_xml(node), since)
-        following = (root.findtext("NextMarker") or "").strip()
         if following and following != cursor and len(following) <= 4096:
             page.cursor = following
         return page
