@@ -1,4 +1,7 @@
-"""Inventory reading for `migrator load`: rows, their line numbers, the reasons bad rows are bad, repeats, S3 ids."""
+"""Inventory reading for `migrator load`: rows, their line numbers, the reasons bad rows are bad, repeats, S3 ids.
+
+Long (about 700 lines, 50 tests) as a table of bad inputs is long: each test is one kind of row and the
+reason it is refused with, and stands alone."""
 
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ No network: a recording session answers with canned bodies. The bodies marked "d
 are the providers' own examples (Mux's OpenAPI file, Cloudflare's Stream docs, api.video's
 OpenAPI file and docs), so a misreading of a field name or a status fails here, before
 any emulator run could hide it behind our own simulator's matching misreading.
+
+Long (about 700 lines, 40 tests) as a table is long: each test is one documented behaviour of one
+adapter and stands alone (the newer targets, Bunny and Vimeo, have modules of their own).
 """
 
 from __future__ import annotations
