@@ -17,6 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import requests
@@ -48,21 +49,67 @@ def healthy(endpoint: str) -> bool:
         return False
 
 
-# A Lambda worker's cold start unpacks its package (42 MB, 3,900 files) into the emulator's TMPDIR: 5.5 s on
-# this machine's disk against 0.6 s in memory, and a test run starts about 200 workers. Memory is used when
-# it has room for every worker a run keeps at once (about 45 MB each, a few dozen per emulator).
+# A Lambda worker's cold start unpacks its package (51 MB with its bytecode, 4,300 files) into the emulator's
+# TMPDIR: 5.5 s on this machine's disk against 0.6 s in memory, and a test run starts about 200 workers (on
+# disk the suite took 983 s against 875 s, at f9302e7 with WORKER_IDLE_S). But a tmpfs is memory, held as long
+# as each worker lives: a three-worker run with ministack's 5-minute idle workers held 12 GB there beside
+# 11 GB of processes, and the kernel killed an emulator on this 23 GB machine; with WORKER_IDLE_S the run
+# peaked at 16.4 GiB in use, tmpfs included. So memory is used only where more than that is available.
 MEMORY_SCRATCH = Path("/dev/shm")
 MEMORY_SCRATCH_MIN_FREE = 6 * 1024**3
+MEMORY_SCRATCH_MIN_AVAILABLE = 18 * 1024**3
 
 
-def scratch_parent(memory: Path = MEMORY_SCRATCH, min_free: int = MEMORY_SCRATCH_MIN_FREE) -> str | None:
-    """Where the emulator's scratch directory goes: `memory` (a tmpfs) when it exists, is writable and has
-    `min_free` bytes free; else None, the system's temp directory."""
+def memory_available(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """The kernel's estimate of the memory available to new work (MemAvailable), in bytes; None off Linux."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def scratch_parent(
+    memory: Path = MEMORY_SCRATCH,
+    min_free: int = MEMORY_SCRATCH_MIN_FREE,
+    min_available: int = MEMORY_SCRATCH_MIN_AVAILABLE,
+    available: Callable[[], int | None] = memory_available,
+) -> str | None:
+    """Where the emulator's scratch directory goes: `memory` (a tmpfs) when it exists, is writable, has
+    `min_free` bytes free and the machine `min_available` bytes of memory available; else None, the system's
+    temp directory."""
     try:
         usage = shutil.disk_usage(memory)
     except OSError:
         return None
-    return str(memory) if os.access(memory, os.W_OK) and usage.free >= min_free else None
+    if not os.access(memory, os.W_OK) or usage.free < min_free:
+        return None
+    room = available()
+    return str(memory) if room is not None and room >= min_available else None
+
+
+# Seconds a Lambda worker beyond each function's first may sit idle before the emulator ends it (ministack's
+# own default is 300). A warm worker holds about 125 MB: its process and its package unpacked in the scratch
+# directory, in memory. A test run's three emulators start about 200 workers, and kept for 5 minutes idle
+# they ran this 23 GB machine out of memory (an emulator killed by the kernel at 12 GB of /dev/shm). A worker
+# ended too soon costs one cold start, about 1.5 s.
+WORKER_IDLE_S = 60
+
+
+def emulator_environment(port: int, scratch: str, base: Mapping[str, str]) -> dict[str, str]:
+    """The emulator's environment: `base` (the caller's), the dummy credentials, loopback only, `scratch` as
+    its TMPDIR, and idle workers ended after WORKER_IDLE_S unless `base` sets LAMBDA_WARM_TTL_SECONDS."""
+    return {
+        "LAMBDA_WARM_TTL_SECONDS": str(WORKER_IDLE_S),
+        **base,
+        **CREDENTIALS,
+        "BIND_HOST": "127.0.0.1",
+        "GATEWAY_PORT": str(port),
+        "MINISTACK_HOST": "127.0.0.1",
+        "TMPDIR": scratch,  # where it unpacks Lambda code: ours to remove
+    }
 
 
 class Emulator:
@@ -78,14 +125,7 @@ class Emulator:
             raise RuntimeError(f"port {self.port} is in use; stop what runs there or pick another port")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.scratch = tempfile.mkdtemp(prefix=f"migrator-emulator-{self.port}-", dir=scratch_parent())
-        env = {
-            **os.environ,
-            **CREDENTIALS,
-            "BIND_HOST": "127.0.0.1",
-            "GATEWAY_PORT": str(self.port),
-            "MINISTACK_HOST": "127.0.0.1",
-            "TMPDIR": self.scratch,  # where it unpacks Lambda code: ours to remove
-        }
+        env = emulator_environment(self.port, self.scratch, os.environ)
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             [tool("ministack", "ministack")], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

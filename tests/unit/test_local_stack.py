@@ -58,19 +58,27 @@ def test_fast_event_polling_is_for_the_emulator_only_and_an_operators_own_settin
 
 
 def test_the_emulator_unpacks_lambda_code_in_memory_only_where_there_is_room(tmp_path, monkeypatch):
-    """A tmpfs with room for a run's workers is used; one too full, or none, leaves the system's temp directory."""
+    """A tmpfs is used only with room in it and memory to spare for every worker a run keeps; else the system's
+    temp directory (a three-worker run held 12 GB of tmpfs on a 23 GB machine, and the kernel killed an emulator)."""
     import shutil
     from collections import namedtuple
 
-    from infra.emulator import scratch_parent
+    from infra.emulator import memory_available, scratch_parent
 
+    plenty, little = (lambda: 64 * 2**30), (lambda: 12 * 2**30)
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10 * 2**30, 2 * 2**30, 8 * 2**30))
-    assert scratch_parent(tmp_path, min_free=6 * 2**30) == str(tmp_path)
-    assert scratch_parent(tmp_path, min_free=9 * 2**30) is None  # too little room left
+    assert scratch_parent(tmp_path, min_free=6 * 2**30, available=plenty) == str(tmp_path)
+    assert scratch_parent(tmp_path, min_free=9 * 2**30, available=plenty) is None  # too little room left
+    assert scratch_parent(tmp_path, min_free=6 * 2**30, available=little) is None  # too little memory
+    assert scratch_parent(tmp_path, min_free=6 * 2**30, available=lambda: None) is None  # no MemAvailable
     monkeypatch.undo()
-    assert scratch_parent(tmp_path / "absent", min_free=0) is None  # no tmpfs here (macOS): the system's
-    assert scratch_parent(tmp_path, min_free=0) == str(tmp_path)
+    assert scratch_parent(tmp_path / "absent", min_free=0, available=plenty) is None  # no tmpfs here (macOS)
+    assert scratch_parent(tmp_path, min_free=0, available=plenty) == str(tmp_path)
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24683612 kB\nMemFree:        23560000 kB\nMemAvailable:   23000000 kB\n")
+    assert memory_available(meminfo) == 23000000 * 1024
+    assert memory_available(tmp_path / "absent") is None
 
 
 def test_the_templates_functions_share_one_runtime_which_is_the_one_read():
@@ -101,3 +109,18 @@ def test_a_build_carries_bytecode_checked_against_its_sources_and_none_for_anoth
     pyc = importlib.util.cache_from_source(str(module))
     flags = int.from_bytes(open(pyc, "rb").read()[4:8], "little")
     assert flags == 0b11, "hash-based and checked (PEP 552): an unzip that resets file times keeps it valid"
+
+
+def test_the_emulator_ends_idle_workers_after_a_minute_unless_told_otherwise():
+    from infra.emulator import WORKER_IDLE_S, emulator_environment
+
+    env = emulator_environment(4599, "/dev/shm/x", {"PATH": "/bin", "AWS_ACCESS_KEY_ID": "real", "TMPDIR": "/tmp"})
+    assert env["LAMBDA_WARM_TTL_SECONDS"] == str(WORKER_IDLE_S) == "60"
+    assert (env["GATEWAY_PORT"], env["TMPDIR"], env["BIND_HOST"], env["PATH"]) == (
+        "4599",
+        "/dev/shm/x",
+        "127.0.0.1",
+        "/bin",
+    )
+    assert env["AWS_ACCESS_KEY_ID"] == "test"  # never the caller's real credentials
+    assert emulator_environment(4599, "/x", {"LAMBDA_WARM_TTL_SECONDS": "300"})["LAMBDA_WARM_TTL_SECONDS"] == "300"
