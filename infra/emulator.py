@@ -51,7 +51,7 @@ def healthy(endpoint: str) -> bool:
 
 # A Lambda worker's cold start unpacks its package (51 MB with its bytecode, 4,300 files) into the emulator's
 # TMPDIR: 5.5 s on this machine's disk against 0.6 s in memory, and a test run starts about 200 workers (on
-# disk the suite took 983 s against 875 s, at f9302e7 with WORKER_IDLE_S). But a tmpfs is memory, held as long
+# disk the suite took 983 s against 875 s, both with WORKER_IDLE_S, 2026-12-04). But a tmpfs is memory, held as long
 # as each worker lives: a three-worker run with ministack's 5-minute idle workers held 12 GB there beside
 # 11 GB of processes, and the kernel killed an emulator on this 23 GB machine; with WORKER_IDLE_S the run
 # peaked at 16.4 GiB in use, tmpfs included. So memory is used only where more than that is available.

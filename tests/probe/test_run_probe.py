@@ -67,7 +67,7 @@ def ffprobe_log(tmp_path):
 
 def test_every_fate_once(server, ffprobe_log, caplog):
     """Every fate a probe run can give an asset, in one run: they share one pool, one summary and one progress
-    count, which are asserted whole, so the table stays in one test (85 lines) rather than eleven."""
+    count, which are asserted whole, so the table stays in one test rather than eleven."""
     ffprobe, log = ffprobe_log
     items = [
         pending("video", server.url("video.mp4")),

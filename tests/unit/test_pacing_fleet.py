@@ -119,7 +119,7 @@ def drain(
     """N assets through `workers` uploaders (MaximumConcurrency) and one pacer item. `observe`
     replaces `Pace.observe` (to measure a design that is not the code's).
 
-    One discrete-event loop of 166 lines, kept whole: the provider's answer, each worker and the tally
+    One discrete-event loop, kept whole although long: the provider's answer, each worker and the tally
     are generators closed over one simulated clock, queue, token bucket and ledger, and read in the
     order a message lives; split apart, each would take that whole state as arguments."""
     rng, faults = random.Random(seed), random.Random(-seed)  # faults apart: the same faults whatever the pacer does
