@@ -68,6 +68,11 @@ class TokenBucket:
         self.rate, self.burst = rate, burst
         self.tokens = min(self.tokens, float(burst))
 
+    def empty(self, now: float) -> None:
+        """What the account's other clients leave after taking every token there was."""
+        self._refill(now)
+        self.tokens = 0.0
+
     def take(self, now: float) -> float | None:
         """Consume one token; return None if allowed, else seconds until one is available."""
         if self.rate <= 0:

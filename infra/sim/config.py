@@ -153,6 +153,7 @@ _KINDS: dict[str, object] = {
     "webhook_early_rate": "float",
     "unavailable_retry_after_max_s": "int",
     "seed": "optint",
+    "others_take": "int",
     "track_lose_rate": "float",
     "track_max_bytes": "int",
     "library_size": "int",
@@ -184,6 +185,7 @@ _FRACTIONS = {
     "track_lose_rate",
 }
 _NON_NEGATIVE = {
+    "others_take",
     "rate",
     "read_rate",
     "latency_ms",
@@ -260,6 +262,10 @@ class SimConfig:
     # An injected 503's Retry-After is a whole number of seconds from 1 to this (1: always 1).
     unavailable_retry_after_max_s: int = 1
     seed: int | None = None
+    # A patch that sets it makes the next N creates find the create bucket just emptied by the account's other
+    # clients (a provider's limit is the account's, shared with its live traffic): each is answered the profile's
+    # 429 and retry hint, however slowly the fleet sends. A test that must see 429s then sees them on any machine.
+    others_take: int = 0
     # ----- added with the documented provider limits (issue 20)
     # Every request that is not a create (list, get, status, auth, webhook) per second, 0 = unlimited: a
     # bucket of its own. None: the profile's (mux 5, others 0).

@@ -86,6 +86,9 @@ class Gate:
                 injected = True
             else:
                 now = time.monotonic()
+                if s.taken_by_others > 0 and s.bucket.rate > 0:
+                    s.taken_by_others -= 1
+                    s.bucket.empty(now)
                 wait = s.bucket.take(now)
                 if wait is not None:
                     s.counters["throttled"] += 1

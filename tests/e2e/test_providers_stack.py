@@ -91,13 +91,15 @@ def test_a_batch_migrates_once_despite_lost_answers_and_a_crash_after_create(dep
 
 def test_429s_with_the_providers_own_headers_are_waited_out(deployed, provider_sim, aws):
     before = provider_sim.stats()
-    provider_sim.patch_config({"rate": 2.0, "burst": 1, "rate_headers": True})
+    # The account's other clients take the bucket's next two tokens: the fleet meets 429s however slowly a
+    # loaded machine sends (the pacer reads the headers and paces under 2/s, so alone it may never meet one).
+    provider_sim.patch_config({"rate": 2.0, "burst": 1, "rate_headers": True, "others_take": 2})
     run = unique(deployed.name)
     ids = [f"{run}/{i}" for i in range(6)]
     send_all(aws("sqs"), deployed.outputs["QueueUrl"], [asset(i) for i in ids])
     items = wait_for_states(aws("dynamodb"), deployed.outputs["LedgerTableName"], ids, {"ready"}, 120)
     stats = grown(provider_sim, before)
-    assert stats["throttled"] > 0, "no 429 was answered: the test would prove nothing"
+    assert stats["throttled"] >= 2, "the others took two tokens: two 429s at least"
     assert provider_sim.stats()["duplicate_videos"] == 0 and stats["videos"] == len(ids)
     assert sum(int(item.get("throttles", 0)) for item in items.values()) >= 1
     assert all(int(item["attempts"]) <= 1 for item in items.values())  # a 429 never spends the budget

@@ -105,6 +105,8 @@ def error_shaped(profile: str, status: int, body: object) -> bool:
         {"token_id": 5},
         {"account_id": ["a"]},
         {"api_key": True},
+        {"others_take": -1},
+        {"others_take": 1.5},
     ],
 )
 def test_new_knobs_are_validated(launch, web, patch):
@@ -267,6 +269,25 @@ def test_rate_changes_act_on_the_bucket_at_once(launch, web):
     # What 100/s earned before the change stays earned; only then does 0.1/s apply.
     assert [api.create(ref=f"d{i}").status_code for i in range(4)] == [201, 201, 201, 429]
     assert sim.stats()["throttled"] == 4
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_others_take_throttles_the_next_creates_however_slow_they_come(launch, web, profile):
+    # A bucket no single client could empty: only the account's other clients (others_take) do.
+    sim = launch(profile, rate=1000, burst=50, rate_headers=True)
+    api = Api(web, sim, profile)
+    assert api.create(ref="before").status_code in (200, 201)
+    sim.patch_config({"others_take": 2})
+    first = api.create(ref="a")
+    time.sleep(0.05)  # what 1000/s earns in 50 ms is refilled, and taken again by the others
+    second = api.create(ref="b")
+    time.sleep(0.05)
+    assert [first.status_code, second.status_code] == [429, 429]
+    assert api.create(ref="c").status_code in (200, 201)  # the others took two; the bucket is ours again
+    assert error_shaped(profile, 429, first.json())
+    told = [e["retry_after_s"] for e in sim.requests_log() if e["status"] == 429]
+    assert len(told) == 2 and all(t is not None and t > 0 for t in told)  # the profile's own retry hint
+    assert sim.stats()["throttled"] == 2 and sim.stats()["creates"] == 2
 
 
 # ----- webhook faults ---------------------------------------------------------------------
