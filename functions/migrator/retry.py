@@ -19,6 +19,10 @@ BACKOFF_CAP_S = 900.0
 # X-RateLimit-Retry-After values above this are absolute epoch seconds, not a delta.
 EPOCH_THRESHOLD = 1_000_000_000
 DEFERRAL_FLOOR_CAP_S = 900.0
+# The first wait for a file the source is preparing. A short video's file is often ready in seconds (Stream's MP4
+# download, Mux's master); a source's poll interval (15 s for Stream, 60 for Kaltura, 600 for Azure's
+# rehydration) is right for a long preparation but, asked once, kept every short one waiting for all of it.
+FIRST_PREPARE_WAIT_S = 5.0
 FREE_RECEIVES = 10
 
 
@@ -76,6 +80,14 @@ def backoff_delay(attempt: int, rng: random.Random) -> float:
     exponent = max(0, min(attempt - 1, 30))
     ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * (2**exponent))
     return rng.uniform(ceiling / 2, ceiling)
+
+
+def prepare_wait(poll_s: float, waited_s: float, left_s: float) -> float:
+    """Seconds until a file the source is preparing is asked about again: FIRST_PREPARE_WAIT_S at first, then as
+    long as the asset has waited so far (each wait about doubles the whole), never longer than the source's
+    `poll_s` (a long preparation costs a few more reads than before, not a wait of its own), and never more than a
+    second past the `left_s` that SourcePrepareTimeoutSeconds leaves (the ask after it fails the asset)."""
+    return max(0.0, min(poll_s, max(FIRST_PREPARE_WAIT_S, waited_s), left_s + 1.0))
 
 
 def deferral_floor(receive_count: int) -> float:

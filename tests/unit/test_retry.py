@@ -8,11 +8,13 @@ from migrator.retry import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
     DEFAULT_THROTTLE_S,
+    FIRST_PREPARE_WAIT_S,
     MAX_THROTTLE_S,
     SQS_MAX_VISIBILITY_S,
     backoff_delay,
     deferral_floor,
     parse_retry_after,
+    prepare_wait,
     retry_after_from_headers,
     throttle_delay,
     visibility_for,
@@ -104,3 +106,21 @@ def test_deferral_floor_grows_to_its_cap():
     # The queue's maxReceiveCount (1000, template.yaml) must outlast a long outage: after
     # the doubling phase every receive waits the full cap, over ten days in all.
     assert sum(deferral_floor(n) for n in range(1, 1001)) > 10 * 86_400
+
+
+@pytest.mark.parametrize(
+    ("poll_s", "waited_s", "left_s", "wait_s"),
+    [
+        (15.0, 0.0, 30.0, FIRST_PREPARE_WAIT_S),  # asked once: a short wait, not the source's 15 s
+        (15.0, 6.0, 24.0, 6.0),  # then as long as it has waited: the whole about doubles
+        (15.0, 12.0, 18.0, 12.0),
+        (15.0, 40.0, 600.0, 15.0),  # a long preparation: the source's own interval
+        (600.0, 0.0, 3600.0, FIRST_PREPARE_WAIT_S),  # Azure's rehydration: hours, still asked early once
+        (600.0, 90.0, 3510.0, 90.0),
+        (3.0, 0.0, 30.0, 3.0),  # a source that asks for less than the first wait is asked sooner
+        (60.0, 25.0, 5.0, 6.0),  # 5 s left of the bound: a second past it, where the ask fails the asset
+        (60.0, 35.0, -5.0, 0.0),  # past it already: at once
+    ],
+)
+def test_prepare_wait(poll_s, waited_s, left_s, wait_s):
+    assert prepare_wait(poll_s, waited_s, left_s) == wait_s

@@ -131,10 +131,19 @@ def test_the_provider_is_handed_the_link_made_at_the_create_not_the_reference():
 def test_a_file_being_prepared_defers_the_message_without_an_attempt_or_a_create_slot():
     up, ledger, pacer, provider, _ = uploader(lambda url: Resolution.preparing("Mux is preparing the master", 20.0))
     fate = up.process(record("mux://abc"), NOW + 60)
-    assert fate.kind is FateKind.LATER and fate.pacing and 20 <= fate.delay_s <= 23
+    assert fate.kind is FateKind.LATER and fate.pacing and 5 <= fate.delay_s <= 8  # the first wait is short
     (name, args, _kwargs) = ledger.calls[0]
     assert name == "release_preparing" and args[4] == "Mux is preparing the master"
     assert provider.created == [] and pacer.reserved == 0  # no slot of the provider's rate spent on a wait
+
+
+def test_a_wait_that_has_lasted_waits_as_long_again_up_to_the_sources_interval():
+    previous = {"state": "pending", "attempts": 0, "preparing_since": NOW - 12}
+    up, *_ = uploader(lambda url: Resolution.preparing("Mux is preparing the master", 20.0), previous)
+    assert 12 <= up.process(record("mux://abc"), NOW + 60).delay_s <= 15
+    previous["preparing_since"] = NOW - 300
+    up, *_ = uploader(lambda url: Resolution.preparing("Mux is preparing the master", 20.0), previous)
+    assert 20 <= up.process(record("mux://abc"), NOW + 60).delay_s <= 23
 
 
 def test_a_preparation_past_its_bound_fails_the_asset_with_the_reason():

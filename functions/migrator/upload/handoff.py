@@ -12,6 +12,7 @@ from ..fate import Fate, Outcome, OutcomeKind
 from ..ledger import Claimed, Ledger
 from ..messages import AssetMessage
 from ..providers import CredentialsError
+from ..retry import prepare_wait
 from ..settings import Settings
 from ..sources import Resolution, ResolutionKind, Resolver
 from .attempt import back_to
@@ -79,7 +80,7 @@ class SourceHandOff:
             self.ledger.fail_preparing(msg.asset_id, claim.token, error, now)
             metrics.add_metric(name="SourceNeverReady", unit=MetricUnit.Count, value=1)
             return Fate.finished(error)
-        delay = min(resolution.retry_after or 30.0, limit - waited + 1.0) + self.rng.uniform(0, 3)
+        delay = prepare_wait(resolution.retry_after or 30.0, waited, limit - waited) + self.rng.uniform(0, 3)
         self.ledger.release_preparing(msg.asset_id, claim.token, back_to(claim), now + delay, reason, now)
         metrics.add_metric(name="SourcePreparing", unit=MetricUnit.Count, value=1)
         logger.info("source preparing; back in %.0f s: %s", delay, reason)
