@@ -132,12 +132,13 @@ def wait_for_quiet_ledger(dynamodb, table: str, quiet_s: float = QUIET_S, timeou
 
 def drain(aws, outputs: dict, ids: list[str], cli: list[str], timeout_s: float = 420) -> dict:
     """Until every asset is terminal, running reconcile as an operator would while it drains: what a dead
-    worker left (its lease run out) is healed, a video whose webhook was lost is polled."""
+    worker left (its lease run out) is healed, a video whose webhook was lost is polled. Reconcile runs first:
+    the old release's callbacks were never sent, so its videos wait for the poll whatever the drain does."""
     deadline = time.time() + timeout_s
     while True:
+        assert main(["reconcile", "--heal-after", "5", "--poll-after", "5", "--json", *cli]) in (0, 1)
         try:
             return wait_for_states(aws("dynamodb"), outputs["LedgerTableName"], ids, {"ready", "rejected"}, 20)
         except AssertionError:
             if time.time() > deadline:
                 raise
-        assert main(["reconcile", "--heal-after", "5", "--poll-after", "5", "--json", *cli]) in (0, 1)
