@@ -35,6 +35,9 @@ MAX_TRACK_ATTEMPTS = 5
 # file still being ingested) before the track fails: at the delays below, about a day.
 MAX_TRACK_WAITS = 60
 WAIT_BASE_S, WAIT_CAP_S = 15.0, 1800.0
+# A track handed to a provider that fetches it (Mux) is looked at after this: a caption file is fetched in a
+# second or two; one still being fetched then is waited for as any track the provider is not ready for.
+SUBMITTED_LOOK_S = 5.0
 # How long a claim on a track lasts past the worker's own deadline (as the asset's lease).
 LEASE_MARGIN_S = 5.0
 
@@ -92,8 +95,7 @@ def decide(
     if kind is TrackResult.ATTACHED:
         return TrackMove(TrackState.ATTACHED, remote_track_id=outcome.remote_track_id)
     if kind is TrackResult.SUBMITTED:
-        delay = min(WAIT_CAP_S, WAIT_BASE_S)
-        return TrackMove(TrackState.PENDING, retry_at=now + delay, submitted=True)
+        return TrackMove(TrackState.PENDING, retry_at=now + SUBMITTED_LOOK_S, submitted=True)
     if kind is TrackResult.WAITING:
         if waits + 1 >= MAX_TRACK_WAITS:
             error = f"{outcome.error or 'the provider was not ready for the track'}, {waits + 1} times in a row"

@@ -9,6 +9,7 @@ import pytest
 from migrator.messages import Track, track_key
 from migrator.tracks import (
     MAX_TRACK_WAITS,
+    SUBMITTED_LOOK_S,
     TrackMove,
     TrackOutcome,
     TrackResult,
@@ -78,6 +79,8 @@ def test_waiting_grows_and_at_last_fails_with_the_reason():
 
 def test_a_submitted_track_is_marked_so_the_next_pass_looks_before_it_sends_again():
     assert move(R.SUBMITTED).submitted and not move(R.ATTACHED).submitted
+    # Looked at sooner than a track the provider was not ready for: a caption file is fetched in seconds.
+    assert move(R.SUBMITTED).retry_at == NOW + SUBMITTED_LOOK_S < move(R.WAITING).retry_at
 
 
 # --- arming ------------------------------------------------------------------------------------------
