@@ -262,9 +262,9 @@ class SimConfig:
     # An injected 503's Retry-After is a whole number of seconds from 1 to this (1: always 1).
     unavailable_retry_after_max_s: int = 1
     seed: int | None = None
-    # A patch that sets it makes the next N creates find the create bucket just emptied by the account's other
-    # clients (a provider's limit is the account's, shared with its live traffic): each is answered the profile's
-    # 429 and retry hint, however slowly the fleet sends. A test that must see 429s then sees them on any machine.
+    # The next N creates find the create bucket just emptied by the account's other clients (a provider's limit is
+    # the account's, shared with its live traffic): each is answered the profile's 429 and retry hint, however
+    # slowly the fleet sends, and counts this down. A test that must see 429s then sees them on any machine.
     others_take: int = 0
     # ----- added with the documented provider limits (issue 20)
     # Every request that is not a create (list, get, status, auth, webhook) per second, 0 = unlimited: a

@@ -86,8 +86,8 @@ class Gate:
                 injected = True
             else:
                 now = time.monotonic()
-                if s.taken_by_others > 0 and s.bucket.rate > 0:
-                    s.taken_by_others -= 1
+                if s.config.others_take > 0 and s.bucket.rate > 0:  # the live config: `cfg` is this request's copy
+                    s.config.others_take -= 1
                     s.bucket.empty(now)
                 wait = s.bucket.take(now)
                 if wait is not None:

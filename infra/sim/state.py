@@ -70,7 +70,7 @@ class SimState:
         self.bucket = TokenBucket(cfg.rate, cfg.burst, now)  # creates
         self.read_bucket = TokenBucket(cfg.read_rate, cfg.read_burst, now)  # every other request
         self.budget = Budget(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)  # every call
-        self.taken_by_others = 0  # creates left that find the bucket emptied by others (config.others_take)
+        self.config.others_take = 0  # what the account's other clients would still take is forgotten too
         self.library = LibraryState()  # a source's library: what changed in it (library.py)
         # Bumped on reset so completions and deliveries scheduled before it become no-ops.
         self.generation += 1
@@ -98,8 +98,6 @@ class SimState:
             self._configure_limits()
             if "seed" in changes:
                 self._seed_rngs()
-            if "others_take" in changes:
-                self.taken_by_others = self.config.others_take
             return self.config.to_dict()
 
     def _configure_limits(self) -> None:

@@ -92,7 +92,7 @@ def test_a_batch_migrates_once_despite_lost_answers_and_a_crash_after_create(dep
 def test_429s_with_the_providers_own_headers_are_waited_out(deployed, provider_sim, aws):
     before = provider_sim.stats()
     # The account's other clients take the bucket's next two tokens: the fleet meets 429s however slowly a
-    # loaded machine sends (the pacer reads the headers and paces under 2/s, so alone it may never meet one).
+    # loaded machine sends (the pacer reads the headers and paces at 98 % of 2/s: alone it may never meet one).
     provider_sim.patch_config({"rate": 2.0, "burst": 1, "rate_headers": True, "others_take": 2})
     run = unique(deployed.name)
     ids = [f"{run}/{i}" for i in range(6)]

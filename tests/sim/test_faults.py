@@ -288,6 +288,7 @@ def test_others_take_throttles_the_next_creates_however_slow_they_come(launch, w
     told = [e["retry_after_s"] for e in sim.requests_log() if e["status"] == 429]
     assert len(told) == 2 and all(t is not None and t > 0 for t in told)  # the profile's own retry hint
     assert sim.stats()["throttled"] == 2 and sim.stats()["creates"] == 2
+    assert sim.config_dict()["others_take"] == 0  # counted down as they were taken
 
 
 # ----- webhook faults ---------------------------------------------------------------------
