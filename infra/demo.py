@@ -2,8 +2,9 @@
 
     infra/demo [--provider generic|mux|cloudflare|apivideo|jwplayer|bunny|vimeo] [--assets 500]
                [--provider-rate 20] [--keep]
-    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|jwplayer|kaltura|brightcove|gcs|azure|dropbox
+    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|jwplayer|kaltura|brightcove|gcs|azure|dropbox|s3
                --provider mux   (any pair)
+    infra/demo --matrix [--only vimeo-mux,sample-bunny]   (every source, every target: infra/matrix.py)
 
 It starts the emulator and a rate-limited provider simulator speaking the chosen
 provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
@@ -38,6 +39,7 @@ from pathlib import Path
 import requests
 from botocore.exceptions import BotoCoreError, ClientError
 from migrator.providers import PROVIDERS
+from migrator_cli.audit import paced
 from migrator_cli.main import main as migrator
 from migrator_cli.status import gather
 from migrator_cli.target import resolve
@@ -45,6 +47,7 @@ from migrator_cli.target import resolve
 from .captions import SRT, VTT, FileServer, body
 from .localrun import LocalRun
 from .sim.media import mux_host_flags
+from .storage_emulators import LIBRARY_NAME
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
@@ -127,9 +130,12 @@ def write_inventory(path: Path, count: int, captions: str | None = None) -> list
 
 def list_source(run: LocalRun, path: Path) -> tuple[list[str], int]:
     """`migrator inventory --from <platform>` against the source simulator; (the ids written, unfetchable)."""
-    credentials = path.with_name(path.name + ".credentials.json")
-    credentials.write_text(json.dumps(run.source_credentials), encoding="utf-8")
-    argv = ["inventory", "--from", run.source, "--source-url", run.source_url, "--credentials", str(credentials)]
+    if run.source == "s3":  # the stack's own bucket in this emulator
+        argv = ["inventory", "--from", "s3", "--s3", f"s3://{LIBRARY_NAME}/library/", "--endpoint-url", run.endpoint]
+    else:
+        credentials = path.with_name(path.name + ".credentials.json")
+        credentials.write_text(json.dumps(run.source_credentials), encoding="utf-8")
+        argv = ["inventory", "--from", run.source, "--source-url", run.source_url, "--credentials", str(credentials)]
     argv += ["-o", str(path), "--mark-file", str(path.with_name(path.name + ".mark.json"))]
     # The source simulator has no rate limit here; a real platform's documented one is the default pace.
     argv += ["--rate", "50"]
@@ -146,16 +152,31 @@ def cli(run: LocalRun, *args: str) -> int:
     return migrator([*args, "--outputs", str(run.outputs_path), "--endpoint", run.endpoint])
 
 
-def problems_of(unresolved: int, duplicates: int, unsettled: int, verified: bool, pending_tracks: int) -> str | None:
+@dataclass(frozen=True)
+class Outcome:
+    """What the summary found, for the verdict."""
+
+    unresolved: int
+    duplicates: int
+    unsettled: int
+    verified: bool
+    pending_tracks: int
+    tracks_waited_s: float
+    private_not_signed: int = 0
+
+
+def problems_of(found: Outcome) -> str | None:
     """Why the demo is not OK, the first reason an operator should act on; None when it is."""
-    if unresolved:
-        return f"{unresolved} unresolved"
-    if duplicates or unsettled > 0:
-        return f"{duplicates} duplicate videos, {max(unsettled, 0)} assets never settled"
-    if not verified:
+    if found.unresolved:
+        return f"{found.unresolved} unresolved"
+    if found.duplicates or found.unsettled > 0:
+        return f"{found.duplicates} duplicate videos, {max(found.unsettled, 0)} assets never settled"
+    if found.private_not_signed:
+        return f"{found.private_not_signed} private rows not signed at the provider (privacy widened)"
+    if not found.verified:
         return "parity check failed"
-    if pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
-        return f"{pending_tracks} caption tracks still pending after {TRACKS_SETTLE_S} s"
+    if found.pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
+        return f"{found.pending_tracks} caption tracks still pending after a wait of {found.tracks_waited_s:.0f} s"
     return None
 
 
@@ -229,6 +250,10 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.matrix:
+        from .matrix import run as run_matrix
+
+        return run_matrix(args.only, args.assets if args.assets_given else None)
     captions = caption_server()
     run = local_run(args, captions.origin)
     wall_start = time.time()
@@ -283,10 +308,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "gcs",
             "azure",
             "dropbox",
+            "s3",
         ],
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
-    parser.add_argument("--assets", type=int, default=500, help="sample library size (default 500)")
+    parser.add_argument("--assets", type=int, help="sample library size (default 500)")
     parser.add_argument(
         "--provider-rate", type=float, default=20, help="creates/s the simulated provider allows (default 20)"
     )
@@ -294,7 +320,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--keep", action="store_true", help="leave the emulator, simulator and stack running at the end"
     )
+    parser.add_argument(
+        "--matrix",
+        action="store_true",
+        help="run the demo matrix: every source to a target and every target from the sample, one demo each,"
+        " one line a pair; exits non-zero if any pair is not OK (--assets applies to each)",
+    )
+    parser.add_argument("--only", metavar="PAIRS", help="with --matrix: only these pairs (vimeo-mux,sample-bunny)")
     args = parser.parse_args(argv)
+    args.assets_given = args.assets is not None
+    args.assets = args.assets if args.assets_given else 500
+    if args.only and not args.matrix:
+        parser.error("--only goes with --matrix")
     if args.assets < 10:
         parser.error("--assets must be at least 10")
     return args
@@ -349,6 +386,7 @@ class Walk:
     drain_s: float
     verified: bool
     verify_result: str
+    tracks_waited_s: float
 
 
 def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
@@ -359,7 +397,7 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     cli(run, "load", str(inventory))
     print("\n$ migrator status --watch   (compact)")
     counts, drain_s = watch(run, expected, args.timeout)
-    settle_tracks(run, timeout_s=TRACKS_SETTLE_S)
+    _, tracks_waited_s = settle_tracks(run, timeout_s=TRACKS_SETTLE_S)
     print("\n$ migrator status")
     time.sleep(3)  # the tally follows the ledger's stream within a few seconds
     cli(run, "status", "--window", "5")
@@ -374,7 +412,7 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     cli(run, "export", "-o", str(cutover), *hosts)
     print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
     verify_code, verify_result = teed(cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts)
-    return Walk(counts, drain_s, verify_code == 0, verify_result)
+    return Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s)
 
 
 def print_summary(
@@ -398,8 +436,8 @@ def print_summary(
         print("rejected, by reason:")
     for reason, n in reasons.most_common():
         print(f"  {n:>4}  {reason}")
-    fidelity, track_states = fidelity_lines(run)
-    for line in fidelity:
+    fidelity = fidelity_of(run)
+    for line in fidelity.lines:
         print(line)
     print(f"429s absorbed         {stats['throttled']}")
     print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
@@ -407,56 +445,106 @@ def print_summary(
     print(f"parity (verify)       {verify_result or 'no result (above)'}")
     print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
     settled = counts.get("ready", 0) + counts.get("rejected", 0)
-    failed_tracks = track_states.get("failed", 0)
+    failed_tracks = fidelity.tracks.states.get("failed", 0)
     problems = problems_of(
-        unresolved, stats["duplicate_videos"], len(ids) - settled, verified, track_states.get("pending", 0)
+        Outcome(
+            unresolved=unresolved,
+            duplicates=stats["duplicate_videos"],
+            unsettled=len(ids) - settled,
+            verified=verified,
+            pending_tracks=fidelity.tracks.pending,
+            tracks_waited_s=walk.tracks_waited_s,
+            private_not_signed=fidelity.private - fidelity.private_signed,
+        )
     )
     ok = problems is None
     print("result                " + result_line(ok, problems or "", verify_result, failed_tracks))
     return 0 if ok else 1
 
 
-def settle_tracks(run: LocalRun, timeout_s: float) -> None:
-    """Wait until no ready asset has a caption track still pending (each attached or failed), so the status
-    that follows counts every track in its final state. The tracks queue being empty is not enough: a track
-    the provider is still fetching is asked about again by a delayed message, which no queue depth counts."""
-    from migrator.tracks import counts as track_counts
+@dataclass(frozen=True)
+class TrackTally:
+    """The caption tracks of the ready videos, as the ledger holds them: by state, the failures' reasons,
+    and the tracks of videos whose tracks the tracks worker has not armed yet (`unarmed`: their row names
+    them, no state does), which are as pending as a track the provider is still fetching."""
 
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        pending = sum(
-            track_counts(i["track_states"]).get("pending", 0) for i in run.items("ready") if i.get("track_states")
-        )
-        if not pending:
-            return
-        time.sleep(2)
+    states: Counter
+    why_failed: Counter
+    unarmed: int
+
+    @property
+    def pending(self) -> int:
+        return self.states.get("pending", 0) + self.unarmed
 
 
-def fidelity_lines(run: LocalRun) -> tuple[list[str], Counter]:
-    """What arrived besides the bytes: caption tracks by state (and why the failed ones failed), and
-    whether each row asked to be private is private at the provider, read back from the simulator."""
+def tally_tracks(ready: list[dict]) -> TrackTally:
+    """Count the tracks of `ready` ledger items (pure): each armed track by its state, each track a row
+    names for a video it is not armed for (`tracks_video` is not the item's `remote_id`) as unarmed."""
+    from migrator.messages import parse_tracks
     from migrator.tracks import counts as track_counts
     from migrator.tracks import failures as track_failures
 
-    target = resolve(None, str(run.outputs_path), run.endpoint, None)
-    provider = target.provider()
-    provider.http.session.trust_env = False  # the simulator is on loopback
-    ready = run.items("ready")
     states: Counter = Counter()
     why: Counter = Counter()
+    unarmed = 0
     for item in ready:
         track_states = item.get("track_states")
-        if isinstance(track_states, dict):
+        if item.get("tracks_video") == item.get("remote_id") and isinstance(track_states, dict):
             states.update(track_counts(track_states))
             why.update(reason[:70] for _, reason in track_failures(track_states))
-    if sum(states.values()) == 0 and not provider.takes_tracks:
+        elif item.get("tracks"):
+            named = parse_tracks(item["tracks"])
+            unarmed += len(named) if isinstance(named, tuple) else 0
+    return TrackTally(states, why, unarmed)
+
+
+def settle_tracks(run: LocalRun, timeout_s: float, sleep=time.sleep, clock=time.time) -> tuple[TrackTally, float]:
+    """Wait until no ready video has a caption track pending (each attached or failed, and none unarmed), so
+    the status that follows counts every track in its final state; (the tally, the seconds really waited).
+    The tracks queue being empty is not enough: a track the provider is still fetching is asked about again
+    by a delayed message, which no queue depth counts, and a video's tracks are armed only when the tracks
+    worker first finds it ready."""
+    started = clock()
+    tally = tally_tracks(run.items("ready"))
+    shown = None
+    while tally.pending and clock() - started < timeout_s:
+        if tally.pending != shown:
+            print(f"[demo] waiting for {tracks_waiting(tally)} (at most {timeout_s:.0f} s)")
+            shown = tally.pending
+        sleep(2)
+        tally = tally_tracks(run.items("ready"))
+    return tally, clock() - started
+
+
+def tracks_waiting(tally: TrackTally) -> str:
+    """What the tracks wait is for, in words: '12 caption tracks (8 not yet armed)'."""
+    unarmed = f" ({tally.unarmed} not yet armed)" if tally.unarmed else ""
+    return f"{tally.pending} caption tracks{unarmed}"
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """What arrived besides the bytes, read back at the end: the tracks, and the private rows played signed."""
+
+    lines: list[str]
+    tracks: TrackTally
+    private: int
+    private_signed: int
+
+
+def fidelity_of(run: LocalRun) -> Fidelity:
+    """What arrived besides the bytes: caption tracks by state (and why the failed ones failed), and
+    whether each row asked to be private is private at the provider, read back from the simulator."""
+    target = resolve(None, str(run.outputs_path), run.endpoint, None)
+    provider = paced(target.provider())  # read as `migrator audit` reads: a provider's 429 is waited out
+    provider.http.session.trust_env = False  # the simulator is on loopback
+    ready = run.items("ready")
+    tracks = tally_tracks(ready)
+    if not tracks.states and not tracks.unarmed and not provider.takes_tracks:
         lines = [f"caption tracks        none sent: {provider.name} takes no text tracks (--provider mux carries them)"]
     else:
-        lines = [
-            f"caption tracks        {states.get('attached', 0)} attached, {states.get('failed', 0)} failed"
-            + (f", {states.get('pending', 0)} pending" if states.get("pending") else "")
-        ]
-    lines += [f"  {n:>4}  failed: {reason}" for reason, n in why.most_common()]
+        lines = [f"caption tracks        {track_line(tracks)}"]
+    lines += [f"  {n:>4}  failed: {reason}" for reason, n in tracks.why_failed.most_common()]
     private = [i for i in ready if i.get("privacy") in ("private", "signed")]
     default = [i for i in ready if not i.get("privacy")]
     # Read back as `migrator audit` reads the library: the provider's listing, a page a request, paced.
@@ -467,7 +555,16 @@ def fidelity_lines(run: LocalRun) -> tuple[list[str], Counter]:
         f" (read back from the simulator's listing); rows with no privacy: {len(default)}, played"
         f" {target.outputs.get('DefaultPlayback') or 'by DefaultPlayback'}"
     )
-    return lines, states
+    return Fidelity(lines, tracks, len(private), private_at_provider)
+
+
+def track_line(tracks: TrackTally) -> str:
+    """'20 attached, 3 failed, 4 pending (2 not yet armed)': every track the ready rows name, in one state."""
+    states = tracks.states
+    line = f"{states.get('attached', 0)} attached, {states.get('failed', 0)} failed"
+    if tracks.pending:
+        line += f", {tracks.pending} pending" + (f" ({tracks.unarmed} not yet armed)" if tracks.unarmed else "")
+    return line
 
 
 if __name__ == "__main__":

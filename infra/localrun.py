@@ -159,10 +159,15 @@ class LocalRun:
         )
 
     def _start_source(self, manager) -> None:
-        from .storage_emulators import STORE_PLATFORMS, StoreLibrary
+        from .storage_emulators import LIBRARY_NAME, STORE_PLATFORMS, StoreLibrary, fill_s3_library
 
+        size = int(self.source_args[self.source_args.index("--library-size") + 1])
+        if self.source == "s3":  # the library is a bucket in this emulator, which the stack reads as its own
+            fill_s3_library(self.aws("s3"), size)
+            self.params = {"SourceBucketName": LIBRARY_NAME, **self.params}
+            print(f"[run] s3 source: {size} objects in s3://{LIBRARY_NAME}/library/ on {self.endpoint}")
+            return
         if self.source in STORE_PLATFORMS:  # an object store: its emulator, holding the library
-            size = int(self.source_args[self.source_args.index("--library-size") + 1])
             self.source_sim = StoreLibrary(self.source, size).start()
             creds, args = self.source_sim.credentials, [f"{size} objects, in the {self.source} emulator"]
         else:

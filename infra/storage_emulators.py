@@ -274,6 +274,24 @@ MEDIA = b"\x00\x00\x00\x18ftypmp42" * 64
 FILL_THREADS, FILL_CHUNK = 8, 10_000
 
 
+def fill_s3_library(s3, size: int, threads: int = FILL_THREADS) -> None:
+    """The demo's S3 library in the emulator's S3: `size` objects under library/ in LIBRARY_NAME, every other
+    titled in its metadata, every 50th an image (no video: left out of the listing, by its extension)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    s3.create_bucket(Bucket=LIBRARY_NAME)
+
+    def upload(i: int) -> None:
+        image = i % 50 == 49
+        name = f"library/video-{i:07d}.{'png' if image else 'mp4'}"
+        meta = {"title": f"Library video {i}"} if i % 2 else {}
+        kind = "image/png" if image else "video/mp4"
+        s3.put_object(Bucket=LIBRARY_NAME, Key=name, Body=MEDIA, ContentType=kind, Metadata=meta)
+
+    with ThreadPoolExecutor(threads) as pool:  # boto3's clients are thread-safe
+        list(pool.map(upload, range(size)))
+
+
 class StoreLibrary:
     """A library in an object store's emulator, for local runs (infra/demo --from gcs|azure): `size` videos under
     library/, every other titled in its metadata, every 50th stored as an image (unfetchable, with its reason).

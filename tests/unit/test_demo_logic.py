@@ -76,13 +76,118 @@ def test_the_result_line_says_every_only_when_verify_checked_every_asset_and_nam
     assert result_line(False, "3 unresolved", "", 0) == "NOT OK: 3 unresolved"
 
 
-def test_the_demo_is_not_ok_while_a_caption_track_is_still_pending():
-    """A track the provider never confirmed is not known to have arrived: the result says so instead of OK
-    (the Stream -> Mux demo once ended "OK" with 24 of 24 tracks pending)."""
-    from infra.demo import TRACKS_SETTLE_S, problems_of
+def outcome(**given):
+    from infra.demo import Outcome
 
-    assert problems_of(0, 0, 0, True, 0) is None
-    assert problems_of(0, 0, 0, True, 24) == f"24 caption tracks still pending after {TRACKS_SETTLE_S} s"
-    assert problems_of(3, 0, 3, True, 24) == "3 unresolved"  # the first reason to act on comes first
-    assert problems_of(0, 1, 0, True, 0) == "1 duplicate videos, 0 assets never settled"
-    assert problems_of(0, 0, 0, False, 0) == "parity check failed"
+    fields = dict(unresolved=0, duplicates=0, unsettled=0, verified=True, pending_tracks=0, tracks_waited_s=0.0)
+    return Outcome(**{**fields, **given})
+
+
+@pytest.mark.parametrize(
+    "given, problem",
+    [
+        ({}, None),
+        # A track the provider never confirmed is not known to have arrived: the result says so instead of OK
+        # (the Stream -> Mux demo once ended "OK" with 24 of 24 tracks pending), with the wait it really made
+        # (it once claimed a wait of 180 s that had returned at once).
+        ({"pending_tracks": 24, "tracks_waited_s": 181.4}, "24 caption tracks still pending after a wait of 181 s"),
+        ({"pending_tracks": 30, "tracks_waited_s": 0.2}, "30 caption tracks still pending after a wait of 0 s"),
+        ({"unresolved": 3, "unsettled": 3, "pending_tracks": 24}, "3 unresolved"),  # the first reason to act on
+        ({"duplicates": 1}, "1 duplicate videos, 0 assets never settled"),
+        ({"verified": False}, "parity check failed"),
+        ({"private_not_signed": 2, "verified": False}, "2 private rows not signed at the provider (privacy widened)"),
+    ],
+)
+def test_the_demo_names_the_first_reason_it_is_not_ok(given, problem):
+    from infra.demo import problems_of
+
+    assert problems_of(outcome(**given)) == problem
+
+
+def ready(asset: str, remote: str | None, tracks: int = 0, states: dict | None = None, video: str | None = None):
+    """A ready ledger item: `tracks` caption tracks in its row, `states` armed for `video`."""
+    item = {"asset_id": asset, "state": "ready", "remote_id": remote}
+    if tracks:  # as the ledger keeps a row's tracks: a list of objects
+        languages = ("en", "fr", "de")
+        item["tracks"] = [{"url": f"https://c.example/{n}.vtt", "language": languages[n]} for n in range(tracks)]
+    if states is not None:
+        item["track_states"] = {key: {"state": state, "error": "not a caption file"} for key, state in states.items()}
+        item["tracks_video"] = video or remote
+    return item
+
+
+@pytest.mark.parametrize(
+    "items, attached, failed, pending, unarmed",
+    [
+        ([], 0, 0, 0, 0),
+        ([ready("a", "v1")], 0, 0, 0, 0),  # a video with no tracks waits for nothing
+        # The vimeo -> Mux demo's case: 12 ready videos with tracks, none armed yet: 24 pending, not 0.
+        ([ready(f"a{n}", f"v{n}", tracks=2) for n in range(12)], 0, 0, 24, 24),
+        ([ready("a", "v1", tracks=2, states={"x": "attached", "y": "pending"})], 1, 0, 1, 0),
+        ([ready("a", "v1", tracks=3, states={"x": "attached", "y": "failed", "z": "attached"})], 2, 1, 0, 0),
+        # Armed for an earlier video (a retry made another): this video's tracks are not armed yet.
+        ([ready("a", "v2", tracks=2, states={"x": "attached", "y": "attached"}, video="v1")], 0, 0, 2, 2),
+        # A row whose tracks cannot be read names none the demo can wait for.
+        ([{**ready("a", "v1"), "tracks": "not a list"}], 0, 0, 0, 0),
+    ],
+)
+def test_the_tracks_tally_counts_the_tracks_of_unarmed_videos_as_pending(items, attached, failed, pending, unarmed):
+    from infra.demo import tally_tracks
+
+    tally = tally_tracks(items)
+    assert (tally.states.get("attached", 0), tally.states.get("failed", 0)) == (attached, failed)
+    assert (tally.pending, tally.unarmed) == (pending, unarmed)
+
+
+class Ledger:
+    """A local run whose ready items change with each read, as the tracks worker moves them."""
+
+    def __init__(self, *reads):
+        self.reads = list(reads)
+
+    def items(self, state):
+        assert state == "ready"
+        return self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+
+
+def test_the_tracks_wait_outlasts_videos_not_yet_armed_and_says_what_it_waited(capsys):
+    from infra.demo import settle_tracks
+
+    clock = Clock()
+    unarmed = [ready("a", "v1", tracks=2)]
+    armed = [ready("a", "v1", tracks=2, states={"x": "pending", "y": "attached"})]
+    done = [ready("a", "v1", tracks=2, states={"x": "failed", "y": "attached"})]
+    tally, waited = settle_tracks(Ledger(unarmed, unarmed, armed, done), 180, sleep=clock.sleep, clock=clock)
+    assert (tally.pending, tally.states["failed"], waited) == (0, 1, 6.0)
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "[demo] waiting for 2 caption tracks (2 not yet armed) (at most 180 s)",
+        "[demo] waiting for 1 caption tracks (at most 180 s)",
+    ]
+
+
+def test_the_tracks_wait_gives_up_at_its_limit_and_reports_what_it_really_waited():
+    from infra.demo import settle_tracks
+
+    clock = Clock()
+    tally, waited = settle_tracks(Ledger([ready("a", "v1", tracks=3)]), 10, sleep=clock.sleep, clock=clock)
+    assert (tally.pending, tally.unarmed, waited) == (3, 3, 10.0)
+    clock = Clock()
+    tally, waited = settle_tracks(Ledger([ready("a", "v1")]), 10, sleep=clock.sleep, clock=clock)
+    assert (tally.pending, waited) == (0, 0.0)  # nothing to wait for: no wait, and none claimed
+
+
+@pytest.mark.parametrize(
+    "states, unarmed, line",
+    [
+        ({"attached": 20, "failed": 3}, 0, "20 attached, 3 failed"),
+        ({"attached": 20, "failed": 3, "pending": 4}, 0, "20 attached, 3 failed, 4 pending"),
+        ({"attached": 14, "failed": 2}, 11, "14 attached, 2 failed, 11 pending (11 not yet armed)"),
+    ],
+)
+def test_the_summary_accounts_for_every_track_the_rows_name(states, unarmed, line):
+    from collections import Counter
+
+    from infra.demo import TrackTally, track_line
+
+    assert track_line(TrackTally(Counter(states), Counter(), unarmed)) == line
