@@ -3,8 +3,8 @@
 Documents (apis.support.brightcove.com unless said): "Getting Access Tokens" (oauth/guides), the Player
 Management "OAuth Guide", "CMS API Video Fields Reference", "Using the CMS API: Page Search Results", the CMS
 API reference (BrightcoveLearning/api-references-raml `cms-api/v1/src/video.js`, `asset.js`, `folder.js`),
-"Managing Text Tracks", "Activate/Deactivate or Schedule Videos", "CMS API Folder Fields Reference". Brightcove
-is no target here: creates are not routed.
+"Managing Text Tracks", "Activate/Deactivate or Schedule Videos", "Adding Geo-Filtering", "CMS API Folder Fields
+Reference". Brightcove is no target here: creates are not routed.
 
 - OAuth: `POST /v4/access_token` (oauth.brightcove.com; here on the same port), `Authorization: Basic
   base64(client_id:client_secret)` (the config's token_id / token_secret), `grant_type=client_credentials` in
@@ -20,14 +20,16 @@ is no target here: creates are not routed.
   refused 401 (our choice);
 - a video: the fields reference's `id`, `name`, `description`, `long_description`, `tags`, `created_at`,
   `updated_at`, `published_at` (ISO 8601, as the API's examples write them), `duration` (milliseconds),
-  `state`, `schedule`, `complete`, `folder_id`, `delivery_type`, `reference_id`, `text_tracks`;
+  `state`, `schedule`, `geo`, `complete`, `folder_id`, `delivery_type`, `reference_id`, `text_tracks`;
 - faults in turn (library_unfetchable_every): "processing" (`complete: false`, no renditions yet: "As soon as
   one rendition exists for the video, the complete property will be automatically set to true"; ready with
   library_processing_done), "no_mp4" (a Dynamic Delivery account making only HLS and DASH renditions: "most
   asset endpoints for Dynamic Delivery will return no results", the sources list then holds no MP4);
 - private videos (library_private_every, and those made private since) in turn: `state` INACTIVE; ACTIVE
   scheduled to start in the future; ACTIVE within a schedule window that ends ("Deactivate it", "Schedule it
-  to be playable at some time in the future");
+  to be playable at some time in the future"); ACTIVE geo-restricted to an include list; ACTIVE geo-restricted
+  by an exclude list ("Adding Geo-Filtering": `geo {restricted, exclude_countries, countries}`; the reference's
+  video.js: `geo` null on a video without it, `restricted` and `exclude_countries` false by default);
 - sources: HLS and DASH manifests, and MP4 renditions 640x360, 1280x720 and 1920x1080 (`src`, `container`
   MP4, `codec`, `width`, `height`, `size`, `encoding_rate`, `duration`) on /_media;
 - text tracks (captioned videos): the library's captions `status` published, plus a German `draft` one;
@@ -81,6 +83,11 @@ _ERRORS = {
     "unavailable": ("UNKNOWN", 503),
 }
 RENDITIONS = ((640, 360, 4), (1280, 720, 2), (1920, 1080, 1))  # width, height, size divisor
+# Geo-filtering ("Adding Geo-Filtering", apis.support.brightcove.com/cms/managing-videos/
+# using-cms-api-add-geo-filtering.html): `geo.countries` lower-case ISO 3166 codes, `exclude_countries` true for
+# "viewing is not allowed in countries included in the geo.countries list", false for "viewing is only allowed in
+# those countries". The private videos' fourth and fifth turns: (exclude_countries, countries).
+GEO_TURNS = ((False, ("ph", "in", "my")), (True, ("us", "ca")))
 
 
 def video_id(video: Item) -> str:
@@ -193,20 +200,24 @@ class Brightcove(Profile):
         token = token_for(cfg, int(time.time()) + ttl)
         return Reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": ttl})
 
-    def _privacy(self, cfg: SimConfig, video: Item) -> tuple[str, dict | None]:
-        """(state, schedule) of a video: private ones in turn INACTIVE, scheduled later, within a closing window."""
+    def _privacy(self, cfg: SimConfig, video: Item) -> tuple[str, dict | None, dict | None]:
+        """(state, schedule, geo) of a video: private ones in turn INACTIVE, scheduled later, within a closing
+        window, geo-restricted to an include list, geo-restricted by an exclude list (GEO_TURNS)."""
         if not video.private:
-            return "ACTIVE", None
-        turn = (video.index // max(1, cfg.library_private_every)) % 3
+            return "ACTIVE", None, None
+        turn = (video.index // max(1, cfg.library_private_every)) % (3 + len(GEO_TURNS))
         if turn == 0:
-            return "INACTIVE", None
+            return "INACTIVE", None, None
         if turn == 1:
-            return "ACTIVE", {"starts_at": iso_z(FAR_FUTURE), "ends_at": None}
-        return "ACTIVE", {"starts_at": iso_z(video.created), "ends_at": iso_z(FAR_FUTURE)}
+            return "ACTIVE", {"starts_at": iso_z(FAR_FUTURE), "ends_at": None}, None
+        if turn == 2:
+            return "ACTIVE", {"starts_at": iso_z(video.created), "ends_at": iso_z(FAR_FUTURE)}, None
+        exclude, countries = GEO_TURNS[turn - 3]
+        return "ACTIVE", None, {"restricted": True, "exclude_countries": exclude, "countries": list(countries)}
 
     def render(self, shelf: Shelf, video: Item) -> dict:
         vid = video_id(video)
-        state, schedule = self._privacy(shelf.cfg, video)
+        state, schedule, geo = self._privacy(shelf.cfg, video)
         account = shelf.cfg.account_id or "1"
         return {
             "id": vid,
@@ -222,6 +233,7 @@ class Brightcove(Profile):
             "duration": round(video.duration * 1000),
             "state": state,
             "schedule": schedule,
+            "geo": geo,  # null where the video has no geo-filtering, as the reference's examples show it
             "complete": video.fault != "processing",
             "delivery_type": "dynamic_origin",
             "folder_id": folder_id(video.folder),

@@ -2,7 +2,7 @@
 show them (Brightcove ships no official Python SDK) and by migrator.sources.brightcove, which shares one OAuth
 token across the fleet, lists by updated_at in windows that a deletion cannot shift, names what it cannot fetch
 (no MP4 rendition: the CMS API serves no master), keeps what is still processing pending, and carries the
-privacy of `state` and `schedule`, never wider."""
+privacy of `state`, `schedule` and `geo`, never wider."""
 
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def test_plain_requests_as_the_reference_shows_them(library):
     }
     video = requests.get(f"{cms}/videos/{vid(1)}", headers=bearer).json()  # every third captioned, from 1
     assert video["complete"] is True and video["duration"] == 67250 and video["state"] == "ACTIVE"
+    assert video["geo"] is None  # no geo-filtering: null, as the reference's examples show it
     assert [(t["srclang"], t["status"]) for t in video["text_tracks"]] == [
         ("en", "published"),
         ("fr", "published"),
@@ -128,14 +129,21 @@ def test_what_has_no_mp4_is_named_up_front_and_what_is_processing_is_pending_the
     assert src.resolve(parse_ref(f"brightcove://{vid(19)}")).reason == NO_RENDITION
 
 
-def test_privacy_follows_state_and_schedule_and_is_read_again_at_the_resolve(library):
-    sim, src = library(library_size=12, library_private_every=4)  # 0 INACTIVE, 4 scheduled later, 8 in a window
+def test_privacy_follows_state_schedule_and_geo_and_is_read_again_at_the_resolve(library):
+    # 0 INACTIVE, 4 scheduled later, 8 in a window, 12 geo-restricted to an include list, 16 by an exclude list
+    sim, src = library(library_size=20, library_private_every=4)
     entries, _ = list_all(src)
     privacy = {e.asset_id.rsplit("/", 1)[1]: (e.privacy, e.metadata.get("privacy_note")) for e in entries}
     assert privacy[vid(0)] == ("private", None) and privacy[vid(1)] == ("public", None)
     assert privacy[vid(4)][0] == "private" and "outside now" in privacy[vid(4)][1]
     assert privacy[vid(8)][0] == "signed" and "schedule" in privacy[vid(8)][1]
     assert next(e for e in entries if e.asset_id.endswith(vid(8))).metadata["schedule"]["ends_at"].startswith("2099")
+    assert privacy[vid(12)][0] == "signed" and "plays only in ph, in, my (an include list)" in privacy[vid(12)][1]
+    assert privacy[vid(16)][0] == "signed" and "everywhere except us, ca (an exclude list)" in privacy[vid(16)][1]
+    rows = {e.asset_id.rsplit("/", 1)[1]: e for e in entries}
+    assert rows[vid(16)].metadata["geo"] == {"restricted": True, "exclude_countries": True, "countries": ["us", "ca"]}
+    assert "geo" not in rows[vid(1)].metadata
+    assert src.resolve(parse_ref(f"brightcove://{vid(12)}")).privacy == "signed"
     ref = parse_ref(f"brightcove://{vid(1)}")
     assert src.resolve(ref).privacy == "public"
     sim.change_library(delete=[], make_private=[1])  # deactivated since the listing (1 // 4 % 3 == 0: INACTIVE)

@@ -1,6 +1,7 @@
 """Brightcove Video Cloud as a source (apis.support.brightcove.com: the CMS API reference, "Getting Access Tokens",
 "CMS API Video Fields Reference", "Using the CMS API: Page Search Results", "Managing Text Tracks",
-"Activate/Deactivate or Schedule Videos", "Download Video Masters"). Brightcove ships no official Python SDK.
+"Activate/Deactivate or Schedule Videos", "Adding Geo-Filtering", "Download Video Masters"). Brightcove ships no
+official Python SDK.
 
 - credentials: API client credentials with `video-cloud/video/read` and the account they serve;
   `{"account_id": "...", "client_id": "...", "client_secret": "..."}`. Every CMS request carries
@@ -23,7 +24,12 @@
   window is not open now, is private (not playable: the Playback API serves only ACTIVE videos within their
   schedule); ACTIVE inside a window that opens or closes is signed (no target keeps a schedule: a target's
   signed playback leaves the owner's backend to keep the window), with `privacy_note` and the schedule in
-  the row's metadata. The resolve reads it again (`Resolution.privacy`);
+  the row's metadata. A video geo-restricted ("Adding Geo-Filtering": `geo.restricted` true, `geo.countries`,
+  `geo.exclude_countries`) is never public: signed (no target keeps geo rules; the owner's backend, which signs
+  playback, can), or private where its include list names no country, with `privacy_note` naming the countries
+  and whether they are an include or an exclude list, and `geo` in the row's metadata for the operator to set the
+  target's rules. The narrowest of state, schedule and geo wins. The resolve reads them again
+  (`Resolution.privacy`);
 - the file: "Studio and the CMS API do not provide a direct way" to download masters (only a Social
   Syndication MRSS feed does, and masters may not be kept at all): the resolve takes the widest HTTPS MP4
   rendition of `GET .../videos/{id}/sources` (`src`, `container`, `width`, `height`, `size`), and the row
@@ -46,6 +52,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -70,6 +77,11 @@ RENDITION_NOTE = (
     "Brightcove's CMS API does not serve the master: this is its widest HTTPS MP4 rendition, not the file as uploaded"
 )
 CARRIED_KINDS = ("captions", "subtitles")
+# geo.countries: "An ISO 3166 list of 2-letter codes in lower-case" (Adding Geo-Filtering); "2- or 4-letter codes"
+# in the reference's request fields (api-references-raml video.js). Some 250 countries exist.
+COUNTRY = re.compile(r"[a-z]{2}(?:[a-z]{2})?")
+MAX_COUNTRIES = 300
+NARROWNESS = ("private", "signed", "public")  # the narrowest first
 SCHEDULE = ("starts_at", "ends_at")
 # "grant_type=client_credentials" goes "as the request body or as URL parameter": sent as a URL parameter.
 GRANT = {"grant_type": "client_credentials"}
@@ -115,8 +127,72 @@ def best_rendition(sources: object, schemes: tuple[str, ...] = ("https",)) -> di
     return max(found, key=size) if found else None
 
 
+@dataclass(frozen=True)
+class Geo:
+    """A video's geo-filtering ("Adding Geo-Filtering": `geo.restricted`, `geo.countries`, `geo.exclude_countries`):
+    `countries` the codes read (lower-case ISO 3166, 2 or 4 letters), `exclude` whether they are the countries it
+    may not play in (else the only ones it plays in), `unread` the entries that were no country code."""
+
+    countries: tuple[str, ...]
+    exclude: bool
+    unread: int = 0
+
+    @classmethod
+    def of(cls, video: Mapping) -> Geo | None:
+        """None where the video plays wherever Brightcove serves it: `geo` null, or `restricted` false or absent.
+        Any other `restricted` counts as on, and an `exclude_countries` other than true as false (the documented
+        default: an include list), so a value we cannot read never widens where the video plays."""
+        geo = mapping(video.get("geo"))
+        if geo.get("restricted") in (None, False):
+            return None
+        found: list[str] = []
+        unread = 0
+        for code in entries(geo.get("countries")):
+            code = code.strip().lower() if isinstance(code, str) else ""
+            if not COUNTRY.fullmatch(code):
+                unread += 1
+            elif code not in found and len(found) < MAX_COUNTRIES:
+                found.append(code)
+        return cls(tuple(found), geo.get("exclude_countries") is True, unread)
+
+    def privacy(self) -> str:
+        """Signed: no target keeps Brightcove's geo rules, so playback goes through the owner's backend, which can
+        keep them. Private where the include list names no country: Brightcove plays it nowhere."""
+        return "private" if not self.exclude and not self.countries else "signed"
+
+    def note(self) -> str:
+        named = ", ".join(self.countries) or "no country"
+        rule = (
+            f"plays everywhere except {named} (an exclude list)"
+            if self.exclude
+            else f"plays only in {named} (an include list)"
+        )
+        unread = f"; entries of its list not read as country codes: {self.unread}" if self.unread else ""
+        carried = (
+            "not playable anywhere: carried as private"
+            if self.privacy() == "private"
+            else "no target keeps geo rules: carried as signed; set the target's (or the signing backend's) geo rules"
+            " to these countries"
+        )
+        return f"Brightcove geo-restricts it: {rule}{unread}; {carried}"
+
+    def metadata(self) -> dict:
+        return {"restricted": True, "exclude_countries": self.exclude, "countries": list(self.countries)}
+
+
 def privacy_of(video: Mapping, now: float) -> tuple[str, str | None]:
-    """The row's privacy from `state` and `schedule`, and the note where Brightcove's could not be kept as it is."""
+    """The row's privacy from `state`, `schedule` and `geo`, the narrowest of them, and the notes where Brightcove's
+    could not be kept as it is."""
+    privacy, note = _scheduled(video, now)
+    geo = Geo.of(video)
+    if geo is None:
+        return privacy, note
+    narrowest = min(privacy, geo.privacy(), key=NARROWNESS.index)
+    return narrowest, "; ".join(n for n in (note, geo.note()) if n)
+
+
+def _scheduled(video: Mapping, now: float) -> tuple[str, str | None]:
+    """The privacy `state` and `schedule` give, and the note where Brightcove's could not be kept as it is."""
     state = text(video.get("state")) or ""
     schedule = mapping(video.get("schedule"))
     starts, ends = _when(schedule.get("starts_at")), _when(schedule.get("ends_at"))
@@ -289,6 +365,9 @@ class BrightcoveSource(HttpSource):
         metadata: dict = {"source_file": _shape(chosen), "source_note": RENDITION_NOTE}
         if note:
             metadata["privacy_note"] = note
+        geo = Geo.of(video)
+        if geo is not None:
+            metadata["geo"] = geo.metadata()
         schedule = {
             k: v for k, v in mapping(video.get("schedule")).items() if k in ("starts_at", "ends_at") and text(v)
         }
