@@ -64,6 +64,9 @@ _ENCODED_USERINFO = re.compile(
 _HMAC_SEGMENT = re.compile(rf"(?P<lead>~|{_encoded('7E')})hmac(?P<eq>=|{_encoded('3D')})[^/?#&;\s\"'<>~%]+", re.I)
 _PATH_TOKEN = re.compile(rf"(?P<lead>/|{_encoded('2F')})token(?P<sep>/|{_encoded('2F')})[^/?#&;\s\"'<>%]+")
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")
+# Kaltura's KS as a path segment, `/ks/<KS>/` (flavorAsset.getUrl's download URLs and the documented playManifest
+# form `.../playManifest/entryId/{id}/.../ks/{ks}/video.{ext}`): a session of that entry's download privileges.
+_KALTURA_KS = re.compile(rf"(?P<lead>/|{_encoded('2F')})ks(?P<sep>/|{_encoded('2F')})[^/?#&;\s\"'<>%]+")
 
 # Punctuation that ends a sentence after a URL ("... failed: https://h/a?sig=x: 403").
 _TRAILING = re.compile(r"[:,.)\]]+$")
@@ -85,6 +88,7 @@ def redact_credentials(text: str) -> str:
     text = _JWT.sub(REDACTED, text)
     text = _HMAC_SEGMENT.sub(lambda m: f"{m['lead']}hmac{m['eq']}{REDACTED}", text)
     text = _PATH_TOKEN.sub(lambda m: f"{m['lead']}token{m['sep']}{REDACTED}", text)
+    text = _KALTURA_KS.sub(lambda m: f"{m['lead']}ks{m['sep']}{REDACTED}", text)
     text = _PARAM.sub(_param, text)
     text = _ENCODED_PARAM.sub(_param, text)
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)

@@ -208,3 +208,40 @@ def test_every_reason_the_ledger_stores_is_redacted_whoever_wrote_it():
     stored = " ".join(str(v) for v in update.values.values())
     assert "8fd70443" not in stored and "5f0a6b3c9d2e" not in stored and stored.count("REDACTED") == 2
     assert Update().set("source_url", VIMEO_PLAY).values == {":v0": VIMEO_PLAY}  # what is not a reason is kept
+
+
+# Kaltura's KS in a link's path: flavorAsset.getUrl puts one there when access control asks for it (asset.php
+# getDownloadUrlWithExpiry), as does the documented playManifest form `.../playManifest/entryId/{id}/.../ks/{ks}/
+# video.{ext}` (knowledge.kaltura.com, "How to retrieve the download or streaming URL using API calls").
+KALTURA_KS = "djJ8MjAxMjM0NXzA1b2C3d4E5f6G7h8I9j0Kl-_mNoPqRsTuVwXyZ0123456789abcdefABCDEF"
+KALTURA_DOWNLOAD = (
+    "https://cdnapisec.kaltura.com/p/2012345/sp/201234500/playManifest/entryId/0_abcd1234/flavorId/1_efgh5678"
+    f"/format/download/protocol/https/ks/{KALTURA_KS}/a.mp4"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (KALTURA_DOWNLOAD, KALTURA_DOWNLOAD.replace(KALTURA_KS, "REDACTED")),  # the path around it kept
+        (
+            f"https://www.kaltura.com/p/309/sp/0/playManifest/entryId/1_rcit0qgs/ks/{KALTURA_KS}",  # at the end
+            "https://www.kaltura.com/p/309/sp/0/playManifest/entryId/1_rcit0qgs/ks/REDACTED",
+        ),
+        (
+            f"fetch failed: https://h/p/1/sp/100/playManifest/ks/{KALTURA_KS}?referrer=x: 403",
+            "fetch failed: https://h/p/1/sp/100/playManifest/ks/REDACTED?referrer=x: 403",
+        ),
+        (urllib.parse.quote(KALTURA_DOWNLOAD, safe=""), None),  # percent-encoded, as echoed inside a parameter
+        (urllib.parse.quote(urllib.parse.quote(KALTURA_DOWNLOAD, safe=""), safe=""), None),  # twice
+        ("https://h/videos/ks/", "https://h/videos/ks/"),  # no value: nothing to take out
+        ("https://h/tasks/abc/books/x.mp4", "https://h/tasks/abc/books/x.mp4"),  # `ks/` inside a word is no KS
+    ],
+)
+def test_a_kaltura_ks_in_a_link_path_is_redacted(text, expected):
+    clean = redact_credentials(text)
+    assert KALTURA_KS[:24] not in clean
+    if expected is None:
+        assert "REDACTED" in clean and "cdnapisec.kaltura.com" in urllib.parse.unquote(urllib.parse.unquote(clean))
+    else:
+        assert clean == expected
