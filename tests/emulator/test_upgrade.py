@@ -1,6 +1,7 @@
 """`migrator upgrade` against the real ledger table (emulator): items written the way a release before the due
 lanes wrote them are filed in the lanes reconcile reads, get their lookup bound and the version, once; a run
-that stops resumes from its checkpoint; `migrator doctor`'s check says when it is due and when it is done."""
+that stops resumes from its checkpoint; `migrator doctor`'s check says when it is due and when it is done. An
+old item the uploader claims before the upgrade reaches it is looked up from its earliest try all the same."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import time
 
 import pytest
 from migrator.dynamo import typed
+from migrator.fate import Outcome, OutcomeKind
 from migrator.ledger import SCHEMA_VERSION, Claimed, Ledger
 from migrator.ledger.upgrade import SCHEMA
 from migrator.messages import AssetMessage
 from migrator_cli.upgrade import Checkpoint, run_upgrade, schema_status
 
 from tests.conftest import unique
+from tests.emulator.test_resend_and_claims import RecordingProvider, record_for, uploader_with
 
 pytestmark = pytest.mark.emulator
 
@@ -105,3 +108,51 @@ def test_an_item_a_claim_creates_is_at_this_release_and_an_old_one_it_claims_is_
     old = AssetMessage(f"{run}/old", "https://media.example.com/old.mp4")
     assert isinstance(ledger.claim(old, now, now + 60, "t2"), Claimed)
     assert SCHEMA not in ledger.get(f"{run}/old")
+
+
+class VideoFromAnEarlierRelease(RecordingProvider):
+    """The earlier release's try made a video at `made_at` and its answer was lost; this release's first
+    lookup is throttled. A lookup finds the video only when it reaches back to `made_at`."""
+
+    def __init__(self, made_at: float):
+        super().__init__()
+        self.made_at = made_at
+
+    def create(self, asset, source_url):
+        self.creates += 1
+        return Outcome(OutcomeKind.CREATED, remote_id="vid-second")
+
+    def find(self, asset_id, created_after):
+        self.lookups += 1
+        self.searched_from.append(created_after)
+        if self.lookups == 1:
+            return Outcome(OutcomeKind.THROTTLED, retry_after=1.0, error="lookup HTTP 429")
+        if created_after is not None and created_after <= self.made_at:
+            return Outcome(OutcomeKind.CREATED, remote_id="vid-first")
+        return Outcome(OutcomeKind.NOT_FOUND)
+
+
+def test_an_old_item_claimed_before_the_upgrade_is_looked_up_from_its_earliest_try(aws, table, queue, tmp_path):
+    """Claimed by this release before `migrator upgrade` reached it, an item an earlier release wrote is
+    looked up from its first record, not from this claim (which a throttled lookup would have fixed for good,
+    and the second lookup missed the earlier video); the upgrade then writes that bound, not the claim's."""
+    now = [time.time()]
+    first_record = now[0] - 7200
+    provider = VideoFromAnEarlierRelease(made_at=now[0] - 3600)  # between its first record and its last claim
+    uploader = uploader_with(aws, table, queue, provider, clock=lambda: now[0])
+    asset_id = unique("old-claimed")
+    item = old_item(asset_id, "failed", now[0], retry_after=now[0] - 30)
+    aws("dynamodb").put_item(TableName=table, Item=typed(item))
+
+    uploader.process(record_for(asset_id), deadline=now[0] + 60)  # this release's first claim: throttled lookup
+    now[0] += 900
+    fate = uploader.process(record_for(asset_id), deadline=now[0] + 60)
+
+    assert provider.searched_from == [pytest.approx(first_record, abs=0.01)] * 2
+    assert provider.creates == 0 and fate.kind.value == "finished"  # no second video
+    assert uploader.ledger.get(asset_id)["remote_id"] == "vid-first"
+
+    result = run_upgrade(uploader.ledger, checkpoint=Checkpoint(tmp_path / "upgrade.json"), rate=0)
+    assert result.done
+    upgraded = uploader.ledger.get(asset_id)
+    assert float(upgraded["lookup_from"]) == pytest.approx(first_record, abs=0.01)  # not a claim's later time

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 from migrator.due import Family, lane
-from migrator.ledger.upgrade import SCHEMA_VERSION, backfill, earliest_try, missing_lane, version_of
+from migrator.ledger.upgrade import (
+    FROM_THE_START,
+    SCHEMA_VERSION,
+    backfill,
+    earliest_try,
+    lookup_bound,
+    missing_lane,
+    version_of,
+)
 
 NOW = 1_800_000_000.0
 OLD = {"asset_id": "lib/1", "created_at": NOW - 9000, "claimed_at": NOW - 600, "updated_at": NOW - 500}
@@ -49,3 +57,47 @@ def test_an_item_with_unsettled_tracks_gets_the_tracks_lane_and_one_at_the_versi
     assert "lookup_from" not in names  # no attempts: nothing can have been created
     assert backfill({**OLD, "state": "ready", "schema": SCHEMA_VERSION}, NOW) is None
     assert version_of({"schema": "junk"}) == 1 and version_of({}) == 1
+
+
+CLAIM = NOW - 60  # a claim of this release, after the earlier release's tries
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        (None, None),  # a new asset: nothing to bound
+        # This release's item: its own `lookup_from` (the first claim, moved on only by a completed lookup).
+        ({**OLD, "schema": SCHEMA_VERSION, "attempts": 2, "lookup_from": NOW - 300}, NOW - 300),
+        ({**OLD, "schema": SCHEMA_VERSION, "attempts": 1}, NOW - 600),  # none recorded: its last claim, as before
+        # An earlier release's item with tries, claimed by this release before the upgrade reached it: the
+        # claim's `lookup_from` is later than those tries; the earliest trace of them bounds the lookup.
+        ({**OLD, "attempts": 2, "lookup_from": CLAIM}, NOW - 9000),
+        ({**OLD, "attempts": 2}, NOW - 9000),  # not yet claimed by this release: not the last claim's NOW - 600
+        ({**OLD, "attempts": 1, "enqueued_at": NOW - 9500}, NOW - 9500),  # whichever trace is oldest
+        ({**OLD, "attempts": 2, "lookup_from": NOW - 9900}, NOW - 9900),  # an earlier value still reaches further
+        ({"asset_id": "lib/1", "attempts": 3, "lookup_from": CLAIM}, FROM_THE_START),  # tries, no time kept
+        ({"asset_id": "lib/1", "schema": "1", "attempts": "2", "lookup_from": CLAIM, "created_at": "5"}, 5.0),
+        # No attempts: nothing can have been created; the claim's own time is as good as any.
+        ({**OLD, "attempts": 0, "lookup_from": CLAIM}, CLAIM),
+    ],
+)
+def test_the_lookup_bound_never_starts_at_a_claim_later_than_an_earlier_releases_tries(item, expected):
+    assert lookup_bound(item) == expected
+
+
+def set_values(update) -> dict:
+    return {update.names[k.split(" = ")[0]]: update.values[k.split(" = ")[1]] for k in update.sets if " = :" in k}
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"attempts": 2}, NOW - 9000),
+        ({"attempts": 2, "lookup_from": CLAIM}, NOW - 9000),  # a claim of this release set it first: replaced
+        ({"attempts": 2, "lookup_from": NOW - 9900}, None),  # already reaches back further: left as it is
+        ({"attempts": 0, "lookup_from": CLAIM}, None),  # no tries: nothing to reach back to
+    ],
+)
+def test_the_upgrade_writes_the_earliest_try_even_after_a_claim_of_this_release(fields, expected):
+    values = set_values(backfill({**OLD, "state": "failed", **fields}, NOW))
+    assert values.get("lookup_from") == expected

@@ -12,6 +12,11 @@ holds; `migrator upgrade` walks the ledger once and applies `backfill` to every 
   try made could be missed), and the tracks lane.
 - 2: every field this release reads is there.
 
+A `lookup_from` on an item below the version was written by this release's claim (the claim sets it where
+it is absent), not by the release that made the earlier tries: it is that claim's time, later than those
+tries, so it is never trusted there. `lookup_bound` reaches back to the item's earliest trace instead,
+until `migrator upgrade` writes that bound and the version, after which the item's own value stands.
+
 `backfill` is pure: it reads the item and returns the `Update` and its condition values, or None.
 """
 
@@ -51,6 +56,33 @@ def earliest_try(item: Mapping) -> float | None:
     return min(times) if times else None
 
 
+# The bound of a lookup after tries that left no time on their item: from the start of the provider's list.
+FROM_THE_START = 0.0
+
+
+def had_tries(item: Mapping) -> bool:
+    """Whether an earlier try may have sent a create: an attempt counted (a claim counts one, and a worker
+    that failed before any create gives it back, so a claim time alone is no trace of a create)."""
+    return (_number(item, "attempts") or 0) > 0
+
+
+def lookup_bound(item: Mapping | None) -> float | None:
+    """How far back a lookup for what an earlier try created must reach, from the item before a claim:
+    its `lookup_from` where this release wrote the item (the first claim that may have created, moved on
+    only by a lookup that completed); for an item an earlier release wrote with tries, the earliest trace
+    of them (a `lookup_from` there is a later claim's time and can only narrow it: see the module's
+    docstring), FROM_THE_START when none was recorded. None: nothing to bound (no item)."""
+    if not item:
+        return None
+    recorded = _number(item, "lookup_from")
+    if version_of(item) >= SCHEMA_VERSION or not had_tries(item):
+        return recorded if recorded is not None else _number(item, "claimed_at")
+    earliest = earliest_try(item)
+    if earliest is None:
+        return FROM_THE_START
+    return earliest if recorded is None else min(recorded, earliest)
+
+
 def missing_lane(item: Mapping, now: float) -> tuple[Family, float] | None:
     """The due lane (and from when) today's writes would have filed the item in, for one that has none."""
     if item.get("due_lane"):
@@ -88,11 +120,10 @@ def backfill(item: Mapping, now: float) -> Update | None:
     lane = missing_lane(item, now)
     if lane is not None:
         update.to_lane(lane[0], asset_id, lane[1])
-    attempts = _number(item, "attempts") or 0
-    if item.get("lookup_from") is None and attempts > 0:
-        earliest = earliest_try(item)
-        if earliest is not None:
-            update.set("lookup_from", earliest)
+    if had_tries(item):  # never a claim's later time: the earliest trace of the earlier release's tries
+        bound = lookup_bound(item)
+        if bound is not None and bound != _number(item, "lookup_from"):
+            update.set("lookup_from", bound)
     if tracks_unsettled(item) and not item.get(due.TRACKS_LANE):
         update.set(due.TRACKS_LANE, due.lane(Family.TRACKS, asset_id))
         update.set(due.TRACKS_DUE_AT, _number(item, "updated_at") or now)

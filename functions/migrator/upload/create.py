@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from ..chaos import Chaos
 from ..fate import Fate, Outcome, OutcomeKind
 from ..ledger import Claimed
+from ..ledger.upgrade import lookup_bound
 from ..messages import AssetMessage
 from ..pacer import CREATE, Hold
 from ..providers import Provider
@@ -101,7 +102,8 @@ class FindOrCreate:
     def find(self, asset_id: str, claim: Claimed, deadline: float) -> Outcome | Hold:
         """What an earlier try may have created, looked for among videos made since the earliest try
         that may have made one (`lookup_from`: the first claim, moved on only by a lookup that completed
-        and found nothing), so a throttled or interrupted lookup in between never narrows the search.
+        and found nothing), so a throttled or interrupted lookup in between never narrows the search; an
+        item an earlier release wrote reaches back to its earliest try (`lookup_bound`).
 
         A lookup is paced like a create (one slot of the fleet's pace, however many pages it reads),
         and what it is answered tells the pacer the same (a 429 holds the fleet); a Hold when the
@@ -109,8 +111,6 @@ class FindOrCreate:
         slot = self.pace.lookup_slot(deadline)
         if isinstance(slot, Hold):
             return slot
-        previous = claim.previous or {}
-        earlier = previous.get("lookup_from", previous.get("claimed_at"))
-        found = self.provider.find(asset_id, float(earlier) if earlier is not None else None)
+        found = self.provider.find(asset_id, lookup_bound(claim.previous))
         self.pace.pacer.observe(found, self.clock())
         return found
