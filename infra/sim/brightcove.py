@@ -8,10 +8,11 @@ Reference". Brightcove is no target here: creates are not routed.
 
 - OAuth: `POST /v4/access_token` (oauth.brightcove.com; here on the same port), `Authorization: Basic
   base64(client_id:client_secret)` (the config's token_id / token_secret), `grant_type=client_credentials` in
-  the body or the query -> `{"access_token", "token_type": "Bearer", "expires_in": 300}`: tokens are "only
-  valid for 5 mins" (token_ttl_s). A token is an HMAC of its expiry under the client secret, so the simulator
-  keeps no list; an expired or forged one is refused 401 `UNAUTHORIZED`. A wrong client is refused 401
-  `{"error": "invalid_client"}` (OAuth 2's client error shape: what Brightcove sends is not documented);
+  the form body (`application/x-www-form-urlencoded`) or the query -> 201 Created `{"access_token",
+  "token_type": "Bearer", "expires_in": 300}` (the OAuth API reference, api-references-raml
+  `oauth-api/v4/src/access_token.js`): tokens are "only valid for 5 mins" (token_ttl_s). A token is an HMAC of
+  its expiry under the client secret, so the simulator keeps no list; an expired or forged one is refused 401
+  `UNAUTHORIZED`. A wrong client is refused 400 `{"error": "invalid_client"}`, as access_token.js shows it;
 - CMS (cms.api.brightcove.com): `GET /v1/accounts/{a}/videos` (`limit` 1..100, default 20, "A maximum of 100
   records will be returned from a single request"; `offset`; `sort` one of the documented fields, `-` for
   descending, default `-updated_at`; `q` the date-range search `updated_at:<time>..` or `created_at:<time>..`,
@@ -157,7 +158,8 @@ class Brightcove(Profile):
         if call.op == "src_token":
             if basic_matches(call.headers.get("Authorization"), cfg.token_id, cfg.token_secret or ""):
                 return None
-            return Reply(401, {"error": "invalid_client", "error_description": "The client credentials are invalid"})
+            # access_token.js: "invalid_client 400: credential is not valid", its example "HTTP/1.1 400".
+            return Reply(400, {"error": "invalid_client", "error_description": "The client credentials are invalid"})
         scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not token_ok(cfg, token.strip()):
             return self.error("unauthorized", "Permission denied.")
@@ -176,7 +178,7 @@ class Brightcove(Profile):
 
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
         if op == "src_token":
-            return self._token(shelf.cfg, call)
+            return self._token(shelf.cfg, call, body)
         if op == "list":
             return self._list(shelf, call)
         if op == "src_count":
@@ -190,15 +192,18 @@ class Brightcove(Profile):
             return Reply(200, self.render(shelf, video))
         return Reply(200, self._sources(shelf, video))
 
-    def _token(self, cfg: SimConfig, call: Call) -> Reply:
-        # "grant_type=client_credentials" goes "as the request body or as URL parameter": the simulator reads no
-        # form body (sources.read parses JSON), so it wants it in the query, where the migration sends it.
-        grant = urllib.parse.parse_qs(call.query).get("grant_type", [None])[0]
+    def _token(self, cfg: SimConfig, call: Call, body: object) -> Reply:
+        # "Getting Access Tokens": "send the following key/value pair as the request body or as URL parameter:
+        # grant_type=client_credentials" (the body a form, "Content-Type: application/x-www-form-urlencoded");
+        # the reference (api-references-raml oauth-api/v4/src/access_token.js) shows the URL form and answers
+        # "HTTP/1.1 201 Created" with access_token, expires_in 300 and token_type "Bearer".
+        form = body if isinstance(body, dict) else {}
+        grant = form.get("grant_type") or urllib.parse.parse_qs(call.query).get("grant_type", [None])[0]
         if grant != "client_credentials":
             return Reply(400, {"error": "unsupported_grant_type", "error_description": "grant_type is required"})
         ttl = max(1, math.ceil(cfg.token_ttl_s))
         token = token_for(cfg, int(time.time()) + ttl)
-        return Reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": ttl})
+        return Reply(201, {"access_token": token, "token_type": "Bearer", "expires_in": ttl})
 
     def _privacy(self, cfg: SimConfig, video: Item) -> tuple[str, dict | None, dict | None]:
         """(state, schedule, geo) of a video: private ones in turn INACTIVE, scheduled later, within a closing

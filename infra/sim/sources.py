@@ -11,7 +11,7 @@ from .gate import Gate
 from .library import Served, Shelf, serve_media
 from .profile import Call, Profile, Reply
 from .registry import PROFILES
-from .request import parse_json
+from .request import form_fields, is_form, parse_json
 from .state import SimState
 from .video import Video
 
@@ -29,7 +29,9 @@ class Sources:
         if refused is not None:
             return refused
         s = self._state
-        body, _ = parse_json(raw) if raw else (None, None)
+        body = form_fields(raw) if is_form(call.headers.get("Content-Type")) else None
+        if body is None:
+            body, _ = parse_json(raw) if raw else (None, None)
         shelf = Shelf(cfg, s.library, call.base_url, profile.name, profile.faults)
         prepared = len(s.library.prepared)
         reply = profile.source(op, shelf, call, body, time.monotonic())

@@ -47,24 +47,40 @@ def vid(index: int) -> str:
 
 
 def token_requests(sim) -> int:
-    return sum(1 for r in sim.requests_log(ops=None) if r["op"] == "src_token" and r["status"] == 200)
+    return sum(1 for r in sim.requests_log(ops=None) if r["op"] == "src_token" and r["status"] == 201)
 
 
-def access_token(sim) -> str:
+def access_token(sim, in_body: bool = False, grant: str = "client_credentials") -> requests.Response:
+    """A token request as "Getting Access Tokens" shows it: the grant "as the request body or as URL parameter"."""
     basic = base64.b64encode(f"{CLIENT}:{SECRET}".encode()).decode()
-    answer = requests.post(
+    return requests.post(
         f"{sim.url}/v4/access_token",
-        params={"grant_type": "client_credentials"},
+        params=None if in_body else {"grant_type": grant},
+        data=f"grant_type={grant}" if in_body else None,
         headers={"Authorization": f"Basic {basic}", "Content-Type": "application/x-www-form-urlencoded"},
         timeout=5,
     )
-    assert answer.status_code == 200 and answer.json()["token_type"] == "Bearer" and answer.json()["expires_in"] == 300
-    return answer.json()["access_token"]
+
+
+@pytest.mark.parametrize(
+    ("in_body", "grant", "status"),
+    [(True, "client_credentials", 201), (False, "client_credentials", 201), (True, "password", 400)],
+)
+def test_a_token_is_granted_for_the_grant_in_the_form_body_or_the_query(library, in_body, grant, status):
+    sim, _ = library(library_size=1)
+    answer = access_token(sim, in_body, grant)
+    assert answer.status_code == status  # the OAuth API reference: "HTTP/1.1 201 Created"
+    if status == 201:
+        assert answer.json()["token_type"] == "Bearer" and answer.json()["expires_in"] == 300
+        bearer = {"Authorization": f"Bearer {answer.json()['access_token']}"}
+        assert requests.get(f"{sim.url}/v1/accounts/{ACCOUNT}/videos", headers=bearer, timeout=5).status_code == 200
+    else:
+        assert answer.json()["error"] == "unsupported_grant_type"
 
 
 def test_plain_requests_as_the_reference_shows_them(library):
     sim, _ = library(library_size=30, library_captions_every=3)
-    bearer = {"Authorization": f"Bearer {access_token(sim)}"}
+    bearer = {"Authorization": f"Bearer {access_token(sim).json()['access_token']}"}
     cms = f"{sim.url}/v1/accounts/{ACCOUNT}"
     first = requests.get(f"{cms}/videos", params={"limit": 10, "sort": "updated_at"}, headers=bearer, timeout=5)
     assert [v["id"] for v in first.json()] == [vid(i) for i in range(10)]
@@ -90,7 +106,7 @@ def test_plain_requests_as_the_reference_shows_them(library):
     refused = requests.get(f"{cms}/videos", headers={"Authorization": "Bearer bc.1.forged"})
     assert refused.status_code == 401 and refused.json()[0]["error_code"] == "UNAUTHORIZED"
     wrong = requests.post(f"{sim.url}/v4/access_token", params={"grant_type": "client_credentials"}, auth=("x", "y"))
-    assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_client"  # as access_token.js shows it
 
 
 def test_the_library_is_listed_with_every_field_a_row_carries(library):

@@ -1,13 +1,19 @@
 """Brightcove's privacy as pure decisions: `state`, `schedule` and geo-filtering ("Adding Geo-Filtering":
 `geo.restricted`, `geo.countries`, `geo.exclude_countries`) read into the row's privacy, never wider than where
-Brightcove plays the video, with a note that names the countries and the kind of list."""
+Brightcove plays the video, with a note that names the countries and the kind of list; and the OAuth API's
+answers as the adapter reads them (its reference answers 201 Created)."""
 
 from __future__ import annotations
 
 import pytest
+from migrator.providers.http import Answer
+from migrator.sources import build
+from migrator.sources.base import SourceDenied, SourceError
 from migrator.sources.brightcove import Geo, privacy_of
+from migrator.sources.brightcove_token import LocalTokens
 
 NOW = 1_700_000_000.0
+CREDS = {"account_id": "6300000000001", "client_id": "bc-client", "client_secret": "bc-secret"}
 OPEN = {"starts_at": "2020-01-01T00:00:00.000Z", "ends_at": "2099-01-01T00:00:00.000Z"}
 LATER = {"starts_at": "2099-01-01T00:00:00.000Z", "ends_at": None}
 
@@ -57,3 +63,26 @@ def test_privacy_is_the_narrowest_of_state_schedule_and_geo(video, privacy, in_n
 def test_the_row_carries_the_geo_rules_the_operator_sets_on_the_target(field, metadata):
     found = Geo.of({"geo": field})
     assert (found.metadata() if found else None) == metadata
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "outcome"),
+    [
+        (200, {"access_token": "bc-token", "token_type": "Bearer", "expires_in": 300}, "bc-token"),
+        (201, {"access_token": "bc-token", "token_type": "Bearer", "expires_in": 300}, "bc-token"),  # the reference
+        (201, {"token_type": "Bearer"}, SourceError),  # no token in it
+        (202, {"access_token": "bc-token"}, SourceError),
+        (400, {"error": "invalid_client"}, SourceDenied),  # access_token.js: invalid_client 400
+        (401, {"error": "invalid_client"}, SourceDenied),
+        (500, None, SourceError),
+    ],
+)
+def test_the_oauth_answer_is_taken_at_200_or_201_created(status, body, outcome):
+    src = build("brightcove", lambda: CREDS, "https://cms.api.brightcove.com", tokens=LocalTokens())
+    src._oauth.send = lambda *args, **kwargs: Answer(status, body, "")
+    if isinstance(outcome, str):
+        assert src.auth_headers({}) == {"Authorization": f"Bearer {outcome}"}
+    else:
+        with pytest.raises(outcome) as raised:
+            src.auth_headers({})
+        assert type(raised.value) is outcome and "bc-secret" not in str(raised.value)

@@ -6,9 +6,10 @@ official Python SDK.
 - credentials: API client credentials with `video-cloud/video/read` and the account they serve;
   `{"account_id": "...", "client_id": "...", "client_secret": "..."}`. Every CMS request carries
   `Authorization: Bearer <access token>`, a token from `POST https://oauth.brightcove.com/v4/access_token`
-  (`Authorization: Basic base64(client_id:client_secret)`, `grant_type=client_credentials`), "only valid for 5
-  mins": one token serves the whole fleet of Lambdas, renewed once (brightcove_token.py says how and why); a
-  CMS 401 drops it and the request is sent once more with a new one;
+  (`Authorization: Basic base64(client_id:client_secret)`, `grant_type=client_credentials`; answered 201 Created
+  in the reference's example, 200 by OAuth 2: both taken), "only valid for 5 mins": one token serves the whole
+  fleet of Lambdas, renewed once (brightcove_token.py says how and why); a CMS 401 drops it and the request is
+  sent once more with a new one;
 - list: `GET /v1/accounts/{a}/videos?q=updated_at:<time>..&sort=updated_at&limit=100&offset=` ("A maximum
   of 100 records will be returned from a single request"; the date range search). Oldest change first, each
   page starting at the last instant the one before reached (inclusive), the ids already listed at that
@@ -85,6 +86,9 @@ NARROWNESS = ("private", "signed", "public")  # the narrowest first
 SCHEDULE = ("starts_at", "ends_at")
 # "grant_type=client_credentials" goes "as the request body or as URL parameter": sent as a URL parameter.
 GRANT = {"grant_type": "client_credentials"}
+# The OAuth API reference's example answers "HTTP/1.1 201 Created" (api-references-raml
+# oauth-api/v4/src/access_token.js); OAuth 2 (RFC 6749 5.1) says 200 OK. Either carries the token.
+TOKEN_ISSUED = (200, 201)
 
 
 def _iso(epoch: float) -> str:
@@ -286,7 +290,7 @@ class BrightcoveSource(HttpSource):
             raise SourceDenied(f"brightcove refused the client credentials at its OAuth API: {error}")
         body = mapping(answer.body)
         token = text(body.get("access_token"))
-        if answer.status != 200 or not token:
+        if answer.status not in TOKEN_ISSUED or not token:
             raise SourceError(f"brightcove: the access token request answered HTTP {answer.status}")
         lifetime = finite_number(body.get("expires_in"))
         lifetime = lifetime if lifetime is not None and 0 < lifetime <= 86_400 else TOKEN_TTL_S
