@@ -8,6 +8,13 @@ paced at `rate` writes a second so the migration's own writes keep their capacit
 (an item at the version is never written) and resumable: each scan segment's position is kept in a
 checkpoint file after every page, and the same command goes on from there. When every segment is done
 the ledger's `#schema` item records the version, which `migrator doctor` reads.
+
+A checkpoint names the ledger table (and its region) and the schema version it was kept for, since its
+positions mean nothing anywhere else: read for another ledger (the next stack's, from the same default
+file) or another release's version, a finished one would make the run read nothing and stamp the version
+over items never upgraded. `checkpoint_fate` decides: the same run's checkpoint is resumed; a finished one
+of another run is started over, with a warning (nothing of it is lost); an unfinished one of another run
+(or one of a release that named no table) is refused, so its run's progress is not overwritten.
 """
 
 from __future__ import annotations
@@ -16,13 +23,16 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from migrator.dynamo import to_item, typed
 from migrator.ledger import SCHEMA_VERSION, Ledger
 from migrator.ledger.upgrade import SCHEMA, backfill, version_of
+
+from .errors import CliError
 
 SEGMENTS = 4
 PAGE_ITEMS = 200
@@ -40,6 +50,7 @@ class UpgradeSummary:
     elapsed_s: float = 0.0
     interrupted: bool = False
     lanes: dict = field(default_factory=dict)  # due lanes filled in, by family
+    started_over: str | None = None  # why a checkpoint of another run was set aside, when one was
 
     @property
     def done(self) -> bool:
@@ -50,7 +61,8 @@ class UpgradeSummary:
 
     def lines(self) -> list[str]:
         lanes = ", ".join(f"{family} {n:,}" for family, n in sorted(self.lanes.items())) or "none"
-        out = [
+        out = [f"checkpoint      {self.started_over}"] if self.started_over else []
+        out += [
             f"schema          version {self.version}",
             f"read            {self.read:,} items below it",
             f"upgraded        {self.upgraded:,} (due lanes filled in: {lanes})",
@@ -64,20 +76,105 @@ class UpgradeSummary:
         return out
 
 
+@dataclass(frozen=True)
+class RunFor:
+    """What a checkpoint's positions are positions in: one ledger table's scan for one schema version."""
+
+    table: str
+    region: str | None
+    version: int = SCHEMA_VERSION
+
+    def describe(self) -> str:
+        where = f" ({self.region})" if self.region else ""
+        return f"table {self.table}{where} to schema {self.version}"
+
+
+class CheckpointFate(Enum):
+    FRESH = "fresh"  # no checkpoint: from the beginning
+    RESUME = "resume"  # this run's own: go on from its positions
+    START_OVER = "start over"  # another run's, finished: set aside, with a warning
+    REFUSE = "refuse"  # another run's, unfinished (or naming no table): its progress is not overwritten
+
+
+def checkpoint_fate(saved: Mapping | None, wanted: RunFor) -> CheckpointFate:
+    """What a run for `wanted` does with the checkpoint `saved` (None: no file). `saved` as `Checkpoint`
+    read it: `run` (a RunFor, None when the file named none: a release before checkpoints named their
+    table) and `finished` (every segment done)."""
+    if saved is None:
+        return CheckpointFate.FRESH
+    if saved.get("run") == wanted:
+        return CheckpointFate.RESUME
+    return CheckpointFate.START_OVER if saved.get("finished") else CheckpointFate.REFUSE
+
+
 class Checkpoint:
-    """Each scan segment's next start key (None: from the beginning; "done"), kept on disk after every page."""
+    """Each scan segment's next start key (None: from the beginning; "done"), kept on disk after every page,
+    with the table and schema version they belong to (`RunFor`)."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.run: RunFor | None = None
+        self.positions: dict = {}
+        self.found, self.unreadable = path.exists(), False
         try:
-            self.positions: dict = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        except (OSError, ValueError):
+            doc = json.loads(path.read_text(encoding="utf-8")) if self.found else {}
+        except (OSError, ValueError, UnicodeDecodeError):
+            doc = None
+        if not isinstance(doc, dict):
+            self.unreadable = True  # not a checkpoint (another file given by mistake?): never overwritten
+        elif isinstance(doc.get("positions"), dict):
+            self.positions = doc["positions"]
+            self.run = _run_of(doc)
+        else:  # a release before checkpoints named their table: the positions alone, of an unknown table
+            self.positions = {k: v for k, v in doc.items() if k.isdigit()}
+
+    @property
+    def finished(self) -> bool:
+        return all(self.positions.get(str(segment)) == "done" for segment in range(SEGMENTS))
+
+    def take(self, wanted: RunFor) -> str | None:
+        """Make this checkpoint `wanted`'s: resumed when it is that run's, started over (the reason returned)
+        when it is another's that finished; CliError when it is another's that did not."""
+        if self.unreadable:
+            raise CliError(
+                f"the checkpoint {self.path} cannot be read as an upgrade's checkpoint: pass --checkpoint with "
+                "another file, or delete it to start over"
+            )
+        fate = checkpoint_fate({"run": self.run, "finished": self.finished} if self.found else None, wanted)
+        kept_for = self.run.describe() if self.run else "a table it does not name (an earlier release's)"
+        if fate is CheckpointFate.REFUSE:
+            raise CliError(
+                f"the checkpoint {self.path} holds an unfinished upgrade of {kept_for}, not of this ledger's "
+                f"{wanted.describe()}: pass --checkpoint with another file for this ledger, or delete "
+                f"{self.path} to give that run up"
+            )
+        reason = None
+        if fate is CheckpointFate.START_OVER:
+            reason = f"{self.path} was a finished upgrade of {kept_for}: this run starts from the beginning"
             self.positions = {}
+        self.run = wanted
+        return reason
 
     def save(self) -> None:
+        doc = {"positions": self.positions}
+        if self.run is not None:
+            doc.update(table=self.run.table, region=self.run.region, schema=self.run.version)
         scratch = self.path.with_name(self.path.name + ".tmp")
-        scratch.write_text(json.dumps(self.positions), encoding="utf-8")
+        scratch.write_text(json.dumps(doc), encoding="utf-8")
         os.replace(scratch, self.path)
+
+
+def _run_of(doc: Mapping) -> RunFor | None:
+    table, region, version = doc.get("table"), doc.get("region"), doc.get("schema")
+    if not isinstance(table, str) or not table or not isinstance(version, int) or isinstance(version, bool):
+        return None
+    return RunFor(table, region if isinstance(region, str) else None, version)
+
+
+def run_for(ledger: Ledger) -> RunFor:
+    """The run a checkpoint of `ledger`'s upgrade is kept for: its table, its client's region, this version."""
+    region = getattr(getattr(ledger.client, "meta", None), "region_name", None)
+    return RunFor(ledger.table, region if isinstance(region, str) else None, SCHEMA_VERSION)
 
 
 def run_upgrade(
@@ -91,6 +188,7 @@ def run_upgrade(
     progress: Callable[[int], None] = lambda n: None,
 ) -> UpgradeSummary:
     summary, stop = UpgradeSummary(), stop or threading.Event()
+    summary.started_over = checkpoint.take(run_for(ledger))  # CliError: another run's, unfinished
     started, interval, next_at = clock(), (1.0 / rate if rate > 0 else 0.0), clock()
     for segment in range(SEGMENTS):
         while checkpoint.positions.get(str(segment)) != "done":

@@ -17,6 +17,7 @@ from migrator.messages import AssetMessage
 from migrator_cli.upgrade import Checkpoint, run_upgrade, schema_status
 
 from tests.conftest import unique
+from tests.emulator.conftest import create_ledger_table
 from tests.emulator.test_resend_and_claims import RecordingProvider, record_for, uploader_with
 
 pytestmark = pytest.mark.emulator
@@ -77,6 +78,28 @@ def test_old_items_are_brought_into_reconciles_lanes_once_and_doctor_says_so(aws
     assert again.done and again.upgraded == 0 and again.read == 0  # idempotent: nothing below the version
     ok, detail = schema_status(dynamodb, table)
     assert ok and "migrator upgrade finished" in detail
+
+
+def test_a_finished_checkpoint_of_another_ledger_does_not_pass_this_one_as_upgraded(aws, table, tmp_path):
+    """The default checkpoint file, left by a finished upgrade of one stack's ledger, is read by the next
+    stack's: it must not make that run read nothing, stamp the version and have doctor say all is done."""
+    dynamodb, now = aws("dynamodb"), time.time()
+    path = tmp_path / "migrator-upgrade.json"
+    dynamodb.put_item(TableName=table, Item=typed(old_item(unique("first"), "processing", now, remote_id="v1")))
+    assert run_upgrade(Ledger(table, dynamodb), checkpoint=Checkpoint(path), rate=0).done
+
+    second = create_ledger_table(dynamodb)
+    ids = [unique("second") for _ in range(3)]
+    for asset_id in ids:
+        dynamodb.put_item(TableName=second, Item=typed(old_item(asset_id, "processing", now, remote_id="v")))
+    ledger = Ledger(second, dynamodb)
+    result = run_upgrade(ledger, checkpoint=Checkpoint(path), rate=0)
+
+    assert result.done and result.read == 3 and result.upgraded == 3
+    assert f"finished upgrade of table {table}" in result.started_over
+    assert all(int(ledger.get(asset_id)[SCHEMA]) == SCHEMA_VERSION for asset_id in ids)
+    assert schema_status(dynamodb, second)[0]
+    assert Checkpoint(path).run.table == second  # the file is this ledger's now
 
 
 def test_an_item_that_moves_between_the_read_and_the_write_is_read_again(aws, table):

@@ -30,7 +30,12 @@ def register(subparsers) -> None:
         "--checkpoint",
         metavar="FILE",
         default="migrator-upgrade.json",
-        help="where each scan segment's position is kept (default migrator-upgrade.json)",
+        help=(
+            "where each scan segment's position is kept, with the ledger table and schema version it is for "
+            "(default migrator-upgrade.json). The same run's is resumed; a finished one of another table or "
+            "version is started over, with a warning; an unfinished one of another is refused (pass another "
+            "file, or delete it to give that run up)"
+        ),
     )
     stack_options(p)
     p.set_defaults(run=run)
