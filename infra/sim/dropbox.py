@@ -15,6 +15,17 @@ describe it. Dropbox is no target here: creates are not routed.
   by the library's ids (`id:...`); any other path answers `path/not_found`;
 - cursors are signed with the library's secret: after a reset of the simulator an old cursor answers 409
   `reset` ("the cursor has been invalidated. Call list_folder to obtain a new cursor");
+- the owner moving a file: `files/move_v2 {from_path, to_path}` -> `{metadata}` (RelocationResult; "Move a file
+  or folder to a different location in the user's Dropbox"), a video file by its id (`from_path` takes a path
+  or an id) into another of the library's folders, its name kept (paths as `from_path`, renames and new
+  folders are not simulated: 400, our choice); an id that is no video file answers 409
+  `from_lookup/not_found`. The move keeps `server_modified` ("The last time the file was modified on
+  Dropbox": a move changes no content) and `rev`. A cursor handed out before the move sees it at
+  `list_folder/continue` ("Pass the cursor into list_folder/continue to see what's changed in the folder since
+  your previous query"; developers.dropbox.com/detecting-changes-guide: "users may edit, move, and delete
+  content at any time", and a cursor fetches "changes that occurred after the time the cursor value was
+  issued"): the file at its new path where that is under the listed folder (with its old `server_modified`),
+  a `deleted` entry at its old path where that was;
 - the library: `/Videos` with README.txt and the folders (Marketing, Training/2021, Webinars); video i is
   `<title>.mp4` in its folder (FileMetadata: `id`, `name`, `path_lower`, `path_display`, `client_modified`,
   `server_modified` (the SDK's '%Y-%m-%dT%H:%M:%SZ'), `rev` (hex, 9 or more), `size`, `is_downloadable`,
@@ -109,6 +120,7 @@ class Dropbox(Profile):
         ("/2/files/list_folder/get_latest_cursor", {"POST": "src_latest"}),
         ("/2/files/get_metadata", {"POST": "src_metadata"}),
         ("/2/files/get_temporary_link", {"POST": "src_link"}),
+        ("/2/files/move_v2", {"POST": "src_move"}),
     )
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
@@ -131,8 +143,8 @@ class Dropbox(Profile):
     # ----- the library as files
 
     def file(self, shelf: Shelf, video: Item) -> dict:
-        name = f"{video.title}.mp4"
-        path = f"{ROOT}/{video.folder}/{name}"
+        path = moved_to(shelf, video.index) or f"{ROOT}/{video.folder}/{video.title}.mp4"
+        name = path.rsplit("/", 1)[1]
         out = {
             ".tag": "file",
             "name": name,
@@ -237,6 +249,15 @@ class Dropbox(Profile):
             found.append({".tag": "deleted", "name": f"video {index}", "path_lower": f"{ROOT}/gone/{index}"})
         if fresh:
             after = {**after, "d": len(gone)}
+        moves = shelf.state.moves[at.get("m", 0) :] if after["i"] >= shelf.size else []
+        for index, before, now in moves:  # after the listing: a change since the cursor was handed out
+            video = shelf.video(index)
+            if _under(before.lower(), at["r"], at["rec"]):
+                found.append({".tag": "deleted", "name": before.rsplit("/", 1)[1], "path_lower": before.lower()})
+            if video is not None and _under(now.lower(), at["r"], at["rec"]) and moved_to(shelf, index) == now:
+                found.append(self.file(shelf, video))
+        if moves:
+            after = {**after, "m": len(shelf.state.moves)}
         more = after["i"] < shelf.size or any(True for _ in self._walk(shelf, after))
         body = {"entries": found, "cursor": self._cursor(shelf, after), "has_more": more}
         return Reply(200, body)
@@ -255,6 +276,7 @@ class Dropbox(Profile):
                 return self.error("invalid", "limit: must be between 1 and 2000")
             at = {"r": root, "rec": arg.get("recursive") is True, "h": 0, "i": 0, "k": 0}
             at |= {"nd": arg.get("include_non_downloadable_files", True) is not False, "d": len(shelf.state.deleted)}
+            at |= {"m": len(shelf.state.moves)}
             if op == "src_latest":
                 end = {**at, "h": len(_folder_entries()) + 1, "i": shelf.size}
                 return Reply(200, {"cursor": self._cursor(shelf, end)})
@@ -264,7 +286,30 @@ class Dropbox(Profile):
             if at is None:
                 return _error("reset", {".tag": "reset"})
             return self._page(shelf, at, MAX_LIMIT)
+        if op == "src_move":
+            return self._move(shelf, arg)
         return self._file_op(op, shelf, call, arg)
+
+    def _move(self, shelf: Shelf, arg: dict) -> Reply:
+        """files/move_v2 of a video file into another of the library's folders (the module's docstring)."""
+        source, target = arg.get("from_path"), arg.get("to_path")
+        if not isinstance(source, str) or not source.startswith("id:"):
+            return self.error("invalid", "from_path: only a file's id is simulated (id:...)")
+        if not isinstance(target, str) or not target.startswith("/"):
+            return self.error("invalid", "to_path: must start with '/'")
+        video = shelf.video(index_of(source))
+        if video is None or source != file_id(video.index):
+            return _error("from_lookup/not_found", {".tag": "from_lookup", "from_lookup": {".tag": "not_found"}})
+        before = self.file(shelf, video)["path_display"]
+        folder, _, name = target.rpartition("/")
+        if name != before.rsplit("/", 1)[1] or not _is_folder(folder.lower()):
+            return self.error(
+                "invalid", "only a move into another of the library's folders, its name kept, is simulated"
+            )
+        if folder.lower() != before.rsplit("/", 1)[0].lower():
+            with shelf.state.lock:
+                shelf.state.moves.append((video.index, before, f"{_display(folder)}/{name}"))
+        return Reply(200, {"metadata": self.file(shelf, video)})
 
     def _file_op(self, op: str, shelf: Shelf, call: Call, arg: dict) -> Reply:
         fid = arg.get("path")
@@ -323,6 +368,16 @@ def _under(path_lower: str, root: str, recursive: bool) -> bool:
 
 def _is_folder(root: str) -> bool:
     return any(e["path_lower"] == root for e in _folder_entries())
+
+
+def _display(folder: str) -> str:
+    """A folder of the library as it displays its path (the path asked for may be of any case)."""
+    return next(e["path_display"] for e in _folder_entries() if e["path_lower"] == folder.lower())
+
+
+def moved_to(shelf: Shelf, index: int) -> str | None:
+    """Where video `index`'s file was last moved (its path_display), or None where it never was."""
+    return next((now for i, _, now in reversed(shelf.state.moves) if i == index), None)
 
 
 def _safe(name: str) -> str:

@@ -121,6 +121,8 @@ class LibraryState:
     deleted: set[int] = field(default_factory=set)
     made_private: set[int] = field(default_factory=set)
     cdn: dict = field(default_factory=dict)  # what a profile's delivery host remembers (api.video's spent tokens)
+    # Files the owner moved to another folder, in order: (index, path before, path after) (Dropbox's move_v2).
+    moves: list[tuple[int, str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ask_prepare(self, index: int, now: float) -> None:

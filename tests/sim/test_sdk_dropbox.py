@@ -1,6 +1,7 @@
 """The "dropbox" simulator driven by Dropbox's official SDK (dropbox 12.2.4): its stone validators check every
 field of every answer (ids, revs, content hashes, times in '%Y-%m-%dT%H:%M:%SZ'), its route errors decode the
-409s (GetTemporaryLinkError, ListFolderContinueError), its AuthError the 401 and its RateLimitError the 429.
+409s (GetTemporaryLinkError, ListFolderContinueError, RelocationError), its AuthError the 401 and its
+RateLimitError the 429. A file the owner moves (files_move_v2) is a change a folder's cursor gives.
 
 The SDK always calls https://api.dropboxapi.com; a requests adapter mounted on the session it is given hands
 those requests to the simulator on loopback instead (the SDK takes a `session`, as its docs say, for pools)."""
@@ -117,6 +118,27 @@ def test_the_latest_cursor_and_continue_give_what_changed_since(library):
     with pytest.raises(ApiError) as reset:
         dbx.files_list_folder_continue(latest)
     assert reset.value.error.is_reset()
+
+
+def test_a_file_moved_into_the_folder_is_a_change_the_cursor_gives_with_its_old_server_modified(library):
+    sim = library()
+    dbx = sdk(sim)
+    training = dbx.files_list_folder_get_latest_cursor("/Videos/Training", recursive=True).cursor
+    marketing = dbx.files_list_folder_get_latest_cursor("/Videos/Marketing", recursive=True).cursor
+    before = dbx.files_get_metadata(file_id(0))  # in Marketing, changed 2020-01-01 01:00
+    moved = dbx.files_move_v2(file_id(0), "/Videos/Training/2021/Library video 000000.mp4").metadata
+    assert moved.path_display == "/Videos/Training/2021/Library video 000000.mp4" and moved.id == file_id(0)
+    assert (moved.server_modified, moved.rev) == (before.server_modified, before.rev)  # no content changed
+    changes = dbx.files_list_folder_continue(training)
+    (arrived,) = changes.entries
+    assert isinstance(arrived, files.FileMetadata) and arrived.id == file_id(0)
+    assert arrived.server_modified == before.server_modified and not changes.has_more
+    (left,) = dbx.files_list_folder_continue(marketing).entries
+    assert isinstance(left, files.DeletedMetadata) and left.path_lower == before.path_lower
+    assert dbx.files_list_folder_continue(changes.cursor).entries == []  # seen once
+    with pytest.raises(ApiError) as missing:
+        dbx.files_move_v2("id:lib9999999999", "/Videos/Webinars/x.mp4")
+    assert missing.value.error.is_from_lookup() and missing.value.error.get_from_lookup().is_not_found()
 
 
 def test_a_429_is_waited_out_by_the_sdk_from_its_retry_after(library):

@@ -1,7 +1,8 @@
 """Dropbox as a source: migrator.sources.dropbox against the "dropbox" simulator (itself checked against Dropbox's
 official SDK in test_sdk_dropbox.py): the folder listed by its cursor, video files as rows with their sidecar
 captions, what cannot be downloaded named up front with Dropbox's reason, four-hour temporary links minted at
-the resolve, and a delta sweep continued from the cursor the last sweep kept."""
+the resolve, and a delta sweep continued from the cursor the last sweep kept, which lists every change it gives
+(a file moved into the folder keeps its old server_modified)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 import pytest
 import requests
 from migrator.sources import ResolutionKind, Unfetchable, build, parse_ref
+from migrator.sources import dropbox as dropbox_source
 from migrator.sources.dropbox import NOT_ALLOWED, NOT_DOWNLOADABLE, UNSUPPORTED, sidecars
 from migrator_cli.sweep import MARK_OVERLAP_S, read_mark, sweep
 
@@ -96,6 +98,48 @@ def test_a_delta_sweep_continues_from_the_cursor_the_last_one_kept(library, tmp_
     assert again.rows == 0  # the cursor the delta handed on: nothing changed since
     earlier = sweep(source, tmp_path / "earlier.jsonl", mark_path=marks, since=since - 3 * 60, out=io.StringIO())
     assert earlier.rows == 5  # earlier than the kept cursor: listed again by server_modified (38 to 42)
+
+
+def move(sim, fid: str, to_path: str) -> None:
+    """The owner moves a file (files/move_v2, as the SDK sends it): its server_modified stays as it was."""
+    answer = requests.post(
+        f"{sim.url}/2/files/move_v2",
+        json={"from_path": fid, "to_path": to_path},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=5,
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def test_a_file_moved_into_the_folder_since_the_kept_cursor_is_listed_whatever_its_server_modified(library, tmp_path):
+    sim, source = library(path="/Videos/Training")  # 1, 4, ..., 37: newest change 2020-01-01 01:37
+    marks = tmp_path / "marks.json"
+    first = sweep(source, tmp_path / "all.jsonl", mark_path=marks, out=io.StringIO())
+    assert first.rows == 13
+    move(sim, file_id(0), "/Videos/Training/2021/Library video 000000.mp4")  # changed 01:00, before the mark
+    since = read_mark(marks, "dropbox") - MARK_OVERLAP_S  # --since last
+    delta = sweep(source, tmp_path / "delta.jsonl", mark_path=marks, since=since, out=io.StringIO())
+    rows = [json.loads(line) for line in (tmp_path / "delta.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [f"dropbox/{file_id(0)}"] and delta.rows == 1
+    assert rows[0]["folder"] == "2021"
+    again = sweep(source, tmp_path / "again.jsonl", mark_path=marks, since=since, out=io.StringIO())
+    assert again.rows == 0  # the cursor the delta handed on has given it already
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_listing_from_the_folder_still_keeps_only_what_changed_since(library, monkeypatch, kept):
+    """Without a kept cursor (or once Dropbox reset it), the folder is listed again from the start, page after
+    page: those pages are no changes, and `since` still filters them by server_modified."""
+    _sim, source = library(library_size=60)
+    monkeypatch.setattr(dropbox_source, "PAGE_LIMIT", 20)  # several pages of the folder
+    later = 1_577_836_800 + 50 * 60 + 3600  # server_modified of video 50 on
+    cursor, found, pages = ("forged.cursor" if kept else None), [], 0
+    while True:
+        page = source.page(cursor, since=later, tracks=False)
+        found, cursor, pages = found + [e.asset_id for e in page.entries], page.cursor, pages + 1
+        if cursor is None:
+            break
+    assert pages >= 2 and found == [f"dropbox/{file_id(i)}" for i in range(50, 60)]
 
 
 def test_a_cursor_dropbox_reset_lists_the_folder_again_keeping_what_changed_since(library, tmp_path):

@@ -13,10 +13,14 @@ it: `files_list_folder`, `files_list_folder_continue`, `files_list_folder_get_la
   list_folder or list_folder/continue calls with same parameters are made simultaneously by same API app for
   same user", the SDK's docstring), and a fleet that wanted more would split by folder, never share a cursor;
 - delta by the cursor: the last page of a sweep (`has_more` false) hands its cursor on (`Page.delta`), the
-  sweep keeps it with its mark, and the next `--since last` continues from it (`list_folder/continue`
-  "returns changes", `DeletedMetadata` for what went: skipped). A cursor Dropbox has reset (409 `reset`)
-  starts the listing again from the folder, keeping what changed since the time asked for (`server_modified`);
-  without a kept cursor a delta does the same. A full sweep's first page also asks
+  sweep keeps it with its mark, and the next `--since last` continues from it (`list_folder/continue`: "Pass
+  the cursor into list_folder/continue to see what's changed in the folder since your previous query",
+  `DeletedMetadata` for what went: skipped). Every file such a page gives is a change and is listed whatever
+  its `server_modified`: a file moved into the folder keeps the time its content last changed ("The last time
+  the file was modified on Dropbox"), often before the mark. A cursor Dropbox has reset (409 `reset`) starts
+  the listing again from the folder, keeping what changed since the time asked for (`server_modified`);
+  without a kept cursor a delta does the same, and the pages of such a listing carry the mark LISTING on
+  their cursor so that they are filtered too. A full sweep's first page also asks
   `files/list_folder/get_latest_cursor` for the folder as it is at the start, the delta point it keeps: what
   changes while a long sweep runs is listed again by the next one (as the sweep's mark is never later than
   its start);
@@ -60,6 +64,10 @@ from .s3 import is_video_key
 PAGE_LIMIT = 2000  # files/list_folder's `limit` maximum (the SDK's validator: UInt32, max 2000)
 LINK_TTL_S = 4 * 3600.0  # "This link will expire in four hours"
 FOLDERS_KEPT = 8  # folders whose sidecars are remembered
+# Marks the sweep's cursor of a listing from the folder's start (its pages filtered by `since`), as against a
+# cursor of changes (Dropbox's own, as handed on for a delta). Dropbox's cursors are opaque (url-safe base64 in
+# its examples): a cursor from before this mark existed is read as one of changes, which lists more, never less.
+LISTING = "listing:"
 NOT_DOWNLOADABLE = (
     "Dropbox marks the file not downloadable (is_downloadable: false; a file Dropbox serves only by export)"
 )
@@ -136,18 +144,24 @@ class DropboxSource(HttpSource):
     # --- listing ---------------------------------------------------------------------------------
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
+        """A page of the folder from the start (`cursor` None, or one this source marked LISTING), where `since`
+        keeps what changed since by `server_modified`; or a page of changes from a cursor Dropbox handed on
+        (the kept delta cursor and its next pages), where every file is a change and `since` is not read: a
+        file moved into the folder keeps its old `server_modified` (module docstring)."""
+        listing = cursor is None or cursor.startswith(LISTING)
         with self._cursor_lock:
-            body, delta = self._list(cursor)
+            body, delta = self._list(cursor.removeprefix(LISTING) if cursor else None)
             if body is None:  # the kept cursor was reset by Dropbox: the folder again, what changed since kept
                 body, delta = self._list(None)
+                listing = True
         page = Page()
         if delta:
             page.delta = delta
         for item in entries(body.get("entries")):
-            self._take(page, mapping(item), since, tracks)
+            self._take(page, mapping(item), since if listing else None, tracks)
         following = text(body.get("cursor"))
         if body.get("has_more") is True and following:
-            page.cursor = following
+            page.cursor = LISTING + following if listing else following
         elif following:
             page.delta = page.delta or following
         return page
