@@ -67,6 +67,11 @@ _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")
 # Kaltura's KS as a path segment, `/ks/<KS>/` (flavorAsset.getUrl's download URLs and the documented playManifest
 # form `.../playManifest/entryId/{id}/.../ks/{ks}/video.{ext}`): a session of that entry's download privileges.
 _KALTURA_KS = re.compile(rf"(?P<lead>/|{_encoded('2F')})ks(?P<sep>/|{_encoded('2F')})[^/?#&;\s\"'<>%]+")
+# Dropbox's temporary links carry their credential as a path segment: `https://uc….dl.dropboxusercontent.com/cd/0/
+# get/<token>/file` (files/get_temporary_link's answers), and `https://dl.dropboxusercontent.com/apitl/1/<token>`
+# (the HTTP documentation's example).
+_SLASH = rf"(?:/|{_encoded('2F')})"
+_DROPBOX_LINK = re.compile(rf"(?P<lead>{_SLASH}(?:cd{_SLASH}\d+{_SLASH}get|apitl{_SLASH}\d+){_SLASH})[^/?#&;\s\"'<>%]+")
 
 # Punctuation that ends a sentence after a URL ("... failed: https://h/a?sig=x: 403").
 _TRAILING = re.compile(r"[:,.)\]]+$")
@@ -89,6 +94,7 @@ def redact_credentials(text: str) -> str:
     text = _HMAC_SEGMENT.sub(lambda m: f"{m['lead']}hmac{m['eq']}{REDACTED}", text)
     text = _PATH_TOKEN.sub(lambda m: f"{m['lead']}token{m['sep']}{REDACTED}", text)
     text = _KALTURA_KS.sub(lambda m: f"{m['lead']}ks{m['sep']}{REDACTED}", text)
+    text = _DROPBOX_LINK.sub(lambda m: f"{m['lead']}{REDACTED}", text)
     text = _PARAM.sub(_param, text)
     text = _ENCODED_PARAM.sub(_param, text)
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)

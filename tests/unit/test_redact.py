@@ -245,3 +245,43 @@ def test_a_kaltura_ks_in_a_link_path_is_redacted(text, expected):
         assert "REDACTED" in clean and "cdnapisec.kaltura.com" in urllib.parse.unquote(urllib.parse.unquote(clean))
     else:
         assert clean == expected
+
+
+# Dropbox's temporary links (files/get_temporary_link, four hours) hold their credential in the path:
+# `https://uc….dl.dropboxusercontent.com/cd/0/get/<token>/file`, and the HTTP documentation's example
+# `https://dl.dropboxusercontent.com/apitl/1/<token>`.
+DROPBOX_TOKEN = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdEfGhIjKlMnOpQrStUvWxYz"
+DROPBOX_LINK = f"https://uc4f2a9b1c.dl.dropboxusercontent.com/cd/0/get/{DROPBOX_TOKEN}/file"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (DROPBOX_LINK, DROPBOX_LINK.replace(DROPBOX_TOKEN, "REDACTED")),  # the host and `/file` kept
+        (
+            f"fetch failed: {DROPBOX_LINK}?dl=1: 410 Gone",
+            "fetch failed: https://uc4f2a9b1c.dl.dropboxusercontent.com/cd/0/get/REDACTED/file?dl=1: 410 Gone",
+        ),
+        (
+            f"https://dl.dropboxusercontent.com/cd/0/get/{DROPBOX_TOKEN}",  # at the end
+            "https://dl.dropboxusercontent.com/cd/0/get/REDACTED",
+        ),
+        (
+            f"https://dl.dropboxusercontent.com/apitl/1/{DROPBOX_TOKEN}",
+            "https://dl.dropboxusercontent.com/apitl/1/REDACTED",
+        ),
+        (urllib.parse.quote(DROPBOX_LINK, safe=""), None),  # percent-encoded, as echoed inside a parameter
+        (urllib.parse.quote(urllib.parse.quote(DROPBOX_LINK, safe=""), safe=""), None),  # twice
+        (f'{{"url": "{DROPBOX_LINK}"}}', f'{{"url": "{DROPBOX_LINK.replace(DROPBOX_TOKEN, "REDACTED")}"}}'),
+        ("https://h/cd/0/get/", "https://h/cd/0/get/"),  # no value: nothing to take out
+        ("https://h/abcd/0/get/x/file", "https://h/abcd/0/get/x/file"),  # `cd/` inside a word is not Dropbox's
+        ("https://h/cd/x/get/abc/file", "https://h/cd/x/get/abc/file"),  # not /cd/<number>/get/
+    ],
+)
+def test_a_dropbox_temporary_link_token_in_the_path_is_redacted(text, expected):
+    clean = redact_credentials(text)
+    assert DROPBOX_TOKEN[:24] not in clean
+    if expected is None:
+        assert "REDACTED" in clean and "dl.dropboxusercontent.com" in urllib.parse.unquote(urllib.parse.unquote(clean))
+    else:
+        assert clean == expected
