@@ -12,7 +12,9 @@ Storage, fake-gcs-server for Google Cloud Storage (with a stand-in for Google's 
 - TokenEndpoint: what `oauth2.googleapis.com/token` does for a service account's JWT bearer grant (RFC 7523;
   developers.google.com/identity/protocols/oauth2/service-account): it checks the assertion's RS256 signature
   with the account's public key, `iss`, `aud`, `scope` and a lifetime of at most an hour, and answers an access
-  token, counting the grants it gave.
+  token, counting the grants it gave. `aud` is Google's documented https://oauth2.googleapis.com/token (what
+  google-auth sends) or the stand-in's own token URI (the key file's `token_uri`, what migrator.sources.gcs
+  sends), nothing else.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ import requests
 from infra.toolchain import ROOT, node_tool
 
 LOG_DIR = ROOT / ".local" / "logs"
+# The JWT grant's `aud`: "When making an access token request this value is always
+# https://oauth2.googleapis.com/token" (developers.google.com/identity/protocols/oauth2/service-account). Google's
+# own client (google-auth, google/oauth2/service_account.py `_make_authorization_grant_assertion`) sends it
+# whatever `token_uri` the key names, and posts to that `token_uri`: here, this stand-in on loopback.
+GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
 
 
 def free_port() -> int:
@@ -211,7 +218,8 @@ class TokenEndpoint:
             return None
         now = time.time()
         good = header.get("alg") == "RS256" and header.get("kid") == self.key_id and claims.get("iss") == self.email
-        good = good and claims.get("aud") == self.token_uri and "devstorage" in str(claims.get("scope"))
+        good = good and claims.get("aud") in (GOOGLE_TOKEN_AUDIENCE, self.token_uri)
+        good = good and "devstorage" in str(claims.get("scope"))
         lifetime = claims.get("exp", 0) - claims.get("iat", 0)
         return claims if good and 0 < lifetime <= 3600 and claims["exp"] > now else None
 

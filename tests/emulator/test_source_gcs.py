@@ -169,6 +169,45 @@ def test_a_refused_grant_is_denied_naming_no_secret(gcs_emulator, tmp_path):
     assert "refused the service account key" in refused.value.reason and "PRIVATE" not in refused.value.reason
 
 
+def test_googles_own_client_gets_a_token_from_the_stand_in_and_lists_the_bucket(bucket, gcs_emulator):
+    """google-auth's service-account grant (google.oauth2.service_account) posts to the key's `token_uri` with
+    `aud` https://oauth2.googleapis.com/token whatever that URI is ("When making an access token request this
+    value is always https://oauth2.googleapis.com/token"), and google-cloud-storage lists with the token."""
+    from google.auth.transport.requests import Request
+    from google.cloud import storage
+    from google.oauth2 import service_account
+
+    store, _ = bucket
+    key = gcs_emulator.tokens.key()
+    creds = service_account.Credentials.from_service_account_info(key, scopes=[gcs.SCOPE])
+    grants = len(gcs_emulator.tokens.grants)
+    creds.refresh(Request())
+    assert creds.valid and creds.token.startswith("ya29.")
+    grant = gcs_emulator.tokens.grants[-1]
+    assert len(gcs_emulator.tokens.grants) == grants + 1 and grant["aud"] == "https://oauth2.googleapis.com/token"
+    client = storage.Client(
+        project="example-project",
+        credentials=service_account.Credentials.from_service_account_info(key, scopes=[gcs.SCOPE]),
+        client_options={"api_endpoint": gcs_emulator.url},
+    )
+    names = [blob.name for blob in client.list_blobs(store.name, prefix="v/")]
+    granted = gcs_emulator.tokens.grants[grants + 1 :]  # the client's own
+    assert len(names) == 9 and granted and {g["aud"] for g in granted} == {"https://oauth2.googleapis.com/token"}
+    for aud in ("https://oauth2.googleapis.com/token/", "https://evil.example/token"):
+        assert gcs_emulator.tokens.check(_grant(gcs_emulator, aud)) is None  # no other audience
+
+
+def _grant(gcs_emulator, aud: str) -> dict:
+    """A JWT bearer grant for the stand-in's account with `aud`, signed with its key."""
+    from google.auth import crypt, jwt
+
+    signer = crypt.RSASigner.from_service_account_info(gcs_emulator.tokens.key())
+    now = int(time.time())
+    claims = {"iss": gcs_emulator.tokens.email, "scope": gcs.SCOPE, "aud": aud, "iat": now, "exp": now + 3600}
+    assertion = jwt.encode(signer, claims).decode()
+    return {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion}
+
+
 def test_migrator_inventory_and_load_from_gcs(bucket, gcs_emulator, tmp_path, monkeypatch, capsys):
     store, _ = bucket
     creds = tmp_path / "creds.json"
