@@ -11,7 +11,8 @@ Bounded, paced and resumable for a million assets: the ledger is streamed (a fil
 scan), at most `concurrency` assets are in flight, fetches leave at `rate` a second, and each
 finished asset is written to a checkpoint (SQLite on disk), so a run that stops is resumed by the
 next with the same --checkpoint, and memory stays flat. A fetch whose path failed (DNS, connect,
-timeout, 5xx) is not a verdict: the asset is left unchecked for the next run. The fetches go from
+timeout, 5xx) is not a verdict: the asset is left unchecked for the next run. Only a passed verdict is
+final (`is_final`): a failed or signed-not-fetched one is checked again by the next run. The fetches go from
 the operator's machine to public addresses only (fetch.py) unless told otherwise.
 
 `evaluate` is pure; `run_verify` does the I/O.
@@ -341,14 +342,24 @@ class VerifySummary:
         return out
 
 
+def is_final(status: str) -> bool:
+    """Whether a verdict kept in the checkpoint stands for later runs (for the same video): only one that
+    fetched the manifest and matched. A failed one may have been mended; a signed one was not fetched because
+    something was missing (no token, no signing key, a provider that could not sign then), which the operator
+    may have given since; an unchecked one got no answer (and is never kept)."""
+    return status == "passed"
+
+
 class Checkpoint:
     """Each finished asset's verdict, on disk: a resumed run skips what was verified, and the summary
     counts every verdict of every run.
 
     A verdict belongs to the video it checked (the ledger's `remote_id`): an asset migrated again since
-    (a retry made a new video) is checked again, and so is one that failed, since what failed may have
-    been mended; a passed or signed verdict for the same video stands. Each verdict carries the run that
-    made it, so the earlier runs' failures are told apart from this run's, however many there are.
+    (a retry made a new video) is checked again. Only a passed verdict for the same video stands
+    (`is_final`): one that failed is checked again, since what failed may have been mended, and so is a
+    signed one, never fetched for want of a token or a signing key the next run may have. Each verdict
+    carries the run that made it, so the earlier runs' failures are told apart from this run's, however
+    many there are.
     """
 
     def __init__(self, path: str | None):
@@ -369,11 +380,11 @@ class Checkpoint:
         self.db.execute("BEGIN")
 
     def done(self, item: Mapping) -> bool:
-        """Whether `item` needs no check this run: it passed (or was found signed) for the same video."""
+        """Whether `item` needs no check this run: a final verdict (`is_final`) for the same video."""
         row = self.db.execute(
             "SELECT status, remote_id FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
         ).fetchone()
-        return row is not None and row[0] in ("passed", "signed") and row[1] == _remote_id(item)
+        return row is not None and is_final(row[0]) and row[1] == _remote_id(item)
 
     def record(self, verdict: Verdict, remote_id: str | None = None) -> None:
         findings = json.dumps([f.as_dict() for f in verdict.findings])

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from migrator_cli.fetch import Fetched, FetchError, guarded_get
 from migrator_cli.hls import PlaylistError, parse_master, parse_media
-from migrator_cli.verify import Checker, Checkpoint, Finding, Pace, Tolerance, Verdict, run_verify
+from migrator_cli.verify import Checker, Checkpoint, Finding, Pace, Tolerance, Verdict, is_final, run_verify
 
 MASTER = """#EXTM3U
 #EXT-X-VERSION:3
@@ -239,6 +239,47 @@ def test_an_asset_migrated_again_is_checked_again_and_a_failure_is_not_kept_for_
     # A video that changes under the same asset (its remote_id) is checked again, even after passing.
     again = check_all([item(2, remote_id="v2-new")], origin_for(2), checkpoint=Checkpoint(path))[2]
     assert HLS.format(n=2) in again.asked
+
+
+@pytest.mark.parametrize(
+    ("status", "final"),
+    [
+        ("passed", True),  # fetched and matched: stands for the same video
+        ("failed", False),  # what failed may have been mended
+        ("signed", False),  # not fetched for want of a token or a signing key, which a later run may have
+        ("unchecked", False),  # no answer (never kept, but never final either)
+    ],
+)
+def test_only_a_passed_verdict_is_final_in_the_checkpoint(status, final):
+    assert is_final(status) is final
+
+
+def test_a_signed_video_not_fetched_for_want_of_a_key_is_fetched_by_the_rerun_that_has_one(tmp_path):
+    """Review 47, item 4: a "signed, not fetched" verdict stayed in the checkpoint, so after the operator gave
+    the signing key the rerun skipped those videos and said OK without fetching them."""
+    from migrator.providers import SignedPlayback, SigningUnavailable
+
+    path = str(tmp_path / "verify.sqlite")
+    signed = item(1, remote_id="v1", playback_info={"policy": "signed", "playback_id": "p1"})
+    token_url = HLS.format(n=1) + "?token=t0k"
+    table = {token_url: (200, MASTER), HLS.format(n=1).replace("master.m3u8", "1080p.m3u8"): (200, media(6, 6, 3.5))}
+
+    def no_key(playback):
+        raise SigningUnavailable("no signing key: give the stack one")
+
+    first = run_verify(
+        [signed], Checker("mux", Tolerance(1.0), Pace(0), FakeOrigin(table), {}, no_key), checkpoint=Checkpoint(path)
+    )
+    assert (first.signed, first.passed) == (1, 0)
+    origin = FakeOrigin(table)
+    check = Checker("mux", Tolerance(1.0), Pace(0), origin, {}, lambda playback: SignedPlayback(token_url, ()))
+    again = run_verify([signed], check, checkpoint=Checkpoint(path))
+    assert origin.asked == list(table)  # fetched this time
+    assert (again.passed, again.signed, again.skipped_done) == (1, 0, 0)
+    assert again.result() == "OK: every ready asset checked (1) and matched"
+    # Passed now, for the same video: the run after that skips it.
+    third = check_all([signed], {}, checkpoint=Checkpoint(path))
+    assert third[2].asked == [] and third[0].skipped_done == 1
 
 
 def test_the_earlier_runs_failures_are_printed_once_however_many_this_run_found(tmp_path):

@@ -34,8 +34,9 @@ def register(subparsers) -> None:
             "(metadata width/height from the inventory, else what the provider read from the source). Each "
             "mismatch is listed with its numbers; exit 1 when any asset fails or got no answer. Bounded "
             "(--concurrency), paced (--rate fetches a second) and resumable (--checkpoint FILE: a second run "
-            "skips what the first finished). The fetches go from this machine to public addresses only, "
-            "redirects included. Signed playback is not fetched (it needs a token)."
+            "skips what passed; what failed, and signed videos not fetched for want of a token or signing key, "
+            "are checked again). The fetches go from this machine to public addresses only, redirects included. "
+            "Signed playback is fetched with tokens the stack makes; where it cannot sign, those are counted apart."
         ),
     )
     p.add_argument("--tolerance", type=seconds, default=1.0, metavar="S", help="duration tolerance (default 1 s)")
