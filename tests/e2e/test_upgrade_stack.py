@@ -1,19 +1,23 @@
-"""An upgrade in the middle of a migration, end to end: the previous release's template and code deployed on
+"""An upgrade in the middle of a migration, end to end: an earlier release's template and code deployed on
 the emulator, 120 assets loaded, workers dying right after their create, then `sam deploy` of this release
 over the same stack while the queue still drains, `migrator upgrade`, and the drain finished by this
 release's code: every asset terminal, each video made once, nothing left where reconcile cannot reach it.
 
-The previous release is main as it stood before this round's work (PREVIOUS_RELEASE), taken from the
-repository's own history (`git archive`) and built and deployed by this tree's local-stack command
-(`--source`), as an operator's checkout of the old release would be.
+The earlier releases are CHANGELOG.md's, each taken from the repository's own history (`git archive`) and
+built and deployed by this tree's local-stack command (`--source`), as an operator's checkout of the old
+release would be. The suite runs UPGRADE_FROM: the oldest (0.1.0, an HTTP API where later releases have a
+REST API, a ledger of schema 1) and the one before the newest; MIGRATOR_UPGRADE_FROM=all (or a list of
+versions) runs others. The test deploys the old release with only the parameters its template declares.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 
 import pytest
+import yaml
 from migrator.ledger import Ledger
 from migrator_cli.main import main
 from migrator_cli.upgrade import schema_status
@@ -22,10 +26,10 @@ from tests.conftest import ROOT, unique
 from tests.e2e.conftest import queue_depth, wait_for_states
 from tests.e2e.stacks import delete, sam_up, stack_parameters
 from tests.e2e.test_uploader_stack import asset, send_all
+from tests.template.test_releases import releases
 
 pytestmark = pytest.mark.e2e
-# main at the end of the previous round: the release operators run when this one ships.
-PREVIOUS_RELEASE = "cdf829ea7c41cf54a9354e109acd1cf99e0a2916"
+UPGRADE_FROM = ("0.1.0", "0.2.0")
 ASSETS = 120
 CRASH_RATE = "0.12"
 # Seconds without a ledger write after the pause that show the running invocations have finished: a warm one
@@ -33,13 +37,32 @@ CRASH_RATE = "0.12"
 QUIET_S = 10.0  # of creates whose invocation dies right after the provider answered (migrator.chaos)
 
 
-@pytest.fixture(scope="module")
-def previous_tree(tmp_path_factory):
-    tree = tmp_path_factory.mktemp("previous-release")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", PREVIOUS_RELEASE], capture_output=True)
-    assert archive.returncode == 0, f"the previous release is not in this clone's history: {archive.stderr[-300:]!r}"
+def upgrade_from() -> list[str]:
+    """The release versions to upgrade from: MIGRATOR_UPGRADE_FROM (comma-separated, or "all"), else UPGRADE_FROM."""
+    known = [version for version, _ in releases()]
+    asked = os.environ.get("MIGRATOR_UPGRADE_FROM", ",".join(UPGRADE_FROM))
+    chosen = known if asked.strip() == "all" else [v.strip() for v in asked.split(",") if v.strip()]
+    unknown = sorted(set(chosen) - set(known))
+    assert not unknown, f"MIGRATOR_UPGRADE_FROM names no release of CHANGELOG.md: {unknown} (releases: {known})"
+    return chosen
+
+
+@pytest.fixture(scope="module", params=upgrade_from())
+def previous_tree(request, tmp_path_factory):
+    """The release's tree, taken from this clone's history."""
+    commit = dict(releases())[request.param]
+    tree = tmp_path_factory.mktemp(f"release-{request.param}")
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True)
+    assert archive.returncode == 0, f"release {request.param} is not in this clone's history: {archive.stderr[-300:]!r}"
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     return tree
+
+
+def declared_parameters(tree) -> set[str]:
+    """The parameter names a tree's template declares (an older release refuses ones it does not know)."""
+    loader = type("Loader", (yaml.SafeLoader,), {})
+    loader.add_multi_constructor("!", lambda load, tag, node: None)
+    return set(yaml.load((tree / "template.yaml").read_text(), Loader=loader)["Parameters"])
 
 
 def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoint, aws, previous_tree, tmp_path):
@@ -57,7 +80,10 @@ def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoin
     # reconcile once its lease ends), not a batch of others that would wait out the queue's 6-minute visibility.
     params = stack_parameters(aws, sim, acct, UploaderTimeout="60", ReconcileScheduleEnabled="false", BatchSize="1")
     try:
-        old = sam_up(endpoint, name, params, outputs_path, source=previous_tree)
+        known = declared_parameters(previous_tree)
+        old = sam_up(
+            endpoint, name, {k: v for k, v in params.items() if k in known}, outputs_path, source=previous_tree
+        )
         # The previous release reserves no concurrency for its webhook (its template predates WebhookConcurrency),
         # and the emulator runs each concurrent execution as a process on this machine: a burst of ready videos
         # started 64 cold webhook workers within two minutes, each timing out, a storm that starved this test and
@@ -98,6 +124,7 @@ def test_a_migration_upgraded_in_place_mid_way_finishes_every_asset_once(endpoin
                 ]
             )
         )  # the template's own configuration again: no more crashes
+        # The releases up to 0.3.0 had their webhook under other logical ids: a new URL to give the provider.
         sim.patch_config({"webhook_url": new["WebhookUrl"], "webhooks_enabled": True})
         assert main(["upgrade", "--checkpoint", str(tmp_path / "upgrade.json"), "--rate", "0", *cli]) == 0
         assert schema_status(aws("dynamodb"), new["LedgerTableName"])[0]

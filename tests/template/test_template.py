@@ -260,7 +260,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     for name, resource in resources.items():
         if resource["Type"] == "AWS::Serverless::Function":
             assert resource["Properties"]["LoggingConfig"]["LogFormat"] == "JSON", name
-    stage = resources["WebhookStage"]["Properties"]["AccessLogSetting"]
+    stage = resources["WebhookRestStage"]["Properties"]["AccessLogSetting"]
     assert json.loads(stage["Format"])["status"] == "$context.status"
 
 
@@ -394,7 +394,7 @@ def test_the_webhook_throttle_takes_what_the_stack_can_cause():
     for name, provider in PROVIDERS.items():
         assert throttle[name]["Rate"] == ceiling * provider.events_per_asset * 2, name
         assert throttle[name]["Burst"] >= throttle[name]["Rate"], name
-    settings = template["Resources"]["WebhookStage"]["Properties"]["MethodSettings"][0]
+    settings = template["Resources"]["WebhookRestStage"]["Properties"]["MethodSettings"][0]
     assert settings["ThrottlingRateLimit"]["Fn::If"][2] == {
         "Fn::FindInMap": ["WebhookThrottle", {"Ref": "Provider"}, "Rate"]
     }
@@ -410,8 +410,8 @@ def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
         "AggregateKeyType": "IP",
     }
     assert rule["Action"] == {"Block": {}} and acl["Properties"]["Scope"] == "REGIONAL"
-    assert "/restapis/${WebhookApi}/stages/${WebhookStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
-    assert resources["WebhookApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only
+    assert "/restapis/${WebhookRestApi}/stages/${WebhookRestStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
+    assert resources["WebhookRestApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only
 
 
 def test_the_tracks_worker_reads_its_own_queue_and_writes_the_ledger_only_by_conditional_updates(translated):
