@@ -2,9 +2,10 @@
 
 Calls are `POST /api_v3/service/{service}/action/{action}` with the parameters in a JSON body (or the query), as
 KalturaApiClient 23.10.0 (the official Python client) sends them; the answer is XML unless `format` is 1 (JSON),
-as kaltura/server's KalturaFrontController chooses ("or default to XML"), and an API error is an answer like any
-other, HTTP 200, `{code, message, objectType: KalturaAPIException, args}` (KalturaSerializer, KalturaXmlSerializer:
-`<xml><result><error>...</error></result>`). Modelled, each where its document says:
+as kaltura/server's KalturaFrontController chooses ("or default to XML"; KalturaXmlSerializer writes true as 1 and
+false as 0), and an API error is an answer like any other, HTTP 200, `{code, message, objectType:
+KalturaAPIException, args}` (KalturaSerializer, KalturaXmlSerializer: `<xml><result><error>...</error></result>`).
+Modelled, each where its document says:
 
 - sessions: `session.start(secret, userId, type, partnerId, expiry)` with the admin secret (`token` here);
   `session.startWidgetSession("_<partner>")`, then `appToken.startSession(id, tokenHash)` where tokenHash is
@@ -16,8 +17,19 @@ other, HTTP 200, `{code, message, objectType: KalturaAPIException, args}` (Kaltu
   moderation-approved only unless a status filter says otherwise; pages of at most 500 (a larger pageSize cut to
   it) and never a match past the 10,000th (kaltura_entries.MAX_MATCHES); media.get by entryId;
 - flavorAsset.list, flavorAsset.getUrl (FLAVOR_ASSET_IS_NOT_READY unless READY; where the entry's access control
-  profile has a rule, the URL carries a KS of that entry's download privileges, `/ks/<ks>`, living a day:
-  asset.php getDownloadUrlWithExpiry), served at the delivery host (/_stream/kaltura/...) only with that KS;
+  profile has a rule, it is pending moderation, or it is outside its scheduling window or closes it within the
+  day, the URL carries a KS of that entry's download privileges, `/ks/<ks>`, living a day: asset.php
+  getDownloadUrlWithExpiry), served at the delivery host (/_stream/kaltura/...) only with that KS where the
+  profile's rule, the moderation or the window asks for one (KSecureEntryHelper::validateForDownload: the
+  download privilege lets it past moderation and scheduling; without it, NOT_SCHEDULED_NOW and the others, 403
+  here). The partner's FEATURE_ENTITLEMENT permission, with which every such URL carries a KS, is not modelled;
+- entries' categories: `categoriesIds` leaves out those with a privacy context (MediaSpace's), which
+  categoryEntry.list names (kaltura_entries.links): by `entryIdIn` / `entryIdEqual` and `categoryIdIn` /
+  `categoryIdEqual`, `statusEqual` / `statusIn`, paged like any list; without an entry or category filter
+  MUST_FILTER_ON_ENTRY_OR_CATEGORY (KalturaCategoryEntryFilter::getListResponse, as where entitlement is enforced
+  or the session is not an admin's);
+- entries' scheduling windows (`startDate` / `endDate`, kaltura_entries.schedule): media.list lists an entry
+  outside its window to an admin session as any other; only playback and download refuse it (above);
 - caption_captionasset.list and serveWebVTT (without segmentIndex: the HLS playlist of segments; with -1: the
   whole file as WebVTT, CaptionAssetService::serveWebVTTAction, kWebVTTGenerator); category.list by idIn;
   accessControlProfile.list.
@@ -62,11 +74,11 @@ def kerror(code: str, message: str, **args: object) -> dict:
 
 def _xml(value: object) -> str:
     """KalturaXmlSerializer: an object's fields as tags (objectType first, nulls left out), a list as <item>s,
-    true as 1 and false as nothing (PHP's echo)."""
+    true as 1 and false as 0 (serializeByType: `case 'boolean': $object = ($object) ? 1 : 0;`)."""
     if isinstance(value, dict):
         if value.get("objectType") == "KalturaAPIException":
             args = "".join(
-                f"<item><objectType>KalturaApiExceptionArg</objectType><name>{escape(str(k))}</name>"
+                f"<item><objectType>KalturaAPIExceptionArg</objectType><name>{escape(str(k))}</name>"
                 f"<value>{escape(str(v))}</value></item>"
                 for k, v in mapping(value.get("args")).items()
             )
@@ -78,7 +90,7 @@ def _xml(value: object) -> str:
     if isinstance(value, list):
         return "".join(f"<item>{_xml(v)}</item>" for v in value)
     if isinstance(value, bool):
-        return "1" if value else ""
+        return "1" if value else "0"
     return escape(str(value))
 
 
@@ -128,6 +140,14 @@ def _lifetime(cfg: SimConfig, asked: object) -> float:
     """What a KS asked to live `asked` seconds gets: the app token's sessionDuration at most (session_ttl_s)."""
     wanted = _num(asked, KS_DEFAULT_S) or KS_DEFAULT_S
     return min(wanted, cfg.session_ttl_s) if cfg.session_ttl_s > 0 else wanted
+
+
+def needs_ks(shelf: Shelf, video: Item, margin_s: float = 0.0) -> bool:
+    """Whether the entry's download asks for a KS: its access control profile has a rule, it is pending
+    moderation, or it is not within its scheduling window (for `margin_s` more: getDownloadUrlWithExpiry asks the
+    window to stay open the day the URL lives)."""
+    kind = lib.private_kind(shelf, video)
+    return kind in ("restricted", "moderation") or not lib.scheduled_now(shelf, video, margin_s)
 
 
 class Kaltura(Profile):
@@ -181,6 +201,7 @@ class Kaltura(Profile):
             ("flavorasset", "geturl"): self._flavor_url,
             ("caption_captionasset", "list"): self._caption_list,
             ("category", "list"): self._category_list,
+            ("categoryentry", "list"): self._category_entry_list,
             ("accesscontrolprofile", "list"): self._access_list,
         }.get((service, action))
         if handler is None:
@@ -285,6 +306,20 @@ class Kaltura(Profile):
         found = [lib.category(c) for c in sorted(ids) if c in lib.CATEGORIES]
         return self._listing("KalturaCategoryListResponse", found, len(found))
 
+    def _category_entry_list(self, shelf: Shelf, call: Call, params: Mapping) -> object:
+        flt = mapping(params.get("filter"))
+        if not any(
+            flt.get(k) not in (None, "") for k in ("entryIdIn", "entryIdEqual", "categoryIdIn", "categoryIdEqual")
+        ):
+            return kerror("MUST_FILTER_ON_ENTRY_OR_CATEGORY", "Must filter on entry id or category id")
+        if flt.get("entryIdIn") or flt.get("entryIdEqual"):
+            videos = self._videos_of(shelf, flt)
+        else:
+            videos = [v for v in (shelf.video(i) for i in range(shelf.size)) if v is not None]
+        size, index = self._pager(params)
+        found = lib.category_links(shelf, videos, flt)
+        return self._listing("KalturaCategoryEntryListResponse", found[(index - 1) * size : index * size], len(found))
+
     def _access_list(self, shelf: Shelf, call: Call, params: Mapping) -> object:
         found = lib.access_profiles()
         return self._listing("KalturaAccessControlProfileListResponse", found, len(found))
@@ -302,7 +337,7 @@ class Kaltura(Profile):
         eid = lib.entry_id(index)
         path = f"/_stream/kaltura/p/{lib.PARTNER_ID}/sp/{lib.PARTNER_ID}00/playManifest/entryId/{eid}"
         path += f"/flavorId/{flavor['id']}/format/download/protocol/http"
-        if lib.private_kind(shelf, video) == "restricted":
+        if needs_ks(shelf, video, margin_s=URL_KS_S):
             lifetime = shelf.cfg.link_ttl_s if shelf.cfg.link_ttl_s > 0 else URL_KS_S
             path += "/ks/" + make_ks(shelf, 0, time.time() + lifetime, f"download:{eid},sview:{eid}")
         return f"{call.base_url}{path}/a.mp4?{urllib.parse.urlencode(video.media_query())}"
@@ -319,7 +354,7 @@ class Kaltura(Profile):
         video = shelf.video(index)
         if video is None or pairs.get("entryId") != lib.entry_id(index):
             return Served(404, {"Content-Type": "text/plain"}, b"Not Found")
-        if lib.private_kind(shelf, video) == "restricted":
+        if needs_ks(shelf, video):
             fields, _ = read_ks(shelf, pairs.get("ks", ""))
             if fields is None or f"download:{lib.entry_id(index)}" not in fields["v"].split(","):
                 return Served(403, {"Content-Type": "text/plain"}, b"Access denied: a KS is required")

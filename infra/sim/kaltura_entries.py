@@ -1,5 +1,6 @@
 """A Kaltura partner's library as the "kaltura" profile renders it (infra/sim/kaltura.py): entries, flavors,
-captions, categories and access control profiles computed from the library's index, and media.list's filters.
+captions, categories, the entries' category links (categoryEntry) and access control profiles computed from the
+library's index, and media.list's filters.
 
 Every shape is KalturaApiClient 23.10.0's (the official Python client: KalturaMediaEntry, KalturaFlavorAsset,
 KalturaCaptionAsset, KalturaCategory, KalturaAccessControlProfile and their enums, Plugins/Core.py and Caption.py)
@@ -10,6 +11,7 @@ entry: a library of a million lists from arithmetic.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Mapping
 
 from .library import EPOCH, STEP_S, Item, Shelf, fault_of, is_private
@@ -34,7 +36,11 @@ STATUS = {"processing": "1", "failed": "-1", "no_content": "7"}  # KalturaEntryS
 # Categories (KalturaCategory): privacy 1 ALL, 2 AUTHENTICATED_USERS, 3 MEMBERS_ONLY; appearInList 1 PARTNER_ONLY,
 # 3 CATEGORY_MEMBERS_ONLY; contributionPolicy 1 ALL, 2 MEMBERS_WITH_CONTRIBUTION_PERMISSION. MediaSpace's
 # channel types (a public gallery; a private channel; a restricted one for signed-in users; the "unlisted"
-# category of the forum's answer, forum.kaltura.org "Private videos in media list response").
+# category of the forum's answer, forum.kaltura.org "Private videos in media list response"). MediaSpace's are
+# under its privacy context ("MediaSpace", `privacyContext`), which leaves them out of an entry's `categories`
+# and `categoriesIds` ("Only categories that don't have entitlement (privacy context) are listed, to retrieve the
+# full list of categories, use the categoryEntry.list action": KalturaBaseEntry, KalturaApiClient 23.10.0;
+# categoryEntryPeer::syncEntriesCategories "skip category with privacy contexts"); categoryEntry.list names them.
 CATEGORIES = {
     1: ("MediaSpace>site>galleries>Public", 1, 1, 2),
     2: ("MediaSpace>site>channels>Members", 3, 3, 2),
@@ -44,9 +50,27 @@ CATEGORIES = {
 # The library's folders, as categories only their members see (a shared repository: MEMBERS_ONLY, listed).
 FOLDER_CATEGORY = {"Marketing": 10, "Training/2021": 11, "Webinars": 12}
 CATEGORIES.update({cid: (f"Library>{name}", 3, 1, 2) for name, cid in FOLDER_CATEGORY.items()})
-# A private library video is, in turn: in no category, in a members-only channel, in one for signed-in users, in
-# the unlisted category, public but behind an access control profile with a rule, or public pending moderation.
-PRIVATE_KINDS = ("no_category", "members", "staff", "unlisted", "restricted", "moderation")
+PUBLIC_GALLERY = 1
+# A private library video is, in turn: in no category, in a members-only channel (and suggested to the public
+# gallery, that link pending the gallery's moderation: "Entries in the moderation queue must be approved ...
+# before they are officially associated with the category", developer.kaltura.com "Content Categories
+# Management"), in one for signed-in users, in the unlisted category, public but behind an access control profile
+# with a rule, public pending moderation, or in the public gallery outside its scheduling window: not yet open
+# (`startDate` ahead), closed (`endDate` passed), or open but closing (`endDate` ahead).
+PRIVATE_KINDS = (
+    "no_category",
+    "members",
+    "staff",
+    "unlisted",
+    "restricted",
+    "moderation",
+    "not_yet",
+    "expired",
+    "closing",
+)
+# KalturaCategoryEntryStatus: 1 PENDING (in the category's moderation queue), 2 ACTIVE.
+LINK_PENDING, LINK_ACTIVE = 1, 2
+WINDOW_DAYS = 30  # how far ahead a window opens (not_yet) or closes (closing), from the day it is asked
 RESTRICTED_PROFILE = 2  # accessControlProfile 2 has a rule (a KS is needed); 1 is the partner's default, none
 # Flavors (KalturaFlavorAsset): the source (flavorParamsId 0, isOriginal) and two renditions.
 FLAVORS = ((0, 1080, 5000, True), (487071, 720, 2500, False), (487041, 360, 800, False))
@@ -104,13 +128,46 @@ def _kind(shelf: Shelf, index: int, private: bool) -> str | None:
     return PRIVATE_KINDS[(index // max(1, shelf.cfg.library_private_every)) % len(PRIVATE_KINDS)]
 
 
-def category_ids(shelf: Shelf, video: Item) -> list[int]:
+def links(shelf: Shelf, video: Item) -> list[tuple[int, int]]:
+    """The entry's category links (categoryEntry): (category id, KalturaCategoryEntryStatus)."""
     folder = FOLDER_CATEGORY[video.folder]
     kind = private_kind(shelf, video)
     if kind == "no_category":
         return []
-    channel = {"members": 2, "staff": 3, "unlisted": 4}.get(kind or "", 1)
-    return [folder, channel]
+    channel = {"members": 2, "staff": 3, "unlisted": 4}.get(kind or "", PUBLIC_GALLERY)
+    found = [(folder, LINK_ACTIVE), (channel, LINK_ACTIVE)]
+    return [*found, (PUBLIC_GALLERY, LINK_PENDING)] if kind == "members" else found
+
+
+def has_privacy_context(cid: int) -> bool:
+    return CATEGORIES[cid][0].startswith("MediaSpace")
+
+
+def category_ids(shelf: Shelf, video: Item) -> list[int]:
+    """What `categoriesIds` says: the ACTIVE links to categories without a privacy context."""
+    return [c for c, status in links(shelf, video) if status == LINK_ACTIVE and not has_privacy_context(c)]
+
+
+def schedule(shelf: Shelf, video: Item) -> tuple[int | None, int | None]:
+    """The entry's scheduling window (startDate, endDate), epoch seconds; None where not set. Kaltura plays it only
+    within ("a start date (sunrise) and an end date (sunset) ... If users try to access the entry outside of this
+    window, they'll see an error message", knowledge.kaltura.com "Schedule availability of an entry")."""
+    kind = private_kind(shelf, video)
+    ahead = (int(time.time() // 86_400) + WINDOW_DAYS) * 86_400  # a day boundary: the same all day
+    created = created_at(video.index)
+    return {
+        "not_yet": (ahead, None),
+        "expired": (created, created + 86_400),
+        "closing": (created, ahead),
+    }.get(kind or "", (None, None))
+
+
+def scheduled_now(shelf: Shelf, video: Item, margin_s: float = 0.0) -> bool:
+    """entry::isScheduledNow, with `margin_s` more of the window asked for (getDownloadUrlWithExpiry asks that
+    it stay open the day its URL lives)."""
+    start, end = schedule(shelf, video)
+    now = time.time()
+    return (start is None or start <= now) and (end is None or end > now + margin_s)
 
 
 def entry(shelf: Shelf, video: Item) -> dict:
@@ -118,6 +175,7 @@ def entry(shelf: Shelf, video: Item) -> dict:
     ids = category_ids(shelf, video)
     kind = private_kind(shelf, video)
     created = created_at(video.index)
+    start, end = schedule(shelf, video)
     return {
         "objectType": "KalturaMediaEntry",
         "id": entry_id(video.index),
@@ -135,6 +193,10 @@ def entry(shelf: Shelf, video: Item) -> dict:
         "createdAt": created,
         "updatedAt": created + UPDATED_AFTER_S,
         "accessControlId": RESTRICTED_PROFILE if kind == "restricted" else 1,
+        # Null when not set, as Kaltura's JSON serializer writes a null field (KalturaJsonSerializer::unsetNull
+        # puts the key back, null); the XML form leaves it out.
+        "startDate": start,
+        "endDate": end,
         "displayInSearch": 1,  # PARTNER_ONLY
         "referenceId": f"ref-{video.index:06d}",
         "plays": 0,
@@ -192,13 +254,38 @@ def captions(shelf: Shelf, video: Item) -> list[dict]:
             "language": LANGUAGE.get(language, language),
             "languageCode": language,
             "label": name,
-            "isDefault": k == 0,
+            "isDefault": 1 if k == 0 else 0,  # KalturaNullableBoolean (-1 NULL_VALUE, 0 FALSE, 1 TRUE), an int
             "format": CAPTION_FORMAT.get(language, "3"),
             "fileExt": "vtt" if CAPTION_FORMAT.get(language) == "3" else "srt",
             "status": 0 if video.captions_processing else 2,
         }
         for k, (language, _kind, name) in enumerate(video.captions)
     ]
+
+
+def category_links(shelf: Shelf, videos: list[Item], flt: Mapping) -> list[dict]:
+    """categoryEntry.list's answer for these entries: their links (KalturaCategoryEntry), every status unless
+    `statusEqual` / `statusIn` says which, and only to the categories `categoryIdEqual` / `categoryIdIn` name."""
+    statuses = _ints(flt["statusIn"]) if flt.get("statusIn") not in (None, "") else None
+    if flt.get("statusEqual") not in (None, ""):
+        statuses = _ints(flt["statusEqual"])
+    categories = _ints(flt.get("categoryIdIn") or "") | _ints(flt.get("categoryIdEqual") or "")
+    found = []
+    for video in videos:
+        for cid, status in links(shelf, video):
+            if (statuses is None or status in statuses) and (not categories or cid in categories):
+                found.append(
+                    {
+                        "objectType": "KalturaCategoryEntry",
+                        "categoryId": cid,
+                        "entryId": entry_id(video.index),
+                        "createdAt": created_at(video.index),
+                        "categoryFullIds": str(cid),  # every category here is at the root (parentId 0)
+                        "status": status,
+                        "creatorUserId": f"owner{video.index % 3}@example.com",
+                    }
+                )
+    return found
 
 
 def category(cid: int) -> dict:
@@ -227,7 +314,7 @@ def access_profiles() -> list[dict]:
         "actions": [{"objectType": "KalturaAccessControlBlockAction", "type": "1"}],
     }
     return [
-        {"objectType": "KalturaAccessControlProfile", "id": 1, "name": "Default", "isDefault": True, "rules": []},
+        {"objectType": "KalturaAccessControlProfile", "id": 1, "name": "Default", "isDefault": 1, "rules": []},
         {"objectType": "KalturaAccessControlProfile", "id": RESTRICTED_PROFILE, "name": "KS", "rules": [rule]},
     ]
 
@@ -261,8 +348,9 @@ def _strs(value: object) -> set[str]:
     return {v.strip() for v in str(value).split(",") if v.strip()}
 
 
-def matches(shelf: Shelf, found: dict, flt: Mapping) -> bool:
-    """Whether a rendered entry passes the filter's supported fields (and the defaults where none is given)."""
+def matches(shelf: Shelf, video: Item, found: dict, flt: Mapping) -> bool:
+    """Whether a rendered entry (`found`, of `video`) passes the filter's supported fields (and the defaults where
+    none is given)."""
     given = {k: v for k, v in flt.items() if k in SUPPORTED and v not in (None, "")}
     for side, name in (("createdAt", "createdAt"), ("updatedAt", "updatedAt")):
         low, high = given.get(f"{side}GreaterThanOrEqual"), given.get(f"{side}LessThanOrEqual")
@@ -275,7 +363,7 @@ def matches(shelf: Shelf, found: dict, flt: Mapping) -> bool:
     if "idNotIn" in given and found["id"] in _strs(given["idNotIn"]):
         return False
     rule = _state_rule(given)
-    return _state_passes(rule, int(found["status"]), found["moderationStatus"]) and _in_categories(given, found)
+    return _state_passes(rule, int(found["status"]), found["moderationStatus"]) and _in_categories(shelf, given, video)
 
 
 StateRule = tuple["set[int] | None", "set[int] | None", bool]
@@ -311,9 +399,11 @@ def _state_of(shelf: Shelf, index: int) -> tuple[int, int]:
     return int(STATUS.get(fault or "", "2")), 1 if kind == "moderation" else 6
 
 
-def _in_categories(given: Mapping, found: dict) -> bool:
+def _in_categories(shelf: Shelf, given: Mapping, video: Item) -> bool:
+    """categoriesIdsMatchOr: the entry's ACTIVE links to one of them, a privacy context's too (the search index
+    holds every link, entry::getCategoriesEntryIds; the filter asks for ACTIVE ones, categoryIdsToIdsParsed)."""
     wanted = _ints(given.get("categoriesIdsMatchOr", ""))
-    return not wanted or bool(wanted & _ints(found["categoriesIds"]))
+    return not wanted or any(c in wanted and status == LINK_ACTIVE for c, status in links(shelf, video))
 
 
 def window(flt: Mapping) -> tuple[int, int]:
@@ -347,7 +437,7 @@ def listed(shelf: Shelf, flt: Mapping, descending: bool) -> tuple[Iterator[dict]
             if video is None:
                 continue
             found = entry(shelf, video)
-            if matches(shelf, found, flt):
+            if matches(shelf, video, found, flt):
                 found["_position"] = position
                 yield found
 

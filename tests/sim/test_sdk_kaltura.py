@@ -1,7 +1,8 @@
 """The "kaltura" simulator profile driven by Kaltura's official Python client, KalturaApiClient 23.10.0 (XML answers,
 as the client reads them): sessions from the admin secret and from an app token, media.list's filters, its page
 size cut to 500 and its 10,000-entry ceiling, flavors and their download URLs (a KS in the URL where access control
-asks for one), caption assets served as WebVTT, categories and access control profiles. Each assertion reads what
+or the scheduling window asks for one), caption assets served as WebVTT, categories, the categories with a privacy
+context only categoryEntry.list names, access control profiles, and false written as 0. Each assertion reads what
 the simulator answered through the client's own objects."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from KalturaClient.exceptions import KalturaException  # noqa: E402
 from KalturaClient.Plugins.Caption import KalturaCaptionAssetFilter  # noqa: E402
 from KalturaClient.Plugins.Core import (  # noqa: E402
     KalturaAssetFilter,
+    KalturaCategoryEntryFilter,
     KalturaCategoryFilter,
     KalturaFilterPager,
     KalturaMediaEntryFilter,
@@ -173,3 +175,68 @@ def test_the_simulator_answers_json_to_format_1(kaltura, web):
     expired = web.post(f"{sim.url}/api_v3/service/media/action/list", json={"ks": "garbage", "format": 1})
     assert expired.status_code == 200 and expired.json()["code"] == "INVALID_KS"
     assert requests.codes.ok == 200
+
+
+def test_xml_answers_write_false_as_0_as_kalturas_serializer_does(kaltura):
+    """KalturaXmlSerializer::serializeByType: `case 'boolean': $object = ($object) ? 1 : 0;`. The client reads "0"
+    as False and an empty element as None (getXmlNodeBool): a rendition's isOriginal was read as unknown."""
+    _sim, client = kaltura(library_size=3, library_captions_every=1)
+    admin(client)
+    flavors = client.flavorAsset.list(KalturaAssetFilter(entryIdEqual="0_00000000")).objects
+    assert [(f.isOriginal, f.isWeb) for f in flavors] == [(True, False), (False, True), (False, True)]
+    captioned = next(
+        e.id
+        for e in client.media.list().objects
+        if client.caption.captionAsset.list(KalturaCaptionAssetFilter(entryIdEqual=e.id)).objects
+    )
+    captions = client.caption.captionAsset.list(KalturaCaptionAssetFilter(entryIdEqual=captioned)).objects
+    assert [c.isDefault.getValue() for c in captions] == [1, 0]  # KalturaNullableBoolean TRUE, FALSE
+    assert client.accessControlProfile.list().objects[0].isDefault.getValue() == 1
+
+
+def test_category_entry_list_names_the_categories_categories_ids_leaves_out(kaltura):
+    """KalturaBaseEntry.categoriesIds: "Only categories that don't have entitlement (privacy context) are listed, to
+    retrieve the full list of categories, use the categoryEntry.list action". MediaSpace's gallery and channels
+    have one; a link pending the category's moderation is PENDING (1), not ACTIVE (2)."""
+    # entry 1: public, in its folder and the public gallery; entry 2: in a members' channel (private kind 1)
+    _sim, client = kaltura(library_size=6, library_private_every=2)
+    admin(client)
+    entries = {e.id: e for e in client.media.list(KalturaMediaEntryFilter(), KalturaFilterPager(pageSize=500)).objects}
+    assert entries["0_00000001"].categoriesIds == "11" and entries["0_00000001"].categories == "Library>Training/2021"
+    ids = "0_00000001,0_00000002"
+    links = client.categoryEntry.list(KalturaCategoryEntryFilter(entryIdIn=ids), KalturaFilterPager(pageSize=500))
+    assert {(c.entryId, c.categoryId, c.status.getValue()) for c in links.objects} == {
+        ("0_00000001", 11, 2),
+        ("0_00000001", 1, 2),  # MediaSpace>site>galleries>Public
+        ("0_00000002", 12, 2),
+        ("0_00000002", 2, 2),  # MediaSpace>site>channels>Members
+        ("0_00000002", 1, 1),  # suggested to the public gallery, pending its moderation
+    }
+    active = client.categoryEntry.list(KalturaCategoryEntryFilter(entryIdIn=ids, statusEqual=2)).objects
+    assert len(active) == 4 and links.totalCount == 5
+    in_gallery = client.media.list(KalturaMediaEntryFilter(categoriesIdsMatchOr="1"), KalturaFilterPager(pageSize=500))
+    assert "0_00000001" in {e.id for e in in_gallery.objects} and "0_00000002" not in {e.id for e in in_gallery.objects}
+    with pytest.raises(KalturaException) as refused:
+        client.categoryEntry.list(KalturaCategoryEntryFilter())
+    assert refused.value.code == "MUST_FILTER_ON_ENTRY_OR_CATEGORY"
+
+
+def test_entries_outside_their_window_are_listed_to_an_admin_and_downloaded_only_with_the_url_ks(kaltura, web):
+    """Entry scheduling (startDate/endDate, epoch seconds, getXmlNodeInt): an admin session lists every entry; the
+    download URL of one outside its window carries a KS of its download privileges (getDownloadUrlWithExpiry), and
+    without it the delivery refuses (NOT_SCHEDULED_NOW)."""
+    _sim, client = kaltura(library_size=9, library_private_every=1)  # 6 not yet open, 7 closed, 8 closing
+    admin(client)
+    listed = client.media.list(KalturaMediaEntryFilter(), KalturaFilterPager(pageSize=500)).objects
+    by_id = {e.id: e for e in listed}
+    now = time.time()
+    not_yet, closed, closing = (by_id[f"0_0000000{i}"] for i in (6, 7, 8))
+    assert not_yet.startDate > now and not_yet.endDate is NotImplemented  # not set: left out of the XML
+    assert closed.endDate < now and closing.startDate < now < now + 86_400 < closing.endDate
+    assert by_id["0_00000000"].startDate is NotImplemented
+    for entry, needs_ks in ((not_yet, True), (closed, True), (closing, False)):
+        flavors = client.flavorAsset.list(KalturaAssetFilter(entryIdEqual=entry.id)).objects
+        url = client.flavorAsset.getUrl(next(f for f in flavors if f.isOriginal).id)
+        assert ("/ks/" in url) is needs_ks and web.get(url).status_code == 200, entry.id
+        if needs_ks:
+            assert web.get(url.split("/ks/")[0] + "/a.mp4").status_code == 403

@@ -2,7 +2,8 @@
 reference, kaltura/server and KalturaApiClient 23.10.0 describe it; tests/sim/test_sdk_kaltura.py drives the same
 profile through the official client). The listing walks creation windows past media.list's 10,000-entry ceiling,
 renews a KS that expires mid-sweep without losing its place, checks every filter it sends on every entry answered,
-carries privacy from categories, the source flavor (or the tallest), captions as WebVTT, and holds entries still
+carries privacy from categories (those with a privacy context read from categoryEntry.list, one call a page) and
+scheduling windows (never wider), the source flavor (or the tallest), captions as WebVTT, and holds entries still
 converting for the next sweep. What is asserted is what the simulator answered and logged, and what the sweep wrote.
 """
 
@@ -15,6 +16,7 @@ from collections import Counter
 
 import pytest
 from migrator.sources import ResolutionKind, SourceDenied, build, kaltura_api, parse_ref
+from migrator.sources import kaltura as kaltura_source
 from migrator.sources.kaltura import FilterIgnored
 from migrator_cli.sweep import read_mark, sweep
 
@@ -73,6 +75,8 @@ def test_a_library_of_25000_is_listed_whole_past_the_10000_ceiling_and_resumes(l
     lists = calls(sim, "media.list")
     # 50 full pages and the last, and the two probes of statusIn/moderationStatusIn when the listing began
     assert len(lists) == 53 and all(r["status"] == 200 and "refused" not in r for r in lists)
+    # each full page's 1,000 category links (its folder, the public gallery) in one categoryEntry.list of two pages
+    assert len(calls(sim, "categoryentry.list")) == 50 * 2
 
 
 # --- sessions -----------------------------------------------------------------------------------------------------
@@ -143,39 +147,109 @@ def test_a_filter_kaltura_ignores_stops_the_listing_naming_it(library, monkeypat
 
 
 def test_the_category_filter_lists_only_its_entries_and_an_unknown_field_is_refused(library):
-    _sim, source = library(credentials={**APP, "category_ids": [4]}, library_size=120, library_private_every=2)
+    """Category 4 has a privacy context (MediaSpace's): media.list matches its entries, whose categoriesIds leave it
+    out, and only categoryEntry.list says they are in it. Read from categoriesIds alone, every entry answered looked
+    outside the filter, and the listing stopped saying Kaltura had ignored it."""
+    sim, source = library(credentials={**APP, "category_ids": [4]}, library_size=120, library_private_every=2)
     entries, _, _ = listed(source, tracks=False)
     assert entries and all("MediaSpace>unlisted" in e.metadata["categories"] for e in entries)
+    assert all(e.privacy == "unlisted" for e in entries)  # the category's own privacy, read from category.list
+    shelf = _shelf(library_size=120, library_private_every=2)
+    shown = kaltura_entries.entry(shelf, shelf.video(kaltura_entries.index_of(entries[0].asset_id.split("/")[1])))
+    assert "4" not in shown["categoriesIds"].split(",")  # what media.list said of it
+    # one categoryEntry.list per page of media.list (the probes aside), all the page's entries in it
+    assert len(calls(sim, "categoryentry.list")) == len(calls(sim, "media.list")) - 2
     _sim, unknown = library(credentials={**APP, "tagsLike": "webinar"})
     with pytest.raises(SourceDenied) as caught:
         unknown.page(None)
     assert "tagsLike" in caught.value.reason and "ignores a filter" in caught.value.reason
 
 
+def test_category_links_are_read_a_page_at_a_time_and_in_halves_past_the_ceiling(library, monkeypatch):
+    """One categoryEntry.list (paged) for all of a page's entries; where its pages reach the ceiling, the ids are
+    asked again in halves, so no link is lost (each entry here has two, so a page of 500 entries has 1,000)."""
+    sim, source = library(library_size=1_000)
+    entries, _, _ = listed(source, tracks=False)
+    plain = len(calls(sim, "categoryentry.list"))
+    assert plain == 2 * 2  # two pages of entries, 1,000 links each: two pages of links each
+    monkeypatch.setattr(kaltura_source, "MAX_LISTED", 500)  # a ceiling a page of links reaches
+    sim, source = library(library_size=1_000)
+    again, _, _ = listed(source, tracks=False)
+    assert [(e.asset_id, e.privacy, e.metadata["categories"]) for e in again] == [
+        (e.asset_id, e.privacy, e.metadata["categories"]) for e in entries
+    ]
+    assert {e.privacy for e in again} == {"public"} and len(calls(sim, "categoryentry.list")) > plain
+
+
+def test_a_category_link_filter_kaltura_ignores_stops_the_listing(library, monkeypatch):
+    real = kaltura_entries.category_links
+    stranger = {"objectType": "KalturaCategoryEntry", "entryId": "0_zzzzzzzz", "categoryId": 1, "status": 2}
+    monkeypatch.setattr(kaltura_entries, "category_links", lambda *a: [*real(*a), stranger])  # entryIdIn ignored
+    _sim, source = library(library_size=20)
+    with pytest.raises(FilterIgnored) as caught:
+        source.page(None, tracks=False)
+    assert "categoryEntry.list" in caught.value.reason and "entryIdIn" in caught.value.reason
+
+
 # --- rows: privacy, files, captions ------------------------------------------------------------------------------
 
 
-def test_privacy_comes_from_categories_moderation_and_access_control_never_wider(library):
-    _sim, source = library(library_size=84, library_private_every=2)
+def kind_of(row) -> str:
+    """The simulator's private kind of a row's entry, in a library with `library_private_every` 2."""
+    index, kinds = kaltura_entries.index_of(row.asset_id.split("/")[1]), kaltura_entries.PRIVATE_KINDS
+    return kinds[(index // 2) % len(kinds)] if index % 2 == 0 else "public"
+
+
+def test_privacy_comes_from_categories_moderation_access_control_and_the_window_never_wider(library):
+    """Every private kind the simulator makes, each carried no wider than Kaltura shows it: MediaSpace's galleries
+    and channels (a privacy context) read from categoryEntry.list, a link pending the gallery's moderation
+    publishing nothing, and an entry outside its scheduling window private (closing: signed)."""
+    _sim, source = library(library_size=2 * len(kaltura_entries.PRIVATE_KINDS) * 5, library_private_every=2)
     entries, _, _ = listed(source, tracks=False)
-    by_kind = {}
+    by_kind, one = {}, {}
     for row in entries:
-        index = kaltura_entries.index_of(row.asset_id.split("/")[1])
-        kind = kaltura_entries.PRIVATE_KINDS[(index // 2) % 6] if index % 2 == 0 else "public"
-        by_kind.setdefault(kind, set()).add(row.privacy)
+        by_kind.setdefault(kind_of(row), set()).add(row.privacy)
+        one.setdefault(kind_of(row), row)
     assert by_kind == {
-        "public": {"public"},
+        "public": {"public"},  # its gallery, MediaSpace>site>galleries>Public, only categoryEntry.list names
         "no_category": {"private"},
-        "members": {"private"},
+        "members": {"private"},  # suggested to the public gallery too, pending its moderation: not shown there
         "staff": {"private"},
         "unlisted": {"unlisted"},
         "restricted": {"signed"},
         "moderation": {"private"},
+        "not_yet": {"private"},
+        "expired": {"private"},
+        "closing": {"signed"},
     }
-    private = next(e for e in entries if e.privacy == "private" and "categories" not in e.metadata)
+    private = one["no_category"]
     assert "in no category" in private.metadata["privacy_note"] and private.folder is None
-    public = next(e for e in entries if e.privacy == "public")
+    public = one["public"]
     assert public.folder.startswith("Library>") and "privacy_note" not in public.metadata
+    assert "MediaSpace>site>galleries>Public" in public.metadata["categories"]
+    assert "MediaSpace>site>galleries>Public" not in one["members"].metadata["categories"]
+    opens = one["not_yet"].metadata["schedule"]["start_date"]
+    assert f"published from {opens} (startDate)" in one["not_yet"].metadata["privacy_note"]
+    assert opens > time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    assert "played only until" in one["closing"].metadata["privacy_note"]
+
+
+def test_an_entry_outside_its_window_is_resolved_private_with_a_url_kaltura_serves(library, web):
+    """flavorAsset.getUrl puts a KS of the entry's download privileges in the URL of an entry outside its window
+    (asset.php getDownloadUrlWithExpiry), and the delivery serves it with that KS only (validateScheduling)."""
+    _sim, source = library(library_size=2 * len(kaltura_entries.PRIVATE_KINDS), library_private_every=2)
+    entries, _, _ = listed(source, tracks=False)
+    one = {kind_of(e): e for e in entries}
+    for kind, privacy, with_ks in (
+        ("not_yet", "private", True),
+        ("expired", "private", True),
+        ("closing", "signed", False),  # closes in a month: no KS needed the day the URL lives
+    ):
+        resolved = source.resolve(parse_ref(one[kind].source_url))
+        assert resolved.kind == ResolutionKind.READY and resolved.privacy == privacy, kind
+        assert ("/ks/" in resolved.url) == with_ks and web.get(resolved.url).status_code == 200, kind
+        if with_ks:
+            assert web.get(resolved.url.split("/ks/")[0] + "/a.mp4").status_code == 403  # NOT_SCHEDULED_NOW
 
 
 def test_the_source_flavor_or_the_tallest_left_and_the_url_minted_at_the_resolve(library, web):

@@ -1,5 +1,6 @@
-"""Kaltura's pure parts (migrator.sources.kaltura_api, kaltura): the credentials, API exceptions and what of them
-may be said, an entry's privacy from its categories, the flavor chosen, and the walk's cursor and filter checks."""
+"""Kaltura's pure parts (migrator.sources.kaltura_api, kaltura_privacy, kaltura_walk, kaltura): the credentials, API
+exceptions and what of them may be said, an entry's privacy from its categories and its scheduling window, the
+flavor chosen, and the walk's cursor and filter checks (categoryEntry's links among an entry's categories)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 from migrator.providers.facts import CredentialsError
 from migrator.sources import SourceDenied
 from migrator.sources.kaltura import PAGE_SIZE, FilterIgnored, Walk, source_flavor, why_not
-from migrator.sources.kaltura_api import Credentials, api_error, privacy_of, refusal
+from migrator.sources.kaltura_api import Credentials, api_error, refusal
+from migrator.sources.kaltura_privacy import privacy_of, schedule_metadata
 
 APP = {"partner_id": "123", "app_token_id": "0_tok", "app_token": "t0ken"}
 
@@ -69,8 +71,43 @@ CATEGORY = {
 )
 def test_privacy_from_categories_is_never_wider_than_kalturas(categories, entry, restricted, expected):
     found = [CATEGORY[c] if isinstance(c, str) else c for c in categories]
-    privacy, note = privacy_of(entry, found, restricted)
+    privacy, note = privacy_of(entry, found, restricted, NOW)
     assert privacy == expected and (note is None) == (expected == "public")
+
+
+NOW = 1_700_000_000  # 2023-11-14T22:13:20Z
+DAY = 86_400
+
+
+@pytest.mark.parametrize(
+    ("category", "window", "restricted", "expected", "said"),
+    [
+        ("public", {}, False, "public", None),
+        ("public", {"startDate": None, "endDate": None}, False, "public", None),  # null: not set (JSON answers)
+        ("public", {"startDate": 0, "endDate": -1}, False, "public", None),  # no date (-1 is the request's "remove")
+        ("public", {"startDate": NOW - DAY}, False, "public", None),  # open for good
+        # not yet published: private, saying when Kaltura would publish it
+        ("public", {"startDate": NOW + DAY}, False, "private", "published from 2023-11-15T22:13:20Z (startDate)"),
+        ("public", {"startDate": str(NOW + DAY)}, False, "private", "publish it at the target then"),  # a string
+        ("public", {"startDate": NOW - 2 * DAY, "endDate": NOW - DAY}, False, "private", "no longer played since"),
+        ("public", {"endDate": NOW}, False, "private", "no longer played since 2023-11-14T22:13:20Z"),
+        ("public", {"endDate": NOW + 30 * DAY}, False, "signed", "played only until 2023-12-14T22:13:20Z"),
+        ("hidden", {"endDate": NOW + 30 * DAY}, False, "signed", "played only until"),  # unlisted narrowed too
+        ("members", {"endDate": NOW + 30 * DAY}, False, "private", "played only until"),  # never widened
+        ("public", {"startDate": NOW + DAY}, True, "private", "startDate"),  # narrower than the profile's signed
+        ("public", {"startDate": "tomorrow"}, False, "private", "cannot read"),  # what is not understood
+        ("public", {"endDate": 1.5}, False, "private", "cannot read"),
+    ],
+)
+def test_an_entry_outside_its_scheduling_window_is_never_carried_public(category, window, restricted, expected, said):
+    privacy, note = privacy_of({"id": "0_a", **window}, [CATEGORY[category]], restricted, NOW)
+    assert privacy == expected
+    assert (note is None) if said is None else (said in note and note.endswith(f"carried as {expected}"))
+
+
+def test_the_window_is_kept_in_the_row_as_dates():
+    assert schedule_metadata({"startDate": NOW + DAY, "endDate": None}) == {"start_date": "2023-11-15T22:13:20Z"}
+    assert schedule_metadata({"startDate": -1, "endDate": "x"}) == {}
 
 
 def test_the_source_flavor_else_the_tallest_ready_one_said_so():
@@ -104,3 +141,25 @@ def test_the_walk_cursor_its_boundary_and_the_checks_of_every_filter():
         following.check([{"id": "0_zz", "createdAt": 5, "status": "2"}], creds)  # before the window
     delta = Walk.of(None, 1_500.0, 2_000)
     assert delta.field == "updatedAt" and delta.filter(creds)["updatedAtGreaterThanOrEqual"] == 1_500
+
+
+@pytest.mark.parametrize(
+    ("categories_ids", "links", "answered_right"),
+    [
+        ("4", {}, True),  # categoriesIds holds it
+        ("", {"0_a": {4}}, True),  # a category with a privacy context: only categoryEntry.list names it
+        ("10", {"0_a": {4, 10}}, True),
+        ("10", {"0_a": {10}}, False),  # in neither: Kaltura ignored the filter
+        ("", {"0_b": {4}}, False),  # another entry's link is not this one's
+    ],
+)
+def test_the_category_filter_is_checked_against_categoryentry_links_too(categories_ids, links, answered_right):
+    creds = Credentials.parse({**APP, "category_ids": [4]})
+    entry = {"id": "0_a", "createdAt": 10, "status": "2", "categoriesIds": categories_ids}
+    walk = Walk.of(None, None, 2_000)
+    if answered_right:
+        walk.check([entry], creds, links)
+    else:
+        with pytest.raises(FilterIgnored) as caught:
+            walk.check([entry], creds, links)
+        assert "categoriesIdsMatchOr" in caught.value.reason

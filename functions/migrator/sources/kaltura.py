@@ -1,19 +1,14 @@
 """Kaltura as a source (developer.kaltura.com API v3: media.list, KalturaMediaEntryFilter, KalturaFilterPager,
-session.start, appToken, flavorAsset, caption_captionasset, category, accessControlProfile; kaltura/server, whose
-code the reference is generated from; KalturaApiClient 23.10.0, the official Python client, sends the same calls).
+session.start, appToken, flavorAsset, caption_captionasset, category, categoryEntry, accessControlProfile;
+kaltura/server, whose code the reference is generated from; KalturaApiClient 23.10.0, the official Python client,
+sends the same calls).
 
-- credentials, the KS and its renewal, API errors and privacy: kaltura_api.py. `{"partner_id": ..., "app_token_id":
-  ..., "app_token": ..., "app_token_hash": "SHA256"}` (preferred) or `{"partner_id": ..., "admin_secret": ...}`;
-- list: `media.list(filter, pager)` answers `{objects, totalCount}`, at most 500 a page (KalturaFilterPager: "maximum
-  page size is 500"; a larger one is cut to it) and never past the 10,000th entry of a query ("The server has a
-  hard limit of 10,000 entries when accessing the media.list", Kaltura's blog, "Tags editor"; the knowledge base,
-  "API results limitation": order by creation time and move the time window on). So no page index is ever
-  turned: every page is page 1 of a window `createdAtGreaterThanOrEqual` the last second listed (inclusive) and
-  `createdAtLessThanOrEqual` the second the sweep began, ordered `+createdAt`, with `idNotIn` the ids already
-  listed in that last second (`Walk`, the cursor). A delta sweep walks `updatedAt` the same way from the mark;
-- Kaltura answers a filter field it does not support by ignoring it (and so lists everything): every filter this
-  source sends is checked on every entry answered (the window, `idNotIn`, `statusIn`, the order, the credentials'
-  `category_ids`), and one answer outside it stops the listing, naming the filter (`FilterIgnored`);
+- credentials, the KS and its renewal, API errors: kaltura_api.py; privacy (categories, moderation, access
+  control, the scheduling window): kaltura_privacy.py. `{"partner_id": ..., "app_token_id": ..., "app_token": ...,
+  "app_token_hash": "SHA256"}` (preferred) or `{"partner_id": ..., "admin_secret": ...}`;
+- list: `media.list(filter, pager)` answers `{objects, totalCount}`, 500 a page, walked by creation windows under
+  its 10,000-entry ceiling, every filter sent checked on every entry answered (kaltura_walk.py: `Walk`, the
+  cursor, `FilterIgnored`);
 - media.list shows only READY entries unless a status filter is given, and hides entries pending or rejected in
   moderation (KalturaBaseEntryFilter::setDefaultStatus, setDefaultModerationStatus): `statusIn` and
   `moderationStatusIn` name every status, so an entry still converting goes to `page.pending` (and `video(id)`,
@@ -22,14 +17,27 @@ code the reference is generated from; KalturaApiClient 23.10.0, the official Pyt
   `updatedAt` (Unix seconds), `msDuration`/`duration`, `status` (KalturaEntryStatus: -2 ERROR_IMPORTING,
   -1 ERROR_CONVERTING, 0 IMPORT, 1 PRECONVERT, 2 READY, 4 PENDING, 5 MODERATE, 6 BLOCKED, 7 NO_CONTENT),
   `mediaType` (1 VIDEO, 2 IMAGE, 5 AUDIO, 201-204 live), `categoriesIds`, `moderationStatus`, `displayInSearch`,
-  `accessControlId`. Images are no videos (skipped, counted apart); audio and live entries are unfetchable;
+  `accessControlId`, `startDate`/`endDate` (the scheduling window, kaltura_privacy.py). Images are no videos
+  (skipped, counted apart); audio and live entries are unfetchable;
+- categories: `categoriesIds` lists "only categories that don't have entitlement (privacy context) ... to retrieve
+  the full list of categories, use the categoryEntry.list action" (KalturaBaseEntry, KalturaApiClient 23.10.0;
+  "Content Categories Management": "Avoid using the categories and categoriesIds properties"), so MediaSpace's
+  channels and galleries are missing from it. Each page's entries are asked of `categoryEntry.list` in one call
+  (`entryIdIn` the page's ids, `statusEqual` 2 ACTIVE, `+createdAt`, pages of 500; an entry has at most 32
+  categories, so a page of 500 entries is 32 such pages at most, under the 10,000 ceiling: past it, or when fewer
+  links were read than `totalCount` said, the ids are asked again in halves). An entry's categories are both; a
+  link not ACTIVE (pending or rejected in the category's moderation) publishes nothing and is left out. media.list's
+  `categoriesIdsMatchOr` matches those ACTIVE links (entryFilter::categoryIdsToIdsParsed), so the category filter
+  is checked against both too;
 - the file: `flavorAsset.list` (`entryIdIn`) gives each entry's flavors (`isOriginal`: "True if this Flavor Asset
   is the original source"; `status` 2 READY, 0 QUEUED, 1 CONVERTING, 6 WAIT_FOR_CONVERT, 7 IMPORTING, 8 VALIDATING
   are still being made; `height`, `sizeInBytes`/`size` in KB). The source flavor when it is READY; when it was
   purged, the tallest READY flavor, said so in the row (`metadata.source_flavor`). `flavorAsset.getUrl(id)` mints
   the download URL just before the create; where the entry's access control needs a KS to download, Kaltura puts
   one in the URL itself (`/ks/<ks>`, privileges download/sview of that entry only, 24 hours: asset.php
-  getDownloadUrlWithExpiry), so the URL is said to expire then;
+  getDownloadUrlWithExpiry; also where the entry is pending moderation, or outside its scheduling window or
+  closing it within the day: such a KS lets the download past both, KSecureEntryHelper::validateForDownload),
+  so the URL is said to expire then;
 - captions: `caption_captionasset.list` (`entryIdIn`) `[{id, entryId, languageCode, language, label, status}]`
   (KalturaCaptionAssetStatus 2 READY, 0 QUEUED and 7 IMPORTING still being made: the entry waits in
   `page.pending`); one track's text from `caption_captionasset.serveWebVTT` with `segmentIndex` -1, the whole file
@@ -46,18 +54,17 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from ..providers.facts import CredentialsError, entries, mapping, text
-from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, gone
-from .kaltura_api import Credentials, KalturaError, Session, api_error, is_entry_id, number, privacy_of, refusal
+from .base import HttpSource, Page, Resolution, SourceDenied, SourceRef, gone
+from .kaltura_api import Credentials, KalturaError, Session, api_error, is_entry_id, number, refusal
+from .kaltura_privacy import privacy_of, schedule_metadata
+from .kaltura_walk import PAGE_SIZE, STATUSES_HIDDEN, FilterIgnored, Walk, categories_of
 from .rows import TrackInfo, make_row, unfetchable
 
-PAGE_SIZE = 500  # KalturaFilterPager's maximum
 CHUNK = 100  # entries whose flavors (or captions) one list asks for: a few each, under a page of 500
-MAX_SEEN = 500  # ids one `idNotIn` carries (more entries than a page within one second cannot be walked past)
+MAX_LISTED = 10_000  # no list answers past its 10,000th object
+LINK_ACTIVE = 2  # KalturaCategoryEntryStatus ACTIVE (1 PENDING, 3 DELETED, 4 REJECTED publish nothing)
 # KalturaEntryStatus: what is listed, and what each means here.
 READY = 2
-STATUSES = "-2,-1,0,1,2,4,5,6,7"  # every status but DELETED (3)
-STATUSES_HIDDEN = "-2,-1,0,1,4,5,6,7"  # every one media.list hides by default (all but READY and DELETED)
-MODERATIONS = "1,2,3,4,5,6"  # KalturaEntryModerationStatus: every one, so none is hidden by default
 WORKING = {0: "importing", 1: "preconverting", 4: "pending", 5: "awaiting moderation"}
 FAILED = {
     -2: "failed at the source (Kaltura entry status ERROR_IMPORTING)",
@@ -79,90 +86,6 @@ SETTINGS_TTL_S = 600.0
 URL_KS_TTL_S = 86_400.0  # the KS Kaltura puts in a download URL lives a day (getDownloadUrlWithExpiry(86400))
 
 
-class FilterIgnored(SourceError):
-    """Kaltura answered an entry outside a filter this listing sent: it ignored that filter field."""
-
-
-@dataclass(frozen=True)
-class Walk:
-    """Where a listing is: entries whose `field` lies in [after, until], less the ids listed at `after` already.
-    As a cursor: `<field>:<after>:<until>:<id>,<id>...`."""
-
-    field: str
-    after: int
-    until: int
-    seen: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, cursor: str | None, since: float | None, now: float) -> Walk:
-        if cursor:
-            parts = cursor.split(":", 3)
-            if len(parts) == 4 and parts[0] in ("createdAt", "updatedAt") and all(p.isdigit() for p in parts[1:3]):
-                seen = tuple(i for i in parts[3].split(",") if is_entry_id(i))
-                return cls(parts[0], int(parts[1]), int(parts[2]), seen)
-            raise SourceError(f"kaltura: not a cursor of this listing ({cursor[:40]!r}): list again with --restart")
-        if since is None:
-            return cls("createdAt", 0, int(now))
-        return cls("updatedAt", max(0, int(since)), int(now))
-
-    def cursor(self) -> str:
-        return f"{self.field}:{self.after}:{self.until}:{','.join(self.seen)}"
-
-    def filter(self, creds: Credentials) -> dict:
-        doc = {
-            "objectType": "KalturaMediaEntryFilter",
-            "orderBy": f"+{self.field}",
-            f"{self.field}GreaterThanOrEqual": self.after,
-            f"{self.field}LessThanOrEqual": self.until,
-            "statusIn": STATUSES,
-            "moderationStatusIn": MODERATIONS,
-        }
-        if self.seen:
-            doc["idNotIn"] = ",".join(self.seen)
-        if creds.category_ids:
-            doc["categoriesIdsMatchOr"] = ",".join(map(str, creds.category_ids))
-        return doc
-
-    def check(self, objects: list[dict], creds: Credentials) -> None:
-        """Every entry answered within every filter sent, in order; FilterIgnored naming the first one not."""
-        last, seen, wanted = self.after, set(self.seen), {str(c) for c in creds.category_ids}
-        allowed = {int(s) for s in STATUSES.split(",")}
-        for entry in objects:
-            at = number(entry.get(self.field))
-            broken = None
-            if at is None or not self.after <= at <= self.until:
-                broken = f"{self.field}GreaterThanOrEqual/{self.field}LessThanOrEqual"
-            elif at < last:
-                broken = f"orderBy +{self.field}"
-            elif entry.get("id") in seen:
-                broken = "idNotIn"
-            elif number(entry.get("status")) not in allowed:
-                broken = "statusIn"
-            elif wanted and not wanted & set((text(entry.get("categoriesIds")) or "").split(",")):
-                broken = "categoriesIdsMatchOr (category_ids)"
-            if broken:
-                raise FilterIgnored(
-                    f"kaltura: media.list answered an entry outside the filter {broken} (entry"
-                    f" {str(entry.get('id'))[:20]}): Kaltura ignores a filter field it does not support and lists"
-                    " everything, so the listing stops rather than list what was not asked for"
-                )
-            last = at
-
-    def next(self, objects: list[dict]) -> Walk | None:
-        """The walk after a full page (None after a short one: the window is done)."""
-        if len(objects) < PAGE_SIZE:
-            return None
-        last = number(objects[-1].get(self.field)) or self.after
-        tied = [str(e["id"]) for e in objects if number(e.get(self.field)) == last and is_entry_id(e.get("id"))]
-        seen = (*self.seen, *tied) if last == self.after else tuple(tied)
-        if len(seen) > MAX_SEEN:
-            raise SourceError(
-                f"kaltura: more than {MAX_SEEN} entries share the {self.field} second {last}: media.list cannot be"
-                " walked past them (idNotIn would grow past its limit)"
-            )
-        return Walk(self.field, last, self.until, seen)
-
-
 @dataclass
 class Lookups:
     """What a page's entries need besides themselves, asked for once per page (flavors, captions) or once per
@@ -170,14 +93,16 @@ class Lookups:
 
     flavors: dict[str, list[dict]] = field(default_factory=dict)
     captions: dict[str, list[dict]] = field(default_factory=dict)
+    links: dict[str, set[int]] = field(default_factory=dict)  # each entry's ACTIVE categories, categoryEntry.list's
 
 
 class KalturaSource(HttpSource):
     platform = "kaltura"
     default_base_url = "https://www.kaltura.com"
     documented_rate_per_s = None  # Kaltura publishes no number
-    # media.get, flavorAsset.list and flavorAsset.getUrl (the KS, categories and access control are per listing)
-    requests_per_video = 3
+    # media.get, categoryEntry.list, flavorAsset.list and flavorAsset.getUrl (the KS, the categories' settings and
+    # access control are per listing)
+    requests_per_video = 4
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -256,11 +181,12 @@ class KalturaSource(HttpSource):
         if cursor is None:
             self._probe(walk, creds)
         objects, total = self._list("media", "list", walk.filter(creds))
-        walk.check(objects, creds)
+        links = self._links([str(e["id"]) for e in objects if is_entry_id(e.get("id"))])
+        walk.check(objects, creds, links)
         page = Page()
         if total is not None:
             page.remaining = max(0, total - len(objects))
-        self._place_all(page, objects, tracks)
+        self._place_all(page, objects, tracks, links)
         following = walk.next(objects)
         page.cursor = following.cursor() if following else None
         return page
@@ -301,14 +227,15 @@ class KalturaSource(HttpSource):
                 return None
             raise
 
-    def _place_all(self, page: Page, objects: list[dict], tracks: bool) -> None:
+    def _place_all(self, page: Page, objects: list[dict], tracks: bool, links: dict[str, set[int]] | None = None):
         videos = [e for e in objects if is_entry_id(e.get("id")) and number(e.get("mediaType")) != IMAGE]
         page.skipped += len(objects) - len(videos)
         for entry in objects:
             page.saw(number(entry.get("updatedAt")) or number(entry.get("createdAt")))
         ready = [e for e in videos if number(e.get("status")) == READY and number(e.get("mediaType")) == VIDEO]
         looked = self._lookups([str(e["id"]) for e in ready], tracks)
-        self._read_categories(ready)
+        looked.links = links if links is not None else self._links([str(e["id"]) for e in ready])
+        self._read_categories(ready, looked.links)
         for entry in videos:
             self._place(page, entry, looked, tracks)
 
@@ -343,12 +270,15 @@ class KalturaSource(HttpSource):
     def _row(self, entry: dict, looked: Lookups, tracks: bool):
         eid = str(entry["id"])
         flavor, note = source_flavor(looked.flavors.get(eid, []))
-        categories = self._categories_for(entry)
-        privacy, privacy_note = privacy_of(entry, categories, self._restricted(entry))
+        categories = self._categories_for(entry, looked.links)
+        privacy, privacy_note = privacy_of(entry, categories, self._restricted(entry), self.clock())
         names = [text(c.get("fullName")) for c in categories if c and text(c.get("fullName"))]
         extra: dict = {"categories": names[:20]} if names else {}
         if privacy_note:
             extra["privacy_note"] = privacy_note
+        schedule = schedule_metadata(entry)
+        if schedule:
+            extra["schedule"] = schedule
         if note:
             extra["source_flavor"] = note
         for key, name in (("referenceId", "reference_id"), ("userId", "user_id")):
@@ -384,23 +314,62 @@ class KalturaSource(HttpSource):
 
     # --- categories and access control, once per listing ----------------------------------------------------
 
-    def _read_categories(self, listed: Iterable[dict]) -> None:
+    def _links(self, ids: list[str]) -> dict[str, set[int]]:
+        """Each entry's ACTIVE categories as categoryEntry.list answers them: all the entries' in one call,
+        paged; asked again in halves where the pages could not be read whole (the ceiling, or fewer links than
+        `totalCount` said: the order shifted between pages)."""
+        found: dict[str, set[int]] = {i: set() for i in ids}
+        if not ids:
+            return found
+        filter_doc = {
+            "objectType": "KalturaCategoryEntryFilter",
+            "entryIdIn": ",".join(ids),
+            "statusEqual": LINK_ACTIVE,
+            "orderBy": "+createdAt",
+        }
+        read: dict[tuple[str, int | None], dict] = {}
+        index, total, whole = 1, None, True
+        while True:
+            objects, count = self._list("categoryEntry", "list", filter_doc, index)
+            outside = next((str(o.get("entryId")) for o in objects if str(o.get("entryId")) not in found), None)
+            if outside is not None:  # checked at once: ignored, the filter would answer every link of the partner
+                raise FilterIgnored(
+                    f"kaltura: categoryEntry.list answered a link outside the filter entryIdIn (entry"
+                    f" {outside[:20]}): Kaltura ignores a filter field it does not support, so the listing stops"
+                )
+            total = count if total is None else total
+            read.update({(str(o.get("entryId")), number(o.get("categoryId"))): o for o in objects})
+            if len(objects) < PAGE_SIZE or (total is not None and index * PAGE_SIZE >= total):
+                break
+            if index * PAGE_SIZE >= MAX_LISTED:
+                whole = False
+                break
+            index += 1
+        if (not whole or (total is not None and len(read) < total)) and len(ids) > 1:
+            half = len(ids) // 2
+            return {**self._links(ids[:half]), **self._links(ids[half:])}
+        for (eid, cid), link in read.items():
+            if cid is not None and cid > 0 and number(link.get("status")) == LINK_ACTIVE:
+                found[eid].add(cid)
+        return found
+
+    def _read_categories(self, listed: Iterable[dict], links: Mapping[str, set[int]]) -> None:
         """The categories of these entries not read yet, read once each (`category.list` by `idIn`); None kept
         for one Kaltura does not answer (not visible to these credentials)."""
         if self.clock() - self._settings_read_at > SETTINGS_TTL_S:
             self._categories, self._restricting, self._settings_read_at = {}, None, self.clock()
         wanted: list[int] = []
         for entry in listed:
-            wanted += [i for i in category_ids(entry) if i not in self._categories and i not in wanted]
+            wanted += [i for i in categories_of(entry, links) if i not in self._categories and i not in wanted]
         for start in range(0, len(wanted), PAGE_SIZE):
             chunk = wanted[start : start + PAGE_SIZE]
             filter_doc = {"objectType": "KalturaCategoryFilter", "idIn": ",".join(map(str, chunk))}
             answered = {number(c.get("id")): c for c in self._all("category", filter_doc)}
             self._categories.update({i: answered.get(i) for i in chunk})
 
-    def _categories_for(self, entry: dict) -> list[dict | None]:
-        self._read_categories([entry])
-        return [self._categories.get(i) for i in category_ids(entry)]
+    def _categories_for(self, entry: dict, links: Mapping[str, set[int]]) -> list[dict | None]:
+        self._read_categories([entry], links)
+        return [self._categories.get(i) for i in categories_of(entry, links)]
 
     def _restricted(self, entry: Mapping) -> bool:
         """Whether the entry's access control profile has rules (a site, country, IP or KS restriction)."""
@@ -426,7 +395,8 @@ class KalturaSource(HttpSource):
         flavor, note = source_flavor(flavors)
         if flavor is None:
             return Resolution.preparing(FLAVORS_PROCESSING, 60.0) if note == "working" else Resolution.unfetchable(note)
-        privacy = privacy_of(entry, self._categories_for(entry), self._restricted(entry))[0]
+        categories = self._categories_for(entry, self._links([ref.video_id]))
+        privacy = privacy_of(entry, categories, self._restricted(entry), self.clock())[0]
         try:
             url = text(self.api("flavorAsset", "getUrl", {"id": flavor["id"]}))
         except KalturaError as exc:
@@ -457,11 +427,6 @@ class KalturaSource(HttpSource):
                 return Resolution.unfetchable(gone("Kaltura"))
             break
         return Resolution.unfetchable("Kaltura's serveWebVTT answered no WebVTT for the caption")
-
-
-def category_ids(entry: Mapping) -> list[int]:
-    ids = [number(i) for i in (text(entry.get("categoriesIds")) or "").split(",") if i.strip()]
-    return [i for i in ids if i is not None and i > 0]
 
 
 def _json(value: str) -> object:

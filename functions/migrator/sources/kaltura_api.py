@@ -1,5 +1,5 @@
 """Kaltura's API v3 as the Kaltura source speaks it: the credentials, the KS every call carries and its renewal,
-the answers and the API exceptions they may be, and an entry's privacy from its categories (sources/kaltura.py).
+the answers and the API exceptions they may be (sources/kaltura.py; an entry's privacy: kaltura_privacy.py).
 
 - a call is `POST {service URL}/api_v3/service/{service}/action/{action}` with the parameters as a JSON body,
   `format` 1 (JSON: "KalturaResponseType" 1 JSON, 2 XML, the default) and the KS in `ks` (KalturaClient 23.10.0,
@@ -19,12 +19,7 @@ the answers and the API exceptions they may be, and an entry's privacy from its 
   here). `Session` starts a new one RENEW_BEFORE_S before the expiry it was told, and once more when a call is
   refused INVALID_KS anyway (a clock ahead of ours, a KS revoked), then tries that call again: a listing that
   runs for weeks keeps its cursor and goes on. An app token past its own `expiry` answers APP_TOKEN_EXPIRED:
-  that is the operator's to renew (DENIED, with what to do);
-- privacy: "Kaltura entries carry no public or private flag of their own": who may watch is the categories'
-  (KalturaCategory `privacy`: 1 ALL, 2 AUTHENTICATED_USERS, 3 MEMBERS_ONLY; `appearInList`: 1 PARTNER_ONLY,
-  3 CATEGORY_MEMBERS_ONLY; `contributionPolicy`: 1 ALL, 2 MEMBERS_WITH_CONTRIBUTION_PERMISSION, which says who
-  may add entries, not who may watch), plus the entry's `displayInSearch`, its moderation, and its access
-  control profile (`privacy_of`). Never wider than Kaltura's: what is not understood is private.
+  that is the operator's to renew (DENIED, with what to do).
 """
 
 from __future__ import annotations
@@ -210,52 +205,3 @@ class Session:
         if not ks:
             raise SourceError("kaltura: session.start answered no KS")
         return ks, now + SESSION_TTL_S
-
-
-# --- privacy ------------------------------------------------------------------------------------------------
-
-PRIVACY_ALL, AUTHENTICATED_USERS, MEMBERS_ONLY = 1, 2, 3
-LISTED = 1  # appearInList PARTNER_ONLY: the category shows in the partner's listings; 3: its members' only
-WIDTH = {"public": 3, "unlisted": 2, "private": 0, "signed": 0}
-# moderationStatus: 1 PENDING_MODERATION, 3 REJECTED, 5 FLAGGED_FOR_REVIEW: not shown to viewers.
-UNMODERATED = {1: "pending moderation", 3: "rejected by moderation", 5: "flagged for review"}
-HIDDEN_FROM_SEARCH = {-1, 0}  # displayInSearch SYSTEM, NONE: the entry is found by no search
-
-
-def category_privacy(category: Mapping | None) -> tuple[str, str | None]:
-    """What one category lets viewers do with its entries, and why where that is narrower than public."""
-    if not category:
-        return "private", "a category these credentials cannot read"
-    name = (text(category.get("fullName")) or text(category.get("name")) or "?")[:80]
-    privacy, listed = number(category.get("privacy")), number(category.get("appearInList"))
-    if privacy == PRIVACY_ALL:
-        return ("public", None) if listed == LISTED else ("unlisted", f"in {name}, a category listed to its members")
-    if privacy == AUTHENTICATED_USERS:
-        return "private", f"in {name}, whose entries only the partner's signed-in users may watch"
-    if privacy == MEMBERS_ONLY:
-        return "private", f"in {name}, whose entries only its members may watch"
-    return "private", f"in {name}, a category of a privacy this tool does not know"
-
-
-def privacy_of(entry: Mapping, categories: list[Mapping | None], restricted: bool) -> tuple[str, str | None]:
-    """The row's privacy: the widest any of the entry's categories gives (Kaltura shows an entry wherever it is
-    published), narrowed by its moderation, its displayInSearch and a restricting access control profile; and
-    the note saying what Kaltura had that no target keeps. An entry in no category is private."""
-    moderation = number(entry.get("moderationStatus"))
-    if moderation in UNMODERATED:
-        return "private", f"Kaltura shows it to no viewer: {UNMODERATED[moderation]}"
-    if not categories:
-        return "private", "in no category: published nowhere on Kaltura, so only its owner and the partner see it"
-    chosen, notes = "private", []
-    for category in categories:
-        privacy, note = category_privacy(category)
-        notes += [note] if note else []
-        if WIDTH[privacy] > WIDTH[chosen]:
-            chosen = privacy
-    if chosen == "public" and number(entry.get("displayInSearch")) in HIDDEN_FROM_SEARCH:
-        chosen, notes = "unlisted", [*notes, "hidden from search (displayInSearch)"]
-    if restricted and chosen in ("public", "unlisted"):
-        chosen, notes = "signed", [*notes, "an access control profile restricts where and to whom it plays"]
-    if chosen == "public":
-        return chosen, None
-    return chosen, f"Kaltura: {'; '.join(notes)[:400]}; carried as {chosen}"
