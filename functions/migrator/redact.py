@@ -28,7 +28,7 @@ REDACTED = "REDACTED"
 _SECRET_PARAMS = (
     "x-amz-signature|x-amz-credential|x-amz-security-token|awsaccesskeyid|signature|security-token"
     "|policy|key-pair-id|x-goog-signature|x-goog-credential|sig|token|access_token|api_key|apikey|key"
-    "|s|avh"
+    "|s|avh|ks"
 )
 
 

@@ -235,6 +235,11 @@ KALTURA_DOWNLOAD = (
         (urllib.parse.quote(KALTURA_DOWNLOAD, safe=""), None),  # percent-encoded, as echoed inside a parameter
         (urllib.parse.quote(urllib.parse.quote(KALTURA_DOWNLOAD, safe=""), safe=""), None),  # twice
         ("https://h/videos/ks/", "https://h/videos/ks/"),  # no value: nothing to take out
+        # The query form Kaltura's API and playManifest also take (`?ks=...`, `&ks=...`).
+        (
+            f"https://www.kaltura.com/api_v3/service/media/action/list?ks={KALTURA_KS}&format=1",
+            "https://www.kaltura.com/api_v3/service/media/action/list?ks=REDACTED&format=1",
+        ),
         ("https://h/tasks/abc/books/x.mp4", "https://h/tasks/abc/books/x.mp4"),  # `ks/` inside a word is no KS
     ],
 )
