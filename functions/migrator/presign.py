@@ -7,9 +7,14 @@ SigV4 (`X-Amz-Algorithm=AWS4-HMAC-SHA256`), scoped to the bucket's own region, w
 S3 reports in the `x-amz-bucket-region` header of HeadBucket (read once per bucket).
 
 A URL signed with temporary credentials (a Lambda role's, an SSO session's) stops
-working when those credentials expire, whatever its `ExpiresIn`: providers fetch the
-source as soon as the create is accepted, so the uploader signs at hand-off, never
-earlier, and `PresignExpirySeconds` is an upper bound, not a promise.
+working when those credentials expire, whatever its `ExpiresIn` ("If you created a presigned
+URL using a temporary token, then the URL expires when the token expires"; and "Services that
+assume a role, such as the AWS Lambda execution role, don't necessarily comply with the role's
+session duration settings": AWS Knowledge Center, presigned-url-s3-bucket-expiration). So the
+uploader signs at hand-off, never earlier, and `PresignExpirySeconds` is an upper bound, not a
+promise: most providers fetch the source as soon as the create is accepted; one that fetches it
+later (Vimeo's pull, 24 hours) is handed a link signed for what it needs (`expiry_s`), still
+bounded by the role's credentials, which the Lambda is not told the end of.
 """
 
 from __future__ import annotations
@@ -59,14 +64,16 @@ class S3Presigner:
         self._regions: dict[str, str | None] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, url: str) -> str:
+    def __call__(self, url: str, expiry_s: int | None = None) -> str:
+        """`url` presigned for `expiry_s` seconds (default: the presigner's own; at most seven days)."""
         if urlsplit(url).scheme != "s3":
             return url
+        lasting = self.expiry_s if expiry_s is None else int(expiry_s)
+        if not 1 <= lasting <= MAX_EXPIRY_S:
+            raise ValueError(f"expiry must be between 1 and {MAX_EXPIRY_S} seconds")
         bucket, key = split_s3_url(url)
         client = self._client(self._region(bucket))
-        return client.generate_presigned_url(
-            "get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=self.expiry_s
-        )
+        return client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=lasting)
 
     def _region(self, bucket: str) -> str | None:
         with self._lock:

@@ -29,6 +29,7 @@ from .chaos import Chaos
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Fate, FateKind
 from .ledger import Claimed, Ledger, Refused
+from .link_life import need_of
 from .messages import AssetMessage, Poison, parse_message
 from .pacer import Pacer
 from .presign import S3Presigner
@@ -58,7 +59,7 @@ class Uploader:
     pacer: Pacer
     provider: Provider
     sqs: object
-    presign: Callable[[str], str]
+    presign: Callable[..., str]
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
@@ -66,7 +67,7 @@ class Uploader:
     chaos: Chaos = field(default_factory=Chaos)  # benchmarks only: a crash right after a create
     # source_url -> what the provider is handed (presigned s3://, a platform's fresh link); None: the
     # presigner alone, and no platform's references resolvable.
-    sources: Callable[[str], Resolution] | None = None
+    sources: Callable[..., Resolution] | None = None
 
     # The parts after the claim, made of the fields as they are when asked for (none keeps state of
     # its own, and a field set after construction is the one they use).
@@ -81,7 +82,9 @@ class Uploader:
 
     @property
     def find_or_create(self) -> FindOrCreate:
-        hand_off = SourceHandOff(self.settings, self.ledger, self.presign, self.sources, self.clock, self.rng)
+        hand_off = SourceHandOff(
+            self.settings, self.ledger, self.presign, self.sources, self.clock, self.rng, need_of(self.provider)
+        )
         return FindOrCreate(self.provider, self.pace, hand_off, self.moves, self.chaos, self.clock)
 
     # --- the batch -----------------------------------------------------------------------

@@ -8,8 +8,9 @@ tracks worker and reconcile, and read back from what the simulator holds at the 
   rows and rows with no privacy are `nobody`, and on a Basic plan an unlisted row is `nobody` too, noted in
   the ledger and found by `migrator audit` as narrower than asked;
 - caption tracks arrive once each, active, with their files, despite lost answers, and none is left half made;
-- a Mux library moves to Vimeo (`migrator inventory --from mux`, `migrator load`): every fetchable video ready
-  with its title, what cannot be fetched never sent, no duplicate.
+- a Mux library is refused at the hand-off (`migrator inventory --from mux`, `migrator load`): Mux's master
+  lives 24 hours from when Mux made it, less than the 24 hours Vimeo needs its pull's link for, so every
+  fetchable video is rejected with why and what to do before any create, what cannot be fetched never sent.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from migrator.providers import AssetRef
 from migrator.providers.vimeo import ref_line
 from migrator_cli.main import main
 
-from infra.sim import mux as sim_mux
-from infra.sim.library import item as library_item
 from tests.conftest import unique
 from tests.e2e import stacks as stacks_module
 from tests.e2e.conftest import wait_for_states
@@ -195,10 +194,12 @@ def test_caption_tracks_arrive_once_each_active_with_their_files_despite_lost_an
         assert all(t.content and t.content.startswith(b"WEBVTT") for t in video.texts)  # files, as WebVTT
 
 
-def test_a_mux_library_moves_to_vimeo_with_its_titles_and_without_what_cannot_be_fetched(
+def test_a_mux_library_is_refused_at_the_hand_off_since_its_masters_cannot_live_vimeos_24_hours(
     deployed, vimeo_sim, sources, aws, cli, endpoint, tmp_path, capsys
 ):
-    vimeo_sim.patch_config({"check_source": True})  # Vimeo pulls each link from the Mux simulator, over loopback
+    """Issue 47, item 2.6: Mux's master lives 24 hours from when Mux made it ready, and Vimeo needs the link it pulls
+    "valid for at least 24 hours": each fetchable video is rejected at the hand-off, after its master was
+    prepared, with why and what to do; no create reaches Vimeo, and what cannot be fetched is never sent."""
     sources.reset()
     credentials = tmp_path / "sources.json"
     credentials.write_text(json.dumps(sources.credentials))
@@ -214,20 +215,13 @@ def test_a_mux_library_moves_to_vimeo_with_its_titles_and_without_what_cannot_be
     code, _out, err = cli("load", str(out))
     assert code == 0, err
     items = settle(aws, deployed, cli, [r["id"] for r in rows], DONE, 300)
-    assert {items[r["id"]]["state"] for r in rows} == {"ready"}, {
-        r["id"]: items[r["id"]].get("last_error") for r in rows
-    }
-    videos = held(vimeo_sim)
+    assert {items[r["id"]]["state"] for r in rows} == {"rejected"}, {r["id"]: items[r["id"]]["state"] for r in rows}
     for r in rows:
-        [video] = videos[r["id"]]
-        source = library_item(
-            sources.sims["mux"].config, sim_mux.library_index(r["metadata"]["source_id"]), sim_mux.FAULTS
-        )
-        assert video.request["name"] == source.title == r["title"]
-        assert video.state == "ready"
-        if r.get("privacy") in ("private", "signed"):
-            assert video.request["privacy"] == {"view": "nobody"}
+        error = items[r["id"]].get("last_error") or ""
+        assert error.startswith("Mux's master file lives 24 hours from when Mux made it ready"), error
+        assert "vimeo needs one valid for 24 h" in error and "migrate from there" in error
+    videos = held(vimeo_sim)
+    assert not [r["id"] for r in rows if r["id"] in videos]  # not one create was spent
     table = deployed.outputs["LedgerTableName"]
     for entry in [*unfetchable, *({"id": i} for i in pending)]:
         assert "Item" not in aws("dynamodb").get_item(TableName=table, Key={"asset_id": {"S": entry["id"]}})
-    assert vimeo_sim.stats()["duplicate_videos"] == 0

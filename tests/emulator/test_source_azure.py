@@ -130,6 +130,18 @@ def test_resolve_hands_a_sas_azurite_accepts_and_refuses_when_tampered(container
     assert outside.kind is ResolutionKind.UNFETCHABLE and "configured container" in outside.reason
 
 
+def test_a_link_a_target_needs_for_longer_is_signed_for_that_long_and_served(container):
+    """Issue 47, item 2.6: Vimeo needs its link for 24 hours; an Azure SAS is signed for 25 (7 days at most)."""
+    client, source = container
+    settings = source.settings()
+    ref = parse_ref(f"azure://{settings.account}/{client.container_name}/lib/clip-2.mp4")
+    now = time.time()
+    lasting = source.resolve_lasting(ref, 25 * 3600)
+    assert 25 * 3600 - 5 <= lasting.expires_at - now <= 25 * 3600 + 5
+    assert requests.get(lasting.url, timeout=10).content == b"\x00" * 102
+    assert source.resolve_lasting(ref, 30 * 24 * 3600).expires_at - now <= azure.LONGEST_SAS_S + 5
+
+
 def test_the_service_sas_is_the_documented_string_to_sign_byte_for_byte():
     from azure.storage.blob._shared_access_signature import BlobSharedAccessSignature
 

@@ -13,7 +13,7 @@ import io
 import json
 import time
 from datetime import UTC, datetime, timedelta
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import requests
@@ -110,6 +110,18 @@ def test_resolve_heads_the_object_then_hands_a_v4_url_the_emulator_serves(bucket
     assert outside.kind is ResolutionKind.UNFETCHABLE and "configured bucket" in outside.reason
     other = source.resolve(parse_ref("gcs://someone-elses-bucket/v/clip-1.mp4"))
     assert other.kind is ResolutionKind.UNFETCHABLE
+
+
+def test_a_link_a_target_needs_for_longer_is_signed_for_that_long_and_served(bucket):
+    """Issue 47, item 2.6: Vimeo needs its link for 24 hours; a Cloud Storage link is signed for 25 (V4: 7 days)."""
+    store, source = bucket
+    ref = parse_ref(f"gcs://{store.name}/v/clip-2.mp4")
+    lasting = source.resolve_lasting(ref, 25 * 3600)
+    assert parse_qs(urlsplit(lasting.url).query)["X-Goog-Expires"] == ["90000"]
+    assert requests.get(lasting.url, timeout=10).content == b"\x00" * 102
+    longest = source.resolve_lasting(ref, 30 * 24 * 3600)
+    assert parse_qs(urlsplit(longest.url).query)["X-Goog-Expires"] == [str(gcs.SEVEN_DAYS_S)]
+    assert source.link_terms.longest_s == gcs.SEVEN_DAYS_S
 
 
 def test_an_object_with_a_customer_supplied_key_is_named_with_why(bucket):

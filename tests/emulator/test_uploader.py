@@ -16,6 +16,8 @@ from migrator.pacer import Go, Hold, Pacer
 from migrator.providers import AssetRef, build
 from migrator.providers.keys import idempotency_key
 from migrator.settings import Settings
+from migrator.sources import Resolution, Resolver
+from migrator.sources.dropbox import DropboxSource
 from migrator.states import State
 from migrator.uploader import Uploader
 
@@ -363,4 +365,30 @@ def test_an_s3_source_a_provider_cannot_fetch_is_rejected_before_any_request(aws
     item = uploader.ledger.get("s3-cf")
     assert fate.kind.value == "finished" and item["state"] == "rejected"
     assert "HEAD and range GETs" in item["last_error"]
+    assert sim.requests_log(ops=None) == []  # not one request reached the provider
+
+
+class FourHourLinks:
+    """Dropbox's source as the uploader meets it: a temporary link that lives four hours, and Dropbox's terms."""
+
+    link_terms = DropboxSource.link_terms
+
+    def resolve(self, ref):
+        return Resolution.ready("https://dl.dropboxusercontent.com/x.mp4", expires_at=time.time() + 4 * 3600)
+
+
+def test_a_link_that_cannot_live_as_long_as_vimeo_needs_is_rejected_with_why_before_any_request(aws, table, queue, sim):
+    """Issue 47, item 2.6: Vimeo's pull needs a link "valid for at least 24 hours", and a Dropbox link lives 4:
+    the asset is rejected at the hand-off, the reason and its fix in the ledger, and Vimeo is never asked."""
+    uploader = make_uploader(aws, table, queue, sim)
+    uploader.provider = build("vimeo", sim.url, lambda: "vimeo-token")
+    uploader.sources = Resolver(lambda platform: FourHourLinks(), lambda url: url)
+    [record] = send_and_receive(aws("sqs"), queue, [body("dropbox/id:abc", "dropbox://id:abc")])
+
+    fate = uploader.process(record, deadline=time.time() + 60)
+
+    item = uploader.ledger.get("dropbox/id:abc")
+    assert fate.kind.value == "finished" and item["state"] == "rejected"
+    assert item["last_error"].startswith("Dropbox's temporary links live 4 hours")
+    assert "vimeo needs one valid for 24 h" in item["last_error"] and "migrate from there" in item["last_error"]
     assert sim.requests_log(ops=None) == []  # not one request reached the provider

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from migrator.fate import FateKind, Outcome, OutcomeKind
 from migrator.ledger import Claimed
 from migrator.pacer import Go
 from migrator.settings import Settings
-from migrator.sources import Resolution, ResolutionKind
+from migrator.sources import Resolution, ResolutionKind, Resolver
+from migrator.sources.dropbox import DropboxSource
+from migrator.sources.mux import MuxSource
 from migrator.uploader import Uploader
 
 NOW = 1_800_000_000.0
@@ -250,3 +253,70 @@ def test_a_link_made_before_a_wait_in_place_is_made_again_before_the_create(retr
     assert fate.kind is FateKind.FINISHED
     assert len(asked) == minted
     assert provider.created == ["https://cdn.example.com/1.mp4", f"https://cdn.example.com/{minted}.mp4"]
+
+
+class FetchesLater(FakeProvider):
+    """A target that fetches the link it is handed later than the create, as Vimeo's pull does."""
+
+    name = "vimeo"
+    link_valid_for_s = 86_400.0
+    link_need_doc = 'api.yaml, upload.link: "The URL must be valid for at least 24 hours"'
+
+
+def dropbox_link(url):
+    return replace(
+        Resolution.ready("https://dl.dropboxusercontent.com/x.mp4", expires_at=NOW + 4 * 3600),
+        terms=DropboxSource.link_terms,
+    )
+
+
+def test_a_link_that_ends_before_the_target_fetches_it_is_refused_before_any_create():
+    """Issue 47, item 2.6: a Dropbox link (4 hours) was handed to Vimeo, which needs 24, to fail later."""
+    up, ledger, pacer, _provider, _ = uploader(dropbox_link)
+    up.provider = target = FetchesLater()
+    fate = up.process(record("dropbox://id:abc"), NOW + 60)
+    assert fate.kind is FateKind.FINISHED and target.created == [] and pacer.reserved == 0  # no create, no slot
+    [(name, args, _kwargs)] = ledger.calls
+    assert name == "mark_rejected"
+    assert args[2].startswith("Dropbox's temporary links live 4 hours") and "vimeo needs one valid for 24 h" in args[2]
+
+
+def test_mux_s_master_is_refused_to_a_target_that_fetches_later_and_handed_to_one_that_fetches_at_once():
+    master = replace(Resolution.ready("https://master.mux.com/a.mp4"), terms=MuxSource.link_terms)
+    up, ledger, _pacer, provider, _ = uploader(lambda url: master)
+    up.process(record("mux://abc"), NOW + 60)
+    assert provider.created == ["https://master.mux.com/a.mp4"]  # Mux, Stream, api.video...: at once
+    up, ledger, _pacer, _provider, _ = uploader(lambda url: master)
+    up.provider = target = FetchesLater()
+    up.process(record("mux://abc"), NOW + 60)
+    [(name, args, _kwargs)] = ledger.calls
+    assert target.created == [] and name == "mark_rejected" and "at a time nobody says" in args[2]
+
+
+def test_an_s3_link_signed_for_less_is_signed_again_for_the_target_and_the_ledger_notes_it():
+    up, ledger, _pacer, _provider, _ = uploader(lambda url: None)
+
+    def presign(url, expiry_s=None):
+        return url.replace("s3://", "https://signed.example/") + f"?expires={expiry_s or 3600}"
+
+    up.sources = Resolver(lambda platform: None, presign, presign_expiry_s=3600, clock=up.clock)
+    up.provider = target = FetchesLater()
+    fate = up.process(record("s3://masters/a.mp4"), NOW + 60)
+    assert fate.kind is FateKind.FINISHED
+    assert target.created == ["https://signed.example/masters/a.mp4?expires=90000"]  # 24 hours and one more
+    [(name, _args, kwargs)] = ledger.calls
+    assert name == "mark_processing"
+    assert kwargs["notes"] == (
+        "the source link was signed again to live 25 h: vimeo needs one valid for 24 h"
+        ' (api.yaml, upload.link: "The URL must be valid for at least 24 hours")',
+    )
+
+
+def test_a_rows_link_that_ended_in_the_queue_is_refused_with_its_fix_not_handed_to_fail():
+    ended = "https://b.s3.amazonaws.com/k.mp4?X-Amz-Date=20260101T000000Z&X-Amz-Expires=60&X-Amz-Signature=ab"
+    up, ledger, _pacer, provider, _ = uploader(lambda url: None)
+    up.sources = Resolver(lambda platform: None, lambda url: url, clock=up.clock)  # NOW is past 2026-01-01
+    up.process(record(ended), NOW + 60)
+    [(name, args, _kwargs)] = ledger.calls
+    assert provider.created == [] and name == "mark_rejected"
+    assert args[2].startswith("the row's link, and this one ended") and "give the row a link" in args[2]

@@ -242,6 +242,9 @@ class ApiVideoProvider(Provider):
     # video.encoding.quality.completed once per quality (4 HLS renditions + 1 MP4 for a 1080p source).
     events_per_asset = 5
     webhook_scheme = Scheme.APIVIDEO
+    # `source` is fetched as the video is made (ingesting); no later fetch, and no lifetime the link must have,
+    # is documented: a link alive at the create will do.
+    link_valid_for_s = None
 
     def auth_headers(self) -> dict[str, str]:
         return basic_auth(self.secret())

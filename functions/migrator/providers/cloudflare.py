@@ -218,6 +218,9 @@ class CloudflareProvider(Provider):
     webhook_scheme = Scheme.CLOUDFLARE
     # "The URL must support HTTP HEAD requests and HTTP GET range requests" (Stream: upload via a link).
     fetches_presigned_get = False
+    # "Stream will fetch the file on your behalf ... Stream must download and encode the video, which can take a
+    # few seconds to a few minutes" (upload-via-link): fetched at the copy, so a link alive then will do.
+    link_valid_for_s = None
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(self.secret())[1]}"}

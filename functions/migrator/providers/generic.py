@@ -120,6 +120,8 @@ class GenericProvider(Provider):
 
     # video.ready or video.errored (the seed contract).
     events_per_asset = 1
+    # The seed contract says nothing of when `input` is fetched: taken as at once (a link alive at the create).
+    link_valid_for_s = None
 
     def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
         super().__init__(*args, **kwargs)

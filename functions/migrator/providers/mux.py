@@ -230,6 +230,9 @@ class MuxProvider(Provider):
     # "url: The URL of the file that Mux should download and use" (create-asset-track): fetched, not uploaded.
     takes_caption_files = False
     webhook_scheme = Scheme.MUX
+    # The input's `url` is fetched as the asset is made (it is `preparing` meanwhile); no later fetch, and no
+    # lifetime the link must have, is documented: a link alive at the create will do.
+    link_valid_for_s = None
 
     def auth_headers(self) -> dict[str, str]:
         return basic_auth(self.secret())

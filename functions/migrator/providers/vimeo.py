@@ -7,7 +7,10 @@ official Node library's examples send the same requests).
 - create: `POST /me/videos` with `upload: {approach: "pull", link: <the source URL>}` ("The public URL at
   which the video is hosted. The URL must be valid for at least 24 hours"), `name` (the title),
   `description` and `privacy: {view}`; 201 with the video, its id the last segment of `uri`. The create
-  takes no tags, folder, custom fields, creation time or poster time: those stay in the ledger, noted;
+  takes no tags, folder, custom fields, creation time or poster time: those stay in the ledger, noted.
+  The link is handed only when it lives those 24 hours (`link_valid_for_s`; the uploader's hand-off signs
+  an S3, Cloud Storage or Azure link for that long, and refuses one that cannot live it, a Dropbox link's
+  four hours, before any create: link_life.py);
 - no idempotency key: our reference is the description's last line, `migration-ref vm<hash> <asset id>`
   (Vimeo has no free field of its own), and an earlier create is found by the list's `query` ("The
   search query to use to filter the results") for that tag, then, since what a search covers and how
@@ -223,6 +226,10 @@ class VimeoProvider(Provider):
     # Vimeo sends none; the route is sized as the seed contract's, for the doctor's signed test.
     events_per_asset = 1
     webhook_scheme = Scheme.SEED
+    # The pull's link: "The public URL at which the video is hosted. The URL must be valid for at least 24 hours"
+    # (api.yaml, POST /me/videos, upload.link): Vimeo fetches it later than the create, at a time it does not say.
+    link_valid_for_s = 86_400.0
+    link_need_doc = 'api.yaml, upload.link: "The URL must be valid for at least 24 hours"'
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

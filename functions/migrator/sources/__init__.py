@@ -6,7 +6,9 @@ facts code (`providers/`), not its class. `build(platform, ...)` makes a source 
 (the CLI's `migrator inventory --from`); `Resolver` turns a message's `source_url` into what
 the provider is handed at the create (an https URL unchanged, an s3:// one presigned, a source
 reference resolved by its platform), and `resolve(ref)` does the same for a caption track's
-reference with the stack's settings (the tracks worker).
+reference with the stack's settings (the tracks worker). A video's link comes with what is known of
+its life (`Resolution.expires_at`, `.terms`), and one signed for longer where that is the signer's
+to choose (`Resolver(url, lasting_s=...)`): the uploader weighs both against the target's need.
 
 Source credentials are one JSON object, keyed by platform, in the formats each module names:
 `{"vimeo": {"token": ...}, "mux": {"token_id": ..., "token_secret": ...}, ...}` (Secrets Manager
@@ -17,10 +19,15 @@ environment on the operator's machine). They are read per request and never logg
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from urllib.parse import urlsplit
 
+from ..link_life import LinkTerms, expiry_in_link, span
+from ..presign import MAX_EXPIRY_S
 from ..providers.facts import CredentialsError
 from ..settings import load, parse_base_urls
 from .apivideo import ApiVideoSource
@@ -69,6 +76,7 @@ HTTP_SOURCES: dict[str, type[HttpSource]] = {
 __all__ = [
     "HTTP_SOURCES",
     "PLATFORMS",
+    "ROW_TERMS",
     "Entry",
     "HttpSource",
     "Page",
@@ -119,34 +127,71 @@ def credentials_by_platform(raw: str | None) -> dict[str, Mapping]:
     return doc
 
 
+# A row's own https link: it ends where its signature says (link_life.expiry_in_link), and nothing here can sign
+# it again.
+ROW_TERMS = LinkTerms(
+    "the row's link",
+    fix="give the row a link that lives as long, or an s3:// URL the stack signs at the create, then migrator retry",
+)
+
+
 class Resolver:
     """What the provider is handed for a `source_url`, made at the moment it is needed.
 
     `sources(platform)` gives the source for a platform (built once, impatient: a 429 comes back as
-    THROTTLED, never a sleep); `presign(url)` presigns an s3:// URL. Errors of the source become
-    resolutions: THROTTLED and DENIED spend no attempt, TRANSIENT does; anything else raised (an
-    S3 client's failure) is the caller's to handle, as before.
+    THROTTLED, never a sleep); `presign(url)` presigns an s3:// URL (`presign(url, expiry_s=...)`: for that
+    long), for `presign_expiry_s` where that is known. Errors of the source become resolutions: THROTTLED
+    and DENIED spend no attempt, TRANSIENT does; anything else raised (an S3 client's failure) is the
+    caller's to handle, as before. A video's READY link carries its source's `link_terms`; `lasting_s` asks
+    for one signed to live that long, where its source chooses (s3, `Source.resolve_lasting`).
     """
 
-    def __init__(self, sources: Callable[[str], Source], presign: Callable[[str], str]):
+    def __init__(
+        self,
+        sources: Callable[[str], Source],
+        presign: Callable[..., str],
+        presign_expiry_s: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         self._sources = sources
         self._presign = presign
+        self._presign_expiry_s = presign_expiry_s
+        self._clock = clock
 
-    def __call__(self, url: str) -> Resolution:
+    def __call__(self, url: str, lasting_s: float | None = None) -> Resolution:
         scheme = urlsplit(url).scheme.lower()
         if scheme in ("http", "https"):
-            return Resolution.ready(url)
+            return replace(Resolution.ready(url, expires_at=expiry_in_link(url)), terms=ROW_TERMS)
         if scheme == "s3":
-            return Resolution.ready(self._presign(url))
+            return self._s3(url, lasting_s)
         ref = parse_ref(url)
         if ref is None:
             return Resolution.unfetchable(f"not a source reference this stack can resolve: {scheme}://")
         try:
-            return self._sources(ref.platform).resolve(ref)
+            source = self._sources(ref.platform)
+            resolution = source.resolve(ref) if lasting_s is None else source.resolve_lasting(ref, lasting_s)
         except SourceError as exc:
             return exc.resolution()
         except CredentialsError as exc:
             return Resolution(ResolutionKind.DENIED, reason=str(exc))
+        terms = getattr(source, "link_terms", None)  # a stand-in source may have none
+        if resolution.kind is ResolutionKind.READY and resolution.url and not ref.is_track and not resolution.terms:
+            resolution = replace(resolution, terms=terms)
+        return resolution
+
+    def _s3(self, url: str, lasting_s: float | None) -> Resolution:
+        """An s3:// source presigned now: for PresignExpirySeconds, or for `lasting_s` (SigV4's seven days at most).
+        A link signed with the uploader's temporary credentials may end sooner (presign.py says why)."""
+        expiry_s = self._presign_expiry_s
+        if lasting_s is None:
+            signed = self._presign(url)
+        else:
+            expiry_s = min(MAX_EXPIRY_S, max(expiry_s or 0, math.ceil(lasting_s)))
+            signed = self._presign(url, expiry_s=expiry_s)
+        now = self._clock()
+        words = f"the stack signs S3 links to live {span(expiry_s)} (PresignExpirySeconds)" if expiry_s else ""
+        terms = LinkTerms(words, longest_s=MAX_EXPIRY_S)
+        return replace(Resolution.ready(signed, expires_at=now + expiry_s if expiry_s else None), terms=terms)
 
     @classmethod
     def from_settings(cls, settings, presign: Callable[[str], str]) -> Resolver:
@@ -170,7 +215,7 @@ class Resolver:
                     )
                 return built[platform]
 
-        return cls(source, presign)
+        return cls(source, presign, settings.presign_expiry_s)
 
 
 _default: Resolver | None = None

@@ -43,6 +43,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..link_life import LinkTerms
 from ..providers.apivideo import (
     SESSION_TTL_S,
     SessionError,
@@ -150,6 +151,9 @@ class ApiVideoSource(HttpSource):
     documented_rate_per_s = 500 / 60  # reads, production
     rate_window_s = 60.0
     caption_page_size = PAGE_SIZE
+    # A public video's MP4 has no end said; a private one's is handed inside a session: "The session token TTL
+    # is 24 hours." (docs.api.video, "Private video session tokens").
+    link_terms = LinkTerms("a private video's session token lives 24 hours")
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return basic_auth(json.dumps(dict(creds)))

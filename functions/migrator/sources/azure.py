@@ -40,6 +40,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from typing import ClassVar
 from urllib.parse import quote, urlencode, urlsplit
 from xml.etree import ElementTree
 
+from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError
 from .base import HttpSource, Page, Resolution, SourceError, SourceRef, gone
 from .objects import listed, object_row, object_unfetchable, settings_of, sort_object
@@ -57,6 +59,10 @@ SAS_VERSION = "2025-11-05"
 PAGE_SIZE = 5000
 XML_SLICE = 64 * 1024  # characters of a List Blobs answer parsed at a time
 LINK_TTL_S = 24 * 3600  # the stack's presigned S3 links live as long (settings.presign_expiry_s)
+# The longest SAS handed to a target that needs more than LINK_TTL_S: Azure sets no maximum on a service SAS
+# signed with the account key, but an account's SAS expiration policy may (Azure Policy's built-in one: "7 day
+# maximum validity"), and a user delegation SAS lives seven days at most.
+LONGEST_SAS_S = 7 * 24 * 3600
 API_TTL_S = 900
 _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER = re.compile(r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$")
@@ -207,6 +213,9 @@ class AzureSource(HttpSource):
     documented_rate_per_s = 20000.0
     requests_per_video = 1  # Get Blob Properties; the SAS costs no request
     link_ttl_s: ClassVar[int] = LINK_TTL_S
+    # A service SAS signed with the account key ends when its `se` says; a target that needs longer is handed
+    # one signed for that, up to LONGEST_SAS_S.
+    link_terms = LinkTerms("the stack signs Azure links for 24 hours", longest_s=LONGEST_SAS_S)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -318,6 +327,12 @@ class AzureSource(HttpSource):
     # --- resolving ---------------------------------------------------------------------------------------
 
     def resolve(self, ref: SourceRef) -> Resolution:
+        return self._resolve(ref, self.link_ttl_s)
+
+    def resolve_lasting(self, ref: SourceRef, lasting_s: float) -> Resolution:
+        return self._resolve(ref, min(LONGEST_SAS_S, max(self.link_ttl_s, math.ceil(lasting_s))))
+
+    def _resolve(self, ref: SourceRef, ttl_s: int) -> Resolution:
         creds = self.settings()
         name = None if ref.is_track else self._name_of(creds, ref.video_id)
         if name is None:
@@ -330,5 +345,5 @@ class AzureSource(HttpSource):
         if problem is not None:
             kind, reason = problem
             return Resolution.preparing(reason, 600.0) if kind == "pending" else Resolution.unfetchable(reason)
-        url = self.blob_url(creds, name, "r", self.link_ttl_s)
-        return Resolution.ready(url, expires_at=self.clock() + self.link_ttl_s, privacy="private")
+        url = self.blob_url(creds, name, "r", ttl_s)
+        return Resolution.ready(url, expires_at=self.clock() + ttl_s, privacy="private")

@@ -27,6 +27,7 @@ from typing import ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
 from ..fate import excerpt
+from ..link_life import LinkTerms
 from ..messages import SOURCE_PLATFORMS, AssetMessage
 from ..providers.facts import CredentialsError, RateSignal, entries, mapping
 from ..providers.http import Answer, HttpTransport, TransportError
@@ -165,12 +166,15 @@ class Resolution:
     url: str | None = None
     text: str | None = None  # a caption's content, where the platform serves it only through its API
     text_format: str | None = None  # "vtt" | "srt", with `text`
-    expires_at: float | None = None  # epoch seconds, when the platform says
+    expires_at: float | None = None  # epoch seconds the link stops working, where the link or the platform says
     retry_after: float | None = None
     reason: str | None = None
     # The video's privacy as the platform says it at the create (None: not read, or no narrower word): it
     # may have been made private since the inventory, and the narrowest known wins (messages.narrowest_privacy).
     privacy: str | None = None
+    # What the platform documents of its video links' life (the source's `link_terms`, set by the Resolver): with
+    # `expires_at`, what the hand-off weighs against the target's need (link_life.decide). None: nothing known.
+    terms: LinkTerms | None = None
 
     @classmethod
     def ready(cls, url: str, expires_at: float | None = None, privacy: str | None = None) -> Resolution:
@@ -226,6 +230,9 @@ class Source(ABC):
     # the platform prepares the file first, the request and the read that finds it ready): with the rate
     # above, what bounds the source side of a migration (`migrator plan`).
     requests_per_video: ClassVar[int] = 1
+    # What the platform documents of how long a video's link lives (its words, whether it ends at a time nobody
+    # says, the longest it can be signed for): weighed at the hand-off against what the target needs.
+    link_terms: ClassVar[LinkTerms] = LinkTerms()
 
     def __init__(self) -> None:
         self.requests = 0  # every request sent, retries included (requests per row, for the bench)
@@ -241,6 +248,11 @@ class Source(ABC):
     @abstractmethod
     def resolve(self, ref: SourceRef) -> Resolution:
         """A fresh download URL for the video or track `ref` names (see `Resolution`)."""
+
+    def resolve_lasting(self, ref: SourceRef, lasting_s: float) -> Resolution:
+        """`resolve`, its link signed to live `lasting_s` at least (at most `link_terms.longest_s`), for a source
+        whose links' lifetime is the signer's to choose; any other answers as `resolve` does."""
+        return self.resolve(ref)
 
     def video(self, video_id: str, tracks: bool = True) -> Page:
         """One video as a page would list it, asked for by id: a one-entry page (its row, or why it is

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
 from ..providers.http import HttpTransport, TransportError, quote
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, gone
@@ -247,6 +248,10 @@ class BrightcoveSource(HttpSource):
     documented_rate_per_s = 10.0
     # The video read (its state and privacy now), its sources; the fleet's token costs one request per 5 minutes.
     requests_per_video = 2
+    # "the URLs for videos and assets returned by Brightcove APIs are signed ... only good for a short time -
+    # usually a few hours, but this can vary depending on the account configuration" (CMS API sample, MRSS
+    # Generator): when a rendition's URL ends is not said to the API.
+    link_terms = LinkTerms('Brightcove signs its rendition URLs for "a few hours", per account', expires_unsaid=True)
 
     def __init__(self, *args, tokens: TokenStore | None = None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..link_life import LinkTerms
 from ..providers.cloudflare import WORKING, credentials, token_body, token_of, with_token
 from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
 from ..providers.http import quote
@@ -143,6 +144,9 @@ class CloudflareSource(HttpSource):
     # The video and its downloads read, the download requested; once ready, both read again (a signed video's
     # token is one more).
     requests_per_video = 5
+    # A public video's download lives as long as the download; a signed one's token is made here for
+    # DOWNLOAD_TOKEN_TTL_S ("The maximum time specification is 24 hours from issuing time").
+    link_terms = LinkTerms("Stream's signed downloads carry a token made here for 6 hours (24 hours at most)")
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return {"Authorization": f"Bearer {credentials(json.dumps(dict(creds)))[1]}"}

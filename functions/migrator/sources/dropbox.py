@@ -56,6 +56,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 
+from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from .base import HttpSource, Page, Resolution, ResolutionKind, SourceDenied, SourceError, SourceRef, gone
 from .rows import TrackInfo, clean_text, language_tag, make_row, unfetchable
@@ -111,6 +112,7 @@ class DropboxSource(HttpSource):
     documented_rate_per_s = None  # Dropbox publishes no number; its 429s say when to come back
     # The temporary link, one request (the file read with it: the link's answer carries the metadata).
     requests_per_video = 1
+    link_terms = LinkTerms('Dropbox\'s temporary links live 4 hours ("This link will expire in four hours")')
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

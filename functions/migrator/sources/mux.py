@@ -42,6 +42,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..link_life import LinkTerms
 from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
 from ..providers.facts import entries, epoch_of, mapping, text
 from ..providers.http import quote
@@ -117,6 +118,11 @@ class MuxSource(HttpSource):
     default_base_url = "https://api.mux.com"
     documented_rate_per_s = 5.0
     requests_per_video = 3  # the asset read, master access asked for; once prepared, the asset read again
+    # The master's `url` lives 24 hours from when Mux made it ready, then master access reverts to none
+    # (mux-python update_asset_master_access); when that was, the asset does not say.
+    link_terms = LinkTerms(
+        "Mux's master file lives 24 hours from when Mux made it ready, not from the hand-off", expires_unsaid=True
+    )
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return basic_auth(json.dumps({k: creds.get(k) for k in ("token_id", "token_secret")}))

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from ..link_life import LinkTerms
 from ..messages import MAX_TRACK_NAME_LENGTH
 from ..pacing import RateSignal
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
@@ -185,6 +186,8 @@ class VimeoSource(HttpSource):
     # Past the limit, "temporarily prevented from making requests for up to a minute" with nothing saying when
     # it ends (help centre, "Rate limits", help.vimeo.com/hc/en-us/articles/12427783954065).
     lockout_s = 60.0
+    # Each download entry carries its `expires` (Resolution.expires_at); "Download links" in the help centre.
+    link_terms = LinkTerms("Vimeo's download links expire, each at the time its `expires` says")
 
     def __init__(self, *args, team: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -85,6 +85,8 @@ class FindOrCreate:
             outcome = self.provider.create(attempt.asset_ref(msg), handed.url)
             if outcome.kind is OutcomeKind.CREATED:
                 self.chaos.after_create()
+                if handed.notes:  # the ledger keeps what the hand-off did (a link signed again for longer)
+                    outcome = replace(outcome, notes=(*outcome.notes, *handed.notes))
             self.pace.observe(outcome)
             if outcome.kind is OutcomeKind.THROTTLED:
                 asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
