@@ -13,7 +13,9 @@ ledger item's `track_states` map, for the provider video it belongs to (`tracks_
 A track never holds its video back: the video reaches ready on its own path, and the
 tracks worker works on tracks once the provider has the video. One pass on a track is a
 claim (a conditional write with a lease, like the asset's), then what the provider and the
-fetch said (`TrackOutcome`), then `decide`, then a write fenced by the claim's token.
+fetch said (`TrackOutcome`; for a track the provider already lists, `listed_outcome`), then
+`decide`, then a write fenced by the claim's token. A track the provider holds unpublished
+(JW Player's `draft`: delivered to no viewer) is published, never uploaded again.
 """
 
 from __future__ import annotations
@@ -110,6 +112,19 @@ def decide(
     if attempts >= max_attempts:
         return TrackMove(TrackState.FAILED, error=f"{error} (after {attempts} attempts)")
     return TrackMove(TrackState.FAILED, error=error, retry_at=now + backoff_delay(attempts, rng))
+
+
+def listed_outcome(status: str, remote_track_id: str | None, error: str | None) -> TrackOutcome | None:
+    """What a pass makes of its track as the provider lists it (RemoteTrack.status): attached once ready, refused
+    once errored, waited for while the provider makes it; None for a draft the provider holds unpublished, which
+    the pass publishes (never a second upload: the provider has the file)."""
+    if status == "ready":
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=remote_track_id)
+    if status == "errored":
+        return TrackOutcome(TrackResult.REFUSED, error=error or "provider: could not ingest the track")
+    if status == "draft":
+        return None
+    return TrackOutcome(TrackResult.WAITING, error="the provider is still ingesting the track")
 
 
 def wait_delay(waits: int, rng: random.Random) -> float:

@@ -6,10 +6,10 @@ provider accepted the video, by reconcile for tracks left unsettled, and by `mig
 hold a video back, and Mux takes tracks only on a ready asset); start the tracks of this
 video in the ledger if they are not yet (`ledger.arm_tracks`); then, per track that is due,
 claim it (a conditional write with a lease), look at what the provider already holds when an
-earlier pass may have attached it, else fetch the file (`trackfetch`, the SSRF-guarded
-fetch), check it (`captions`), and hand it to the provider; write the outcome fenced by the
-claim (`ledger.finish_track`). The message comes back when the earliest unsettled track is
-due again, and goes once every track is settled.
+earlier pass may have attached it (publishing one it holds as a draft: JW Player's), else fetch
+the file (`trackfetch`, the SSRF-guarded fetch), check it (`captions`), and hand it to the
+provider; write the outcome fenced by the claim (`ledger.finish_track`). The message comes
+back when the earliest unsettled track is due again, and goes once every track is settled.
 
 A bad track fails alone, with its reason; a provider's 429 holds the fleet's pacer (creates
 and tracks share the provider's limit) and sends the message back without spending anything.
@@ -49,6 +49,7 @@ from .tracks import (
     claimable,
     decide,
     initial_states,
+    listed_outcome,
     next_due,
     settled,
     track_labels,
@@ -263,11 +264,8 @@ class TracksWorker:
         ref = track_ref(track_key(track))
         match = next((t for t in listed.tracks if self.provider.track_matches(t, track, ref)), None)
         if match is not None:
-            if match.status == "ready":
-                return TrackOutcome(TrackResult.ATTACHED, remote_track_id=match.remote_id)
-            if match.status == "errored":
-                return TrackOutcome(TrackResult.REFUSED, error=match.error or "provider: could not ingest the track")
-            return TrackOutcome(TrackResult.WAITING, error="the provider is still ingesting the track")
+            seen = listed_outcome(match.status, match.remote_id, match.error)
+            return seen if seen is not None else self.provider.publish_track(remote_id, match)
         if not listed.open_for_tracks:
             return TrackOutcome(TrackResult.WAITING, error="the provider's video is not ready for tracks")
         return None

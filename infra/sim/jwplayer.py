@@ -14,13 +14,23 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
 - the rate limit: "60 requests/minute per API token", every call (config.PROFILE_LIMITS: a budget of 60 a
   minute, refused to the minute's end), a 429 with no hint; `jw-request-limit` / `jw-request-remaining`
   with rate_headers (peer clients' names);
-- text tracks: `POST .../media/{id}/text_tracks/` (jwplatform-py `TextTrack.create`), a file JW fetches
-  from `upload.download_url` (the media's upload methods; the track body is not published), listed with
-  `status` processing | ready | failed at `GET .../text_tracks/`;
+- text tracks: `POST .../media/{id}/text_tracks/` ("Generate a text track for the associated media. Each media
+  can have a maximum of 50 text tracks": post_v2-sites-site-id-media-media-id-text-tracks), a file JW fetches
+  from `upload.download_url` with `upload.method` fetch (jwplatform-go's TextTrackUploadRequest: methods
+  "direct" (default) and "fetch", `file_format`, `auto_publish`), listed at `GET .../text_tracks/` (`page`,
+  `page_length`) with `status` processing, then failed (`error_message`) or, once read, `draft`, or `ready`
+  where the create asked `upload.auto_publish` (jwplatform-go's text-track fixtures show `draft`). `PUT
+  .../text_tracks/{track}/publish/` "Enables a text track to be delivered via the Delivery API by changing the
+  track status from draft to ready" (put_v2-sites-site-id-media-media-id-text-tracks-track-id-publish;
+  jwplatform-py `TextTrack.publish`): a ready track is answered as it is; one still processing or failed is
+  refused 409 (what JW answers then is not documented);
 - playback (`/_play/jwplayer/<id>/manifest.m3u8`, variants, `poster.jpg`, `player`: JW's `/manifests/{id}.m3u8`
   and `/v2/media/{id}/poster.jpg` on cdn.jwplayer.com): a property with URL signing (`signing_secret`) serves
   the manifest only with `exp` and `sig` (md5 of its path, the expiry and the secret), its variants signed
-  in it; a media whose publish window is closed is delivered to no one.
+  in it; a media whose publish window is closed is delivered to no one. `media.json` stands for the Delivery
+  API's `/v2/media/{id}` (a playlist of one item, its `sources` and `tracks`; on a signing property only with
+  a JWT `token` for that resource): its `tracks` are the published (`ready`) ones only, each file at
+  `tracks/<track id>.<format>` (JW's `/tracks/{id}.{ext}`), which serves no file of a draft.
 """
 
 from __future__ import annotations
@@ -48,10 +58,13 @@ from .jwplayer_library import (
     list_library,
     listing,
     matches,
+    paging,
     parse_query,
     render_library,
     serve_delivery,
+    sign_file,
     signed_file,
+    token_for,
 )
 from .library import Item, Served, Shelf
 from .profile import Account, Call, Draft, Event, Profile, Reply, Store, alnum_id, same
@@ -62,7 +75,8 @@ _STATUS = {READY: "ready", ERRORED: "failed"}
 _ERRORED = {False: "The source file could not be transcoded", True: "The file could not be fetched from the URL"}
 _METADATA_TEXT = ("title", "description", "author", "category", "external_id", "permalink")
 _DATES = ("publish_start_date", "publish_end_date")
-_TRACK_STATUS = {"preparing": "processing", "ready": "ready", "errored": "failed"}
+_TRACK_STATUS = {"preparing": "processing", "ready": "ready", "errored": "failed", "draft": "draft"}
+MAX_TRACKS = 50  # "Each media can have a maximum of 50 text tracks"
 WEBHOOK_ID = "SimHook1"
 
 
@@ -109,6 +123,8 @@ class JwPlayer(Profile):
         ("/v2/sites/{site}/media/{id}", {"GET": "get"}),
         # One list, two sides: a target's tracks (track_list), or a library's (src_tracks: `source_ops`).
         ("/v2/sites/{site}/media/{id}/text_tracks", {"POST": "track_add", "GET": "track_list"}),
+        ("/v2/sites/{site}/media/{id}/text_tracks/{track}", {"GET": "video_track_get"}),
+        ("/v2/sites/{site}/media/{id}/text_tracks/{track}/publish", {"PUT": "video_track_publish"}),
         ("/v2/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
     )
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
@@ -185,8 +201,6 @@ class JwPlayer(Profile):
         metadata = _metadata(video)
         if query.external_id is not None:
             return matches(metadata.get("external_id"), query.external_id)
-        if query.custom is not None:
-            return matches(metadata.get("custom_params", {}).get(query.custom[0]), query.custom[1])
         if query.field is not None:
             return query.in_range(video.created if query.field == "created" else video.finished or video.created)
         return True
@@ -215,14 +229,23 @@ class JwPlayer(Profile):
             return error("invalid", "metadata.srclang must be a language code")
         if meta.get("track_kind", "captions") not in ("captions", "subtitles", "chapters"):
             return error("invalid", "metadata.track_kind must be captions, subtitles or chapters")
+        if not isinstance(upload.get("auto_publish", False), bool):
+            return error("invalid", "upload.auto_publish must be true or false")
+        if len(video.texts) >= MAX_TRACKS:
+            return error("invalid", f"a media can have a maximum of {MAX_TRACKS} text tracks")
         label = meta.get("label") if isinstance(meta.get("label"), str) else label_of(meta["srclang"])
-        return TextTrack(alnum_id(8), meta["srclang"], label, url=upload["download_url"], status="preparing")
+        # Read, it is held as a draft unless the create asked JW to publish it (jwplatform-go's auto_publish).
+        ready_as = "ready" if upload.get("auto_publish") else "draft"
+        return TextTrack(
+            alnum_id(8), meta["srclang"], label, url=upload["download_url"], status="preparing", ready_as=ready_as
+        )
 
     def _track(self, track: TextTrack) -> dict:
         out = {
             "id": track.id,
             "type": "text_track",
             "status": _TRACK_STATUS.get(track.status, "processing"),
+            "track_kind": "captions",  # jwplatform-go's TextTrackResource
             "metadata": {"label": track.name, "srclang": track.language, "track_kind": "captions"},
         }
         if track.error:
@@ -235,8 +258,28 @@ class JwPlayer(Profile):
     def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
         if video is None:
             return error("not_found", "Media not found")
+        paged = paging(urllib.parse.parse_qs(call.query))
+        if isinstance(paged, Reply):
+            return paged
+        page, length = paged
         tracks = [self._track(t) for t in video.texts]
-        return Reply(200, {"text_tracks": tracks, "page": 1, "page_length": len(tracks), "total": len(tracks)})
+        shown = tracks[(page - 1) * length : page * length]
+        return Reply(200, {"text_tracks": shown, "page": page, "page_length": length, "total": len(tracks)})
+
+    def video_op(
+        self, cfg: SimConfig, op: str, video: Video | None, call: Call, body: object, problem: str | None, now: float
+    ) -> Reply:
+        """One text track: read, or published (draft -> ready, the publish reference's words)."""
+        if video is None:
+            return error("not_found", "Media not found")
+        track = next((t for t in video.texts if t.id == call.params.get("track")), None)
+        if track is None:
+            return error("not_found", "Text track not found")
+        if op == "video_track_publish" and track.status != "ready":
+            if track.status != "draft":
+                return error("conflict", f"a text track that is {self._track(track)['status']} cannot be published")
+            track.status = "ready"
+        return Reply(200, self._track(track))
 
     # ----- the account: webhook subscriptions
 
@@ -282,6 +325,8 @@ class JwPlayer(Profile):
         wants `exp` and `sig` on the manifest (and writes them into it for each variant)."""
         if video.state != READY or held(video, time.time()):
             return 404, media.TEXT, b"no such media, or not published\n"
+        if rest == ["media.json"]:
+            return self._delivery(cfg, video, query)
         last = rest[-1] if rest else ""
         path = "/".join(["_play", "jwplayer", video.id, *rest])
         if cfg.signing_secret and not signed_file(path, query, cfg.signing_secret):
@@ -303,7 +348,45 @@ class JwPlayer(Profile):
             return 200, "image/jpeg", media.THUMBNAIL
         if last == "player":
             return 200, "text/html; charset=utf-8", media.player_page(video).encode()
+        if len(rest) == 2 and rest[0] == "tracks":
+            track = next((t for t in video.texts if f"{t.id}.{t.format or 'vtt'}" == last), None)
+            if track is not None and track.status == "ready" and track.content is not None:  # a draft: to no one
+                return 200, "text/vtt" if track.format == "vtt" else media.TEXT, track.content
         return 404, media.TEXT, b"not found\n"
+
+    def _delivery(self, cfg: SimConfig, video: Video, query: str):
+        """The Delivery API's `/v2/media/{id}` for a media made here: its manifest and its published text tracks
+        (a draft is not delivered); on a signing property only for a JWT `token` of that resource, every file URL
+        in it signed with `exp` and `sig` ("the response includes signed video URLs")."""
+        token = urllib.parse.parse_qs(query).get("token", [None])[0]
+        expires = None
+        if cfg.signing_secret:
+            claims = token_for(token, cfg.signing_secret, f"/v2/media/{video.id}")
+            if claims is None:
+                return 403, media.TEXT, b"signed URLs are required for this property\n"
+            expires = int(claims["exp"])
+        home = media.base(video, self.name)
+
+        def url(path: str) -> str:
+            plain = f"{home}/{video.id}/{path}"
+            if expires is None:
+                return plain
+            return sign_file(plain, f"_play/jwplayer/{video.id}/{path}", cfg.signing_secret, expires)
+
+        tracks = [
+            {"file": url(f"tracks/{t.id}.{t.format or 'vtt'}"), "kind": "captions", "label": t.name or t.language}
+            for t in video.texts
+            if t.status == "ready"
+        ]
+        item = {
+            "mediaid": video.id,
+            "title": _metadata(video).get("title", ""),
+            "duration": round(video.duration),
+            "sources": [{"file": url("manifest.m3u8"), "type": "application/vnd.apple.mpegurl"}],
+            "tracks": tracks,
+        }
+        body = {"title": item["title"], "kind": "Single Item", "playlist": [item]}
+        return 200, "application/json", json.dumps(body).encode()
 
     # ----- rate limits and webhooks
 

@@ -7,11 +7,14 @@ As JW Player documents them (docs.jwplayer.com), each beside the code:
   search query. Regardless of pagination, only the first 10,000 results based on the sorting used may be
   retrieved" (listing-media): here a page past it is answered empty, with the query's true `total`, as a
   walk that pages on finds nothing more to say so;
-- `q`: `<field>:[<from> TO <to>]` on `created` / `last_modified` (the date ranges peers send JW),
-  `external_id:<value>`, and `custom_params: ( name: "abc" AND value: "123" )` (the cross-property search
-  API, JWP's). "Due to the complexities of searching longer text, value filters longer than 15
-  characters may not exactly match the results": here a value longer than 15 characters matches every
-  value that shares its first 15 (a false positive on ids with a common prefix, `matches`);
+- `q`: `<field>:[<from> TO <to>]` on `created` / `last_modified` (the date ranges peers send JW) and an exact
+  match on a field, `external_id:<value>` ("Building a request", Query Parameter q: "Exact Match: Match with a
+  single word or with multiple words encapsulated in quotes"). "Due to the complexities of searching longer
+  text, value filters longer than 15 characters may not exactly match the results": here a value longer than
+  15 characters matches every value that shares its first 15 (a false positive on ids with a common prefix,
+  `matches`). A query on custom params, `custom_params: ( name: "abc" AND value: "123" )`, is documented only
+  for JWP's separate Cross-Property Search API (docs.cross-property-search.jwp.services/search-api.html), not
+  for the Management API's list: the simulator refuses it (400) rather than pretend to know what JW answers;
 - errors are `{"errors": [{"code", "description"}]}` (jwplatform-py errors.py reads them so);
 - the property's URL signing ("Protect your content with signed URLs", the `signing_secret` knob): the
   Delivery API's `/v2/media/{id}` takes a JWT (HS256, the property's secret) whose `resource` is that path
@@ -22,7 +25,11 @@ As JW Player documents them (docs.jwplayer.com), each beside the code:
 - as a source (library_size > 0): media `J` + 7 digits, 60 s apart; a private one's publish window closed (its
   `publish_end_date` a day after its creation), which the Delivery API serves only to a request signed with
   the property's secret (the owner's; not documented either way); unfetchable in turn: failed, still
-  processing, audio; text tracks with a `status` (processing under library_captions_processing).
+  processing, audio; text tracks with a `status` (processing under library_captions_processing), and beside a
+  captioned media's published tracks a German one in `draft` ("Prevents a text track from delivering via the
+  Delivery API by changing the track status from ready to draft": the unpublish reference,
+  put_v2-sites-site-id-media-media-id-text-tracks-track-id-unpublish): the Delivery API's playlist lists only
+  `ready` tracks and serves no file of any other.
 """
 
 from __future__ import annotations
@@ -71,7 +78,8 @@ _CODES = {
 }
 _RANGE = re.compile(r"^\s*(created|last_modified)\s*:\s*\[\s*(\S+)\s+TO\s+(\S+)\s*\]\s*$")
 _EXTERNAL = re.compile(r'^\s*external_id\s*:\s*(?:"([^"]*)"|(\S+))\s*$')
-_CUSTOM = re.compile(r'^\s*custom_params\s*:\s*\(\s*name\s*:\s*"([^"]*)"\s+AND\s+value\s*:\s*"([^"]*)"\s*\)\s*$')
+# A draft track of a captioned library media, beside its published ones (language, kind, label).
+DRAFT_TRACK = ("de", "captions", "Deutsch (Entwurf)")
 
 
 def error(kind: str, message: str | None = None) -> Reply:
@@ -103,7 +111,6 @@ class Query:
     low: float | None = None
     high: float | None = None
     external_id: str | None = None
-    custom: tuple[str, str] | None = None
     sort_field: str = "created"
     descending: bool = True
     page: int = 1
@@ -119,8 +126,8 @@ class Query:
         return (self.low is None or when >= self.low) and (self.high is None or when < math.floor(self.high) + 1)
 
 
-def parse_query(query: str) -> Query | Reply:
-    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+def paging(params: dict[str, list[str]]) -> tuple[int, int] | Reply:
+    """A collection call's `page` (from 1) and `page_length` (default 10), as "Building a request" has them."""
     try:
         page = int(params.get("page", ["1"])[0])
         length = int(params.get("page_length", [str(PAGE_LENGTH_DEFAULT)])[0])
@@ -128,6 +135,15 @@ def parse_query(query: str) -> Query | Reply:
         return error("invalid", "page and page_length must be integers")
     if page < 1 or not 1 <= length <= PAGE_LENGTH_MAX:
         return error("invalid", f"page must be at least 1 and page_length between 1 and {PAGE_LENGTH_MAX}")
+    return page, length
+
+
+def parse_query(query: str) -> Query | Reply:
+    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+    paged = paging(params)
+    if isinstance(paged, Reply):
+        return paged
+    page, length = paged
     sort = params.get("sort", ["created:dsc"])[0]
     field, _, order = sort.partition(":")
     if field not in FIELDS or order not in ("asc", "dsc"):
@@ -143,9 +159,8 @@ def parse_query(query: str) -> Query | Reply:
         return Query(field=ranged.group(1), low=low, high=high, **found)
     if exact := _EXTERNAL.match(q):
         return Query(external_id=exact.group(1) if exact.group(1) is not None else exact.group(2), **found)
-    if custom := _CUSTOM.match(q):
-        return Query(custom=(custom.group(1), custom.group(2)), **found)
-    return error("invalid", "the simulator's q takes a created/last_modified range, external_id or custom_params")
+    # custom_params (the Cross-Property Search API's form), or any other: not what the list documents.
+    return error("invalid", "the simulator's q takes a created/last_modified range or an external_id")
 
 
 def matches(held: object, wanted: str) -> bool:
@@ -173,6 +188,13 @@ def jwt(claims: dict, secret: str) -> str:
     body = _b64(json.dumps(claims, separators=(",", ":")).encode())
     signature = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
     return f"{head}.{body}.{_b64(signature)}"
+
+
+def token_for(token: str | None, secret: str, resource: str) -> dict | None:
+    """The claims of `token` where it is a JWT of the property's `secret` for `resource` whose `exp` has not
+    passed ("Protect your content with signed URLs": claims `resource` and `exp`), else None."""
+    claims = jwt_claims(token, secret) if token else None
+    return claims if claims is not None and claims.get("resource") == resource and _live(claims.get("exp")) else None
 
 
 def jwt_claims(token: str, secret: str) -> dict | None:
@@ -255,15 +277,22 @@ def render_library(video: Item) -> dict:
 
 
 def library_tracks(video: Item) -> list[dict]:
-    """A media's text tracks; "processing" while JW still makes them (library_captions_processing)."""
+    """A media's text tracks: its captions, "processing" while JW still makes them (library_captions_processing),
+    then a draft one (DRAFT_TRACK: its owner's, not published, so delivered to no one)."""
+    published = [
+        (language, kind, name, "processing" if video.captions_processing else "ready")
+        for language, kind, name in video.captions
+    ]
+    drafts = [(*DRAFT_TRACK, "draft")] if video.captions else []
     return [
         {
             "id": f"T{video.index:06d}{n}",
             "type": "text_track",
-            "status": "processing" if video.captions_processing else "ready",
+            "status": status,
+            "track_kind": kind,
             "metadata": {"label": name, "srclang": language, "track_kind": kind},
         }
-        for n, (language, kind, name) in enumerate(video.captions)
+        for n, (language, kind, name, status) in enumerate(published + drafts)
     ]
 
 
@@ -283,10 +312,8 @@ def _positions(shelf: Shelf, query: Query) -> range:
 
 def list_library(shelf: Shelf, query: Query) -> Reply:
     """A page of the library as the query selects, orders and caps it (flat in memory: indexes are arithmetic)."""
-    if query.external_id is not None or query.custom is not None:
-        wanted = query.external_id if query.external_id is not None else query.custom[1]
-        hits = [i for i in range(shelf.size) if matches(f"lib-{i}" if query.custom is None else None, wanted)]
-        order: Iterable[int] = hits
+    if query.external_id is not None:
+        order: Iterable[int] = [i for i in range(shelf.size) if matches(f"lib-{i}", query.external_id)]
     else:
         order = _positions(shelf, query)
     order = order[::-1] if query.descending else order
@@ -306,8 +333,7 @@ def list_library(shelf: Shelf, query: Query) -> Reply:
 
 def delivered(cfg: SimConfig, video: Item, token: str | None, resource: str) -> str | None:
     """Why the Delivery API refuses `resource` of `video` ("403" / "404"), or None to serve it."""
-    claims = jwt_claims(token, cfg.signing_secret) if token and cfg.signing_secret else None
-    signed = claims is not None and claims.get("resource") == resource and _live(claims.get("exp"))
+    signed = bool(cfg.signing_secret) and token_for(token, cfg.signing_secret, resource) is not None
     if cfg.signing_secret and not signed:
         return "403"
     if video.private and not signed:
@@ -336,9 +362,12 @@ def playlist(shelf: Shelf, video: Item, token_exp: int | None) -> dict:
          "label": f"H.264 {w}px", "filesize": video.size * w // 1920}
         for template, w, h in RENDITIONS
     ]  # fmt: skip
+    # Only a published (ready) track is delivered ("Enables a text track to be delivered via the Delivery API by
+    # changing the track status from draft to ready": put_v2-sites-site-id-media-media-id-text-tracks-track-id-publish).
     tracks = [
         {"file": url(f"tracks/{t['id']}.vtt"), "kind": t["metadata"]["track_kind"], "label": t["metadata"]["label"]}
         for t in library_tracks(video)
+        if t["status"] == "ready"
     ]
     item = {
         "mediaid": mid,
@@ -384,7 +413,7 @@ def _serve_file(shelf: Shelf, method: str, rest: str, query: str, range_header: 
         return Served(403, text, b"Forbidden: the URL is not signed, or its signature has expired")
     if found.group(4) is not None:
         n = int(found.group(5))
-        if n >= len(video.captions) or video.captions_processing:
+        if n >= len(video.captions) or video.captions_processing:  # past the captions: the draft, never delivered
             return Served(404, text, b"Not Found")
         body = VTT.format(i=video.index, language=video.captions[n][0]).encode()
         return Served(

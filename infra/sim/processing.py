@@ -96,4 +96,4 @@ class Processing:
             if generation != state.generation or track.status != "preparing":
                 return
             track.content, track.format = content, fmt
-            track.status, track.error = ("ready", None) if fmt else ("errored", why)
+            track.status, track.error = (track.ready_as, None) if fmt else ("errored", why)

@@ -67,7 +67,8 @@ class TextTrack:
     closed_captions: bool = False
     ref: str | None = None  # Mux's track passthrough
     url: str | None = None  # where Mux fetches it from (the file is uploaded to the others)
-    status: str = "ready"  # preparing (Mux fetching it) | ready | errored
+    status: str = "ready"  # preparing (Mux fetching it) | ready | errored | draft (JW: read, not published)
+    ready_as: str = "ready"  # the status a fetched file takes once read: "draft" where JW waits for a publish
     error: str | None = None
     content: bytes | None = None
     format: str | None = None  # vtt | srt: what the simulator read it as

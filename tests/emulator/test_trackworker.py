@@ -1,6 +1,7 @@
 """The tracks worker against the emulator's ledger and the provider simulator, each provider's way: what the
 provider holds afterwards (read back from the simulator), each track once, after a lost answer and after a
-pass that died; and a bad track failing alone, with its reason, while the others attach."""
+pass that died; a bad track failing alone, with its reason, while the others attach; and at JW Player, a track
+held as a draft (delivered to no one) published by the worker, never sent a second time."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from migrator.providers import AssetRef, build
 from migrator.providers.facts import TrackUpload
 from migrator.states import State
 from migrator.trackfetch import FetchPolicy
-from migrator.tracks import initial_states, tracks_message
+from migrator.tracks import TrackMove, TrackState, initial_states, tracks_message
 from migrator.trackworker import TracksWorker
 
 from infra.accounts import account
@@ -40,9 +41,7 @@ def files():
         yield server
 
 
-@pytest.fixture(params=["mux", "cloudflare", "apivideo"])
-def setup(request, aws, table, files):
-    name = request.param
+def started(name: str, aws, table, files):
     acct = account(name)
     sim = ProviderSim(
         SimConfig(port=0, profile=name, rate=0, read_rate=0, budget_quota=0, processing_delay_s=0.1, **acct.sim)
@@ -53,8 +52,14 @@ def setup(request, aws, table, files):
     worker = TracksWorker(
         ledger=Ledger(table, aws("dynamodb")), provider=provider, sqs=None, queue_url="q", policy=policy, clock=clock
     )
-    yield name, sim, provider, worker, clock
-    sim.stop()
+    return name, sim, provider, worker, clock
+
+
+@pytest.fixture(params=["mux", "cloudflare", "apivideo", "jwplayer"])
+def setup(request, aws, table, files):
+    made = started(request.param, aws, table, files)
+    yield made
+    made[1].stop()
 
 
 def ready_asset(worker, provider, asset_id: str, tracks: tuple[Track, ...]) -> str:
@@ -109,6 +114,8 @@ def test_two_caption_tracks_one_srt_one_webvtt_arrive_once_each(setup, files):
     if name == "mux":  # Mux fetched both itself, from the create's text inputs, and keeps SRT as SRT
         assert {e["via"] for e in entries.values()} == {"create"} and at_provider["en"]["format"] == "srt"
         assert sim.stats()["track_uploads"] == 0
+    elif name == "jwplayer":  # checked by the worker, then fetched by JW from its URL (SRT as SRT), and published
+        assert at_provider["en"]["format"] == "srt" and sim.stats()["track_uploads"] == 2
     else:  # the worker uploaded them, the SRT as WebVTT
         assert at_provider["en"]["format"] == "vtt" and "Hello from SubRip" in at_provider["en"]["content"]
         assert sim.stats()["track_uploads"] == 2
@@ -210,3 +217,38 @@ def test_a_staged_caption_is_written_to_the_bucket_and_served_back_through_a_sig
     assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"] and query["X-Amz-Expires"] == [str(STAGED_LINK_S)]
     assert s3.get_object(Bucket=bucket, Key="captions/vid-1/en.captions.English")["Body"].read() == SRT
     assert requests.get(url, timeout=10).content == SRT
+
+
+def test_a_track_left_a_draft_at_jw_player_is_published_and_never_sent_again(aws, table, files):
+    """The version before this one created JW tracks without `upload.auto_publish`: JW read each and held it as a
+    draft, delivered to no viewer, and the worker waited on it as if still processing until it failed. Its pass
+    left the track submitted; this worker's look finds the draft and publishes that very track."""
+    name, sim, provider, worker, clock = started("jwplayer", aws, table, files)
+    try:
+        en = Track(files.route("/en.vtt", body(VTT)), "en", "captions", format="vtt")
+        asset_id, key = "jwplayer/drafted", track_key(en)
+        remote_id = ready_asset(worker, provider, asset_id, (en,))
+        entries = initial_states(
+            (en,), takes_tracks=True, provider=name, at_create=set(), one_per_language=False, now=time.time()
+        )
+        assert worker.ledger.arm_tracks(asset_id, remote_id, entries, time.time()).won
+        past = time.time() - 600
+        claim = worker.ledger.claim_track(asset_id, key, remote_id, "older", past, past + 60)
+        body_then = {"upload": {"method": "fetch", "download_url": en.url, "file_format": "vtt"}}
+        body_then["metadata"] = {"label": "en", "srclang": "en", "track_kind": "captions"}
+        made = provider.http.send("POST", f"/v2/sites/{sim.config.account_id}/media/{remote_id}/text_tracks/",
+                                  json_body=body_then)  # fmt: skip
+        assert made.status == 201
+        submitted = TrackMove(TrackState.PENDING, retry_at=past, submitted=True)
+        assert worker.ledger.finish_track(asset_id, key, remote_id, claim.token, submitted, past).won
+        deadline = time.time() + 5
+        while held(sim, remote_id)["en"]["status"] != "draft":
+            assert time.time() < deadline
+            time.sleep(0.05)
+        assert drive(worker, clock, asset_id).kind is FateKind.FINISHED
+        entry = states(worker, asset_id)[key]
+        assert entry["state"] == "attached" and entry["remote_track_id"] == made.body["id"]
+        assert held(sim, remote_id)["en"]["status"] == "ready" and held(sim, remote_id)["en"]["uploads"] == 1
+        assert sim.stats()["track_uploads"] == 1  # the older version's: published, never sent again
+    finally:
+        sim.stop()

@@ -79,7 +79,6 @@ def test_every_field_goes_to_its_place_and_the_media_is_ready(target, origin):
         "author": "Ada",
         "episode": "3",
         "migration_ref": "library/intro-2019",
-        "migration_tag": jw.media_tag("library/intro-2019"),
         "migration_key": outcome.notes and metadata["custom_params"]["migration_key"],
         "created_at": "2019-05-01T10:00:00Z",
         "folder": "talks/2019",
@@ -91,17 +90,40 @@ def test_every_field_goes_to_its_place_and_the_media_is_ready(target, origin):
     assert requests.get(video.playback["hls"], timeout=5).text.startswith("#EXTM3U")
 
 
-def test_a_lost_answer_is_found_by_its_tag_and_never_created_twice(target, origin):
+def test_a_lost_answer_is_found_among_the_newest_media_and_never_created_twice(target, origin, monkeypatch):
+    """The lookup reads the list newest first (sort=created:dsc) back to the earlier try, matching the whole id in
+    custom_params.migration_ref: no `q` (the list documents no query on custom params, and an external_id longer
+    than 15 characters "may not exactly match"), so ids sharing a long prefix never stand for each other."""
     sim, provider = target(lose_rate=1.0)
+    monkeypatch.setattr(jw, "PAGE_LENGTH", 5)  # pages of five: the lost create lies three pages back
     asset = row("library/the-very-long-common-prefix-0001", origin, privacy="public")
-    other = row("library/the-very-long-common-prefix-0002", origin, privacy="public")
+    claimed = time.time()
     assert provider.create(asset, asset.details.source_url).kind is OutcomeKind.TRANSIENT  # performed, answer lost
-    provider.create(other, other.details.source_url)
-    found = provider.find(asset.asset_id, time.time() - 60)
+    for n in range(2, 13):
+        other = row(f"library/the-very-long-common-prefix-{n:04d}", origin, privacy="public")
+        provider.create(other, other.details.source_url)
+    before = len(sim.requests_log(["list"]))
+    found = provider.find(asset.asset_id, claimed)
     assert found.kind is OutcomeKind.CREATED
     assert sim._store.videos[found.remote_id].request["metadata"]["external_id"] == asset.asset_id
-    assert provider.find("library/never-made", None).kind is OutcomeKind.NOT_FOUND
-    assert sim.stats()["creates"] == 2  # one each: the find, not a second create, settled the lost answer
+    lookups = sim.requests_log(["list"])[before:]
+    assert len(lookups) == 3 and {entry["ref"] for entry in lookups} == {None}  # three pages, never a q
+    assert provider.find("library/never-made", claimed).kind is OutcomeKind.NOT_FOUND  # the list ends
+    assert provider.find("library/never-made", None).kind is OutcomeKind.NOT_FOUND  # FIND_MAX_PAGES, then none
+    assert sim.stats()["creates"] == 12  # one each: the find, not a second create, settled the lost answer
+
+
+def test_a_lookup_stops_at_the_claim_and_says_so_when_the_ceiling_is_nearer(target, origin, monkeypatch):
+    _sim, provider = target()
+    monkeypatch.setattr(jw, "PAGE_LENGTH", 5)
+    for n in range(12):
+        made = row(f"lib/{n}", origin, privacy="public")
+        provider.create(made, made.details.source_url)
+    # The newest page already reaches back before a claim made now (less the clocks' margin): nothing more is read.
+    assert provider.find("lib/elsewhere", time.time()).kind is OutcomeKind.NOT_FOUND
+    monkeypatch.setattr(jw, "CEILING", 10)  # only the newest 10 can be read: a claim older than them is out of reach
+    unreachable = provider.find("lib/elsewhere", time.time() - 86_400)
+    assert unreachable.kind is OutcomeKind.TRANSIENT and "lookup window too long" in unreachable.error
 
 
 def test_a_signed_row_on_a_property_without_url_signing_is_held_unpublished_and_never_public(target, origin):
@@ -228,10 +250,38 @@ def test_text_tracks_are_fetched_by_jw_and_listed_ready_or_failed_with_why(targe
         assert good.kind is bad.kind is TrackResult.SUBMITTED and good.remote_track_id
         assert wait_for(lambda: all(t.status != "preparing" for t in provider.track_list(remote).tracks))
     listed = {t.language: t for t in provider.track_list(remote).tracks}
+    # Ready, not a draft: the create asked JW to publish it once read (upload.auto_publish).
     assert (listed["en"].status, listed["en"].remote_id) == ("ready", good.remote_track_id)
     assert listed["fr"].status == "errored" and listed["fr"].error.startswith("provider: ")
     assert [t["language"] for t in sim.text_tracks()[0]["tracks"] if t["status"] == "ready"] == ["en"]
+    delivered = requests.get(f"{sim.url}/_play/jwplayer/{remote}/media.json", timeout=5).json()["playlist"][0]
+    assert [t["label"] for t in delivered["tracks"]] == ["English"]  # what a viewer's player gets
     assert provider.track_list("Jmissing").video_gone
+
+
+def test_a_track_jw_holds_as_a_draft_is_published_once_and_never_made_again(target, origin):
+    """A track created without auto_publish (as this adapter did before) ends in draft, delivered to no one: the
+    tracks worker's look finds it there and `publish_track` makes it ready, by a PUT that a retry repeats safely."""
+    from migrator.providers.facts import RemoteTrack
+
+    from tests.track_files import VTT, FileServer, body
+
+    sim, provider = target()
+    remote = provider.create(row("lib/drafted", origin, privacy="public"), f"{origin.url}/ok.mp4").remote_id
+    with FileServer() as files:
+        made = {"upload": {"method": "fetch", "download_url": files.route("/en.vtt", body(VTT))}}
+        made["metadata"] = {"srclang": "en", "label": "English"}
+        answer = provider.http.send("POST", provider._media(f"{remote}/text_tracks/"), json_body=made)
+        assert answer.status == 201
+        assert wait_for(lambda: provider.track_list(remote).tracks[0].status == "draft")
+    (draft,) = provider.track_list(remote).tracks
+    assert draft.remote_id == answer.body["id"]
+    published = provider.publish_track(remote, draft)
+    assert published.kind is TrackResult.ATTACHED and published.remote_track_id == draft.remote_id
+    assert provider.publish_track(remote, draft).kind is TrackResult.ATTACHED  # again: the same track, still ready
+    assert [(t["status"], t["uploads"]) for t in sim.text_tracks()[0]["tracks"]] == [("ready", 1)]
+    gone = provider.publish_track(remote, RemoteTrack("en", "draft", remote_id="Tmissing"))
+    assert gone.kind is TrackResult.TRANSIENT  # the track, not the media, is gone: the next look uploads it again
 
 
 def test_the_audit_lists_every_media_even_many_in_one_second(target, origin, monkeypatch):

@@ -15,7 +15,13 @@ import pytest
 from jwplatform.client import JWPlatformClient
 from jwplatform.errors import NotFoundError, TooManyRequestsError
 from migrator.sources import ResolutionKind, build, parse_ref
-from migrator.sources.jwplayer import CAPTIONS_PROCESSING, NOT_DELIVERED, SIGNING_NEEDED, STILL_PROCESSING
+from migrator.sources.jwplayer import (
+    CAPTIONS_PROCESSING,
+    NOT_DELIVERED,
+    SIGNING_NEEDED,
+    STILL_PROCESSING,
+    tracks_note,
+)
 from migrator_cli.sweep import read_mark, sweep
 
 from tests.sim.support import list_all
@@ -68,9 +74,10 @@ def test_the_sdk_reads_the_library_media_and_text_tracks(library):
     got = client.Media.get(site_id=SITE, media_id=media(1)).json_body
     assert got["status"] == "ready" and got["metadata"]["title"] == "Library video 000001"
     tracks = list(client.Media.TextTrack.list(site_id=SITE, media_id=media(1)))  # every third from video 1
-    assert [(t["metadata"]["srclang"], t["metadata"]["track_kind"], t["status"]) for t in tracks] == [
+    assert [(t["metadata"]["srclang"], t["track_kind"], t["status"]) for t in tracks] == [
         ("en", "captions", "ready"),
         ("fr", "subtitles", "ready"),
+        ("de", "captions", "draft"),  # its owner's, not published
     ]
     with pytest.raises(NotFoundError):
         client.Media.get(site_id=SITE, media_id="Jnothing")
@@ -102,6 +109,25 @@ def test_rows_carry_what_jw_holds_and_what_cannot_be_fetched_is_named_or_pending
         ("en", "captions", "English"),
         ("fr", "subtitles", "Français"),
     ]
+    # The draft is not carried (JW delivers it to no one: carried, a target would publish it), and the row says so.
+    assert row.metadata["text_tracks_note"].startswith("1 draft text track(s) on JW Player, not published")
+    plain = next(e for e in entries if e.asset_id == f"jwplayer/{media(2)}")  # no caption tracks: nothing to say
+    assert plain.tracks == () and "text_tracks_note" not in plain.metadata
+
+
+def test_a_draft_text_track_is_neither_delivered_nor_carried_and_the_note_counts_what_is_left(library, web):
+    sim, source = library(library_captions_every=3)
+    playlist = web.get(f"{sim.url}/_stream/jwplayer/v2/media/{media(1)}").json()["playlist"][0]
+    assert [t["label"] for t in playlist["tracks"]] == ["English", "Français"]  # the published ones only
+    assert web.get(f"{sim.url}/_stream/jwplayer/tracks/T0000012.vtt").status_code == 404  # the draft's file
+    (row,) = source.video(media(1)).entries
+    assert [t.language for t in row.tracks] == ["en", "fr"] and "1 draft" in row.metadata["text_tracks_note"]
+    assert tracks_note(0, 0) is None
+    assert tracks_note(2, 1) == (
+        "2 draft text track(s) on JW Player, not published (delivered to no one): not carried; publish them at"
+        " JW Player and list the media again to carry them; 1 text track(s) JW Player failed to make, or holds"
+        " undelivered: not carried"
+    )
 
 
 def test_a_media_still_processing_waits_for_the_next_sweep_which_asks_for_it_by_id(library, tmp_path):

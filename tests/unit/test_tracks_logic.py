@@ -1,5 +1,6 @@
 """Caption tracks' pure rules, as tables: a pass's outcome -> the track's next state; arming an asset's tracks
-for a provider; which entries a claim may take; when an asset's tracks are due again; the labels Mux gets."""
+for a provider; which entries a claim may take; when an asset's tracks are due again; the labels Mux gets; what a
+pass makes of its track as the provider lists it (a draft is published, never uploaded again)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from migrator.tracks import (
     decide,
     failures,
     initial_states,
+    listed_outcome,
     next_due,
     settled,
     track_labels,
@@ -54,6 +56,21 @@ def test_a_pass_outcome_decides_the_tracks_next_state(kind, attempts, state, ret
     assert got.state is state and (got.retry_at is not None) is retries and got.give_back is give_back
     if retries:
         assert got.retry_at > NOW
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "expected"),
+    [
+        ("ready", None, TrackOutcome(TrackResult.ATTACHED, remote_track_id="t1")),
+        ("errored", "provider: bad file", TrackOutcome(TrackResult.REFUSED, error="provider: bad file")),
+        ("errored", None, TrackOutcome(TrackResult.REFUSED, error="provider: could not ingest the track")),
+        ("preparing", None, TrackOutcome(TrackResult.WAITING, error="the provider is still ingesting the track")),
+        # JW Player's draft: the file is there, held from viewers: published by the pass, never waited on for a day.
+        ("draft", None, None),
+    ],
+)
+def test_a_listed_track_is_attached_refused_waited_for_or_published(status, error, expected):
+    assert listed_outcome(status, "t1", error) == expected
 
 
 def test_a_failure_keeps_its_reason_and_says_when_it_was_given_up():

@@ -23,8 +23,10 @@ class FakeProvider:
     answer: TrackOutcome = field(default_factory=lambda: TrackOutcome(TrackResult.ATTACHED, remote_track_id="en"))
     name: str = "fake"
     takes_caption_files: bool = True
+    published: TrackOutcome = field(default_factory=lambda: TrackOutcome(TrackResult.ATTACHED, remote_track_id="t1"))
     looks: int = 0
     attached: list = field(default_factory=list)
+    publishes: list = field(default_factory=list)
 
     def track_list(self, remote_id):
         self.looks += 1
@@ -36,6 +38,10 @@ class FakeProvider:
     def attach_track(self, remote_id, track, upload, label):
         self.attached.append((remote_id, track.language, upload.url, upload.caption.format, label))
         return self.answer
+
+    def publish_track(self, remote_id, remote):
+        self.publishes.append((remote_id, remote.remote_id))
+        return self.published
 
 
 def worker(provider, fetched=None, presign=lambda url: "https://bucket.s3.example.com/signed"):
@@ -76,6 +82,7 @@ def test_a_later_pass_that_finds_nothing_uploads():
     [
         (TrackList((RemoteTrack("en", "ready", remote_id="t1"),)), TrackResult.ATTACHED, 0),
         (TrackList((RemoteTrack("en", "preparing"),)), TrackResult.WAITING, 0),
+        (TrackList((RemoteTrack("en", "draft", remote_id="t1"),)), TrackResult.ATTACHED, 0),  # published (JW)
         (TrackList((RemoteTrack("en", "errored", error="provider: bad file"),)), TrackResult.REFUSED, 0),
         (TrackList((), open_for_tracks=False), TrackResult.WAITING, 0),  # Mux: the asset is not ready yet
         (TrackList(()), TrackResult.ATTACHED, 1),  # ready, and the create's track is not there: sent now
@@ -87,6 +94,24 @@ def test_a_track_the_create_carried_is_confirmed_from_the_providers_list(listed,
     provider = FakeProvider(listed=listed)
     got = worker(provider)._pass(EN, {"attempts": 1, "via": "create"}, "vid", "en")
     assert got.kind is kind and len(provider.attached) == uploads
+
+
+@pytest.mark.parametrize(
+    "published",
+    [
+        TrackOutcome(TrackResult.ATTACHED, remote_track_id="t1"),
+        TrackOutcome(TrackResult.SUBMITTED, remote_track_id="t1"),  # accepted, not yet listed ready: looked at again
+        TrackOutcome(TrackResult.TRANSIENT, error="provider: HTTP 503"),
+    ],
+)
+def test_a_track_the_provider_holds_as_a_draft_is_published_and_never_uploaded_again(published):
+    """JW Player keeps a track it has read as a draft, delivered to no viewer, until it is published: the pass
+    that finds ours so publishes that very track, whatever the publish answers, and never fetches or sends the
+    file a second time (a second track)."""
+    provider = FakeProvider(listed=TrackList((RemoteTrack("en", "draft", remote_id="t1"),)), published=published)
+    made = worker(provider)
+    assert made._pass(EN, {"attempts": 1, "submitted": True}, "vid", "English") == published
+    assert provider.publishes == [("vid", "t1")] and provider.attached == [] and made.fetches == []
 
 
 def test_a_bad_file_or_a_refused_fetch_fails_the_track_with_its_reason_and_sends_nothing():

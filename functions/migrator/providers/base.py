@@ -92,13 +92,6 @@ class Provider(ABC):
     rate_limit_window_s: float | None = 1.0
     # Whether a 409 to a create means "it exists already" (the seed contract), to be found by our reference.
     conflict_means_exists: bool = False
-    # How long a source link handed to a create must stay valid, in seconds, where the provider documents that it
-    # fetches the link later than the create (Vimeo's pull: 24 h): the hand-off never hands it a link that ends
-    # sooner (link_life.decide: signed again for longer where the source can, else the asset refused with why).
-    # None: it fetches the link once the create is accepted, and a link alive then will do. `link_need_doc`: the
-    # document's words, quoted in a refusal.
-    link_valid_for_s: float | None = None
-    link_need_doc: str = ""
 
     def __init__(
         self,
@@ -262,6 +255,11 @@ class Provider(ABC):
         """Give the video `remote_id` the track: ATTACHED, SUBMITTED (the provider confirms later) or why not."""
         return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no text tracks")
 
+    def publish_track(self, remote_id: str, remote: RemoteTrack) -> TrackOutcome:
+        """Make a track the provider holds unpublished (a `draft`, JW's) delivered: ATTACHED, SUBMITTED (look
+        again) or why not. Only a provider that lists drafts has one."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider holds the track unpublished")
+
     def _upload_caption(self, method: str, path: str, track: Track, upload: TrackUpload) -> Answer | TrackOutcome:
         """The caption file sent as a multipart `file` part (as WebVTT where the provider takes only that)."""
         content, suffix, media_type = upload.caption.for_upload(self.track_needs_webvtt)
@@ -326,17 +324,25 @@ class Provider(ABC):
     def _listing(self, path: str, params: Mapping[str, str], key: str, absent_is_empty: bool = False) -> list | Outcome:
         """One page of a list (its `key` entry), or the lookup's failure as an outcome.
         `absent_is_empty`: a 404 means "nothing matches" (the seed contract's lookup)."""
+        page = self._listing_page(path, params, key, absent_is_empty)
+        return page if isinstance(page, Outcome) else page[1]
+
+    def _listing_page(
+        self, path: str, params: Mapping[str, str], key: str, absent_is_empty: bool = False
+    ) -> tuple[dict, list] | Outcome:
+        """One page of a list as an object and its `key` entry (for what the page says of itself: its length,
+        the total), or the lookup's failure as an outcome."""
         answer = self._send("GET", path, params=params)
         if isinstance(answer, Outcome):
             return Outcome(answer.kind, error=f"lookup {answer.error}")
         if answer.status == 404 and absent_is_empty:
-            return []
+            return {}, []
         if not 200 <= answer.status < 300:
             return lookup_failure(self._failure(answer))
         items = answer.body.get(key) if isinstance(answer.body, dict) else None
         if not isinstance(items, list):
             return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a {key} list")
-        return items
+        return answer.body, items
 
     def _library_page(self, path: str, params: Mapping[str, str], key: str) -> tuple[dict, list]:
         """One page of the library (for `videos()`): the page as an object and its `key` list, or

@@ -108,7 +108,7 @@ class RemoteTrack:
     """A text track as the provider lists it on a video, in our terms (for the look before an upload)."""
 
     language: str | None
-    status: str = "ready"  # ready | preparing | errored
+    status: str = "ready"  # ready | preparing | errored | draft (held unpublished: Provider.publish_track)
     ref: str | None = None  # our track's reference where the provider keeps one (Mux's passthrough)
     remote_id: str | None = None
     error: str | None = None  # why the provider gave up on it (errored), short and redacted

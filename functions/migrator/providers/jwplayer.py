@@ -10,13 +10,13 @@
   ("Upload content"). Our exact id goes in `external_id` and in `custom_params.migration_ref`, the
   attempt's key, the row's creation time, folder, poster time and custom fields in `custom_params`
   as text (JW's custom params are string pairs: jwplatform-py's update_custom_params example);
-- no idempotency key: an earlier create is found with the list's `q`. JW says `q` matches
-  `external_id` and `custom_params` but that "value filters longer than 15 characters may not
-  exactly match" ("Building a request", Query parameter q; the cross-property search API repeats it
-  with the custom-params form `custom_params: ( name: "abc" AND value: "123" )`). Our ids are
-  longer than that, so each create also carries a per-asset tag of 15 characters
-  (`custom_params.migration_tag`, `media_tag`), the find queries that tag exactly and keeps only
-  media whose `custom_params.migration_ref` is the asset's whole id;
+- no idempotency key: an earlier create is found in the media list read newest first, `sort=created:dsc`
+  with `page` and `page_length` ("Building a request"), back to the earlier try, each media matched here on
+  `custom_params.migration_ref`, the asset's whole id. Not with `q`: the Management API documents an
+  exact match on a field but says "value filters longer than 15 characters may not exactly match"
+  (Query Parameter q), and documents no query on custom params (`custom_params: ( name: "abc" AND value:
+  "123" )` is the separate Cross-Property Search API's, docs.cross-property-search.jwp.services). Only the
+  newest 10,000 media of any query can be read (listing-media): a lost create older than that is not found;
 - poll: `GET /v2/sites/{site}/media/{id}/`; `status` processing | ready | failed (with
   `error_message`; the full enum is not published);
 - webhooks (`/v2/webhooks/`, "Learn about webhooks"): `media_created`, `conversions_complete`
@@ -37,8 +37,15 @@
 - rate limit: "60 requests/minute per API token" for the Management API as a whole, a 429 past it,
   headers `jw-request-limit` / `jw-request-remaining` (peer clients); so creates at most 1/s
   (`create_rate_per_s`) with the pacer's lookups and polls on the same slots;
-- caption tracks: `POST /v2/sites/{site}/media/{id}/text_tracks/` (jwplatform-py `TextTrack.create`)
-  with the file fetched by URL (`upload.method` fetch, as media), listed at `.../text_tracks/`.
+- caption tracks: `POST /v2/sites/{site}/media/{id}/text_tracks/` (post_v2-sites-site-id-media-media-id-text-
+  tracks; jwplatform-py `TextTrack.create`) with the file fetched by URL (`upload.method` fetch, `download_url`,
+  `file_format`) and `upload.auto_publish` (jwplatform-go's TextTrackUploadRequest), listed at
+  `.../text_tracks/` (50 a media at most: "Each media can have a maximum of 50 text tracks") with `status`
+  processing | draft | ready | failed. A draft is held back from viewers: `PUT .../text_tracks/{track}/publish/`
+  "Enables a text track to be delivered via the Delivery API by changing the track status from draft to ready"
+  (put_v2-sites-site-id-media-media-id-text-tracks-track-id-publish). So a track is created to publish itself,
+  and one the tracks worker finds in draft (auto_publish not honoured, or made by a version of ours that sent
+  none) is published by `publish_track`; a track is attached only once JW lists it ready.
 """
 
 from __future__ import annotations
@@ -57,7 +64,15 @@ from ..signatures import Scheme, SignatureError, hs256_token, verify
 from ..states import State
 from ..tracks import TrackOutcome, TrackResult
 from .apivideo import emitted_in_window
-from .base import ListingError, Provider, json_event, listing_pages, too_many_pages
+from .base import (
+    FIND_MARGIN_S,
+    FIND_MAX_PAGES,
+    ListingError,
+    Provider,
+    json_event,
+    listing_pages,
+    too_many_pages,
+)
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -75,6 +90,7 @@ from .facts import (
     duration_of,
     entries,
     epoch_of,
+    found_among,
     mapping,
     our_ref,
     playback_of,
@@ -94,8 +110,13 @@ CEILING = 10_000
 # No maximum page_length is published (the default is 10); a page is asked for at this size and read at the size
 # the answer says it used, so a smaller cap at JW costs requests, never videos.
 PAGE_LENGTH = 1000
-# "value filters longer than 15 characters may not exactly match" (Query parameter q).
-EXACT_MATCH_MAX = 15
+# Pages of the newest media a lookup reads at most: the ceiling at the page length asked, and at a smaller cap
+# a lookup that cannot reach back to the earlier try answers TRANSIENT rather than spend the minute's calls.
+FIND_MAX_LOOKUP_PAGES = 20
+# "Each media can have a maximum of 50 text tracks" (post_v2-sites-site-id-media-media-id-text-tracks): asked as one
+# page, and read on at the page length JW answers with, to 5 pages (50 at the default 10 a page).
+TRACKS_PAGE_LENGTH = 50
+TRACK_LIST_MAX_PAGES = 5
 WORKING = frozenset({"created", "processing", "updating"})
 # A media a signed row makes on a property without URL signing: published at this date, so no one before it.
 HELD_UNTIL = "2099-12-31T00:00:00+00:00"
@@ -172,11 +193,6 @@ def signed_file_url(url: str, expires: int, secret: str) -> str:
     parts = urlsplit(url)
     query = f"exp={expires}&sig={file_signature(parts.path, expires, secret)}"
     return parts._replace(query=f"{parts.query}&{query}" if parts.query else query).geturl()
-
-
-def media_tag(asset_id: str) -> str:
-    """A per-asset tag `q` can match exactly: 15 characters (EXACT_MATCH_MAX), ASCII, every generation's."""
-    return "vm" + hashlib.sha256(asset_id.encode()).hexdigest()[: EXACT_MATCH_MAX - 2]
 
 
 # --- a walk by date under the 10,000-result ceiling ---------------------------------------------------
@@ -317,9 +333,9 @@ class JwPlayerProvider(Provider):
     budget_covers_all_calls = True
     rate_limit_window_s = 60.0
     duplicate_window = (
-        "none found: before any second create the uploader asks `q` for the asset's 15-character tag in "
-        "custom_params (exact, as JW matches values up to 15 characters) and keeps only media whose "
-        "custom_params.migration_ref is the asset's id; a create is found as soon as JW's search lists it"
+        "none found: before any second create the uploader reads the media list newest first back to the "
+        "earlier try and keeps only media whose custom_params.migration_ref is the asset's id; a create is found "
+        "as soon as JW lists it, unless more than 10,000 media were made since (the ceiling of any query)"
     )
     # media_created, conversions_complete, media_available, and media_updated when a text track is added.
     events_per_asset = 4
@@ -360,7 +376,6 @@ class JwPlayerProvider(Provider):
         details, notes = details_of(asset), []
         ours = {
             "migration_ref": asset.asset_id,
-            "migration_tag": media_tag(asset.asset_id),
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
             **{k: as_text(v) for k, v in row_fields(details, CUSTOM_FIELDS).items()},
         }
@@ -391,14 +406,34 @@ class JwPlayerProvider(Provider):
     # --- finding an earlier create, polling ------------------------------------------------------
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
-        query = f'custom_params:(name:"migration_tag" AND value:"{media_tag(asset_id)}")'
-        items = self._listing(self._media(), {"q": query, "page_length": "10", "sort": "created:dsc"}, "media")
-        if isinstance(items, Outcome):
-            return items
-        for video in map(self._read, items):
-            if video.ref == asset_id and video.remote_id and video.target is not State.REJECTED:
-                return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
-        return Outcome(OutcomeKind.NOT_FOUND)
+        """The media an earlier try made, from the list newest first (`sort=created:dsc`) back to `created_after`
+        less FIND_MARGIN_S, each matched on `custom_params.migration_ref`: CREATED; NOT_FOUND once a page
+        reaches back that far or the list ends; TRANSIENT when the newest media that can be read (the 10,000 of
+        the ceiling, FIND_MAX_LOOKUP_PAGES pages) do not reach back to it. With no `created_after` (a poll with
+        no recorded id), FIND_MAX_PAGES pages and then NOT_FOUND."""
+        bound = created_after - FIND_MARGIN_S if created_after is not None else None
+        for page in range(1, FIND_MAX_LOOKUP_PAGES + 1):
+            if bound is None and page > FIND_MAX_PAGES:
+                return Outcome(OutcomeKind.NOT_FOUND)
+            params = {"sort": "created:dsc", "page": str(page), "page_length": str(PAGE_LENGTH)}
+            listed = self._listing_page(self._media(), params, "media")
+            if isinstance(listed, Outcome):
+                return listed
+            body, items = listed
+            found = found_among([self._read(item) for item in items], asset_id)
+            if found is not None:
+                return found
+            size = told_length(body, PAGE_LENGTH)
+            times = [t for t in (_created(mapping(item)) for item in items) if t is not None and math.isfinite(t)]
+            past = bound is not None and bool(times) and min(times) < bound
+            if len(items) < size or past:
+                return Outcome(OutcomeKind.NOT_FOUND)
+            if page * size >= CEILING:
+                break
+        return Outcome(
+            OutcomeKind.TRANSIENT,
+            error="lookup window too long: the newest media JW lets a query read did not reach back to the claim",
+        )
 
     def _poll_video(self, asset_id: str, remote_id: str) -> Poll:
         return self._get_video(self._media(f"{quote(remote_id)}/"), self._read)
@@ -470,17 +505,33 @@ class JwPlayerProvider(Provider):
     takes_tracks = True
 
     def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
-        answer = self._track_send("GET", self._media(f"{quote(remote_id)}/text_tracks/"))
-        if isinstance(answer, TrackOutcome):
-            return answer
-        if answer.status != 200:
-            return self._track_list_failure(answer)
-        tracks = tuple(remote_track(t) for t in entries(mapping(answer.body).get("text_tracks")))
-        return TrackList(tracks)
+        """Every text track of the media, page by page to the `total` JW gives (a track left on a page unread
+        would be uploaded a second time)."""
+        listed: list = []
+        for page in range(1, TRACK_LIST_MAX_PAGES + 1):
+            params = {"page": str(page), "page_length": str(TRACKS_PAGE_LENGTH)}
+            answer = self._track_send("GET", self._media(f"{quote(remote_id)}/text_tracks/"), params=params)
+            if isinstance(answer, TrackOutcome):
+                return answer
+            if answer.status != 200:
+                return self._track_list_failure(answer)
+            body = mapping(answer.body)
+            found = entries(body.get("text_tracks"))
+            listed += found
+            total = body.get("total")
+            if not found or not isinstance(total, int) or isinstance(total, bool) or len(listed) >= total:
+                return TrackList(tuple(remote_track(t) for t in listed))
+        return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: {len(listed)} text tracks read, more listed")
 
     def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
         body = {
-            "upload": {"method": "fetch", "download_url": upload.url, "file_format": upload.caption.format},
+            # auto_publish: ready (delivered) once JW has read it, not held as a draft no viewer gets.
+            "upload": {
+                "method": "fetch",
+                "download_url": upload.url,
+                "file_format": upload.caption.format,
+                "auto_publish": True,
+            },
             "metadata": {"label": label, "srclang": track.language, "track_kind": "captions"},
         }
         answer = self._track_send("POST", self._media(f"{quote(remote_id)}/text_tracks/"), json_body=body)
@@ -489,6 +540,23 @@ class JwPlayerProvider(Provider):
         if not 200 <= answer.status < 300:
             return self._track_failure(answer)
         return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=text(mapping(answer.body).get("id")))
+
+    def publish_track(self, remote_id: str, remote: RemoteTrack) -> TrackOutcome:
+        """Publish a track JW holds as a draft (PUT, idempotent: a retry publishes the same track, never makes
+        one): ATTACHED once JW answers it ready; else SUBMITTED, so the next pass reads the list again."""
+        if not remote.remote_id:
+            return TrackOutcome(TrackResult.REFUSED, error="provider: JW lists the draft track without its id")
+        path = self._media(f"{quote(remote_id)}/text_tracks/{quote(remote.remote_id)}/publish/")
+        answer = self._track_send("PUT", path)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        if answer.status == 404:  # the track (not the media) is gone: the next pass looks, and uploads it again
+            return TrackOutcome(TrackResult.TRANSIENT, error="provider: the draft track is no longer there (404)")
+        if not 200 <= answer.status < 300:
+            return self._track_failure(answer)
+        if text(mapping(answer.body).get("status")) == "ready":
+            return TrackOutcome(TrackResult.ATTACHED, remote_track_id=remote.remote_id)
+        return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=remote.remote_id)
 
 
 def _created(media: Mapping) -> float | None:
@@ -505,7 +573,7 @@ def told_length(body: Mapping, asked: int) -> int:
 def remote_track(raw: object) -> RemoteTrack:
     track = mapping(raw)
     metadata = mapping(track.get("metadata"))
-    status = {"ready": "ready", "failed": "errored"}.get(text(track.get("status")) or "", "preparing")
+    status = {"ready": "ready", "failed": "errored", "draft": "draft"}.get(text(track.get("status")) or "", "preparing")
     error = f"provider: {excerpt(text(track.get('error_message')) or 'JW could not ingest the track', 200)}"
     return RemoteTrack(
         text(metadata.get("srclang")), status, remote_id=video_id(track.get("id")),

@@ -29,10 +29,14 @@ sends the same requests).
   widest MP4 is handed over (as Bunny's importer picks it). A property with signing on answers an unsigned
   request 403: unfetchable, saying to add the secret. The Delivery API is the CDN's, not the token's budget;
 - text tracks: `GET /v2/sites/{site}/media/{id}/text_tracks/` (jwplatform-py `TextTrack.list`), `{text_tracks:
-  [{id, status, metadata: {label, srclang, track_kind}, ...}]}`; captions and subtitles carried, a track still
-  processing holds its media pending. A track's file is the Delivery API's `/tracks/{id}.{format}`, signed
-  with `exp` and `sig` (md5 of path, expiry and secret: "Legacy URL token signing") where the secret is given:
-  no Management API call at the resolve;
+  [{id, status, track_kind, metadata: {label, srclang}, ...}]}` (`track_kind` read at the top, as jwplatform-go's
+  TextTrackResource has it, or in `metadata`); captions and subtitles carried, a track still processing holds
+  its media pending. A `draft` is its owner's caption held back from viewers ("Prevents a text track from
+  delivering via the Delivery API by changing the track status from ready to draft": the unpublish
+  reference), whose file the Delivery API does not serve: not carried, which would publish it at the target,
+  and counted in the row's `text_tracks_note` (as a failed one is), never dropped without a word. A track's
+  file is the Delivery API's `/tracks/{id}.{format}`, signed with `exp` and `sig` (md5 of path, expiry and
+  secret: "Legacy URL token signing") where the secret is given: no Management API call at the resolve;
 - rate limit: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will
   return a 429" (authentication), listing and resolving together: paced at one a second, a 429 with no
   hint waited out as a lock-out of up to the minute (`lockout_s`).
@@ -121,6 +125,19 @@ def widest_mp4(sources: object) -> Mapping | None:
     return max(mp4s, key=lambda s: finite_number(s.get("width")) or 0.0) if mp4s else None
 
 
+def tracks_note(drafts: int, failed: int) -> str | None:
+    """What the row says of the caption tracks it does not carry, or None when it carries them all."""
+    notes = []
+    if drafts:
+        notes.append(
+            f"{drafts} draft text track(s) on JW Player, not published (delivered to no one): not carried; publish"
+            " them at JW Player and list the media again to carry them"
+        )
+    if failed:
+        notes.append(f"{failed} text track(s) JW Player failed to make, or holds undelivered: not carried")
+    return "; ".join(notes) or None
+
+
 def _created(media: Mapping) -> float | None:
     return epoch_of(media.get("created"))
 
@@ -197,10 +214,13 @@ class JwPlayerSource(HttpSource):
         reason = why_unfetchable(media)
         if reason:
             return unfetchable(self.platform, mid, ref, reason, metadata.get("title"))
-        found = self._tracks(mid) if tracks else []
-        if found is None:
+        listed = self._tracks(mid) if tracks else ([], None)
+        if listed is None:
             return unfetchable(self.platform, mid, ref, CAPTIONS_PROCESSING, metadata.get("title"))
+        found, note = listed
         extra = {k: metadata[k] for k in ("external_id", "author", "category") if isinstance(metadata.get(k), str)}
+        if note:
+            extra["text_tracks_note"] = note
         custom = {k: v for k, v in mapping(metadata.get("custom_params")).items() if isinstance(v, str)}
         if custom:
             extra["custom_params"] = custom
@@ -218,21 +238,25 @@ class JwPlayerSource(HttpSource):
             metadata=extra,
         )
 
-    def _tracks(self, mid: str) -> list[TrackInfo] | None:
-        """The media's caption and subtitle tracks; None while one is still processing."""
+    def _tracks(self, mid: str) -> tuple[list[TrackInfo], str | None] | None:
+        """The media's caption and subtitle tracks to carry and the note on those left behind (drafts, failed);
+        None while one is still processing."""
         answer = self.call("GET", self._media(f"{quote(mid)}/text_tracks/"))
         if answer.status != 200:
-            return []  # the media's tracks are lost, the media is not
-        found = []
+            return [], None  # the media's tracks are lost, the media is not
+        found: list[TrackInfo] = []
+        left = {"draft": 0, "failed": 0}
         for track in entries(mapping(answer.body).get("text_tracks")):
             track, meta = mapping(track), mapping(mapping(track).get("metadata"))
-            tid, kind = text(track.get("id")), TRACK_KINDS.get(text(meta.get("track_kind")) or "")
+            kind = TRACK_KINDS.get(text(track.get("track_kind")) or text(meta.get("track_kind")) or "")
+            tid = text(track.get("id"))
             if not tid or not tid.isalnum() or kind is None:
                 continue
             if track.get("status") not in (None, "ready"):
                 if track.get("status") in ("processing", "created"):
                     return None
-                continue  # failed: nothing to carry
+                left["draft" if track.get("status") == "draft" else "failed"] += 1
+                continue
             fmt = text(track.get("format")) or text(meta.get("format")) or "vtt"
             fmt = fmt if fmt in ("vtt", "srt") else "vtt"
             found.append(
@@ -240,7 +264,7 @@ class JwPlayerSource(HttpSource):
                     self.ref(mid, "tracks", f"{tid}.{fmt}"), meta.get("srclang"), kind, meta.get("label"), format=fmt
                 )
             )
-        return found
+        return found, tracks_note(left["draft"], left["failed"])
 
     # --- resolving --------------------------------------------------------------------------
 
