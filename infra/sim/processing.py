@@ -28,8 +28,13 @@ class Processing:
         `early`: it completes at once, its webhooks sent before the create's answer."""
         vid = video.id
         if cfg.check_source:
+            after_s = video.delay_s * PROFILES[cfg.profile].fetch_after_share  # Vimeo's pull: later, not at once
             if early:
                 self._check_source(vid, video.source, generation, inline=True)
+            elif after_s > 0:
+                self._threads.later(
+                    after_s, lambda: self._threads.fetch(self._check_source, vid, video.source, generation)
+                )
             else:
                 self._threads.fetch(self._check_source, vid, video.source, generation)
         elif early:

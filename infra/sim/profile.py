@@ -234,6 +234,9 @@ class Profile:
     # How this provider fetches a source before it ingests it (check_source): "head-range" (HEAD with the
     # size, then a range GET: Cloudflare's documented need) or "get" (a GET of the first bytes).
     fetch_mode: ClassVar[str] = "get"
+    # When it fetches it (check_source), as a share of the video's processing time: 0, at the create, as the
+    # providers that fetch at once; Vimeo's pull later (vimeo_target.py says why).
+    fetch_after_share: ClassVar[float] = 0.0
     # As a source (library_size > 0): the ways this platform's videos can be unfetchable, given in turn to
     # every library_unfetchable_every-th video; profiles that are no source have none.
     faults: ClassVar[tuple[str, ...]] = ()

@@ -14,7 +14,12 @@ PyVimeo 1.1.2 (vimeo/upload.py: UploadTexttrackMixin) and the official vimeo.js 
   403 4101 "The authenticated user's maximum disk space has been reached".
 - The video: `upload.status` in_progress while the file is pulled, then `transcode.status` in_progress,
   then both complete (legacy `status` uploading, transcoding, available); a corrupt source ends
-  transcoding_error (transcode error), one the pull could not fetch (check_source) uploading_error. A source
+  transcoding_error (transcode error), one the pull could not fetch (check_source) uploading_error. The pull
+  fetches its link later than the create, not at once: "The URL must be valid for at least 24 hours" (api.yaml,
+  upload.link) says the fetch may come any time in that window, and when is not documented; here it comes as the
+  upload phase ends (`fetch_after_share`), so a link that expired by then fails the upload. A link that ends
+  before 24 hours is not refused at the create: api.yaml documents no such error (2204, 2205, 2230, 3116 only). A
+  source
   URL naming `quota_exceeded` or `total_cap_exceeded` ends with that legacy status ("The user's quota is
   exceeded with this video", "The user has exceeded their total cap with this video"): a simulator
   convention, like "corrupt". `duration` whole seconds once transcoded; `link` and `player_embed_url` point
@@ -175,6 +180,11 @@ def _link_sig(vid: str, tid: str, expires: int) -> str:
 
 class VimeoTarget:
     """Vimeo's target API: a mixin of the `Vimeo` profile (infra/sim/vimeo.py), whose `error` it uses."""
+
+    # The pull's link "must be valid for at least 24 hours" (api.yaml, POST /me/videos, upload.link): Vimeo fetches
+    # it later than the create, at a time it does not say. With check_source the link is fetched when the upload
+    # phase ends (a third of the processing time), not at the create: one that expired by then ends uploading_error.
+    fetch_after_share = _UPLOADED_AT
 
     def new_id(self) -> str:
         return str(10**9 + secrets.randbelow(9 * 10**9))  # ten digits, apart from the library's 700 million range

@@ -11,6 +11,7 @@ import time
 import pytest
 import requests
 import vimeo
+from migrator.sources import build, parse_ref
 from vimeo.exceptions import APIRateLimitExceededFailure
 
 from infra.sim import vimeo_target
@@ -24,7 +25,7 @@ SOURCE = "https://media.example.com/intro.mp4?duration=81.4"
 @pytest.fixture
 def target(launch):
     def start(**config):
-        sim = launch("vimeo", token=TOKEN, processing_delay_s=0.3, **config)
+        sim = launch("vimeo", token=TOKEN, **{"processing_delay_s": 0.3, **config})
         client = vimeo.VimeoClient(token=TOKEN)
         client.API_ROOT = sim.url
         return sim, client
@@ -220,3 +221,21 @@ def test_the_player_plays_what_anyone_with_the_link_may_watch(target):
     assert session.get(unlisted.split("?")[0]).status_code == 404  # without its hash
     assert session.get(videos["nobody"]["link"]).status_code == 403
     assert vimeo_target.WATCHABLE == ("anybody", "unlisted")
+
+
+@pytest.mark.parametrize(("link_ttl_s", "ends"), [(2, "uploading_error"), (0, "available")])
+def test_vimeo_pulls_the_link_later_than_the_create_so_one_that_ends_first_fails_the_upload(
+    target, launch, link_ttl_s, ends
+):
+    """Issue 47, item 2.6: "The URL must be valid for at least 24 hours" (api.yaml, upload.link): Vimeo fetches the
+    link later than the create, not at once. Here it does so as the upload phase ends (a third of the 7.5 s of
+    processing): a link of 2 s, alive at the create, has ended by then; one that does not expire is pulled."""
+    source_sim = launch("vimeo", token="source-token", library_size=3, link_ttl_s=link_ttl_s)
+    source = build("vimeo", lambda: {"token": "source-token"}, source_sim.url)
+    link = source.resolve(parse_ref("vimeo://700000001")).url
+    sim, client = target(check_source=True, processing_delay_s=7.5)
+    made = pull(client, link=link, name="Later").json()
+    assert made["upload"]["status"] == "in_progress" and sim.stats()["source_checks_failed"] == 0
+    assert wait_for(lambda: client.get(made["uri"]).json()["status"] == ends, timeout=12)
+    assert client.get(made["uri"]).json()["upload"]["status"] == ("error" if link_ttl_s else "complete")
+    assert sim.stats()["source_checks_failed"] == (1 if link_ttl_s else 0)
