@@ -22,6 +22,8 @@ from migrator.link_life import (
 from migrator.providers import build as build_provider
 from migrator.sources import ROW_TERMS, Resolution, Resolver
 from migrator.sources.dropbox import DropboxSource
+from migrator.sources.jwplayer import JwPlayerSource
+from migrator.sources.kaltura import KalturaSource
 from migrator.sources.mux import MuxSource
 
 H = 3600.0
@@ -32,7 +34,8 @@ DROPBOX = DropboxSource.link_terms
 MUX_MASTER = MuxSource.link_terms
 SIGNED_HERE = LinkTerms("the stack signs S3 links to live 1 h (PresignExpirySeconds)", longest_s=7 * DAY)
 SESSION = LinkTerms("a private video's session token lives 24 hours")
-JW_SIGNED = LinkTerms("JW Player's signed links are made here for 6 hours")
+JW_SIGNED = JwPlayerSource.link_terms
+KALTURA_KS = KalturaSource.link_terms
 NOTHING = LinkTerms()
 
 
@@ -62,7 +65,8 @@ NOTHING = LinkTerms()
             ' 4 h; vimeo needs one valid for 24 h (api.yaml, upload.link: "The URL must be valid for at least 24'
             f' hours"): {FIX}',
         ),
-        (6 * H, JW_SIGNED, VIMEO, True, Handing.REFUSE, None, "JW Player's signed links are made here for 6 hours"),
+        (6 * H, JW_SIGNED, VIMEO, True, Handing.REFUSE, None, "JW Player's signed links are signed here for 6 hours"),
+        (DAY - 1, KALTURA_KS, VIMEO, True, Handing.HAND, None, ""),  # a KS minted by getUrl just now
         # Mux's master lives 24 hours from when Mux made it, a time nobody says: never enough for a later fetch
         (None, MUX_MASTER, VIMEO, True, Handing.REFUSE, None, "and it ends at a time nobody says; vimeo needs"),
         # a link its source signs for longer on request: signed again for the need and an hour, once

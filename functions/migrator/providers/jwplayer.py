@@ -342,6 +342,9 @@ class JwPlayerProvider(Provider):
     takes_caption_files = False  # a text track is fetched by JW from a URL, as media are
     webhook_scheme = Scheme.JWPLAYER
     track_needs_webvtt = False
+    # "Fetch upload via URL": the media is `processing` from the create; no later fetch, and no lifetime the link
+    # must have, is documented: a link alive at the create will do.
+    link_valid_for_s = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
 from ..providers.http import HttpTransport, TransportError, quote
 from ..providers.jwplayer import (
@@ -152,6 +153,7 @@ class JwPlayerSource(HttpSource):
     documented_rate_per_s = 1.0  # 60 requests a minute per API token
     requests_per_video = 1  # the media read at the resolve (the Delivery API is the CDN's)
     lockout_s = 60.0  # a 429 with no hint: the minute's budget is spent
+    link_terms = LinkTerms("JW Player's signed links are signed here for 6 hours (SIGNED_TTL_S)")
 
     @property
     def delivery(self) -> str:

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
+from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, mapping, text
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceRef, gone
 from .kaltura_api import Credentials, KalturaError, Session, api_error, is_entry_id, number, refusal
@@ -103,6 +104,7 @@ class KalturaSource(HttpSource):
     # media.get, categoryEntry.list, flavorAsset.list and flavorAsset.getUrl (the KS, the categories' settings and
     # access control are per listing)
     requests_per_video = 4
+    link_terms = LinkTerms("a KS in Kaltura's download URL lives 24 hours (getDownloadUrlWithExpiry(86400))")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
