@@ -154,6 +154,9 @@ class BunnyProvider(Provider):
     # Queued, Processing, Encoding, a Resolution finished per rendition (4 on a 1080p ladder), Finished.
     events_per_asset = 8
     webhook_scheme = Scheme.BUNNY
+    # The fetch (`POST .../videos/fetch`) downloads the URL as the video is made; no later fetch, and no lifetime
+    # the link must have, is documented: a link alive at the create will do.
+    link_valid_for_s = None
 
     def _creds(self) -> Credentials:
         return credentials(self.secret())
