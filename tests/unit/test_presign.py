@@ -91,3 +91,14 @@ def test_expiry_outside_what_sigv4_allows_is_refused(expiry):
 def test_split_refuses_what_is_not_an_object(url):
     with pytest.raises(ValueError):
         split_s3_url(url)
+
+
+@pytest.mark.parametrize(("asked", "signed"), [(None, "3600"), (90_000, "90000"), (604_800, "604800")])
+def test_a_link_is_signed_for_as_long_as_a_target_needs_up_to_sigv4s_seven_days(frozen, asked, signed):
+    """Issue 47, item 2.6: Vimeo needs its pull's link for 24 hours, so an s3:// source is signed for that long
+    where PresignExpirySeconds is shorter; SigV4's seven days are the most."""
+    presign = S3Presigner(3600, session=session(), region_of=lambda bucket: "us-east-1")
+    url = presign("s3://examplebucket/test.txt", expiry_s=asked)
+    assert parse_qs(urlsplit(url).query)["X-Amz-Expires"] == [signed]
+    with pytest.raises(ValueError):
+        presign("s3://examplebucket/test.txt", expiry_s=604_801)
