@@ -208,3 +208,13 @@ def test_a_delta_sweep_stops_at_the_first_asset_created_before_the_mark(library)
     changed, pages = list_all(source, since=mark)
     assert [e.metadata["passthrough"] for e in changed] == [f"library-{i}" for i in (229, 228, 227, 226)]
     assert pages == 1
+
+
+def test_a_library_of_assets_all_still_being_made_is_listed_to_its_end(library, tmp_path):
+    """Review 47, item 3: pages whose assets are all still being made (here every asset's text tracks are
+    preparing) hold no row, and the listing guard took them for the empty pages of a stuck listing: "3 empty
+    pages in a row" stopped the sweep of a library of 1,000. A page that held assets is not empty."""
+    _sim, source = library(library_size=1000, library_captions_every=1, library_captions_processing=True)
+    summary = sweep(source, tmp_path / "all.jsonl", out=io.StringIO())
+    assert summary.done and summary.pages == 10 and summary.pending == 1000
+    assert (tmp_path / "all.jsonl").read_text() == ""  # nothing written yet: each is asked for again next sweep

@@ -127,3 +127,19 @@ def test_heads_run_side_by_side_and_each_object_keeps_its_own_answer():
     found = by_key(source.page(None).entries)
     archived = sorted(int(k[:-4]) for k, e in found.items() if isinstance(e, Unfetchable))
     assert archived == list(range(1, 40, 2)) and source.requests == 41
+
+
+def test_a_delta_page_of_objects_unchanged_since_the_mark_is_no_empty_page():
+    """Review 47, item 3: S3 lists by key, so a delta sweep (--since) reads pages of objects unchanged since the
+    mark; each writes nothing, but the platform's page held them, and the listing guard must follow it."""
+    from migrator.sources.paging import held_nothing
+
+    s3 = client()
+    older = [obj(f"old{n}.mp4", "STANDARD") for n in range(3)]
+    with Stubber(s3) as stub:
+        stub.add_response(
+            "list_objects_v2", {"Contents": older, "IsTruncated": True, "NextContinuationToken": "t2"}, LISTED
+        )
+        page = S3Source(s3, "media", "v/", head_workers=1).page(None, since=WHEN.timestamp() + 1)
+    assert (page.entries, page.cursor, page.listed) == ([], "t2", 3)
+    assert not held_nothing(page)

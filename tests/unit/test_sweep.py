@@ -210,6 +210,39 @@ def test_the_paging_guard_lets_a_sound_listing_through_and_one_empty_page_too():
     assert guard.check(None, skipped_only) is None
 
 
+STILL_PREPARING = Unfetchable("mux/a1", "mux://a1", "still processing at Mux")
+
+
+@pytest.mark.parametrize(
+    ("page", "empty"),
+    [
+        (Page(cursor="n"), True),  # the platform's page held nothing at all
+        (Page(entries=[AssetMessage("a", "mux://a")], cursor="n"), False),
+        (Page(entries=[Unfetchable("a", "mux://a", "errored")], cursor="n"), False),  # nothing fetchable
+        (Page(pending=[STILL_PREPARING] * 100, cursor="n"), False),  # review 47, item 3: all still processing
+        (Page(skipped=1000, cursor="n"), False),  # an S3 page of other files
+        (Page(listed=1000, cursor="n"), False),  # unchanged since a delta's mark, or naming no video: left out
+    ],
+    ids=["nothing", "rows", "unfetchable", "all-pending", "not-videos", "left-out"],
+)
+def test_only_a_page_that_held_nothing_at_all_is_empty(page, empty):
+    from migrator.sources.paging import held_nothing
+
+    assert held_nothing(page) is empty
+
+
+def test_the_paging_guard_follows_any_run_of_pages_that_held_videos_and_stops_a_run_that_held_none():
+    from migrator.sources.paging import PagingGuard
+
+    guard = PagingGuard()
+    preparing = [(f"c{n}", Page(pending=[STILL_PREPARING], cursor=f"c{n + 1}")) for n in range(10)]
+    left_out = [(f"c{n}", Page(listed=1000, cursor=f"c{n + 1}")) for n in range(10, 20)]
+    assert [guard.check(cursor, page) for cursor, page in preparing + left_out] == [None] * 20
+    assert [guard.check(f"c{n}", Page(cursor=f"c{n + 1}")) for n in range(20, 23)][-1] == (
+        "3 empty pages in a row while the platform says more follow"
+    )
+
+
 def test_the_mark_is_never_later_than_the_sweeps_start_even_across_a_resume(tmp_path):
     """Review 4, item 9: videos 6-9 changed (at ..006-..009) while a sweep that began at ..005 was running;
     it had listed some of them before they changed, so the next --since last must start no later than ..005."""

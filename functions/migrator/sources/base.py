@@ -135,6 +135,10 @@ class Page:
     remaining: int | None = None
     newest: float | None = None
     skipped: int = 0  # objects that are not videos at all (an S3 listing's other files): not counted
+    # Items the platform's page held that this listing had not read before, whatever became of them (rows,
+    # unfetchable, pending, skipped, or left out: unchanged since a delta's mark, naming no video): a page
+    # that held some is no empty page of a stuck listing (paging.PagingGuard), even with nothing to write.
+    listed: int = 0
     # Videos the platform is still processing (the video, or a caption track it has): not written yet, each
     # with why; the sweep carries them to the next one, which asks for each again (`Source.video`), since a
     # platform listed by creation time (Mux, Stream) would never list them again past the mark.
@@ -427,6 +431,7 @@ class HttpSource(Source):
         newest change first and stops at the first item changed before the mark: True when it did."""
         for item in entries(items):
             item = mapping(item)
+            page.listed += 1
             when = changed(item)
             if since is not None and when is not None and when < since:
                 return True

@@ -188,6 +188,7 @@ class DropboxSource(HttpSource):
         return body, text(mapping(latest).get("cursor"))
 
     def _take(self, page: Page, item: Mapping, since: float | None, tracks: bool) -> None:
+        page.listed += 1
         if item.get(".tag") != "file":
             return  # a folder, or DeletedMetadata in a delta
         name, fid = text(item.get("name")), _file_id(item.get("id"))

@@ -70,6 +70,7 @@ def sort_object(name: str, content_type: object) -> str | None:
 def listed(page: Page, name: str | None, content_type: object, modified: float | None, since: float | None) -> bool:
     """Whether a listed object goes on to its entry: not when it is no video (counted as skipped) or has not
     changed since a delta sweep's mark; the newest change is noted on `page` either way it goes on."""
+    page.listed += 1
     if not name or sort_object(name, content_type) == SKIP:
         page.skipped += 1
         return False

@@ -4,7 +4,10 @@ A listing follows the platform's own "next" (a cursor, a page number, a link) un
 none. A platform that answers the same next again (Vimeo's `paging.next` stuck on one page),
 walks a cycle of cursors (Mux), or keeps handing out empty pages under a total that says more
 follow (api.video) would keep a sweep going forever. `PagingGuard.check` is asked about every
-page before the sweep follows it; its answer is why the listing cannot go on, or None. The
+page before the sweep follows it; its answer is why the listing cannot go on, or None. A page is
+empty only when the platform's page held nothing at all (`held_nothing`): one whose videos are all
+still processing, unfetchable, not videos, or unchanged since a delta's mark has nothing to write,
+yet the listing is moving (a library of 1,000 Mux assets still preparing is ten such pages). The
 sweep stops with that reason before it saves the page, so the resume point stays at the last
 page that made sense, and whatever the repeated page held is listed again on resume and
 dropped as a repeat by id.
@@ -37,11 +40,16 @@ class PagingGuard:
             return None
         if _digest(page.cursor) in self._seen:
             return f"the platform's next page ({_shown(page.cursor)}) is one this listing has already read"
-        empty = not page.entries and not page.skipped
-        self._empty_run = self._empty_run + 1 if empty else 0
+        self._empty_run = self._empty_run + 1 if held_nothing(page) else 0
         if self._empty_run >= self.max_empty_pages:
             return f"{self._empty_run} empty pages in a row while the platform says more follow"
         return None
+
+
+def held_nothing(page: Page) -> bool:
+    """Whether the platform's page held no item at all: nothing written, and nothing still processing,
+    unfetchable, skipped as no video, or left out (`Page.listed`). Only such a page counts toward a stuck run."""
+    return not (page.entries or page.pending or page.skipped or page.listed)
 
 
 def _digest(cursor: str) -> str:

@@ -167,6 +167,7 @@ class S3Source(Source):
         answer = self._list(**kwargs)
         page, listed = Page(), []
         for obj in answer.get("Contents", []):
+            page.listed += 1
             key = obj.get("Key", "")
             if key.endswith("/") or not is_video_key(key):
                 page.skipped += 1
