@@ -36,7 +36,15 @@ LONGEST_FIRST = (
 )
 
 
+# The test depths, one folder each; every test gets its folder's marker, so `-m unit` selects a depth.
+DEPTHS = ("unit", "sim", "probe", "template", "emulator", "e2e")
+
+
 def pytest_collection_modifyitems(items: list) -> None:
+    for item in items:
+        parts = item.nodeid.split("/")
+        if len(parts) > 2 and parts[0] == "tests" and parts[1] in DEPTHS:
+            item.add_marker(parts[1])
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
 

@@ -37,7 +37,17 @@ class Check:
 def run_checks(target, clock: Callable[[], float] = time.time) -> list[Check]:
     """Every check, in the order an operator would fix them; each one failing on its own."""
     checks: list[Check] = []
-    for check in (_inside, _webhook, _webhook_target, _mapping, _visibility, _alarms, _dead_letters, _schema):
+    for check in (
+        _release,
+        _inside,
+        _webhook,
+        _webhook_target,
+        _mapping,
+        _visibility,
+        _alarms,
+        _dead_letters,
+        _schema,
+    ):
         try:
             result = check(target, clock)
         except CliError:
@@ -46,6 +56,34 @@ def run_checks(target, clock: Callable[[], float] = time.time) -> list[Check]:
             result = [Check(check.__name__.strip("_"), False, f"could not check: {type(exc).__name__}: {exc}"[:200])]
         checks += result
     return checks
+
+
+def release_check(stack_release: str | None, cli_release: str) -> Check:
+    """The deployed stack's release (its `Release` output) beside this CLI's (pure): the CLI reads and writes
+    what its own release's template deploys, so the two must be one release; a stack with no `Release` output
+    is from 0.3.0 or before."""
+    stack = stack_release or "0.3.0 or before (no Release output)"
+    detail = f"stack {stack}, CLI {cli_release}"
+    if stack_release == cli_release:
+        return Check("release", True, detail)
+    fix = (
+        f"deploy this release's template over the stack (sam build && sam deploy), then `migrator upgrade`;"
+        f" CHANGELOG.md says what changes between {stack} and {cli_release}"
+    )
+    if stack_release and _numbers(stack_release) > _numbers(cli_release):
+        fix = f"use the CLI of release {stack_release} (pip install the same checkout the stack was deployed from)"
+    return Check("release", False, detail, fix)
+
+
+def _numbers(release: str) -> tuple[int, ...]:
+    """'0.10.1' as (0, 10, 1), so releases compare as numbers; what is not a number counts as 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in release.split("."))
+
+
+def _release(target, clock) -> list[Check]:
+    from .main import cli_version
+
+    return [release_check(target.outputs.get("Release"), cli_version())]
 
 
 def _inside(target, clock) -> list[Check]:

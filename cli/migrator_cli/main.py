@@ -84,7 +84,7 @@ COMMANDS = (
 )
 
 
-def _version() -> str:
+def cli_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {cli_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.register(sub)

@@ -21,7 +21,10 @@ def test_a_healthy_stack_passes_every_check(stack, live_sim, migrator):
     checks = {c["name"]: c for c in doc["checks"]}
     assert code == 0 and doc["ok"] is True, out + err
     assert all(c["ok"] for c in checks.values())
-    assert {"provider credentials", "provider", "webhook", "uploader", "queue visibility", "alarms"} <= set(checks)
+    assert {"release", "provider credentials", "provider", "webhook", "uploader", "queue visibility", "alarms"} <= set(
+        checks
+    )
+    assert checks["release"]["detail"].startswith("stack 0.")  # the deployed template says its release
     assert "dead-letter queue" in checks
 
 

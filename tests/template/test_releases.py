@@ -70,3 +70,17 @@ def test_the_check_sees_the_change_that_broke_0_1_0(types_by_release):
     """The check is not vacuous: 0.1.0 and 0.2.0 used `WebhookApi` for two types."""
     assert types_by_release["0.1.0"]["WebhookApi"] == "AWS::ApiGatewayV2::Api"
     assert types_by_release["0.2.0"]["WebhookApi"] == "AWS::ApiGateway::RestApi"
+
+
+def test_the_template_says_the_release_the_package_is():
+    """doctor compares the stack's `Release` output with the CLI's version: one number, in both places."""
+    import tomllib
+
+    import yaml
+
+    from tests.emulator.conftest import _CfnLoader
+
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=_CfnLoader)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert template["Outputs"]["Release"]["Value"] == project["version"]
+    assert project["version"] not in {version for version, _ in releases()}  # a released number is not reused

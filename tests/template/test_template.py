@@ -410,7 +410,8 @@ def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
         "AggregateKeyType": "IP",
     }
     assert rule["Action"] == {"Block": {}} and acl["Properties"]["Scope"] == "REGIONAL"
-    assert "/restapis/${WebhookRestApi}/stages/${WebhookRestStage}" in association["Properties"]["ResourceArn"]["Fn::Sub"]
+    arn = association["Properties"]["ResourceArn"]["Fn::Sub"]
+    assert "/restapis/${WebhookRestApi}/stages/${WebhookRestStage}" in arn
     assert resources["WebhookRestApi"]["Type"] == "AWS::ApiGateway::RestApi"  # WAF protects REST API stages only
 
 

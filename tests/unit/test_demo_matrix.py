@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.matrix import SAMPLE, Pair, all_pairs, chosen, line_of, verdict_of
 from migrator.providers import PROVIDERS
 from migrator.sources import PLATFORMS
+
+from infra.matrix import SAMPLE, Pair, all_pairs, chosen, line_of, verdict_of
 
 
 def test_every_source_meets_a_target_and_every_target_the_sample():
