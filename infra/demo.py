@@ -53,10 +53,20 @@ from .storage_emulators import LIBRARY_NAME
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
 # How long the demo waits for caption tracks the provider is still fetching before it says which are pending.
 TRACKS_SETTLE_S = 180
+# The least the demo gives a drain before it stops watching, whatever the rate.
+DRAIN_TIMEOUT_FLOOR_S = 600.0
 # How long the demo waits on an emulator that does not answer before it gives up with the reason.
 STALL_LIMIT_S = 180.0
 # What a stalled or overloaded local stack raises: a timeout, a refused connection, a throttle, a 5xx.
 UNANSWERED = (BotoCoreError, ClientError, requests.RequestException)
+
+
+def drain_timeout(assets: int, simulated_rate: float, documented_rate: float | None) -> float:
+    """How long to watch a drain (pure): twice what `assets` creates take at the slower of the simulator's rate
+    and the provider's documented one (JW Player's 60 requests a minute make 490 creates over eight minutes),
+    and never less than DRAIN_TIMEOUT_FLOOR_S."""
+    rates = [r for r in (simulated_rate, documented_rate) if r and r > 0]
+    return max(DRAIN_TIMEOUT_FLOOR_S, 2 * assets / min(rates)) if rates else DRAIN_TIMEOUT_FLOOR_S
 
 
 def one_line(exc: BaseException) -> str:
@@ -316,7 +326,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--provider-rate", type=float, default=20, help="creates/s the simulated provider allows (default 20)"
     )
-    parser.add_argument("--timeout", type=float, default=600, help="give up after this many seconds (default 600)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="give up on the drain after this many seconds (default: twice the drain at the provider's"
+        f" documented or simulated rate, at least {DRAIN_TIMEOUT_FLOOR_S:.0f})",
+    )
     parser.add_argument(
         "--keep", action="store_true", help="leave the emulator, simulator and stack running at the end"
     )
@@ -396,7 +411,9 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     print(f"\n$ migrator load {inventory}")
     cli(run, "load", str(inventory))
     print("\n$ migrator status --watch   (compact)")
-    counts, drain_s = watch(run, expected, args.timeout)
+    documented = PROVIDERS[args.provider].create_rate_per_s
+    timeout = args.timeout or drain_timeout(expected, args.provider_rate, documented)
+    counts, drain_s = watch(run, expected, timeout)
     _, tracks_waited_s = settle_tracks(run, timeout_s=TRACKS_SETTLE_S)
     print("\n$ migrator status")
     time.sleep(3)  # the tally follows the ledger's stream within a few seconds

@@ -191,3 +191,18 @@ def test_the_summary_accounts_for_every_track_the_rows_name(states, unarmed, lin
     from infra.demo import TrackTally, track_line
 
     assert track_line(TrackTally(Counter(states), Counter(), unarmed)) == line
+
+
+@pytest.mark.parametrize(
+    "assets, simulated, documented, timeout",
+    [
+        (500, 20, None, 600.0),  # a fast provider: the floor
+        (490, 20, 0.95, 2 * 490 / 0.95),  # JW Player's budget, not the simulator's 20/s, paces the drain
+        (2000, 2, None, 2000.0),  # a slow simulated rate
+        (500, 0, None, 600.0),  # no rate at all: the floor
+    ],
+)
+def test_the_drain_is_watched_for_twice_what_it_takes_at_the_slower_rate(assets, simulated, documented, timeout):
+    from infra.demo import drain_timeout
+
+    assert drain_timeout(assets, simulated, documented) == pytest.approx(timeout)
