@@ -13,7 +13,6 @@ rule (a local simulator). No proxy from the environment is used: a proxy would r
 from __future__ import annotations
 
 import http.client
-import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -21,8 +20,9 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from migrator.deadline import Watchdog
+from migrator.pinned import first_refused, pinned_connection
 
-from .guard import IPAddress, address_refusal, resolve_host
+from .guard import IPAddress, resolve_host
 
 MAX_REDIRECTS = 4
 MAX_BYTES = 4 * 1024 * 1024
@@ -51,29 +51,6 @@ class Fetched:
     content_type: str = ""
 
 
-class _Pinned(http.client.HTTPConnection):
-    """An HTTP connection to `host` (its Host header) made to the checked address `ip`."""
-
-    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
-        super().__init__(host, port, timeout=timeout)
-        self._ip = ip
-
-    def connect(self) -> None:
-        self.sock = self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-
-
-class _PinnedTLS(http.client.HTTPSConnection):
-    """HTTPS to `host`, connected to the checked address `ip`; the certificate is verified for `host`."""
-
-    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float, context: ssl.SSLContext):
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._ip = ip
-
-    def connect(self) -> None:
-        self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-        self.sock = self._context.wrap_socket(self.raw_sock, server_hostname=self.host)
-
-
 def guarded_get(
     url: str,
     *,
@@ -100,12 +77,7 @@ def guarded_get(
         left = deadline - time.monotonic()
         if left <= 0:
             raise FetchError("unreachable", f"no answer within {timeout_s * 3:g} s")
-        if scheme == "https":
-            conn: http.client.HTTPConnection = _PinnedTLS(
-                host, port, ip, min(timeout_s, left), context or ssl.create_default_context()
-            )
-        else:
-            conn = _Pinned(host, port, ip, min(timeout_s, left))
+        conn = pinned_connection(scheme, host, port, ip, min(timeout_s, left), context)
         watchdog = Watchdog(conn, left)
         try:
             with watchdog:
@@ -148,10 +120,8 @@ def _checked_address(host: str, port: int, allow_private: bool, resolve) -> IPAd
         raise FetchError("unresolved", f"{host}: {getattr(exc, 'strerror', None) or exc}") from None
     if not addresses:
         raise FetchError("unresolved", f"{host}: no address")
-    if not allow_private:
-        # All or nothing: a name with one public and one private answer could be steered (guard.py).
-        for ip in addresses:
-            why = address_refusal(ip)
-            if why:
-                raise FetchError("refused", f"{host} resolves to {ip} ({why}): public addresses only")
+    refused = None if allow_private else first_refused(addresses)
+    if refused:
+        ip, why = refused
+        raise FetchError("refused", f"{host} resolves to {ip} ({why}): public addresses only")
     return addresses[0]

@@ -24,7 +24,6 @@ outside tests), so 127.0.0.1 is still refused on every other port.
 from __future__ import annotations
 
 import http.client
-import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .addresses import IPAddress, address_refusal, literal_address, resolve_host
 from .deadline import Watchdog
+from .pinned import first_refused, pinned_connection
 
 MAX_TRACK_BYTES = 2 * 1024 * 1024
 FETCH_TIMEOUT_S = 10.0
@@ -144,20 +144,17 @@ def _hop(url, policy, resolve, deadline, clock) -> tuple[int, str | None, bytes]
         return FetchFailed(f"the track's host {host} does not resolve", retryable=True)
     if not addresses:
         return FetchFailed(f"the track's host {host} does not resolve", retryable=True)
-    if not policy.is_test_origin(url):
-        # All or nothing: a name with one public and one private answer could be steered.
-        for ip in addresses:
-            if why := address_refusal(ip):
-                return FetchFailed(
-                    f"the track's host {host} resolves to {ip}, {why}: only public addresses are fetched"
-                )
+    refused = None if policy.is_test_origin(url) else first_refused(addresses)
+    if refused:
+        ip, why = refused
+        return FetchFailed(f"the track's host {host} resolves to {ip}, {why}: only public addresses are fetched")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     last: FetchFailed | None = None
     for ip in addresses:
         remaining = deadline - clock()
         if remaining <= 0:
             break
-        connection = _connection(scheme, host, port, ip, remaining)
+        connection = pinned_connection(scheme, host, port, ip, remaining)
         # The socket timeout bounds each read; the watchdog bounds the whole (status line, headers, body).
         watchdog = Watchdog(connection, remaining)
         try:
@@ -209,33 +206,3 @@ def _get(connection, host, path, policy, deadline, clock) -> tuple[int, str | No
         if len(body) > policy.max_bytes:
             return FetchFailed(f"the track file is over the {policy.max_bytes:,} bytes allowed")
     return status, None, bytes(body)
-
-
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """HTTPS to the address that was checked, TLS verified against the name (SNI and certificate)."""
-
-    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
-        self._ip = ip
-        self.raw_sock: socket.socket | None = None  # the TCP socket under TLS, for the watchdog
-
-    def connect(self) -> None:
-        self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-        self.sock = self._context.wrap_socket(self.raw_sock, server_hostname=self.host)
-
-
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """Plain HTTP to the checked address: only ever for a test origin."""
-
-    def __init__(self, host: str, port: int, ip: IPAddress, timeout: float):
-        super().__init__(host, port, timeout=timeout)
-        self._ip = ip
-        self.raw_sock: socket.socket | None = None
-
-    def connect(self) -> None:
-        self.sock = self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-
-
-def _connection(scheme: str, host: str, port: int, ip: IPAddress, timeout: float):
-    cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
-    return cls(host, port, ip, timeout)
