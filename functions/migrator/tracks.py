@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -172,12 +172,15 @@ def initial_states(
     at_create: set[str],
     one_per_language: bool,
     now: float,
+    language_key: Callable[[str], str] = str.lower,
 ) -> dict[str, dict]:
     """The entries an asset's tracks start with for a new provider video.
 
     A provider with no track API fails every track with that reason. Where the provider keeps
     one file per language (Cloudflare Stream, api.video), the first track of a language is the
     one sent and any other fails with the reason; the inventory's order decides, stably.
+    `language_key`: the language the provider files a track under (Provider.track_language_key:
+    Bunny's ISO 639-1 code, so `pt` and `pt-BR` are one language there).
     """
     states: dict[str, dict] = {}
     languages: dict[str, str] = {}
@@ -185,12 +188,13 @@ def initial_states(
         key = track_key(track)
         entry: dict = {"state": TrackState.PENDING.value, "attempts": 0, "updated_at": now}
         entry["via"] = Via.CREATE.value if key in at_create else Via.UPLOAD.value
-        language = track.language.lower()
+        language = language_key(track.language)
         if not takes_tracks:
             entry |= {"state": TrackState.FAILED.value, "error": f"the {provider} provider takes no text tracks"}
         elif one_per_language and language in languages:
             first = languages[language]
-            error = f"{provider} keeps one caption file per language, and {track.language} is track {first}'s"
+            filed = "" if language == track.language.lower() else f" filed as {language} there, which is"
+            error = f"{provider} keeps one caption file per language, and {track.language} is{filed} track {first}'s"
             entry |= {"state": TrackState.FAILED.value, "error": error}
         else:
             languages.setdefault(language, key)

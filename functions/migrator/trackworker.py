@@ -193,6 +193,7 @@ class TracksWorker:
             at_create=at_create,
             one_per_language=self.provider.one_track_per_language,
             now=self.clock(),
+            language_key=self.provider.track_language_key,
         )
         result = self.ledger.arm_tracks(item["asset_id"], remote_id, entries, self.clock())
         if result.won:

@@ -58,6 +58,7 @@ CREATED, UPLOADED, PROCESSING, TRANSCODING, FINISHED, ERROR, UPLOAD_FAILED = ran
 HOOK_QUEUED, HOOK_FINISHED, HOOK_RESOLUTION, HOOK_FAILED = 0, 3, 4, 5
 PAGE_MAX = 1000  # "the listing endpoints' documented ceiling" (BunnyWay/cli bunny-stream.ts)
 PAGE_DEFAULT = 100  # Video_List `itemsPerPage` default 100
+SRCLANG = re.compile(r"[a-z]{2}")  # "The ISO 639-1 language code for the caption" (take_track)
 _TAG = re.compile(r" \[(vm-[0-9a-f]{32})\]$")
 # Each stage's share of a fetch's processing time (the simulator's choice: no durations are documented).
 _STAGES = ((0.1, CREATED), (0.25, UPLOADED), (0.4, PROCESSING), (1.0, TRANSCODING))
@@ -315,6 +316,11 @@ class Bunny(Profile):
         if problem:
             return self.error("invalid", f"Failed uploading the captions: {problem}.")
         language = call.params["srclang"]
+        # srclang: "The ISO 639-1 language code for the caption (e.g., 'en', 'fr')" (Video_AddCaption; 400 is
+        # "Failed uploading the captions."): a tag with a region (pt-BR), `und` or a 639-2 code is refused. The
+        # shape is checked (two lower-case letters, as the examples write them), not the list of codes.
+        if not SRCLANG.fullmatch(language):
+            return self.error("invalid", f"Failed uploading the captions: srclang {language!r} is no ISO 639-1 code.")
         label = body.get("label") if isinstance(body.get("label"), str) else language
         return TextTrack(id=language, language=language, name=label, content=content, format=fmt)
 

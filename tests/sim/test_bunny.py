@@ -349,3 +349,40 @@ def test_captions_go_base64_one_per_language_and_the_simulator_holds_the_file(la
     assert refused.status_code == 400 and refused.json()["success"] is False
     gone = provider.attach_track("00000000-0000-0000-0000-000000000000", track, upload, "English")
     assert gone.kind is TrackResult.VIDEO_GONE
+
+
+@pytest.mark.parametrize("srclang", ["pt-BR", "und", "eng", "EN", "p"])
+def test_the_simulator_refuses_a_srclang_that_is_no_iso_639_1_code(launch, web, srclang):
+    """Video_AddCaption's srclang: "The ISO 639-1 language code for the caption (e.g., 'en', 'fr')"."""
+    _sim, client, provider, _ = setup(launch, web)
+    made = provider.create(row("lib/l", title="L"), "https://m.example/l.mp4")
+    ready(provider, "lib/l", made.remote_id)
+    body = {"srclang": srclang, "label": srclang, "captionsFile": base64.b64encode(SRT).decode()}
+    refused = web.post(client.url(f"/videos/{made.remote_id}/captions/{srclang}"), json=body, headers=client.headers)
+    assert refused.status_code == 400 and "ISO 639-1" in refused.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("language", "result", "filed"),
+    [
+        ("pt-BR", TrackResult.ATTACHED, "pt"),  # its language subtag; the label keeps the tag
+        ("zh-Hant-TW", TrackResult.ATTACHED, "zh"),
+        ("iw", TrackResult.ATTACHED, "he"),  # a withdrawn code BCP 47 still reads
+        ("und", TrackResult.REFUSED, None),  # no language to file it under: refused, never a guess
+        ("fil", TrackResult.REFUSED, None),  # ISO 639-1 has no Filipino
+    ],
+)
+def test_a_track_is_filed_under_its_iso_639_1_code_or_refused_with_why(launch, web, language, result, filed):
+    sim, _client, provider, _ = setup(launch, web)
+    made = provider.create(row("lib/t", title="T"), "https://m.example/t.mp4")
+    ready(provider, "lib/t", made.remote_id)
+    track = Track(f"https://c.example/{language}.srt", language)
+    outcome = provider.attach_track(made.remote_id, track, TrackUpload(read_caption(SRT), track.url), language)
+    assert outcome.kind is result
+    held = [t["language"] for h in sim.text_tracks() for t in h["tracks"]]
+    if filed:
+        assert outcome.remote_track_id == filed and held == [filed]
+        (listed,) = provider.track_list(made.remote_id).tracks
+        assert provider.track_matches(listed, track, "")  # the look after a lost answer finds it
+    else:
+        assert "ISO 639-1" in outcome.error and held == []

@@ -1,6 +1,7 @@
 """BunnyProvider against Bunny's documents, no network: the requests it builds, what it reads from the
-documented answers, events and headers, and the tokens it makes checked against Bunny's own published
-vectors (BunnyWay/BunnyCDN.TokenAuthentication e2e/vectors.json)."""
+documented answers, events and headers, the tokens it makes checked against Bunny's own published
+vectors (BunnyWay/BunnyCDN.TokenAuthentication e2e/vectors.json), and the ISO 639-1 code a caption is filed
+under (Video_AddCaption's srclang)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from datetime import UTC, datetime
 
 import pytest
 from migrator.fate import OutcomeKind
-from migrator.messages import AssetMessage
+from migrator.messages import AssetMessage, Track
 from migrator.providers import AssetRef, CredentialsError, build
 from migrator.providers.base import FIND_MARGIN_S, FIND_MAX_PAGES
 from migrator.providers.bunny_formats import (
     FIND_ABSOLUTE_MAX_PAGES,
     bunny_time,
+    caption_language,
     cdn_token,
     embed_token,
     read_video,
@@ -27,6 +29,7 @@ from migrator.providers.bunny_formats import (
 from migrator.providers.fidelity import CreateDefaults
 from migrator.signatures import SignatureError
 from migrator.states import State
+from migrator.tracks import initial_states
 
 from tests.unit.test_providers import NOW, Session
 
@@ -298,3 +301,53 @@ def test_the_playback_recorded_is_the_librarys_and_a_row_option_cannot_declare_i
     assert "is not an option of bunny" in row_problems("bunny", claim)[0]
     chosen, notes = chosen_options("bunny", {}, claim)
     assert chosen == {} and "(ignored)" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("tag", "code", "why"),
+    [
+        ("en", "en", None),
+        ("pt-BR", "pt", None),  # the region is Bunny's to lose: the label keeps the tag
+        ("EN_us", "en", None),
+        ("zh-Hant-TW", "zh", None),
+        ("iw", "he", None),  # ISO 639-1 withdrew iw for he in 1989; BCP 47 still reads it
+        ("und", None, "undetermined (und): name its language"),
+        ("mul", None, "multiple languages (mul)"),
+        ("zxx", None, "no linguistic content (zxx)"),
+        ("fil", None, "(fil) has none"),  # ISO 639-3 only: never guessed as tl
+        ("eng", None, "(eng) has none"),  # BCP 47 writes English as en
+        ("qq", None, "(qq) has none"),  # two letters, but no ISO 639-1 code
+        ("x-klingon", None, "(x-klingon) has none"),
+    ],
+)
+def test_a_caption_is_filed_under_its_iso_639_1_code_never_a_guess(tag, code, why):
+    found, refused = caption_language(tag)
+    assert found == code
+    assert refused is None if why is None else (why in refused and "ISO 639-1" in refused)
+
+
+@pytest.mark.parametrize(
+    ("languages", "failed"),
+    [
+        (("pt-BR", "pt"), {"pt.captions.": "pt is track pt-BR.captions.'s"}),
+        (("pt-BR", "pt-PT"), {"pt-PT.captions.": "pt-PT is filed as pt there, which is track pt-BR.captions.'s"}),
+        (("en", "en-US", "fr"), {"en-US.captions.": "en-US is filed as en there, which is track en.captions.'s"}),
+        (("und", "und-x-a", "de"), {}),  # refused one by one at the upload, clashing with nothing
+        (("en", "fr"), {}),
+    ],
+)
+def test_two_tracks_bunny_files_under_one_code_do_not_clash(languages, failed):
+    provider, _ = bunny()
+    tracks = [Track(f"https://c.example/{n}.vtt", language) for n, language in enumerate(languages)]
+    states = initial_states(
+        tracks,
+        takes_tracks=True,
+        provider="bunny",
+        at_create=set(),
+        one_per_language=provider.one_track_per_language,
+        language_key=provider.track_language_key,
+        now=NOW,
+    )
+    assert {k: v["error"] for k, v in states.items() if v["state"] == "failed"} == {
+        k: f"bunny keeps one caption file per language, and {v}" for k, v in failed.items()
+    }

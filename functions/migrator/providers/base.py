@@ -247,6 +247,12 @@ class Provider(ABC):
         """The video's text tracks as the provider lists them (the look before an upload)."""
         return TrackList()
 
+    def track_language_key(self, language: str) -> str:
+        """The language a track is filed under where the provider keeps one file per language (two tracks of one
+        key clash: tracks.initial_states); the tag itself, without case, unless the provider files by another code
+        (Bunny's ISO 639-1)."""
+        return language.lower()
+
     def track_matches(self, remote: RemoteTrack, track: Track, ref: str) -> bool:
         """Whether a listed track is ours: by language, where the provider keeps one file per language."""
         return (remote.language or "").lower() == track.language.lower()

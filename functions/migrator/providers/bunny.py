@@ -40,7 +40,11 @@ bunny-stream-ios Sources/BunnyStreamAPI/openapi.yml; Bunny's importer, BunnyWay/
   TokenAuthentication), which every variant request carries too;
 - rate limits: no numbers documented; a 429 carries `Retry-After` (rate-limit.ts waits it out);
 - caption tracks: `POST .../videos/{vid}/captions/{srclang}` `{srclang, label, captionsFile}` with the
-  file base64 (CaptionModelAdd), one per language; a video lists its own in `captions`.
+  file base64 (CaptionModelAdd), one per language; a video lists its own in `captions`. `srclang` is "The
+  ISO 639-1 language code for the caption (e.g., 'en', 'fr')" (openapi.yml): a track's BCP 47 tag is filed
+  under its language subtag (`pt-BR` -> pt; the label keeps the tag), `und` and a language with no ISO 639-1
+  code are refused with why (bunny_formats.caption_language), and two tracks of one code are one language
+  (`track_language_key`: the first is sent, the other fails saying so).
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ from .bunny_formats import (
     UNPROTECTED,
     Credentials,
     bunny_time,
+    caption_language,
+    caption_language_key,
     credentials,
     embed_token,
     failure_reason,
@@ -418,6 +424,14 @@ class BunnyProvider(Provider):
     takes_tracks = True
     one_track_per_language = True  # the path names the language: one file each
 
+    def track_language_key(self, language: str) -> str:
+        """The ISO 639-1 code a track is filed under: `pt` and `pt-BR` are one language at Bunny."""
+        return caption_language_key(language)
+
+    def track_matches(self, remote: RemoteTrack, track: Track, ref: str) -> bool:
+        code, _ = caption_language(track.language)
+        return code is not None and (remote.language or "").lower() == code
+
     def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
         answer = self._track_send("GET", f"{self._library()}/videos/{quote(remote_id)}")
         if isinstance(answer, TrackOutcome):
@@ -431,9 +445,12 @@ class BunnyProvider(Provider):
         return TrackList(tuple(RemoteTrack(text(c.get("srclang")), remote_id=text(c.get("srclang"))) for c in listed))
 
     def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
+        srclang, refused = caption_language(track.language)
+        if srclang is None:
+            return TrackOutcome(TrackResult.REFUSED, error=refused)
         content, _, _ = upload.caption.for_upload(self.track_needs_webvtt)
-        body = {"srclang": track.language, "label": label, "captionsFile": base64.b64encode(content).decode("ascii")}
-        path = f"{self._library()}/videos/{quote(remote_id)}/captions/{quote(track.language)}"
+        body = {"srclang": srclang, "label": label, "captionsFile": base64.b64encode(content).decode("ascii")}
+        path = f"{self._library()}/videos/{quote(remote_id)}/captions/{srclang}"
         answer = self._track_send("POST", path, json_body=body)
         if isinstance(answer, TrackOutcome):
             return answer
@@ -442,4 +459,4 @@ class BunnyProvider(Provider):
         refused = refusal(answer.body, "the caption")
         if refused:
             return TrackOutcome(TrackResult.REFUSED, error=f"provider: {refused}")
-        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=track.language)
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=srclang)

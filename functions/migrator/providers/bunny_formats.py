@@ -223,3 +223,49 @@ def list_page(body: object) -> tuple[list, int | None, int | None]:
     total = total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None
     per = per if isinstance(per, int) and not isinstance(per, bool) and per > 0 else None
     return entries(body.get("items")), total, per
+
+
+# --- caption languages ---------------------------------------------------------------------------------
+# Video_AddCaption's `srclang`: "The ISO 639-1 language code for the caption (e.g., 'en', 'fr')" (the Stream API's
+# OpenAPI file, BunnyWay/bunny-stream-ios Sources/BunnyStreamAPI/openapi.yml; CaptionModelAdd likewise).
+ISO_639_1 = frozenset(
+    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el"
+    " en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it"
+    " iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my"
+    " na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn"
+    " so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu".split()
+)
+# ISO 639-1 codes withdrawn in 1989 that BCP 47 still reads (the IANA registry marks them deprecated): their
+# successors.
+ISO_639_1_RENAMED = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
+# BCP 47's special primary subtags, which no ISO 639-1 code stands for.
+NO_LANGUAGE = {
+    "und": "undetermined",
+    "mul": "multiple languages",
+    "zxx": "no linguistic content",
+    "mis": "a language without a code",
+}
+
+
+def caption_language(tag: str) -> tuple[str | None, str | None]:
+    """The ISO 639-1 code Bunny files a caption under for the BCP 47 `tag` (its language subtag: `pt-BR` -> pt,
+    `zh-Hant-TW` -> zh; the region and script are not kept, the track's label keeps them), or (None, why not):
+    `und` and the other special tags, a language ISO 639-1 has no code for (`fil`, `yue`), a private-use tag.
+    Never a guess: a caption filed under the wrong language is worse than none."""
+    primary = tag.strip().replace("_", "-").split("-", 1)[0].lower()
+    primary = ISO_639_1_RENAMED.get(primary, primary)
+    if primary in ISO_639_1:
+        return primary, None
+    rule = "bunny files a caption under an ISO 639-1 language code (Video_AddCaption's srclang)"
+    if primary in NO_LANGUAGE:
+        return None, (
+            f"{rule}, and this track's language is {NO_LANGUAGE[primary]} ({primary}): name its language in the"
+            " inventory (en, pt-BR, ...) to carry it to Bunny"
+        )
+    return None, f"{rule}, and this track's language ({excerpt(tag, 40)}) has none: it cannot be carried to Bunny"
+
+
+def caption_language_key(tag: str) -> str:
+    """The language two of an asset's tracks clash on at Bunny (one caption per srclang): the ISO 639-1 code, or
+    the tag itself where there is none (such a track is refused alone, clashing with nothing)."""
+    return caption_language(tag)[0] or tag.lower()
