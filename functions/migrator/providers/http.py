@@ -32,6 +32,21 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 MAX_BODY_BYTES = 1024 * 1024
 CHUNK_BYTES = 64 * 1024
 
+# What watches every request this context sends (`migrator doctor --source/--target`, cli/migrator_cli/
+# first_contact.py): `before(method, url)` may refuse one (by raising) before it is sent, `after(method, url,
+# params, json_body, answer)` sees each answer and what asked for it. None, as in every Lambda: nothing watches.
+_watch: ContextVar[object | None] = ContextVar("migrator_http_watch", default=None)
+
+
+@contextlib.contextmanager
+def watching(watch: object):
+    """Every request sent in this context (this thread) shown to `watch` before it goes and once answered."""
+    token = _watch.set(watch)
+    try:
+        yield watch
+    finally:
+        _watch.reset(token)
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -175,6 +190,9 @@ class HttpTransport:
     ) -> Answer:
         """One request; `files` sends a multipart/form-data body of (file name, bytes, media type) parts,
         `data` a body of raw bytes (its Content-Type in `headers`: Vimeo's text-track file)."""
+        watch = _watch.get()
+        if watch is not None:
+            watch.before(method, self.base + path)
         all_headers = {"Accept": "application/json", **self._auth(), **(headers or {})}
         with _Deadline(self.deadline_s) as deadline:
             try:
@@ -210,7 +228,10 @@ class HttpTransport:
                 body = json.loads(text)
             except (ValueError, RecursionError):
                 body = None
-        return Answer(resp.status_code, body, text, dict(resp.headers), truncated)
+        answer = Answer(resp.status_code, body, text, dict(resp.headers), truncated)
+        if watch is not None:
+            watch.after(method, self.base + path, params, json_body, answer)
+        return answer
 
 
 def _read_capped(resp: requests.Response, cap: int, deadline: _Deadline) -> tuple[bytes, bool]:

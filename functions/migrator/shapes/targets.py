@@ -1,0 +1,263 @@
+"""The answers each target adapter (functions/migrator/providers/) reads, as it reads them (see shapes/__init__.py).
+
+The reads a migration makes of a target: the cheap authenticated read doctor's stack check makes (`check`), the
+library's listing (the audit, and the lost-create lookup's `find`), one video's read (the poll), its text tracks
+(the tracks worker's look before an upload) and where the platform keeps them, its webhook subscriptions.
+"""
+
+from __future__ import annotations
+
+from .checker import BOOL, INT, NUM, STR, arr, either, nullable, obj, one_of
+from .declared import Declared, Platform
+from .sources import (
+    APIVIDEO_STATUS,
+    APIVIDEO_VIDEO,
+    JW_MEDIA,
+    JW_TRACKS,
+    MUX_ASSET,
+    PAGINATION,
+    STREAM,
+    STREAM_VIDEO,
+    TEXT,
+)
+
+ID = r"[^/]+"
+
+# --- the generic contract (providers/generic.py, the seed's contract and this project's playback object) ---------
+
+GENERIC_VIDEO = obj(
+    {"id": either("string", "integer"), "status": STR},
+    created_at=either("string", "number"),
+    duration=nullable(NUM),
+    metadata=obj(migration_ref=STR, privacy=STR),
+    error=either("string", "object", "null"),
+    playback=obj(policy=STR, hls=STR, player=STR, thumbnail=STR, width=INT, height=INT),
+)
+GENERIC = Platform(
+    "generic",
+    "target",
+    (
+        Declared(
+            "the video list",
+            "GET",
+            r"/videos",
+            obj({"data": arr(GENERIC_VIDEO)}, next_cursor=TEXT),
+            "GenericProvider.videos, .find, .check",
+        ),
+        Declared("the video", "GET", rf"/videos/{ID}", GENERIC_VIDEO, "generic.read_video (bare or in data)"),
+    ),
+)
+
+# --- Mux (providers/mux.py) ---------------------------------------------------------------------------------------
+
+MUX_TARGET_ASSET = MUX_ASSET
+MUX = Platform(
+    "mux",
+    "target",
+    (
+        Declared(
+            "the asset list",
+            "GET",
+            r"/video/v1/assets",
+            obj({"data": arr(MUX_TARGET_ASSET)}, next_cursor=TEXT),
+            "MuxProvider.videos, .find, .check",
+        ),
+        Declared(
+            "the asset",
+            "GET",
+            rf"/video/v1/assets/{ID}",
+            obj({"data": MUX_TARGET_ASSET}),
+            "mux.read_asset, MuxProvider.track_list",
+        ),
+    ),
+)
+
+# --- Cloudflare Stream (providers/cloudflare.py) ------------------------------------------------------------------
+
+STREAM_TARGET_VIDEO = {
+    **STREAM_VIDEO,
+    "properties": {**STREAM_VIDEO["properties"], "meta": obj(name=STR, migration_ref=STR)},
+}
+CLOUDFLARE = Platform(
+    "cloudflare",
+    "target",
+    (
+        Declared(
+            "the video list",
+            "GET",
+            STREAM,
+            obj({"result": arr(STREAM_TARGET_VIDEO)}),
+            "CloudflareProvider.videos, .find, .check",
+        ),
+        # Before the video: `.../stream/webhook` is no video's path.
+        Declared(
+            "the account's webhook",
+            "GET",
+            rf"{STREAM}/webhook",
+            obj({"result": obj(notificationUrl=STR, notification_url=STR)}),
+            "CloudflareProvider.webhook_target",
+            statuses=(200,),
+        ),
+        Declared(
+            "the video", "GET", rf"{STREAM}/{ID}", obj({"result": STREAM_TARGET_VIDEO}), "cloudflare.read_stream_video"
+        ),
+        Declared(
+            "the captions",
+            "GET",
+            rf"{STREAM}/{ID}/captions",
+            obj({"result": arr(obj({"language": STR}, generated=BOOL, status=one_of("ready", "inprogress", "error")))}),
+            "CloudflareProvider.track_list",
+        ),
+    ),
+)
+
+# --- api.video (providers/apivideo.py) ------------------------------------------------------------------------------
+
+APIVIDEO = Platform(
+    "apivideo",
+    "target",
+    (
+        Declared(
+            "the video list",
+            "GET",
+            r"/videos",
+            obj({"data": arr(APIVIDEO_VIDEO), "pagination": PAGINATION}),
+            "ApiVideoProvider.videos, .find, .check",
+        ),
+        Declared("the video", "GET", rf"/videos/{ID}", APIVIDEO_VIDEO, "apivideo.read_listed, .signed_playback"),
+        Declared("the video's status", "GET", rf"/videos/{ID}/status", APIVIDEO_STATUS, "apivideo.read_status"),
+        Declared(
+            "the captions",
+            "GET",
+            rf"/videos/{ID}/captions",
+            obj({"data": arr(obj({"srclang": STR}, uri=STR))}),
+            "ApiVideoProvider.track_list",
+        ),
+        Declared(
+            "the webhooks",
+            "GET",
+            r"/webhooks",
+            obj({"data": arr(obj({"url": STR}, webhookId=STR, events=arr(STR))), "pagination": PAGINATION}),
+            "ApiVideoProvider.webhook_urls",
+        ),
+    ),
+)
+
+# --- Bunny Stream (providers/bunny.py, bunny_formats.py) ------------------------------------------------------------
+
+BUNNY_VIDEO = obj(
+    {"guid": STR, "status": one_of(0, 1, 2, 3, 4, 5, 6, 7, 8, kind="integer")},
+    title=TEXT,
+    dateUploaded=STR,
+    length=NUM,
+    width=INT,
+    height=INT,
+    hasMP4Fallback=BOOL,
+    metaTags=nullable(arr(obj(property=TEXT, value=TEXT))),
+    transcodingMessages=nullable(arr(obj(level=INT, message=TEXT))),
+    captions=nullable(arr(obj({"srclang": STR}, label=TEXT))),
+)
+LIBRARY = r"/library/\d+"
+BUNNY = Platform(
+    "bunny",
+    "target",
+    (
+        Declared(
+            "the video list",
+            "GET",
+            rf"{LIBRARY}/videos",
+            obj({"items": arr(BUNNY_VIDEO), "totalItems": INT}, itemsPerPage=INT, currentPage=INT),
+            "BunnyProvider.videos, .find, .check",
+        ),
+        Declared("the video", "GET", rf"{LIBRARY}/videos/{ID}", BUNNY_VIDEO, "bunny_formats.read_video, .track_list"),
+        Declared(
+            "the video's play data",
+            "GET",
+            rf"{LIBRARY}/videos/{ID}/play",
+            obj(
+                tokenAuthEnabled=BOOL,
+                videoPlaylistUrl=TEXT,
+                thumbnailUrl=TEXT,
+                previewUrl=TEXT,
+                fallbackUrl=TEXT,
+                enableMP4Fallback=BOOL,
+            ),
+            "bunny_formats.read_play",
+        ),
+    ),
+)
+
+# --- JW Player (providers/jwplayer.py) ------------------------------------------------------------------------------
+
+JW_MEDIA_PATH = r"/v2/sites/[^/]+/media"
+JWPLAYER = Platform(
+    "jwplayer",
+    "target",
+    (
+        Declared(
+            "the media list",
+            "GET",
+            rf"{JW_MEDIA_PATH}/?",
+            obj({"media": arr(JW_MEDIA)}, total=INT, page=INT, page_length=INT),
+            "JwPlayerProvider.videos, .find, .check",
+        ),
+        Declared("the media", "GET", rf"{JW_MEDIA_PATH}/{ID}/?", JW_MEDIA, "jwplayer.read_media"),
+        Declared(
+            "the text tracks",
+            "GET",
+            rf"{JW_MEDIA_PATH}/{ID}/text_tracks/?",
+            {**JW_TRACKS, "properties": {**JW_TRACKS["properties"], "total": INT}},
+            "JwPlayerProvider.track_list",
+        ),
+        Declared(
+            "the webhooks",
+            "GET",
+            r"/v2/webhooks/?",
+            obj({"webhooks": arr(obj({"id": STR, "metadata": obj({"webhook_url": STR}, events=arr(STR))}))}),
+            "JwPlayerProvider.webhook_urls",
+        ),
+    ),
+)
+
+# --- Vimeo (providers/vimeo.py) ---------------------------------------------------------------------------------------
+
+VIMEO_TARGET_VIDEO = obj(
+    {"uri": STR},
+    description=TEXT,
+    created_time=STR,
+    duration=NUM,
+    privacy=obj(view=STR),
+    status=STR,
+    upload=obj(status=one_of("complete", "error", "in_progress")),
+    transcode=nullable(obj(status=one_of("complete", "error", "in_progress"))),
+)
+VIMEO = Platform(
+    "vimeo",
+    "target",
+    (
+        Declared(
+            "the account",
+            "GET",
+            r"/me",
+            obj({"uri": STR}, account=STR, upload_quota=obj()),
+            "VimeoProvider.check, the plan read",
+        ),
+        Declared(
+            "the video list",
+            "GET",
+            r"/me/videos",
+            obj({"data": arr(VIMEO_TARGET_VIDEO), "paging": obj(next=TEXT)}, total=INT),
+            "VimeoProvider.videos, .find",
+        ),
+        Declared("the video", "GET", rf"/videos/{ID}", VIMEO_TARGET_VIDEO, "vimeo.read_video"),
+        Declared(
+            "the text tracks",
+            "GET",
+            rf"/videos/{ID}/texttracks",
+            obj({"data": arr(obj({"uri": STR}, active=BOOL, type=STR, language=TEXT, name=TEXT))}),
+            "VimeoProvider._tracks",
+        ),
+    ),
+)
+
+TARGETS: dict[str, Platform] = {p.name: p for p in (GENERIC, MUX, CLOUDFLARE, APIVIDEO, BUNNY, JWPLAYER, VIMEO)}
