@@ -170,22 +170,13 @@ def _webhook(target, clock) -> list[Check]:
 
 
 def _webhook_target(target, clock) -> list[Check]:
-    """Where the provider's one webhook per account points (Cloudflare Stream): here, or away."""
-    here = target.output("WebhookUrl")
-    there = target.provider().webhook_target()
-    if there is None:
-        return []  # the provider keeps many subscriptions, or cannot say: nothing to check
-    if not there:
-        fix = f"point the account's webhook at {here} (one per account: docs/providers.md)"
-        return [Check("provider's webhook", False, "the account has no webhook: no callback will come", fix)]
-    if there != here:
-        detail = f"the account's only webhook points at {there}"
-        fix = (
-            f"point it at {here}; the provider keeps one webhook per account, so that takes it from whatever"
-            " listens there now (docs/providers.md)"
-        )
-        return [Check("provider's webhook", False, detail, fix)]
-    return [Check("provider's webhook", True, "the account's one webhook points at this stack")]
+    """Where the provider's webhooks point, where its API can say (webhook_targets.py: Cloudflare's one per
+    account, api.video's and JW Player's subscriptions): here, or away (an upgrade that changed WebhookUrl). A
+    provider that cannot say gets the URL to set, and the words that it cannot be read back."""
+    from .webhook_targets import webhook_check
+
+    found = webhook_check(target.provider(), target.output("WebhookUrl"))
+    return [Check("provider's webhook", found.ok, found.detail, found.fix)]
 
 
 def _webhook_secret(target, name: str) -> str | None:

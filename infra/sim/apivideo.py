@@ -10,7 +10,8 @@ per-quality encoding statuses; problem-style errors {"type", "title", "status"};
 X-RateLimit-Limit (per minute) / -Remaining / -Retry-After; webhooks
 video.encoding.quality.completed once per quality, signed X-Api-Video-Signature (hex HMAC
 of the body), and no event at all for a failure; captions POST /videos/{id}/captions/{language}
-as a multipart `file`, VTT only, one per language, listed at GET /videos/{id}/captions.
+as a multipart `file`, VTT only, one per language, listed at GET /videos/{id}/captions; the webhook
+subscriptions at GET / POST /webhooks (`_webhooks`).
 """
 
 from __future__ import annotations
@@ -172,6 +173,7 @@ class ApiVideo(Library, Profile):
         # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/videos/{id}/captions", {"GET": "track_list"}),
         ("/videos/{id}/captions/{language}", {"POST": "track_add", "GET": "src_caption"}),
+        ("/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
     )
     source_ops: ClassVar[dict[str, str]] = {
         "track_list": "src_captions"
@@ -190,6 +192,8 @@ class ApiVideo(Library, Profile):
         return self.error("unauthorized")
 
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
+        if call.op in ("webhook_list", "webhook_create"):
+            return self._webhooks(cfg, call, body, held)
         given = body.get("apiKey" if call.op == "auth" else "refreshToken") if isinstance(body, dict) else None
         if not isinstance(given, str) or not given:
             return Account(Reply(400, BAD_CREDENTIALS))
@@ -203,6 +207,31 @@ class ApiVideo(Library, Profile):
         # Tokens derive from the key, so nothing is stored and they never expire here.
         tokens = {"access_token": _token(key, "access"), "refresh_token": _token(key, "refresh")}
         return Account(Reply(200, {"token_type": "Bearer", "expires_in": TOKEN_LIFETIME_S, **tokens}))
+
+    def _webhooks(self, cfg: SimConfig, call: Call, body: object, held: dict) -> Account:
+        """The account's webhook subscriptions: `GET /webhooks` ("List all webhooks", `{data, pagination}`, each
+        `{webhookId, createdAt, events, url}`) and `POST /webhooks {events, url}` (201, the subscription with its
+        `signatureSecret`): oas_apivideo.yaml, api-video 1.4.7 WebhooksApi and Webhook; docs.api.video "Create and
+        manage webhooks". One set up through the webhook_url knob stands for one made before: listed, and kept when
+        another is made. The simulator delivers to the newest subscription only, where api.video sends each event to
+        every one."""
+        hooks = held.setdefault("apivideo_webhooks", [])
+        if cfg.webhook_url and all(h["url"] != cfg.webhook_url for h in hooks):  # the knob's: listed, and kept
+            hooks.insert(0, _subscription(cfg.webhook_url, [QUALITY_EVENT], time.time()))
+        if call.op == "webhook_list":
+            chosen = paged(call, "/webhooks", hooks)
+            if isinstance(chosen, Reply):
+                return Account(chosen)
+            return Account(Reply(200, {"data": chosen[0], "pagination": chosen[1]}))
+        events = body.get("events") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not is_http_url(body.get("url")) or not isinstance(events, list) or not events:
+            return Account(self.error("invalid", "url must be an http(s) URL and events a non-empty list"))
+        hook = _subscription(body["url"], [e for e in events if isinstance(e, str)], time.time())
+        hooks.append(hook)
+        secret = secrets.token_hex(16)
+        return Account(
+            Reply(201, {**hook, "signatureSecret": secret}), {"webhook_url": body["url"], "webhook_secret": secret}
+        )
 
     def error(self, kind: str, message: str | None = None, **detail: object) -> Reply:
         kind_url, title = _PROBLEMS[kind]
@@ -399,3 +428,13 @@ class ApiVideo(Library, Profile):
         if secret:
             headers["X-Api-Video-Signature"] = sign_seed(secret, event.body)
         return headers
+
+
+def _subscription(url: str, events: list[str], created: float) -> dict:
+    """A webhook subscription as api.video lists it; its id is derived from its URL, as the deliveries' header is."""
+    return {
+        "webhookId": "webhook_" + derived_id(url, 15),
+        "createdAt": iso_offset(created),
+        "events": events,
+        "url": url,
+    }

@@ -285,8 +285,15 @@ class JwPlayer(Profile):
 
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held_: dict) -> Account:
         hooks = held_.setdefault("jw_webhooks", [])
-        if call.op == "webhook_list":
-            return Account(Reply(200, {"webhooks": hooks, "page": 1, "page_length": len(hooks), "total": len(hooks)}))
+        knob = cfg.webhook_url and all(h["metadata"]["webhook_url"] != cfg.webhook_url for h in hooks)
+        if knob:  # a subscription set up through the webhook_url knob stands for one made before: listed, kept
+            meta = {"name": "migration", "description": None, "webhook_url": cfg.webhook_url,
+                    "events": ["conversions_complete", "media_available"],
+                    "site_ids": [cfg.account_id] if cfg.account_id else []}  # fmt: skip
+            hooks.insert(0, {"id": WEBHOOK_ID, "metadata": meta, "created": iso(time.time())})
+        if call.op == "webhook_list":  # jwplatform 2.2.2 WebhookClient.list: `{webhooks, page, page_length, total}`
+            page = {"webhooks": hooks, "page": 1, "page_length": max(1, len(hooks)), "total": len(hooks)}
+            return Account(Reply(200, page))
         meta = body.get("metadata") if isinstance(body, dict) else None
         if not isinstance(meta, dict) or not is_http_url(meta.get("webhook_url")):
             return Account(error("invalid", "metadata.webhook_url must be an http(s) URL"))
@@ -294,7 +301,8 @@ class JwPlayer(Profile):
         hook = {"id": WEBHOOK_ID, "metadata": {k: meta.get(k) for k in ("name", "description", "webhook_url",
                 "events", "site_ids")}, "created": iso(time.time())}  # fmt: skip
         hooks.append(hook)
-        # "the secret ... used to verify": shown with the subscription, then used to sign every delivery.
+        # "the secret ... used to verify": shown with the subscription, then used to sign every delivery (the
+        # simulator delivers to the newest subscription only).
         return Account(
             Reply(201, {**hook, "secret": secret}), {"webhook_url": meta["webhook_url"], "webhook_secret": secret}
         )

@@ -223,3 +223,38 @@ def test_a_public_video_needs_no_session(launch):
     provider.http.session.trust_env = False
     signed = provider.signed_playback({"policy": "private", "playback_id": video.video_id}, 900, None)
     assert signed.query == () and "/token/" not in signed.manifest_url
+
+
+# --- the webhook subscriptions doctor reads ----------------------------------------------------------------------
+
+
+def test_sdk_lists_the_webhook_subscriptions_and_doctor_says_where_they_point(launch, hooks):
+    """`GET /webhooks` ("List all webhooks") as the SDK's WebhooksApi reads it: a subscription made before (the
+    knob's, at the URL an earlier release's stack had) and one made with `POST /webhooks`, with its
+    signatureSecret. The adapter reads the same list, and the stack's doctor says whether one points at it."""
+    from types import SimpleNamespace
+
+    from apivideo.apis import WebhooksApi
+    from apivideo.model.webhooks_creation_payload import WebhooksCreationPayload
+    from migrator.providers import build
+    from migrator_cli.doctor import _webhook_target
+
+    old = "https://abc123.execute-api.eu-west-1.amazonaws.com/live/webhook"  # before an upgrade moved it
+    sim = launch("apivideo", api_key=API_KEY, webhook_url=old, webhook_secret="s")
+    header = "Basic " + base64.b64encode(f"{API_KEY}:".encode()).decode()
+    api = WebhooksApi(ApiClient(Configuration(host=sim.url), header_name="Authorization", header_value=header))
+    adapter = build("apivideo", sim.url, lambda: API_KEY)
+    target = SimpleNamespace(output=lambda key: hooks.url, provider=lambda *a: adapter)
+
+    (before,) = _webhook_target(target, None)
+    made = api.create(WebhooksCreationPayload(events=["video.encoding.quality.completed"], url=hooks.url))
+    listed = api.list()
+    (after,) = _webhook_target(target, None)
+
+    assert made.signature_secret and made.webhook_id.startswith("webhook_") and made.url == hooks.url
+    assert [w.url for w in listed.data] == [old, hooks.url] and listed.pagination.items_total == 2
+    assert listed.data[0].events == ["video.encoding.quality.completed"]
+    assert adapter.webhook_urls() == [old, hooks.url]
+    assert not before.ok and old in before.detail and "none at this stack's" in before.detail
+    assert f"subscribe {hooks.url}" in before.fix
+    assert after.ok and "a subscription points at this stack" in after.detail and old in after.detail

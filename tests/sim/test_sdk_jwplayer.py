@@ -95,6 +95,32 @@ def test_a_webhook_subscription_hands_its_secret_and_every_delivery_is_a_jwt_of_
     )
 
 
+def test_the_webhook_list_is_what_doctor_reads_where_this_propertys_webhooks_point(jwp, hooks):
+    """`GET /v2/webhooks/` (WebhookClient.list) lists a subscription made before (the knob's, at an earlier
+    release's URL) and those made since; the adapter keeps this property's (site_ids), and the stack's doctor says
+    none points at it until one does."""
+    from types import SimpleNamespace
+
+    from migrator.providers import build
+    from migrator_cli.doctor import _webhook_target
+
+    old = "https://abc123.execute-api.eu-west-1.amazonaws.com/live/webhook"
+    sim, client = jwp(webhook_url=old, webhook_secret="s" * 32)
+    adapter = build("jwplayer", sim.url, lambda: json.dumps({"site_id": SITE, "api_secret": SECRET}))
+    target = SimpleNamespace(output=lambda key: hooks.url, provider=lambda *a: adapter)
+    (before,) = _webhook_target(target, None)
+    meta = {"name": "m", "webhook_url": "https://other.example/hook", "events": ["media_available"]}
+    client.WebhookClient.create(site_id=SITE, body={"metadata": {**meta, "site_ids": ["Other123"]}})
+    client.WebhookClient.create(site_id=SITE, body={"metadata": {**meta, "webhook_url": hooks.url, "site_ids": [SITE]}})
+    listed = [h["metadata"]["webhook_url"] for h in client.WebhookClient.list(site_id=SITE)]
+    (after,) = _webhook_target(target, None)
+
+    assert listed == [old, "https://other.example/hook", hooks.url]
+    assert adapter.webhook_urls() == [old, hooks.url]  # another property's subscription is not this one's
+    assert not before.ok and f"jwplayer's webhooks point at {old}, none at this stack's" in before.detail
+    assert after.ok and old in after.detail
+
+
 def test_media_available_is_not_sent_for_a_publish_date_ahead(jwp, origin, hooks):
     _, client = jwp(webhook_url=hooks.url, webhook_secret="s" * 32)
     client.Media.create(site_id=SITE, body=fetch_body(origin, publish_start_date="2099-12-31T00:00:00+00:00"))

@@ -94,6 +94,8 @@ INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
 QUALITY_EVENT = "video.encoding.quality.completed"
 # "The session token TTL is 24 hours." (docs.api.video, "Private video session tokens")
 SESSION_TTL_S = 86_400.0
+# Pages of webhook subscriptions doctor reads at most (100 a page): an account has a handful.
+WEBHOOK_MAX_PAGES = 10
 # A private video's link: `<host>[/prefix]/<video id>/token/<private token>/<file>` (docs.api.video, "Video privacy
 # access management": "the HLS manifest has the token in the url path").
 _PRIVATE_LINK = re.compile(
@@ -251,6 +253,24 @@ class ApiVideoProvider(Provider):
 
     def check(self) -> Answer:
         return self.http.send("GET", "/videos", params={"pageSize": str(PAGE_SIZE_MIN)})
+
+    def webhook_urls(self) -> list[str] | None:
+        """Where the account's webhooks point: `GET /webhooks` ("List all webhooks", oas_apivideo.yaml; api-video
+        1.4.7 `WebhooksApi.list`), `{data: [{webhookId, createdAt, events, url}], pagination}`, every page; None
+        when the key may not read them. For `migrator doctor`: the account keeps many subscriptions."""
+        urls: list[str] = []
+        for page in range(1, WEBHOOK_MAX_PAGES + 1):
+            answer = self.http.send("GET", "/webhooks", params={"currentPage": str(page), "pageSize": str(PAGE_SIZE)})
+            if answer.status in (401, 403, 404):
+                return None
+            if answer.status != 200:
+                raise TransportError(f"HTTP {answer.status} listing the webhooks")
+            body = mapping(answer.body)
+            urls += [u for u in (text(mapping(w).get("url")) for w in entries(body.get("data"))) if u]
+            pages = mapping(body.get("pagination")).get("pagesTotal")
+            if not isinstance(pages, int) or page >= pages:
+                break
+        return urls
 
     def doctor_event(self, secret: str, now: float) -> tuple[bytes, dict[str, str]]:
         emitted = datetime.fromtimestamp(now, UTC).isoformat()

@@ -99,7 +99,7 @@ from .facts import (
     video_id,
 )
 from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
-from .http import Answer, quote
+from .http import Answer, TransportError, quote
 from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
@@ -118,6 +118,8 @@ FIND_MAX_LOOKUP_PAGES = 20
 TRACKS_PAGE_LENGTH = 50
 TRACK_LIST_MAX_PAGES = 5
 WORKING = frozenset({"created", "processing", "updating"})
+# Pages of webhook subscriptions doctor reads at most, and their length: an account has a handful.
+WEBHOOK_MAX_PAGES, WEBHOOK_PAGE_LENGTH = 10, 100
 # A media a signed row makes on a property without URL signing: published at this date, so no one before it.
 HELD_UNTIL = "2099-12-31T00:00:00+00:00"
 HELD_NOTE = (
@@ -364,6 +366,30 @@ class JwPlayerProvider(Provider):
 
     def check(self) -> Answer:
         return self.http.send("GET", self._media(), params={"page_length": "1"})
+
+    def webhook_urls(self) -> list[str] | None:
+        """For `migrator doctor`: where this property's webhooks point, `GET /v2/webhooks/` (jwplatform 2.2.2
+        `WebhookClient.list`: `{webhooks: [{id, metadata: {webhook_url, events, site_ids}}], page_length, total}`),
+        every page, those naming only other properties left out; None when the secret may not read them."""
+        site, urls = self.creds().site_id, []
+        for page in range(1, WEBHOOK_MAX_PAGES + 1):
+            params = {"page": str(page), "page_length": str(WEBHOOK_PAGE_LENGTH)}
+            answer = self.http.send("GET", "/v2/webhooks/", params=params)
+            if answer.status in (401, 403, 404):
+                return None
+            if answer.status != 200:
+                raise TransportError(f"HTTP {answer.status} listing the webhooks")
+            body, length = mapping(answer.body), told_length(mapping(answer.body), WEBHOOK_PAGE_LENGTH)
+            hooks = [mapping(mapping(h).get("metadata")) for h in entries(body.get("webhooks"))]
+            urls += [
+                text(m.get("webhook_url"))
+                for m in hooks
+                if not isinstance(m.get("site_ids"), list) or site in m["site_ids"]
+            ]
+            total = body.get("total")
+            if len(hooks) < length or not isinstance(total, int) or page * length >= total:
+                break
+        return [u for u in urls if u]
 
     def _read(self, body: object) -> Video:
         signs = self.creds().url_signing
