@@ -172,6 +172,7 @@ _KINDS: dict[str, object] = {
     "signing_secret": "optstr",
     "plan": PLANS,
     "search_lag_s": "float",
+    "drift": "rules",
 }
 _FRACTIONS = {
     "fail_rate",
@@ -343,6 +344,10 @@ class SimConfig:
     plan: str = "pro"
     # Seconds a new video takes to show in a search of the list by `query` (Vimeo's /me/videos?query=); 0: at once.
     search_lag_s: float = 0.0
+    # ----- a test knob, not a platform's behaviour (infra/sim/drift.py): answers reshaped as a platform that drifted
+    # from its documents would send them (`rename <path> <name>`, `drop <path>`, `set <path> <JSON>`), for
+    # `migrator doctor --source/--target`'s tests. Empty: every answer as the profile documents it.
+    drift: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self._defaulted: frozenset[str] = frozenset()
@@ -398,6 +403,17 @@ def _check_type(name: str, kind: object, value: object) -> object:
     elif kind == "optstr":
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{name} must be a string or null")
+    elif kind == "rules":
+        from .drift import DriftError, parse_rule
+
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{name} must be a list of rules")
+        try:
+            for rule in value:
+                parse_rule(rule)
+        except DriftError as exc:
+            raise ConfigError(f"{name}: {exc}") from None
+        value = tuple(value)
     if isinstance(kind, tuple) and value not in kind:
         raise ConfigError(f"{name} must be one of {', '.join(map(str, kind))}")
     return value

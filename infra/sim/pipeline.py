@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from . import drift
 from .config import SimConfig
 from .create import Creator
 from .gate import Gate
@@ -66,6 +67,8 @@ class Pipeline:
             reply = self._video_op(cfg, profile, call, op, request.body, entry)
         else:
             reply = self._account(cfg, profile, call, request.body)
+        if cfg.drift and reply.raw is None:  # a test knob: the answer as a drifted platform would send it
+            reply.body = drift.apply(list(cfg.drift), reply.body)
         self._gate.add_rate_headers(cfg, profile, op, reply)
         entry.update(reply.log)
         entry.update(status=reply.status, retry_after_s=reply.told, lost=reply.lost)
