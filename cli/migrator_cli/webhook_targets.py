@@ -15,9 +15,10 @@ provider's subscriptions where its API lists them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrator.providers.http import TransportError
+from migrator.redact import redact_credentials, strip_controls
 
 # Providers that send no webhooks at all (docs/providers.md: Vimeo documents none; reconcile's poll settles).
 SENDS_NONE = frozenset({"vimeo"})
@@ -45,7 +46,16 @@ def subscriptions(provider) -> tuple[list[str] | None, bool]:
 
 def webhook_check(provider, here: str | None) -> WebhookCheck:
     """Whether the provider's webhooks point at `here` (the stack's WebhookUrl; None before any stack: only
-    where they point is said)."""
+    where they point is said). What it says is redacted: a subscription's URL may carry a token."""
+    found = _check(provider, here)
+    return replace(found, detail=_shown(found.detail), fix=_shown(found.fix))
+
+
+def _shown(text: str) -> str:
+    return strip_controls(redact_credentials(text))
+
+
+def _check(provider, here: str | None) -> WebhookCheck:
     name = provider.name
     if name in SENDS_NONE:
         return WebhookCheck(True, f"{name} sends no webhooks: reconcile's poll settles every video", unknown=True)

@@ -188,6 +188,7 @@ HERE, OLD = "https://new.example/live/webhook", "https://old.example/live/webhoo
         (One(""), HERE, False, False, "the account has no webhook"),
         (One(None), HERE, True, True, "gives no read of its webhook subscriptions, so where they point cannot be"),
         (SimpleNamespace(name="vimeo"), HERE, True, True, "vimeo sends no webhooks"),
+        (Stand(urls=["https://h.example/hook?token=s3cret"]), HERE, False, False, "hook?token=REDACTED, none"),
     ],
 )
 def test_doctor_says_where_webhooks_point_where_the_provider_can_tell(provider, here, ok, unknown, said):
