@@ -1,14 +1,14 @@
 """Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
 
-    bench/drain [--provider generic|mux|cloudflare|apivideo|jwplayer|bunny|vimeo] [--assets 1000] [--rate 20]
-                [--concurrency 5]
+    bench/drain [--provider TARGET] [--assets 1000] [--rate 20] [--concurrency 5]
 
-Not a test: it prints figures. The ideal drain time is N / R (the provider's limit is
-the bottleneck by design), so the headline is the ratio of the measured drain time to
-it. The stack paces itself at exactly R; the simulator's bucket holds R tokens. With
-`--rate 0`, R is the platform's documented limit as its simulator profile models it (JW
-Player: 60 requests a minute, every call counted, refused to the minute's end), and the stack
-is left at its provider's own documented pace (ProviderRateLimit 0), as an operator would.
+TARGET is any registered target (migrator.platforms.TARGETS; default generic). Not a test:
+it prints figures. The ideal drain time is N / R (the provider's limit is the bottleneck by
+design), so the headline is the ratio of the measured drain time to it. The stack paces itself
+at exactly R; the simulator's bucket holds R tokens. With `--rate 0`, R is the platform's
+documented limit as its simulator profile models it (JW Player: 60 requests a minute, every
+call counted, refused to the minute's end), and the stack is left at its provider's own
+documented pace (ProviderRateLimit 0), as an operator would.
 
 Figures:
   drain ratio            (last create - first send) / (N / R)
@@ -27,6 +27,8 @@ import argparse
 import json
 import sys
 import time
+
+from migrator.platforms import TARGETS
 
 from infra.localrun import LocalRun
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
+        choices=TARGETS,
         default="generic",
         help="default generic",
     )

@@ -37,27 +37,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from migrator.platforms import REFERENCED_SOURCES
+
 from bench.peak import own_peak_kib
 from infra.accounts import source_account
 from infra.localrun import SimProcess
 from infra.toolchain import ROOT
 
-# The simulator flags that give each platform its documented read limits (the profiles' defaults where they
-# already are: config.PROFILE_LIMITS), and rate headers where the platform sends them.
+# Every source listed by reference (migrator.platforms), each on its simulator or, for the object stores, in its
+# emulator (infra/storage_emulators.py), listed at the documented rate: GCS's 5,000 object reads a second per
+# bucket, an Azure account's 20,000 requests a second (sources/gcs.py, azure.py).
+PLATFORMS = REFERENCED_SOURCES
+# The simulator flags a platform needs beyond its profile's own limits (each profile's documented ones, or its
+# own where none is published: Kaltura's, Dropbox's, Brightcove's 10 a second) to list at its documented read
+# limit: rate headers where the platform sends them, and api.video's read limit as a source (its profile's
+# limits are the target's).
 DOCUMENTED = {
     "vimeo": ["--rate-headers"],
-    "wistia": [],
-    "mux": [],
-    "cloudflare": [],
     "apivideo": ["--read-rate", str(500 / 60), "--read-burst", "10", "--rate-headers"],
-    "jwplayer": ["--rate-headers"],  # 60 requests a minute per token: the profile's budget (config.PROFILE_LIMITS)
-    "kaltura": [],  # no published limit: the profile's own 10 a second (config.PROFILE_LIMITS)
-    "brightcove": [],  # the profile's 10 reads a second (config.PROFILE_LIMITS; secondary)
-    # Object stores, in their emulators (infra/storage_emulators.py), listed at the documented rate: GCS's 5,000
-    # object reads a second per bucket, an Azure account's 20,000 requests a second (sources/gcs.py, azure.py).
-    "gcs": [],
-    "azure": [],
-    "dropbox": [],  # no published limit: the profile's own 10 a second (config.PROFILE_LIMITS)
+    "jwplayer": ["--rate-headers"],  # 60 requests a minute per token: the profile's budget
 }
 FAST = ["--read-rate", "0", "--budget-quota", "0"]
 
@@ -102,7 +100,7 @@ def sweep_once(platform: str, base: str, credentials: dict, out: Path, tracks: b
 def bench_rate(platforms: list[str], rows: int, tracks: bool, scratch: Path) -> list[dict]:
     results = []
     for platform in platforms:
-        sim, credentials, base = start_library(platform, rows, DOCUMENTED[platform], scratch)
+        sim, credentials, base = start_library(platform, rows, DOCUMENTED.get(platform, []), scratch)
         try:
             figures = sweep_once(platform, base, credentials, scratch / f"{platform}.jsonl", tracks, None)
         finally:
@@ -146,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rows", type=int, default=1000, help="videos per library in the rate runs (default 1000)")
     parser.add_argument("--tracks", action="store_true", help="look up caption tracks too in the rate runs")
-    parser.add_argument("--platforms", default=",".join(DOCUMENTED), help="comma list (default every source)")
+    parser.add_argument("--platforms", default=",".join(PLATFORMS), help="comma list (default every source)")
     parser.add_argument("--memory-rows", default="10000,1000000", help="library sizes of the memory runs")
     parser.add_argument(
         "--memory-platforms", default="cloudflare", help="sources whose sweep's memory is measured (default cloudflare)"
@@ -166,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         child(platform, base, credentials, int(rows))
         return 0
     platforms = [p for p in args.platforms.split(",") if p]
-    unknown = set(platforms) - set(DOCUMENTED)
+    unknown = set(platforms) - set(PLATFORMS)
     if unknown:
         parser.error(f"unknown platforms: {', '.join(sorted(unknown))}")
     started = time.time()

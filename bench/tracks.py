@@ -29,6 +29,7 @@ from migrator.fate import FateKind
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, Track
 from migrator.pacer import Pacer
+from migrator.providers import PROVIDERS as REGISTERED_PROVIDERS
 from migrator.providers import AssetRef, build
 from migrator.states import State
 from migrator.trackfetch import FetchPolicy
@@ -41,7 +42,10 @@ from infra.emulator import client as aws_client
 from infra.provider_sim import ProviderSim, SimConfig
 from tests.track_files import SRT, VTT, FileServer, body
 
+# Benchmarked by default: the three docs/benchmarks.md has figures for; --providers may name any registered target
+# that takes tracks (TAKE_TRACKS).
 PROVIDERS = ("mux", "cloudflare", "apivideo")
+TAKE_TRACKS = tuple(name for name, cls in REGISTERED_PROVIDERS.items() if cls.takes_tracks)
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -149,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--assets", type=int, default=40, help="N assets, two tracks each (default 40)")
     parser.add_argument("--lose", type=float, default=0.3, help="share of upload answers lost in the second run")
-    parser.add_argument("--providers", default=",".join(PROVIDERS))
+    parser.add_argument("--providers", default=",".join(PROVIDERS), help=f"any of {','.join(TAKE_TRACKS)}")
     args = parser.parse_args(argv)
+    unknown = set(args.providers.split(",")) - set(TAKE_TRACKS)
+    if unknown:
+        parser.error(f"no provider that takes tracks: {', '.join(sorted(unknown))}")
     emulator = Emulator(port=free_port()).start()
     rows = []
     try:

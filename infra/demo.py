@@ -1,14 +1,13 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
-    infra/demo [--provider generic|mux|cloudflare|apivideo|jwplayer|bunny|vimeo] [--assets 500]
-               [--provider-rate 20] [--keep]
-    infra/demo --from vimeo|wistia|mux|cloudflare|apivideo|jwplayer|kaltura|brightcove|gcs|azure|dropbox|s3
-               --provider mux   (any pair)
+    infra/demo [--provider TARGET] [--assets 500] [--provider-rate 20] [--keep]
+    infra/demo --from SOURCE --provider TARGET   (any pair)
     infra/demo --matrix [--only vimeo-mux,sample-bunny]   (every source, every target: infra/matrix.py)
 
-It starts the emulator and a rate-limited provider simulator speaking the chosen
-provider's API (paths, credentials, bodies, statuses, signed webhooks), and deploys
-template.yaml with that provider.
+TARGET is any registered target, SOURCE any registered source (migrator.platforms: TARGETS,
+SOURCES; `infra/demo --help` lists them). It starts the emulator and a rate-limited provider
+simulator speaking the chosen provider's API (paths, credentials, bodies, statuses, signed
+webhooks), and deploys template.yaml with that provider.
 Then it does what an operator would: writes a sample inventory CSV (with a few bad
 rows, a repeated id and sources the provider refuses), `migrator plan`s it (time and
 cost, no AWS), `migrator load`s it, shows `migrator status` while the queue drains, runs
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import requests
 from botocore.exceptions import BotoCoreError, ClientError
+from migrator.platforms import SOURCES, TARGETS
 from migrator.providers import PROVIDERS
 from migrator_cli.audit import paced
 from migrator_cli.main import main as migrator
@@ -299,27 +299,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
+        choices=TARGETS,
         default="generic",
         help="the provider to migrate to; the simulator speaks its API (default generic)",
     )
     parser.add_argument(
         "--from",
         dest="source",
-        choices=[
-            "vimeo",
-            "wistia",
-            "mux",
-            "cloudflare",
-            "apivideo",
-            "jwplayer",
-            "kaltura",
-            "brightcove",
-            "gcs",
-            "azure",
-            "dropbox",
-            "s3",
-        ],
+        choices=SOURCES,
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
     parser.add_argument("--assets", type=int, help="sample library size (default 500)")

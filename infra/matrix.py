@@ -17,28 +17,27 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.platforms import SOURCES
 from migrator.providers import PROVIDERS
 
 from .toolchain import ROOT
 
 SAMPLE = "sample"  # the demo's own inventory of URLs, not a source platform
 
-# Every source once, each to a target that carries what it holds; the targets rotate so that every
-# target that takes tracks meets a source too, and Mux, the one that fetches tracks itself, meets four.
-SOURCE_PAIRS: tuple[tuple[str, str], ...] = (
-    ("vimeo", "mux"),
-    ("wistia", "apivideo"),
-    ("mux", "cloudflare"),
-    ("cloudflare", "mux"),
-    ("apivideo", "mux"),
-    ("jwplayer", "mux"),
-    ("brightcove", "jwplayer"),
-    ("kaltura", "vimeo"),
-    ("dropbox", "bunny"),
-    ("gcs", "apivideo"),
-    ("azure", "cloudflare"),
-    ("s3", "mux"),  # Stream refuses an S3 link presigned for GET (it asks with HEAD first)
-)
+# Every registered source once (migrator.platforms.SOURCES), each to the target named here, else to Mux, the one
+# that fetches tracks itself and carries most of what a row holds (an S3 link too: Stream refuses one presigned for
+# GET, as it asks with HEAD first). The targets rotate so that every target that takes tracks meets a source too.
+PAIRED_TARGET = {
+    "wistia": "apivideo",
+    "mux": "cloudflare",
+    "brightcove": "jwplayer",
+    "kaltura": "vimeo",
+    "dropbox": "bunny",
+    "gcs": "apivideo",
+    "azure": "cloudflare",
+}
+DEFAULT_TARGET = "mux"
+SOURCE_PAIRS: tuple[tuple[str, str], ...] = tuple((s, PAIRED_TARGET.get(s, DEFAULT_TARGET)) for s in SOURCES)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from migrator.messages import SOURCE_PLATFORMS, AssetMessage
-from migrator.providers.jwplayer import JwPlayerProvider
-from migrator.providers.mux import MuxProvider  # its documented rate is also the pacer's default ceiling
+from migrator.providers import PROVIDERS as REGISTERED_PROVIDERS  # each one's documented create rate
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .errors import CliError
@@ -34,27 +33,14 @@ from .inventory import BadRow, Deduper, Record, Skipped
 # How a plan reads moved to plan_report.py; Plan is named here still for its callers.
 from .plan_report import MAX_SHOWN_REASONS, Plan  # noqa: F401
 
-PROVIDERS = ("generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo")
-# Creates a second each provider documents (what paces a migration), and where it says so.
+# Every registered target, in the registry's order (migrator.platforms, providers.REGISTERED).
+PROVIDERS = tuple(REGISTERED_PROVIDERS)
+# Creates a second each provider documents (what paces a migration), and where it says so: each provider's own
+# `documented_rate_per_s` and `documented_rate_doc`. One with none (Bunny, Vimeo) makes the plan ask for --rate.
 DOCUMENTED_RATES = {
-    "mux": (
-        MuxProvider.create_rate_per_s,
-        "1 create/s sustained (docs.mux.com/docs/core/make-api-requests, rate limits)",
-    ),
-    "cloudflare": (
-        4.0,
-        "1,200 API calls per 5 minutes per user, every call counted"
-        " (developers.cloudflare.com/fundamentals/api/reference/limits)",
-    ),
-    "apivideo": (100 / 60, "100 uploads a minute in production (docs.api.video/reference/limits)"),
-    "jwplayer": (
-        JwPlayerProvider.create_rate_per_s,
-        "60 requests a minute per API token, creates, lookups and polls together"
-        " (docs.jwplayer.com/platform/reference/authentication)",
-    ),
-    # Bunny Stream documents no rate (a 429 with Retry-After): the plan asks for --rate.
-    # Vimeo publishes no number: "the maximum number of requests that can be made per minute", per plan, told in
-    # X-RateLimit-Limit (help.vimeo.com/hc/en-us/articles/12427783954065): the plan asks for --rate.
+    name: (cls.documented_rate_per_s, cls.documented_rate_doc)
+    for name, cls in REGISTERED_PROVIDERS.items()
+    if cls.documented_rate_per_s is not None
 }
 HIGH_DEFINITION = 1080  # Mux stores up to max_resolution_tier, 1080p unless asked (docs.mux.com: resolution tiers)
 

@@ -11,38 +11,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from migrator.sources import credentials_by_platform
+from migrator.sources import HTTP_SOURCES, credentials_by_platform
 
 from .errors import CliError
 
-# Credentials from the environment, per platform, when no file or profile names them.
-ENV_CREDENTIALS = {
-    "vimeo": {"token": "VIMEO_TOKEN"},
-    "wistia": {"token": "WISTIA_TOKEN"},
-    "mux": {"token_id": "MUX_TOKEN_ID", "token_secret": "MUX_TOKEN_SECRET"},
-    "cloudflare": {"account_id": "CLOUDFLARE_ACCOUNT_ID", "api_token": "CLOUDFLARE_API_TOKEN"},
-    "apivideo": {"api_key": "APIVIDEO_API_KEY"},
-    "kaltura": {
-        "partner_id": "KALTURA_PARTNER_ID",
-        "app_token_id": "KALTURA_APP_TOKEN_ID",
-        "app_token": "KALTURA_APP_TOKEN",
-    },
-    "jwplayer": {"site_id": "JWPLAYER_SITE_ID", "api_secret": "JWPLAYER_API_SECRET"},
-    "brightcove": {
-        "account_id": "BRIGHTCOVE_ACCOUNT_ID",
-        "client_id": "BRIGHTCOVE_CLIENT_ID",
-        "client_secret": "BRIGHTCOVE_CLIENT_SECRET",
-    },
-    # The bucket, and the service account key file's JSON text (docs/sources.md, Google Cloud Storage).
-    "gcs": {"bucket": "GCS_BUCKET", "service_account_key": "GCS_SERVICE_ACCOUNT_KEY"},
-    # The az CLI's own names for the account and its key.
-    "azure": {
-        "account": "AZURE_STORAGE_ACCOUNT",
-        "account_key": "AZURE_STORAGE_KEY",
-        "container": "AZURE_STORAGE_CONTAINER",
-    },
-    "dropbox": {"token": "DROPBOX_TOKEN"},
-}
+# Credentials from the environment, per platform, when no file or profile names them: each source's own
+# `credential_env` (its fields and their variables, declared with the source's class).
+ENV_CREDENTIALS = {platform: dict(cls.credential_env) for platform, cls in HTTP_SOURCES.items()}
 PROFILES_FILE = Path("~/.config/video-migrator/sources.json")
 
 

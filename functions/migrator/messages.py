@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .platforms import REFERENCED_SOURCES
+
 MAX_ID_LENGTH = 255
 MAX_URL_LENGTH = 4096
 MAX_TITLE_LENGTH = 512
@@ -28,20 +30,8 @@ MAX_DYNAMO_MAGNITUDE = 1e125
 MIN_DYNAMO_MAGNITUDE = 1e-130
 # A source reference names a video on the platform it lives on (`vimeo://<video id>`): the
 # uploader turns it into a fresh download URL just before the create, so no link expires in
-# the queue (migrator.sources).
-SOURCE_PLATFORMS = (
-    "vimeo",
-    "wistia",
-    "mux",
-    "cloudflare",
-    "apivideo",
-    "kaltura",
-    "jwplayer",
-    "brightcove",
-    "gcs",
-    "azure",
-    "dropbox",
-)
+# the queue (migrator.sources). The platforms are registered in platforms.py.
+SOURCE_PLATFORMS = REFERENCED_SOURCES
 ALLOWED_SCHEMES = ("https", "http", "s3", *SOURCE_PLATFORMS)
 # Ids starting with '#' are reserved for the ledger's own control items (the pacer).
 RESERVED_PREFIX = "#"

@@ -1,7 +1,7 @@
 """The functions' settings from the environment, validated strictly: a typo is refused, not ignored.
 
 A low-level module: it imports nothing of the migrator's but leaf modules (`create_options`,
-`messages`), so that everything else, `sources` included, can import it.
+`messages`, `platforms`), so that everything else, `sources` included, can import it.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from urllib.parse import urlsplit
 
 from .create_options import OptionError, stack_options
 from .messages import SOURCE_PLATFORMS
+from .platforms import TARGETS
 
 
 class SettingsError(ValueError):
     """A setting is missing or malformed. The message names it and never shows a secret."""
 
 
-PROVIDER_NAMES = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer", "vimeo")
+PROVIDER_NAMES = TARGETS  # the stack's Provider parameter: the registered targets (platforms.py)
 WEBHOOK_SCHEMES = ("seed", "standard")
 # How a row that names no privacy is played (template parameter DefaultPlayback). Signed unless the
 # operator says otherwise: a row whose privacy is unknown may be private at its source, and a

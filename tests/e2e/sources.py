@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-PLATFORMS = ("vimeo", "wistia", "mux", "cloudflare", "apivideo", "jwplayer", "kaltura", "brightcove", "dropbox")
+from migrator.platforms import REFERENCED_SOURCES
+
 # Object stores, each a real emulator (infra/storage_emulators.py) holding one bucket or container, filled by
 # the modules that migrate from it (tests/e2e/test_storage_source_stack.py).
 STORES = ("gcs", "azure")
+# Every other source a reference names: a simulator each (migrator.platforms).
+PLATFORMS = tuple(p for p in REFERENCED_SOURCES if p not in STORES)
 STORE_NAME = "e2e-library"
 LIBRARY = {
     "library_size": 20,

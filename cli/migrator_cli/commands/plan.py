@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from migrator.platforms import TARGETS
+
 from ..errors import CliError
 from ..options import positive_int, source_options
 from .inventory import list_library
@@ -29,7 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("--format", choices=["csv", "jsonl"], help="the file's format (default: from its extension)")
     p.add_argument(
         "--provider",
-        choices=["generic", "mux", "cloudflare", "apivideo", "jwplayer", "bunny", "vimeo"],
+        choices=TARGETS,
         help="only this provider",
     )
     p.add_argument("--rate", type=float, metavar="N", help="creates a second (the stack's ProviderRateLimit)")

@@ -3,7 +3,10 @@
 `build(name, ...)` makes the provider the stack's `Provider` parameter names. The
 uploader, the webhook, reconcile and the CLI's audit call only the interface
 (`providers.base.Provider`); every wire detail (paths, credentials, bodies, statuses,
-signatures, rate-limit headers) lives in the provider's own module.
+signatures, rate-limit headers) lives in the provider's own module, and every fact the
+rest reads of a provider (its events per asset, documented rate, tracks) is a class
+attribute there. A provider is registered by one line in `REGISTERED` below and its name in
+`platforms.py` (docs/adding-a-platform.md).
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ from .jwplayer import JwPlayerProvider
 from .mux import MuxProvider
 from .vimeo import VimeoProvider
 
-PROVIDERS: dict[str, type[Provider]] = {
-    "generic": GenericProvider,
-    "mux": MuxProvider,
-    "cloudflare": CloudflareProvider,
-    "apivideo": ApiVideoProvider,
-    "bunny": BunnyProvider,
-    "jwplayer": JwPlayerProvider,
-    "vimeo": VimeoProvider,
-}
+# The targets, one line each, in platforms.TARGETS' order (a unit test holds the two equal): each class declares
+# its own name and facts (`Provider`'s class attributes: events_per_asset, documented_rate_per_s, takes_tracks...).
+REGISTERED: tuple[type[Provider], ...] = (
+    GenericProvider,
+    MuxProvider,
+    CloudflareProvider,
+    ApiVideoProvider,
+    BunnyProvider,
+    JwPlayerProvider,
+    VimeoProvider,
+)
+PROVIDERS: dict[str, type[Provider]] = {cls.name: cls for cls in REGISTERED}
 
 
 def build(name: str, base_url: str | None, secret: Callable[[], str | None], **options) -> Provider:
@@ -59,6 +65,7 @@ def build(name: str, base_url: str | None, secret: Callable[[], str | None], **o
 
 __all__ = [
     "PROVIDERS",
+    "REGISTERED",
     "ApiVideoProvider",
     "AssetRef",
     "BunnyProvider",

@@ -236,6 +236,8 @@ class ApiVideoProvider(Provider):
     default_base_url = "https://ws.api.video"
     # X-RateLimit-Limit counts per minute (docs.api.video's rate limits: 100 uploads, 200 writes a minute).
     rate_limit_window_s = 60.0
+    documented_rate_per_s = 100 / 60
+    documented_rate_doc = "100 uploads a minute in production (docs.api.video/reference/limits)"
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos with the list's "
         "metadata filter, so a create whose answer was lost is found as soon as api.video lists it"

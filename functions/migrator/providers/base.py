@@ -85,6 +85,10 @@ class Provider(ABC):
     # the create rate it documents for every account, creates/s: the pacer's ceiling when the
     # operator sets none (ProviderRateLimit 0). None: no such rate, the pacer learns it from 429s;
     create_rate_per_s: float | None = None
+    # the create rate it documents, creates/s, and the document that says so: what `migrator plan` times a
+    # migration at (None: none documented, the plan asks for --rate); Mux's and JW Player's are `create_rate_per_s`;
+    documented_rate_per_s: float | None = None
+    documented_rate_doc: str = ""
     # whether its stated rate limit is a budget of every call (lookups, polls, other tools), not of creates;
     budget_covers_all_calls: bool = False
     # the window an `X-RateLimit-Limit` counts over, in seconds; None: not documented, and a limit

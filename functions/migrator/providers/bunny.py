@@ -152,6 +152,7 @@ class BunnyProvider(Provider):
     name = "bunny"
     default_base_url = "https://video.bunnycdn.com"
     rate_limit_window_s = None  # no limit is documented, so no stated limit is read as a rate
+    # Nor a create rate (a 429 with Retry-After): `documented_rate_per_s` None, the plan asks for --rate.
     duplicate_window = (
         "none found: the fetch takes no idempotency key and its answer may not name the video, so before any "
         "second fetch the uploader lists the library for the asset's tag (its title until tagged, then "

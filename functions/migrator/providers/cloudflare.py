@@ -207,6 +207,11 @@ class CloudflareProvider(Provider):
     # developers.cloudflare.com/fundamentals/api/reference/limits: 1,200 requests per 5 minutes per
     # user, every call, token and the dashboard together; its `Ratelimit-Policy` states that budget.
     budget_covers_all_calls = True
+    documented_rate_per_s = 1200 / 300
+    documented_rate_doc = (
+        "1,200 API calls per 5 minutes per user, every call counted"
+        " (developers.cloudflare.com/fundamentals/api/reference/limits)"
+    )
     rate_limit_window_s = None  # it states its window in `Ratelimit-Policy`; a bare limit has none
     duplicate_window = (
         "none found: before any second create the uploader asks for the asset's videos by `creator` (an exact "

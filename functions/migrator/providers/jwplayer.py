@@ -332,6 +332,11 @@ class JwPlayerProvider(Provider):
     # minute leaves room for that and for the few calls outside the pacer (a webhook's read of a media it
     # cannot settle from the ledger).
     create_rate_per_s = 0.95
+    documented_rate_per_s = create_rate_per_s
+    documented_rate_doc = (
+        "60 requests a minute per API token, creates, lookups and polls together"
+        " (docs.jwplayer.com/platform/reference/authentication)"
+    )
     budget_covers_all_calls = True
     rate_limit_window_s = 60.0
     duplicate_window = (

@@ -214,6 +214,8 @@ class MuxProvider(Provider):
     # The same page: creates are held to about 1/s sustained. Learning with no ceiling, the fleet
     # keeps probing above it and meets a 429 (often with no hint: a 5 s hold) every ~10 creates.
     create_rate_per_s = 1.0
+    documented_rate_per_s = create_rate_per_s
+    documented_rate_doc = "1 create/s sustained (docs.mux.com/docs/core/make-api-requests, rate limits)"
     duplicate_window = (
         "Mux has no idempotency key and no filter by passthrough: before any second create the uploader "
         "pages the asset list, newest first, back to the time it gives the lookup (less 5 minutes for "

@@ -218,6 +218,9 @@ class VimeoProvider(Provider):
     # "the maximum number of requests that can be made per minute to the API by a user": every call counts.
     rate_limit_window_s = 60.0
     budget_covers_all_calls = True
+    # No number is published: "the maximum number of requests that can be made per minute", per plan, told in
+    # X-RateLimit-Limit (help.vimeo.com/hc/en-us/articles/12427783954065): `documented_rate_per_s` None, the
+    # plan asks for --rate.
     duplicate_window = (
         "none found: before any second create the uploader looks for the asset's reference line in the "
         "descriptions (the list's query, then the newest videos back to the claim), so a create whose answer "

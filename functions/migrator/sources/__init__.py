@@ -1,14 +1,18 @@
 """The libraries a migration can start from, each behind the one `Source` interface, and `resolve`.
 
-One module per platform (vimeo, wistia, mux, cloudflare, apivideo, s3), each speaking only its
-platform's wire format; a platform that is also a provider shares that provider's HTTP and
-facts code (`providers/`), not its class. `build(platform, ...)` makes a source for a listing
-(the CLI's `migrator inventory --from`); `Resolver` turns a message's `source_url` into what
-the provider is handed at the create (an https URL unchanged, an s3:// one presigned, a source
-reference resolved by its platform), and `resolve(ref)` does the same for a caption track's
-reference with the stack's settings (the tracks worker). A video's link comes with what is known of
-its life (`Resolution.expires_at`, `.terms`), and one signed for longer where that is the signer's
-to choose (`Resolver(url, lasting_s=...)`): the uploader weighs both against the target's need.
+One module per platform (HTTP_SOURCES below, and s3), each speaking only its platform's wire format
+and declaring its own facts as class attributes (`platform`, `credential_env`, `documented_rate_per_s`,
+`requests_per_video`, `link_terms`); a platform that is also a provider shares that provider's HTTP
+and facts code (`providers/`), not its class. A platform is registered by one line in `REGISTERED`
+below and its name in `platforms.py` (docs/adding-a-platform.md).
+
+`build(platform, ...)` makes a source for a listing (the CLI's `migrator inventory --from`);
+`Resolver` turns a message's `source_url` into what the provider is handed at the create (an
+https URL unchanged, an s3:// one presigned, a source reference resolved by its platform), and
+`resolve(ref)` does the same for a caption track's reference with the stack's settings (the
+tracks worker). A video's link comes with what is known of its life (`Resolution.expires_at`,
+`.terms`), and one signed for longer where that is the signer's to choose (`Resolver(url,
+lasting_s=...)`): the uploader weighs both against the target's need.
 
 Source credentials are one JSON object, keyed by platform, in the formats each module names:
 `{"vimeo": {"token": ...}, "mux": {"token_id": ..., "token_secret": ...}, ...}` (Secrets Manager
@@ -59,23 +63,27 @@ from .s3 import S3Source
 from .vimeo import VimeoSource
 from .wistia import WistiaSource
 
-HTTP_SOURCES: dict[str, type[HttpSource]] = {
-    "vimeo": VimeoSource,
-    "wistia": WistiaSource,
-    "mux": MuxSource,
-    "cloudflare": CloudflareSource,
-    "apivideo": ApiVideoSource,
-    "kaltura": KalturaSource,
-    "jwplayer": JwPlayerSource,
-    "brightcove": BrightcoveSource,
-    "gcs": GcsSource,
-    "azure": AzureSource,
-    "dropbox": DropboxSource,
-}
+# The sources a reference names, one line each, in platforms.REFERENCED_SOURCES' order (a unit test holds the two
+# equal); S3 is listed apart (`S3Source`: its rows carry s3:// URLs, not references).
+REGISTERED: tuple[type[HttpSource], ...] = (
+    VimeoSource,
+    WistiaSource,
+    MuxSource,
+    CloudflareSource,
+    ApiVideoSource,
+    KalturaSource,
+    JwPlayerSource,
+    BrightcoveSource,
+    GcsSource,
+    AzureSource,
+    DropboxSource,
+)
+HTTP_SOURCES: dict[str, type[HttpSource]] = {cls.platform: cls for cls in REGISTERED}
 
 __all__ = [
     "HTTP_SOURCES",
     "PLATFORMS",
+    "REGISTERED",
     "ROW_TERMS",
     "Entry",
     "HttpSource",

@@ -42,6 +42,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..link_life import LinkTerms
 from ..providers.apivideo import (
@@ -147,6 +148,7 @@ class _Pending(Unfetchable):
 
 class ApiVideoSource(HttpSource):
     platform = "apivideo"
+    credential_env: ClassVar[Mapping[str, str]] = {"api_key": "APIVIDEO_API_KEY"}
     default_base_url = "https://ws.api.video"
     documented_rate_per_s = 500 / 60  # reads, production
     rate_window_s = 60.0

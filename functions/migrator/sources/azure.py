@@ -209,6 +209,12 @@ def blob_problem(blob: Mapping) -> tuple[str, str] | None:
 
 class AzureSource(HttpSource):
     platform = "azure"
+    # The az CLI's own names for the account and its key.
+    credential_env: ClassVar[Mapping[str, str]] = {
+        "account": "AZURE_STORAGE_ACCOUNT",
+        "account_key": "AZURE_STORAGE_KEY",
+        "container": "AZURE_STORAGE_CONTAINER",
+    }
     default_base_url = ""  # https://<account>.blob.core.windows.net, from the credentials
     documented_rate_per_s = 20000.0
     requests_per_video = 1  # Get Blob Properties; the SAS costs no request

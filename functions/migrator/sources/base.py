@@ -1,6 +1,6 @@
 """What a source library is to the migration: one interface to list it and to resolve what it holds.
 
-A source (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, an S3 bucket) is listed page by
+A source (a video platform, a file host or an object store: platforms.SOURCES) is listed page by
 page, each page from a cursor the caller may save and resume from, and every video becomes
 either a row (a valid `AssetMessage` whose `source_url` is a source reference such as
 `vimeo://123`, never a download link) or an `Unfetchable` with the reason it can never be
@@ -29,13 +29,14 @@ from urllib.parse import quote, unquote, urlsplit
 from ..fate import excerpt
 from ..link_life import LinkTerms
 from ..messages import SOURCE_PLATFORMS, AssetMessage
+from ..platforms import SOURCES
 from ..providers.facts import CredentialsError, RateSignal, entries, mapping
 from ..providers.http import Answer, HttpTransport, TransportError
 from ..providers.ratelimit import read_rate_headers
 from ..trackfetch import MAX_TRACK_BYTES
 
-# Every platform a library can be listed from: the referenced ones and S3.
-PLATFORMS = (*SOURCE_PLATFORMS, "s3")
+# Every platform a library can be listed from: the referenced ones and S3 (platforms.py).
+PLATFORMS = SOURCES
 # Object stores whose video id is a path (`gcs://bucket/object`, `azure://account/container/blob`): the whole
 # path after the scheme is the id, with its slashes as they are; such a reference names no caption track.
 PATH_REFS = frozenset({"gcs", "azure"})
@@ -228,6 +229,11 @@ class Source(ABC):
     """A library on one platform."""
 
     platform: ClassVar[str] = ""
+    # The platform's credentials object (the `{"<platform>": {...}}` entry of the stack's source secret): each field,
+    # and the environment variable `migrator inventory --from` reads it from on the operator's machine when no file
+    # or profile names the credentials (cli source_credentials.py). Empty: none from the environment (S3 reads the
+    # AWS SDK's own chain).
+    credential_env: ClassVar[Mapping[str, str]] = {}
     # Requests per second the platform documents for reads, which a listing paces itself at (None: none known).
     documented_rate_per_s: ClassVar[float | None] = None
     # Requests resolving one video's reference costs at the platform, at least (its file's link, and where

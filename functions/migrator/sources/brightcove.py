@@ -57,6 +57,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from ..link_life import LinkTerms
@@ -243,6 +244,11 @@ class Window:
 
 class BrightcoveSource(HttpSource):
     platform = "brightcove"
+    credential_env: ClassVar[Mapping[str, str]] = {
+        "account_id": "BRIGHTCOVE_ACCOUNT_ID",
+        "client_id": "BRIGHTCOVE_CLIENT_ID",
+        "client_secret": "BRIGHTCOVE_CLIENT_SECRET",
+    }
     default_base_url = "https://cms.api.brightcove.com"
     # Under 10 requests a second per account (secondary), shared with the account's live integrations.
     documented_rate_per_s = 10.0

@@ -44,6 +44,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import ClassVar
 
 from ..link_life import LinkTerms
 from ..providers.cloudflare import WORKING, credentials, token_body, token_of, with_token
@@ -139,6 +140,10 @@ def _uid(video: Mapping) -> str | None:
 
 class CloudflareSource(HttpSource):
     platform = "cloudflare"
+    credential_env: ClassVar[Mapping[str, str]] = {
+        "account_id": "CLOUDFLARE_ACCOUNT_ID",
+        "api_token": "CLOUDFLARE_API_TOKEN",
+    }
     default_base_url = "https://api.cloudflare.com/client/v4"
     documented_rate_per_s = 4.0  # 1,200 per 5 minutes
     # The video and its downloads read, the download requested; once ready, both read again (a signed video's

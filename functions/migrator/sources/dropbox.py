@@ -55,6 +55,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from typing import ClassVar
 
 from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
@@ -108,6 +109,7 @@ def sidecars(video_name: str, names: Mapping[str, str]) -> list[tuple[str, str |
 
 class DropboxSource(HttpSource):
     platform = "dropbox"
+    credential_env: ClassVar[Mapping[str, str]] = {"token": "DROPBOX_TOKEN"}
     default_base_url = "https://api.dropboxapi.com"
     documented_rate_per_s = None  # Dropbox publishes no number; its 429s say when to come back
     # The temporary link, one request (the file read with it: the link's answer carries the metadata).

@@ -152,6 +152,11 @@ def v4_signed_url(
 
 class GcsSource(HttpSource):
     platform = "gcs"
+    # The bucket, and the service account key file's JSON text (docs/sources.md, Google Cloud Storage).
+    credential_env: ClassVar[Mapping[str, str]] = {
+        "bucket": "GCS_BUCKET",
+        "service_account_key": "GCS_SERVICE_ACCOUNT_KEY",
+    }
     default_base_url = "https://storage.googleapis.com"
     documented_rate_per_s = 5000.0
     requests_per_video = 1  # the signed HEAD; the signatures cost no request

@@ -45,6 +45,7 @@ sends the same requests).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from ..link_life import LinkTerms
@@ -149,6 +150,7 @@ def _modified(media: Mapping) -> float | None:
 
 class JwPlayerSource(HttpSource):
     platform = "jwplayer"
+    credential_env: ClassVar[Mapping[str, str]] = {"site_id": "JWPLAYER_SITE_ID", "api_secret": "JWPLAYER_API_SECRET"}
     default_base_url = "https://api.jwplayer.com"
     documented_rate_per_s = 1.0  # 60 requests a minute per API token
     requests_per_video = 1  # the media read at the resolve (the Delivery API is the CDN's)

@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from ..link_life import LinkTerms
@@ -99,6 +100,11 @@ class Lookups:
 
 class KalturaSource(HttpSource):
     platform = "kaltura"
+    credential_env: ClassVar[Mapping[str, str]] = {
+        "partner_id": "KALTURA_PARTNER_ID",
+        "app_token_id": "KALTURA_APP_TOKEN_ID",
+        "app_token": "KALTURA_APP_TOKEN",
+    }
     default_base_url = "https://www.kaltura.com"
     documented_rate_per_s = None  # Kaltura publishes no number
     # media.get, categoryEntry.list, flavorAsset.list and flavorAsset.getUrl (the KS, the categories' settings and

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..link_life import LinkTerms
 from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
@@ -115,6 +116,7 @@ def public_playback_id(asset: Mapping) -> str | None:
 
 class MuxSource(HttpSource):
     platform = "mux"
+    credential_env: ClassVar[Mapping[str, str]] = {"token_id": "MUX_TOKEN_ID", "token_secret": "MUX_TOKEN_SECRET"}
     default_base_url = "https://api.mux.com"
     documented_rate_per_s = 5.0
     requests_per_video = 3  # the asset read, master access asked for; once prepared, the asset read again

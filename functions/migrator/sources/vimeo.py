@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from ..link_life import LinkTerms
 from ..messages import MAX_TRACK_NAME_LENGTH
@@ -179,6 +180,7 @@ def window(offset: int, overlap: int, largest: int = PER_PAGE) -> tuple[int, int
 
 class VimeoSource(HttpSource):
     platform = "vimeo"
+    credential_env: ClassVar[Mapping[str, str]] = {"token": "VIMEO_TOKEN"}
     default_base_url = "https://api.vimeo.com"
     # Vimeo publishes no number (limits vary by plan and are told in the headers); this pace keeps a
     # listing well inside what its headers have shown, and the headers slow it further when they say so.

@@ -46,6 +46,7 @@ docs.wistia.com "Making API requests" and "Migration Guide: API v1 to API 2026-0
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from ..providers.http import quote
@@ -103,6 +104,7 @@ def hold_processing(page: Page) -> Page:
 
 class WistiaSource(HttpSource):
     platform = "wistia"
+    credential_env: ClassVar[Mapping[str, str]] = {"token": "WISTIA_TOKEN"}
     default_base_url = "https://api.wistia.com/modern"
     documented_rate_per_s = 10.0  # 600 requests a minute per account
 
