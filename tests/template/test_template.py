@@ -400,6 +400,37 @@ def test_the_webhook_throttle_takes_what_the_stack_can_cause():
     }
 
 
+def test_the_provider_parameter_offers_every_registered_target_and_describes_each():
+    """CloudFormation needs the names literal: they are held to the registry (migrator.platforms, providers), so a
+    target registered in code but not here (or here but not in code) fails, and each one's words are there."""
+    from migrator.platforms import TARGETS
+    from migrator.providers import PROVIDERS
+
+    parameters = load_template()["Parameters"]
+    assert parameters["Provider"]["AllowedValues"] == list(TARGETS)
+    assert parameters["Provider"]["Default"] in TARGETS
+    for name, provider in PROVIDERS.items():
+        assert f"{name} = " in parameters["Provider"]["Description"], name
+        assert f"{name}, " in parameters["ProviderTokenSecretName"]["Description"], name
+        assert provider.default_base_url in parameters["ProviderBaseUrl"]["Description"], name
+
+
+def test_the_webhook_rate_limits_description_says_the_throttle_each_target_gets():
+    """The description names each target's rate as the formula makes it (500 creates/s x events per asset x 2)."""
+    import re
+
+    from migrator.providers import PROVIDERS
+
+    parameters = load_template()["Parameters"]
+    ceiling = parameters["ProviderRateLimit"]["MaxValue"]
+    said = {
+        name: int(rate.replace(",", ""))
+        for name, rate in re.findall(r"\b([a-z]+) ([0-9][0-9,]*)\b", parameters["WebhookRateLimit"]["Description"])
+        if name in PROVIDERS
+    }
+    assert said == {name: ceiling * provider.events_per_asset * 2 for name, provider in PROVIDERS.items()}
+
+
 def test_a_waf_rate_rule_can_stand_in_front_of_the_webhook():
     resources = load_template()["Resources"]
     acl, association = resources["WebhookWebAcl"], resources["WebhookWebAclAssociation"]
