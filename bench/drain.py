@@ -53,9 +53,9 @@ def warm_up(run: LocalRun, warm: int) -> None:
 def documented_rate(provider: str) -> float:
     """Creates per second the platform's documented limit allows, as its simulator profile models it: a budget
     of every call (JW Player's 60 a minute) read as a create rate, since nothing else calls it here."""
-    from infra.sim.config import PROFILE_LIMITS
+    from infra.sim.platforms import PROFILES
 
-    limits = PROFILE_LIMITS.get(provider, {})
+    limits = PROFILES[provider].limits
     if limits.get("budget_quota") and limits.get("budget_window_s"):
         return limits["budget_quota"] / limits["budget_window_s"]
     if limits.get("rate"):

@@ -42,6 +42,7 @@ from migrator.platforms import REFERENCED_SOURCES
 from bench.peak import own_peak_kib
 from infra.accounts import source_account
 from infra.localrun import SimProcess
+from infra.sim import catalog
 from infra.toolchain import ROOT
 
 # Every source listed by reference (migrator.platforms), each on its simulator or, for the object stores, in its
@@ -76,7 +77,7 @@ def start_library(
     creds, sim_config = source_account(platform)
     args = ["--profile", platform, "--library-size", str(rows), "--library-captions-every", "10", *extra]
     sim = SimProcess(args, log_dir / f"bench-inventory-{platform}.log", sim_config)
-    base = sim.url + ("/modern" if platform == "wistia" else "")
+    base = sim.url + catalog.profile(platform).api_path  # below it, as below the platform's (Wistia's /modern)
     return sim, {platform: creds}, base
 
 

@@ -1,5 +1,8 @@
 """Made-up accounts for each provider and source platform, for local runs: secrets and simulator settings.
 
+Each platform's simulator profile makes its own (infra/sim/platforms: `made_up_target`, `made_up_source`); this
+module hands them to the demo, the benchmarks and the tests in the shape they take.
+
 A local run (the demo, the benchmarks, the end-to-end tests) stores the provider's
 credentials and the webhook signing secret in the emulator's Secrets Manager, in the
 format the stack reads for that provider (docs/providers.md), and tells the simulator
@@ -9,10 +12,10 @@ the real service.
 
 from __future__ import annotations
 
-import base64
 import json
-import secrets
 from dataclasses import dataclass, field
+
+from infra.sim import catalog
 
 
 @dataclass(frozen=True)
@@ -31,59 +34,24 @@ class Account:
 
 
 def account(provider: str, webhook_scheme: str = "standard") -> Account:
-    """A fresh made-up account for `provider` (generic, mux, cloudflare, apivideo, bunny)."""
-    token = secrets.token_urlsafe(24)
-    if provider == "generic":
-        if webhook_scheme == "standard":
-            signing = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
-        else:
-            signing = secrets.token_urlsafe(24)
-        return Account(provider, json.dumps({"token": token}), {"token": token}, signing, webhook_scheme)
-    if provider == "mux":
-        token_id = secrets.token_hex(8)
-        creds = {"token_id": token_id, "token_secret": token}
-        return Account(provider, json.dumps(creds), creds, secrets.token_hex(16))
-    if provider == "cloudflare":
-        account_id = secrets.token_hex(16)  # 32 hex characters, as Cloudflare's are
-        creds = json.dumps({"account_id": account_id, "api_token": token})
-        return Account(provider, creds, {"account_id": account_id, "token": token}, secrets.token_hex(16))
-    if provider == "jwplayer":  # a property: its id, a v2 API secret, and its secret with URL signing on
-        site, signing = secrets.token_hex(4), secrets.token_urlsafe(32)
-        creds = {"site_id": site, "api_secret": token, "signing_secret": signing, "url_signing": True}
-        sim = {"token": token, "account_id": site, "signing_secret": signing}
-        return Account(provider, json.dumps(creds), sim, secrets.token_urlsafe(32))
-    if provider == "apivideo":
-        return Account(provider, json.dumps({"api_key": token}), {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
-    if provider == "bunny":  # one video library: its id, its API key, its token authentication key (on)
-        library, token_key = str(100_000 + secrets.randbelow(900_000)), secrets.token_hex(16)
-        creds = json.dumps({"library_id": library, "api_key": token, "token_key": token_key})
-        sim = {"account_id": library, "api_key": token, "token_secret": token_key}
-        read_only_key = secrets.token_hex(18)  # what Bunny signs its webhooks with
-        return Account(provider, creds, sim, read_only_key, stack={"BunnyTokenAuthentication": "true"})
-    if provider == "vimeo":  # a personal access token; Vimeo sends no webhooks (the secret is the doctor's test)
-        return Account(provider, json.dumps({"token": token}), {"token": token}, secrets.token_hex(16))
-    raise ValueError(f"unknown provider {provider!r}")
+    """A fresh made-up account for the target `provider`, as its simulator profile makes one (the profile's
+    `made_up_target`: infra/sim/platforms/<provider>.py); `webhook_scheme`: the generic contract's."""
+    if not catalog.has(provider):
+        raise ValueError(f"unknown provider {provider!r}")
+    made = catalog.profile(provider).made_up_target(webhook_scheme)
+    return Account(
+        provider, json.dumps(made.credentials), made.sim, made.webhook_secret, made.webhook_scheme, made.stack
+    )
 
 
 def source_account(platform: str) -> tuple[dict, dict]:
-    """A made-up account on a source platform: (its entry in the stack's source secret, `{"<platform>": this}`,
-    and the source simulator's config fields for the same credentials)."""
-    if platform in ("vimeo", "wistia"):
-        token = secrets.token_urlsafe(24)
-        return {"token": token}, {"token": token}
-    if platform == "kaltura":  # an app token (its id and token), never the admin secret; the simulator's partner
-        token_id, token = "0_" + secrets.token_hex(4), secrets.token_hex(16)
-        creds = {"partner_id": 2_012_345, "app_token_id": token_id, "app_token": token}
-        return creds, {"token_id": token_id, "token_secret": token}
-    if platform == "dropbox":  # an OAuth 2 access token, and the folder to migrate
-        token = secrets.token_urlsafe(32)
-        return {"token": token, "path": "/Videos"}, {"token": token}
-    if platform == "brightcove":  # API client credentials and the Video Cloud account they serve
-        client_id, client_secret = secrets.token_hex(8), secrets.token_urlsafe(24)
-        creds = {"account_id": "6300000000001", "client_id": client_id, "client_secret": client_secret}
-        return creds, {"account_id": creds["account_id"], "token_id": client_id, "token_secret": client_secret}
-    acct = account(platform)
-    return json.loads(acct.credentials), acct.sim
+    """A made-up account on a source platform, as its simulator profile makes one (`made_up_source`): (its entry in
+    the stack's source secret, `{"<platform>": this}`, and the source simulator's config fields for the same
+    credentials)."""
+    if not catalog.has(platform):
+        raise ValueError(f"no simulator of the source {platform!r}")
+    made = catalog.profile(platform).made_up_source()
+    return made.credentials, made.sim
 
 
 def source_secret(accounts: dict[str, dict]) -> str:

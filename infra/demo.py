@@ -46,7 +46,7 @@ from migrator_cli.target import resolve
 
 from .captions import SRT, VTT, FileServer, body
 from .localrun import LocalRun
-from .sim.media import mux_host_flags
+from .sim.platforms.mux_signing import mux_host_flags
 from .storage_emulators import LIBRARY_NAME
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.

@@ -22,6 +22,7 @@ import requests
 
 from .accounts import account, mux_signing_key, source_account, source_secret
 from .emulator import Emulator, client, free_port, healthy, port_is_free
+from .sim import catalog
 from .toolchain import ROOT, tool
 
 
@@ -88,7 +89,7 @@ class LocalRun:
         self.sim_args = sim_args
         self.params = params
         self.provider = provider
-        # A library to migrate from (vimeo, wistia, mux, cloudflare, apivideo): a second simulator, its
+        # A library to migrate from (any source: migrator.platforms): a second simulator, its
         # credentials in the stack's source secret, and the target fetching what it is handed from it.
         self.source = source
         self.source_args = source_args or []
@@ -194,7 +195,7 @@ class LocalRun:
     @property
     def source_url(self) -> str:
         """The source simulator's API address as its platform's clients address it."""
-        return self.source_sim.url + ("/modern" if self.source == "wistia" else "")
+        return self.source_sim.url + catalog.profile(self.source).api_path  # below it, as below the platform's
 
     def stop(self) -> None:
         if self.outputs and healthy(self.endpoint):

@@ -1,15 +1,16 @@
-"""Fake video provider: a loopback HTTP server that the migration tool's tests, benchmark and demo talk to.
+"""Fake video platforms: a loopback HTTP server that the migration tool's tests, benchmarks and demo talk to.
 
-It imitates the parts of a real provider that make a migration hard: rate limits with
+It imitates the parts of a real platform that make a migration hard: rate limits with
 every common retry hint, idempotency keys (honoured or not), duplicate conflicts,
 injected latency, 5xx and lost answers, asynchronous processing and signed webhooks with
-retries, duplicates and forgeries; and each provider's documented limits (Mux's create
+retries, duplicates and forgeries; and each platform's documented limits (Mux's create
 and read rates, Cloudflare's per-user call budget with its block, its cap on videos in
-progress, its storage and source fetch; api.video's hanging ingests). It speaks one of several wire formats (--profile):
-the seed's generic contract, Mux Video, Cloudflare Stream or api.video; and as a source
-(--library-size N) Vimeo, Wistia, Mux, Cloudflare Stream or api.video, whose links to files
-expire and whose prepared files take time. Everything is standard library so it runs
-anywhere Python 3.12 does.
+progress, its storage and source fetch; api.video's hanging ingests; JW Player's budget
+of every call). It speaks one platform's API (--profile): every target and every source
+but the object stores (migrator.platforms; infra/sim/platforms has one profile each), as
+a target, or as a source (--library-size N), whose links to files expire and whose
+prepared files take time. Everything is standard library so it runs anywhere Python 3.12
+does.
 
 This file is the entry point and the stable import path; the code lives in infra/sim/.
 Run `python infra/provider_sim.py --help` for the command line, or use ProviderSim
@@ -25,10 +26,10 @@ if __package__ in (None, ""):
     # Run as a script: make the repository root importable so infra.sim resolves.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from infra.sim import catalog
 from infra.sim.cli import build_parser, main
 from infra.sim.config import (
     DEFAULT_PORT,
-    PROFILES,
     RETRY_AFTER_MODES,
     WEBHOOK_SCHEMES,
     ConfigError,
@@ -39,6 +40,8 @@ from infra.sim.profile import WEBHOOK_BACKOFF_S
 from infra.sim.scheduler import Scheduler
 from infra.sim.signing import sign_seed, sign_standard, sign_timestamped, standard_key
 from infra.sim.video import source_duration
+
+PROFILES = catalog.names()  # every profile's name, as infra/sim/platforms registered them
 
 __all__ = [
     "DEFAULT_PORT",

@@ -9,11 +9,10 @@ import sys
 import threading
 from collections.abc import Callable
 
+from . import catalog
 from .config import (
     IN_FLIGHT_STATUSES,
     LIMIT_DEFAULTS,
-    PROFILE_LIMITS,
-    PROFILES,
     RETRY_AFTER_MODES,
     WEBHOOK_SCHEMES,
     ConfigError,
@@ -23,9 +22,9 @@ from .core import ProviderSim
 
 _DESCRIPTION = """\
 Fake video provider on loopback for the migration tool's tests, benchmark and demo.
---profile picks the wire format: generic (the seed contract), mux (Mux Video),
-cloudflare (Cloudflare Stream) or apivideo (api.video); vimeo and wistia are sources
-only. --library-size N makes it a source of N videos to list and fetch. Every setting can also be
+--profile picks the wire format: one platform's API (infra/sim/platforms: the targets' and
+the sources', named as in migrator.platforms; generic is the seed contract). --library-size N
+makes it a source of N videos to list and fetch. Every setting can also be
 changed at run time with POST /_sim/config (JSON, field names as below with _);
 GET /_sim/stats, GET /_sim/requests[?op=all], POST /_sim/reset work in every profile.
 Sources whose URL contains "unsupported" are refused, "corrupt" ones fail processing,
@@ -46,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     knob = _knob_adder(SimConfig())
     knob(p, "host", "loopback address to bind; anything else is refused (default %(default)s)")
     knob(p, "port", "port to listen on; 0 picks a free one (default %(default)s)")
-    knob(p, "profile", "provider wire format (default %(default)s)", choices=PROFILES)
+    knob(p, "profile", "provider wire format (default %(default)s)", choices=catalog.names())
 
     # The groups in the order --help lists them.
     _add_credentials(p.add_argument_group("credentials (unset = no check)"), knob)
@@ -196,7 +195,9 @@ def _add_source(source: argparse._ArgumentGroup, knob: Knob) -> None:
 
 def _limit_defaults(field: str) -> str:
     """How each profile sets a limit: `generic 20, mux 1, ...`."""
-    return ", ".join(f"{name} {PROFILE_LIMITS[name].get(field, LIMIT_DEFAULTS[field]):g}" for name in PROFILES)
+    return ", ".join(
+        f"{name} {catalog.profile(name).limits.get(field, LIMIT_DEFAULTS[field]):g}" for name in catalog.names()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

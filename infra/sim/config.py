@@ -11,28 +11,18 @@ import math
 import urllib.parse
 from dataclasses import dataclass, fields
 
-PROFILES = (
-    "generic",
-    "mux",
-    "cloudflare",
-    "apivideo",
-    "vimeo",
-    "wistia",
-    "kaltura",
-    "jwplayer",
-    "brightcove",
-    "dropbox",
-)
+from . import catalog
+
 RETRY_AFTER_MODES = ("seconds", "date", "x-ratelimit", "absent")
 WEBHOOK_SCHEMES = ("seed", "standard")
 IN_FLIGHT_STATUSES = (429, 413)
-PROFILES = (*PROFILES, "bunny")  # Bunny Stream, a target (infra/sim/bunny.py)
 # A Vimeo account's plan, as GET /me says it (`account`, vimeo/openapi api.yaml).
 PLANS = ("basic", "business", "live_business", "live_premium", "live_pro", "plus", "pro", "pro_unlimited", "producer")
 DEFAULT_PORT = 8790
 
-# The limits a knob left None (the default) takes: these, unless the profile documents its own below.
-# They are the simulator's historic behaviour: creates at 20/s in bursts of 20, nothing else limited.
+# The limits a knob left None (the default) takes: these, unless the profile documents its own (each profile's
+# `limits`, infra/sim/platforms). They are the simulator's historic behaviour: creates at 20/s in bursts of 20,
+# nothing else limited.
 LIMIT_DEFAULTS: dict[str, float | int] = {
     "rate": 20.0,
     "burst": 20,
@@ -42,47 +32,6 @@ LIMIT_DEFAULTS: dict[str, float | int] = {
     "budget_window_s": 300.0,
     "budget_block_s": 300.0,
     "max_in_flight": 0,
-}
-# What each provider documents. Bursts nobody documents are our choice, and say so.
-PROFILE_LIMITS: dict[str, dict[str, float | int]] = {
-    "generic": {},
-    # Mux, "Make API requests", API rate limits (https://www.mux.com/docs/core/make-api-requests#api-rate-limits):
-    # video creation (POST) "a sustained 1 request per second" with bursts above it for short periods;
-    # other requests 5 per second. Separate buckets (per environment since Mux's per-environment limits:
-    # https://www.mux.com/blog/protect-your-prod-environment-new-rate-limit-controls). Burst sizes are
-    # undocumented: 10 each is our choice.
-    "mux": {"rate": 1.0, "burst": 10, "read_rate": 5.0, "read_burst": 10},
-    # Cloudflare: "1200 requests per five minutes per user ... If you exceed this limit, all API calls for the
-    # next five minutes will be blocked" (https://developers.cloudflare.com/fundamentals/api/reference/limits/);
-    # Stream: "up to 120 videos queued or being encoded simultaneously" (https://developers.cloudflare.com/stream/faq/).
-    # The 20/s create bucket is the simulator's own (what the benchmarks call the true limit), not Cloudflare's.
-    "cloudflare": {"budget_quota": 1200, "budget_window_s": 300.0, "budget_block_s": 300.0, "max_in_flight": 120},
-    "apivideo": {},
-    # Bunny Stream publishes no numbers ("Bunny rate limit hit" is a 429 with Retry-After, BunnyWay/cli
-    # rate-limit.ts): the simulator's defaults stand.
-    "bunny": {},
-    # Sources only. Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s
-    # in bursts of 20 is our choice. Its limit is "the maximum number of requests that can be made per minute",
-    # and past it a user is "temporarily prevented from making requests for up to a minute"
-    # (https://help.vimeo.com/hc/en-us/articles/12427783954065-Rate-limits): a budget per 60 s window and a 60 s
-    # block, off until a budget_quota (the plan's number, unpublished) is given. Wistia: "a rate limit of 600
-    # requests per minute" (https://docs.wistia.com/docs/making-api-requests); the burst of 20 is our choice.
-    "vimeo": {"read_rate": 10.0, "read_burst": 20, "budget_window_s": 60.0, "budget_block_s": 60.0},
-    "wistia": {"read_rate": 10.0, "read_burst": 20},
-    # Brightcove's CMS API: 429 TOO_MANY_REQUESTS for "too many simultaneous requests or too many requests per
-    # second" (api-references-raml asset.js); about 20 at once and under 10 a second per account (secondary:
-    # api-evangelist brightcove-rate-limits). 10 reads a second, the burst of 20 our choice; concurrency is not
-    # modelled.
-    "brightcove": {"read_rate": 10.0, "read_burst": 20},
-    # Dropbox publishes no number (its 429s carry Retry-After): 10 reads a second in bursts of 20 is our choice.
-    "dropbox": {"read_rate": 10.0, "read_burst": 20},
-    # Kaltura publishes no number (NEW_PLATFORMS.md: "Rate limit: No public numbers"): 10 reads a second in bursts
-    # of 20 is our choice, so the benchmarks and tests have a limit to meet.
-    "kaltura": {"read_rate": 10.0, "read_burst": 20},
-    # JW Player: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return
-    # a 429" (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to
-    # the end of that minute (block 0).
-    "jwplayer": {"budget_quota": 60, "budget_window_s": 60.0, "budget_block_s": 0.0},
 }
 
 
@@ -112,7 +61,7 @@ def is_http_url(value: object) -> bool:
 _KINDS: dict[str, object] = {
     "host": "str",
     "port": "int",
-    "profile": PROFILES,
+    "profile": "profile",
     "token": "optstr",
     "token_id": "optstr",
     "token_secret": "optstr",
@@ -222,7 +171,7 @@ class SimConfig:
     `api_key` is api.video's HTTP Basic user name (with an empty password).
 
     Limits: a limit knob left None takes the active profile's documented value
-    (PROFILE_LIMITS, else LIMIT_DEFAULTS), and takes the new profile's when the profile
+    (its `limits`, else LIMIT_DEFAULTS), and takes the new profile's when the profile
     changes; a value given explicitly stays until it is patched again (to null: back to
     the profile's).
     """
@@ -379,8 +328,8 @@ class SimConfig:
 
 
 def profile_limit(profile: str, name: str) -> float | int:
-    """The value of a limit knob the profile documents, or the simulator's default for it."""
-    return PROFILE_LIMITS[profile].get(name, LIMIT_DEFAULTS[name])
+    """The value of a limit knob the profile documents (its `limits`), or the simulator's default for it."""
+    return catalog.profile(profile).limits.get(name, LIMIT_DEFAULTS[name])
 
 
 def _check_type(name: str, kind: object, value: object) -> object:
@@ -403,6 +352,9 @@ def _check_type(name: str, kind: object, value: object) -> object:
     elif kind == "optstr":
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{name} must be a string or null")
+    elif kind == "profile":
+        if not isinstance(value, str) or not catalog.has(value):
+            raise ConfigError(f"{name} must be one of {', '.join(catalog.names())}")
     elif kind == "rules":
         from .drift import DriftError, parse_rule
 

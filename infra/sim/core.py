@@ -23,15 +23,14 @@ from .library import Served
 from .pipeline import Pipeline
 from .processing import Processing
 from .profile import Reply
-from .registry import PROFILES
 from .request import ApiRequest
+from .server import Server
 from .sources import Sources
-from .state import SimState, Store
-from .stats import STAT_KEYS
+from .state import STAT_KEYS, SimState, Store
 from .threads import Threads
 from .webhooks import Webhooks
 
-__all__ = ["PROFILES", "STAT_KEYS", "ProviderSim"]
+__all__ = ["STAT_KEYS", "ProviderSim"]
 
 
 class ProviderSim:
@@ -40,7 +39,7 @@ class ProviderSim:
     def __init__(self, config: SimConfig | None = None, verbose: bool = False) -> None:
         self.verbose = verbose
         self._state = SimState(config or SimConfig())
-        self._server = None
+        self._server: Server | None = None
         self._threads = Threads()
         hooks = Webhooks(self._state, self._threads)
         processing = Processing(self._state, self._threads, hooks)
@@ -63,8 +62,6 @@ class ProviderSim:
 
     def start(self) -> ProviderSim:
         """Bind the socket and serve in daemon threads; returns self for chaining."""
-        from .server import Server  # The HTTP layer depends on this module, not the reverse.
-
         if self._server is not None:
             raise RuntimeError("already started")
         self._server = Server(self)

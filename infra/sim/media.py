@@ -38,13 +38,6 @@ THUMBNAIL = bytes.fromhex(
 _VARIANT = re.compile(r"^(\d+)p\.m3u8$")
 
 
-def mux_host_flags(sim_url: str) -> list[str]:
-    """`migrator export`/`verify` flags that put Mux's playback hosts (stream.mux.com, image.mux.com,
-    player.mux.com: Mux's video objects carry playback ids only) on the simulator at `sim_url`."""
-    base = f"{sim_url}{PREFIX}mux"
-    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]
-
-
 def knobs(video: Video) -> dict:
     """The media knobs of a video's source URL."""
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(video.source or "").query)
@@ -150,55 +143,6 @@ def answer(video: Video | None, rest: list[str], query: str, signed: bool, varia
     return 200, "text/html; charset=utf-8", player_page(video).encode()
 
 
-# --- where each profile's objects point (the renders call these) -----------------------------------
-
-
-def cloudflare_fields(video: Video) -> dict:
-    """`playback` {hls, dash}, `preview` and `thumbnail`, as Stream's video object has them."""
-    at = f"{base(video, 'cloudflare')}/{video.id}"
-    return {
-        "playback": {"hls": f"{at}/manifest/video.m3u8", "dash": f"{at}/manifest/video.mpd"},
-        "preview": f"{at}/watch",
-        "thumbnail": f"{at}/thumbnails/thumbnail.jpg",
-    }
-
-
-def apivideo_assets(video: Video) -> dict:
-    """The video object's `assets`, as api.video's has them (iframe, player, hls, thumbnail, mp4)."""
-    at = f"{base(video, 'apivideo')}/{video.id}"
-    iframe = (
-        f'<iframe src="{at}/player" width="100%" height="100%" frameborder="0" scrolling="no"'
-        ' allowfullscreen=""></iframe>'
-    )
-    assets = {"iframe": iframe, "player": f"{at}/player", "hls": f"{at}/hls/manifest.m3u8"}
-    assets["thumbnail"] = f"{at}/thumbnail.jpg"
-    if video.request.get("mp4Support", True):
-        assets["mp4"] = f"{at}/mp4/source.mp4"
-    return assets
-
-
-def generic_playback(video: Video) -> dict:
-    at = f"{base(video, 'generic')}/{video.id}"
-    width, height = top_size(video)
-    return {
-        "policy": "public",
-        "hls": f"{at}/master.m3u8",
-        "player": f"{at}/player",
-        "thumbnail": f"{at}/thumbnail.jpg",
-        "width": width,
-        "height": height,
-    }
-
-
-def mux_tracks(video: Video) -> list[dict]:
-    """A ready asset's tracks: the video at its stored (largest) rendition, and stereo audio."""
-    width, height = top_size(video)
-    return [
-        {"type": "video", "id": f"{video.id}-v", "max_width": width, "max_height": height, "max_frame_rate": 30},
-        {"type": "audio", "id": f"{video.id}-a", "max_channels": 2},
-    ]
-
-
 # --- serving ---------------------------------------------------------------------------------------
 
 
@@ -210,22 +154,16 @@ def split(path: str) -> tuple[str, str, list[str]] | None:
     return parts[0], parts[1], parts[2:]
 
 
-def serve(profile: str, key: str, rest: list[str], query: str, find) -> Answer:
-    """The answer for a media path; `find(profile, key)` is (video, signed) or (None, False)."""
-    mux_master = profile == "mux" and key.endswith(".m3u8") and not rest
-    key = key.removesuffix(".m3u8") if mux_master else key
-    video, signed = find(profile, key)
-    masters = {
-        "cloudflare": ["manifest", "video.m3u8"],
-        "apivideo": ["hls", "manifest.m3u8"],
-        "generic": ["master.m3u8"],
-        "vimeo": ["hls", "playlist.m3u8"],
-    }
+def serve(master: tuple[str, ...], key: str, rest: list[str], query: str, find) -> Answer:
+    """The answer for a media path below a video's key; `master`: the path its profile serves the HLS master at
+    (the profile's `hls_master`; none: no master); `find(key)` is (video, signed) or (None, False). A profile with
+    a delivery host of its own rules (Mux's playback ids) answers apart (Profile.serve_playback)."""
+    video, signed = find(key)
 
     def is_master(path: list[str]) -> bool:
-        return mux_master or (profile in masters and path == masters[profile])
+        return bool(master) and path == list(master)
 
     def variant_uri(height: int) -> str:  # relative to the master, as providers write them
-        return f"{urllib.parse.quote(key, safe='')}/{height}p.m3u8" if profile == "mux" else f"{height}p.m3u8"
+        return f"{height}p.m3u8"
 
     return answer(video, rest, query, signed, variant_uri, is_master)

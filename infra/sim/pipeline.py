@@ -5,20 +5,19 @@ injected 503, then for a create latency, injected 500, the create bucket, valida
 in-flight and storage caps, create: create.py; for anything else the read bucket, then the
 read, track, source or account operation; lost response, rate-limit headers, request log);
 the active profile (config.profile) only supplies the wire format of each step and the
-limits it documents (config.PROFILE_LIMITS). The gate's steps are in gate.py.
+limits it documents (each profile's `limits`). The gate's steps are in gate.py.
 """
 
 from __future__ import annotations
 
 import time
 
-from . import drift
+from . import catalog, drift
 from .config import SimConfig
 from .create import Creator
 from .gate import Gate
 from .processing import Processing
 from .profile import Call, Profile, Reply
-from .registry import PROFILES
 from .request import ApiRequest, parse_json
 from .sources import Sources
 from .state import SimState
@@ -40,7 +39,7 @@ class Pipeline:
     def handle(self, request: ApiRequest) -> Reply:
         """Answer one API request in the active profile's wire format."""
         cfg = self._state.config_copy()
-        profile = PROFILES[cfg.profile]
+        profile = catalog.profile(cfg.profile)
         routed = profile.route(request.method, request.path)
         if isinstance(routed, Reply):
             return routed  # Unknown path or method: not an API operation, not logged.

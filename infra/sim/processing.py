@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 import time
 
+from . import catalog
 from .config import SimConfig
 from .fetch import source_problem
-from .registry import PROFILES
 from .state import SimState
 from .texttracks import fetch_caption, read_caption
 from .threads import Threads
@@ -28,7 +28,7 @@ class Processing:
         `early`: it completes at once, its webhooks sent before the create's answer."""
         vid = video.id
         if cfg.check_source:
-            after_s = video.delay_s * PROFILES[cfg.profile].fetch_after_share  # Vimeo's pull: later, not at once
+            after_s = video.delay_s * catalog.profile(cfg.profile).fetch_after_share  # Vimeo's pull: later, not at once
             if early:
                 self._check_source(vid, video.source, generation, inline=True)
             elif after_s > 0:
@@ -46,7 +46,7 @@ class Processing:
         """Fetch the source as Cloudflare does; a failure ends the video errored, else processing goes on."""
         state = self._state
         with state.lock:
-            mode = PROFILES[state.config.profile].fetch_mode
+            mode = catalog.profile(state.config.profile).fetch_mode
         problem = source_problem(source, mode)
         if problem is not None:
             with state.lock:
@@ -76,7 +76,7 @@ class Processing:
             if failure:
                 state.store.stored_s -= video.duration  # an errored video holds no storage
             cfg = copy.copy(state.config)
-            profile = PROFILES[cfg.profile]
+            profile = catalog.profile(cfg.profile)
             events = profile.events(video, "finished", time.monotonic()) if hooks_on(cfg) else []
         self._hooks.send(cfg, profile, events, generation, inline)
 

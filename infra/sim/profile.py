@@ -108,6 +108,20 @@ class Account:
     changes: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class MadeUp:
+    """A made-up account on the platform, for local runs (infra/accounts.py): the credentials as the stack's secret
+    holds them (a target's provider secret, docs/providers.md; a source's entry in the source secret,
+    docs/sources.md), the simulator's knobs for the same credentials, and for a target what signs its webhooks, in
+    which scheme (the generic contract's), and the template parameters a stack against it needs."""
+
+    credentials: dict
+    sim: dict
+    webhook_secret: str = ""
+    webhook_scheme: str = "seed"
+    stack: dict = field(default_factory=dict)
+
+
 class Store(Protocol):
     """The video listing the core lends a profile while it holds the state lock."""
 
@@ -224,9 +238,17 @@ def reset_epoch(state: RateState) -> str:
 
 
 class Profile:
-    """Base of the four profiles; subclasses fill in the wire format."""
+    """Base of every profile (infra/sim/platforms/); subclasses fill in the wire format."""
 
+    # The `--profile` value, the platform's name in migrator.platforms too (infra/sim/platforms registers it).
     name: ClassVar[str]
+    # The limits the platform documents, by SimConfig knob (rate, burst, read_rate, read_burst, budget_quota,
+    # budget_window_s, budget_block_s, max_in_flight), each with its document; a knob left None in a SimConfig takes
+    # the profile's, else config.LIMIT_DEFAULTS. Bursts nobody documents are the simulator's choice, and say so.
+    limits: ClassVar[Mapping[str, float | int]] = {}
+    # Where the API lives below the simulator's address, as below the platform's (Wistia's /modern): what a
+    # client's base URL adds to the simulator's.
+    api_path: ClassVar[str] = ""
     # (path template, {method: op}); "{x}" matches one segment. First match wins.
     routes: ClassVar[tuple[tuple[str, dict[str, str]], ...]]
     honours_idempotency_key: ClassVar[bool] = False  # Idempotency-Key and 409s: the generic contract only
@@ -355,6 +377,25 @@ class Profile:
         """A file at the platform's delivery host, `/_stream/...` here (Mux's text tracks); None: none."""
         return None
 
+    # ----- playback (media.py: `/_play/<profile>/<key>/...`, where the profile's video objects point)
+
+    # The path below a video's playback base its HLS master is served at, as the platform's own URL has it
+    # (Stream's `manifest/video.m3u8`); none: the profile points at no master there.
+    hls_master: ClassVar[tuple[str, ...]] = ()
+    # Whether the profile's delivery host has rules of its own for every path (Mux's playback ids, a signed one's
+    # token): then `serve_playback` answers all of `/_play/<profile>/...`.
+    owns_playback: ClassVar[bool] = False
+
+    def serve_playback(self, videos: list[Video], held: dict, shelf: Shelf, key: str, rest: list[str], query: str):
+        """The answer `(status, type, body)` for `/_play/<profile>/<key>/<rest>`, where `owns_playback`: every video
+        held and `held` (a copy of what the profile remembers), read outside the state lock."""
+        raise NotImplementedError
+
+    def playback_needs_token(self, video: Video) -> bool:
+        """Whether the video plays only with a token, where no profile rule of its own answered (api.video's
+        `public: false`); by default it plays as it is."""
+        return False
+
     def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
         """A video's own access rules at its delivery host, before its playback media are served (api.video's
         private tokens): the path under the video to serve with no further check, an answer `(status, type,
@@ -374,6 +415,16 @@ class Profile:
         the token it needs, where the profile reads `key` its own way (Stream's signed token in place of
         the uid); None: `key` is the video's id (under the state lock)."""
         return None
+
+    # ----- a made-up account, for local runs (infra/accounts.py: the demo, the benchmarks, the tests)
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """A fresh made-up account of this platform as a target (`webhook_scheme`: the generic contract's)."""
+        raise NotImplementedError(f"{self.name} is no target")
+
+    def made_up_source(self) -> MadeUp:
+        """A fresh made-up account of this platform as a source; by default the target's credentials."""
+        return self.made_up_target()
 
     # ----- rate limits
 

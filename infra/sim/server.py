@@ -11,16 +11,48 @@ import json
 import socket
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from . import media
-from .config import ConfigError
+from .config import ConfigError, SimConfig
+from .library import Served
+from .profile import Reply
 from .request import OPS, ApiRequest, parse_json
 
-if TYPE_CHECKING:
-    from .core import ProviderSim
+
+class ProviderSim(Protocol):
+    """What the HTTP layer asks of the simulator it serves (core.ProviderSim, which starts this server): a
+    protocol, so the layer imports nothing of the core's and the core imports it."""
+
+    verbose: bool
+
+    @property
+    def config(self) -> SimConfig: ...
+
+    @property
+    def url(self) -> str: ...
+
+    def handle(self, request: ApiRequest) -> Reply: ...
+
+    def stats(self) -> dict: ...
+
+    def text_tracks(self) -> list[dict]: ...
+
+    def requests_log(self, ops: Sequence[str] | None = ("create",)) -> list[dict]: ...
+
+    def config_dict(self) -> dict: ...
+
+    def patch_config(self, changes: dict) -> dict: ...
+
+    def reset(self, keep_account: bool = False) -> None: ...
+
+    def playback_media(self, path: str, query: str) -> media.Answer: ...
+
+    def media(self, method: str, path: str, query: str, range_header: str | None) -> Served: ...
+
+    def change_library(self, delete: list[int], make_private: list[int]) -> None: ...
 
 
 class Server(ThreadingHTTPServer):

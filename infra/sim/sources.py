@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 import time
 
+from . import catalog
 from . import media as playback
 from .config import SimConfig
 from .gate import Gate
 from .library import Served, Shelf, serve_media
 from .profile import Call, Profile, Reply
-from .registry import PROFILES
 from .request import form_fields, is_form, parse_json
 from .state import SimState
 from .video import Video
@@ -44,7 +44,7 @@ class Sources:
         """A file of the library (`/_media/<profile>/<index>/<name>`, `/_stream/...`), as its CDN serves it."""
         s = self._state
         cfg = s.config_copy()
-        profile = PROFILES[cfg.profile]
+        profile = catalog.profile(cfg.profile)
         shelf = Shelf(cfg, s.library, base_url, profile.name, profile.faults)
         now = time.monotonic()
         if path.startswith("/_stream/"):
@@ -75,31 +75,33 @@ class Sources:
         if parsed is None:
             return 404, playback.TEXT, b"not found\n"
         s = self._state
-        if parsed[0] == "mux":  # stream.mux.com: playback ids, a signed one's token checked (Mux.serve_playback)
+        owner = catalog.profile(parsed[0]) if catalog.has(parsed[0]) else None
+        if owner is not None and owner.owns_playback:  # its own delivery host's rules (Mux's playback ids)
             cfg = s.config_copy()
-            shelf = Shelf(cfg, s.library, "", "mux", PROFILES["mux"].faults)
+            shelf = Shelf(cfg, s.library, "", owner.name, owner.faults)
             with s.lock:
                 videos, held = list(s.store.videos.values()), copy.deepcopy(s.store.account)
-            return PROFILES["mux"].serve_playback(videos, held, shelf, *parsed[1:], query)
+            return owner.serve_playback(videos, held, shelf, *parsed[1:], query)
         opened = None
-        if parsed[0] in PROFILES:  # a profile's own rules first (api.video's private and session tokens)
+        if owner is not None:  # a profile's own rules first (api.video's private and session tokens)
             with s.lock:
                 video = s.store.videos.get(parsed[1])
                 if video is not None:
-                    opened = PROFILES[parsed[0]].open_playback(s.config, s.store.account, video, parsed[2], query)
+                    opened = owner.open_playback(s.config, s.store.account, video, parsed[2], query)
             if isinstance(opened, tuple):
                 return opened
             if opened is not None:
                 parsed = (parsed[0], parsed[1], opened)
 
-        def find(profile: str, key: str) -> tuple[Video | None, bool]:
+        def find(key: str) -> tuple[Video | None, bool]:
             with s.lock:
-                own = PROFILES[profile].playback_video(s.store, key, query) if profile in PROFILES else None
+                own = owner.playback_video(s.store, key, query) if owner is not None else None
                 if own is not None:  # the profile reads its keys its own way (Stream's signed tokens)
                     return own
                 video = s.store.videos.get(key)
             if video is None:
                 return None, False
-            return video, opened is None and profile == "apivideo" and video.request.get("public") is False
+            return video, opened is None and owner is not None and owner.playback_needs_token(video)
 
-        return playback.serve(*parsed, query, find)
+        master = owner.hls_master if owner is not None else ()
+        return playback.serve(master, *parsed[1:], query, find)

@@ -13,10 +13,28 @@ from collections.abc import Sequence
 from .bucket import Budget, TokenBucket
 from .config import SimConfig
 from .library import LibraryState
-from .stats import COUNTERS
 from .video import Video
 
 REQUEST_LOG_MAX = 200_000
+# What the simulator reports of itself, in this order (stats.py): counters kept here, and figures stats.py computes
+# from the videos at read time (_DERIVED).
+STAT_KEYS = (
+    "creates", "create_requests", "duplicate_creates_prevented", "throttled", "failed_injected", "rejected",
+    "webhooks_delivered", "webhooks_failed", "videos", "duplicate_videos", "lookups",
+    # added with the profiles and the new fault knobs
+    "gets", "errored_videos", "unavailable_injected", "lost_responses", "webhooks_duplicated",
+    "webhooks_forged_sent", "webhooks_forged_refused", "webhooks_forged_accepted",
+    # added with the documented provider limits
+    "read_throttled", "budget_throttled", "blocks", "in_flight_refused", "storage_refused",
+    "source_checks_failed", "hung_videos", "account_calls",
+    # added with caption tracks
+    "track_requests", "track_uploads", "tracks_refused", "lost_track_responses", "track_lists",
+    # added with the source side (a library: infra/sim/library.py)
+    "source_reads", "prepares_asked", "media_served", "media_refused",
+)  # fmt: skip
+# Computed from the videos at read time; every other key is a counter.
+_DERIVED = ("videos", "duplicate_videos", "errored_videos", "hung_videos")
+COUNTERS = tuple(k for k in STAT_KEYS if k not in _DERIVED)
 
 
 class Store:

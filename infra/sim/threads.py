@@ -5,12 +5,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .scheduler import Scheduler
 
-if TYPE_CHECKING:
-    from .server import Server
+
+class Server(Protocol):
+    """What the threads ask of the HTTP server (server.Server): serve until shut down, then close every
+    connection. A protocol, so this module needs nothing of the HTTP layer's."""
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+    def close_connections(self) -> None: ...
+
+    def server_close(self) -> None: ...
 
 
 class Threads:

@@ -14,12 +14,12 @@ import pytest
 import requests
 from migrator_cli.main import main
 
-from infra.sim import apivideo_library as sim_apivideo
-from infra.sim import cloudflare as sim_cloudflare
-from infra.sim import mux as sim_mux
-from infra.sim import vimeo as sim_vimeo
-from infra.sim import wistia as sim_wistia
 from infra.sim.library import item
+from infra.sim.platforms import apivideo_library as sim_apivideo
+from infra.sim.platforms import cloudflare as sim_cloudflare
+from infra.sim.platforms import mux as sim_mux
+from infra.sim.platforms import vimeo as sim_vimeo
+from infra.sim.platforms import wistia as sim_wistia
 from tests.e2e.stacks import provider_stack, settle_with_reconcile
 
 INDEX_OF = {

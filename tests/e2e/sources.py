@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from migrator.platforms import REFERENCED_SOURCES
 
+from infra.sim import catalog
+
 # Object stores, each a real emulator (infra/storage_emulators.py) holding one bucket or container, filled by
 # the modules that migrate from it (tests/e2e/test_storage_source_stack.py).
 STORES = ("gcs", "azure")
@@ -39,7 +41,7 @@ class Sources:
     def base(self, platform: str) -> str:
         if platform in self.stores:
             return self.stores[platform].endpoint if platform == "azure" else self.stores[platform].url
-        return self.sims[platform].url + ("/modern" if platform == "wistia" else "")
+        return self.sims[platform].url + catalog.profile(platform).api_path
 
     def base_urls(self) -> str:
         return ",".join(f"{p}={self.base(p)}" for p in (*PLATFORMS, *STORES))

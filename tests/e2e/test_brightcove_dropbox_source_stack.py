@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra.sim import brightcove as sim_brightcove
-from infra.sim import dropbox as sim_dropbox
 from infra.sim.library import item
+from infra.sim.platforms import brightcove as sim_brightcove
+from infra.sim.platforms import dropbox as sim_dropbox
 from tests.e2e.source_pairs import Target, assert_never_sent
 from tests.e2e.test_tracks_stack import tracks_settled
 

@@ -22,7 +22,7 @@ import pytest
 import requests
 from migrator_cli.select import place
 
-from infra.sim.media import mux_host_flags
+from infra.sim.platforms.mux_signing import mux_host_flags
 from tests.conftest import unique
 from tests.e2e.conftest import PROVIDERS, provider_stack, wait_for_states
 from tests.nginx_check import nginx_or_none, nginx_test, read_map

@@ -12,8 +12,8 @@ import time
 import pytest
 import requests
 
-from infra.sim.jwplayer_library import FAULTS, library_index
 from infra.sim.library import item
+from infra.sim.platforms.jwplayer_library import FAULTS, library_index
 from tests.e2e.source_pairs import Target, assert_never_sent
 
 pytestmark = pytest.mark.e2e

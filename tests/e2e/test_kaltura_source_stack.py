@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.sim import kaltura_entries
 from infra.sim.library import item
+from infra.sim.platforms import kaltura_entries
 from tests.e2e.source_pairs import Target, assert_never_sent
 from tests.e2e.test_tracks_stack import tracks_settled
 

@@ -11,7 +11,7 @@ import pytest
 from migrator.sources import build, parse_ref
 from migrator_cli.main import main
 
-from infra.sim import vimeo as sim_vimeo
+from infra.sim.platforms import vimeo as sim_vimeo
 from tests.e2e.source_pairs import not_ready
 
 pytestmark = pytest.mark.e2e

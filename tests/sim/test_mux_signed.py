@@ -22,7 +22,7 @@ from migrator_cli.hls import parse_master, parse_media
 from migrator_cli.verify import Checker, Fetched, Pace, Tolerance
 
 from infra.accounts import account
-from infra.sim.mux_signing import KEYS
+from infra.sim.platforms.mux_signing import KEYS
 from tests.sim.support import wait_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::jwt.warnings.InsecureKeyLengthWarning")  # the sim's 1024 bits

@@ -17,7 +17,7 @@ from dropbox import files
 from dropbox.exceptions import ApiError, AuthError, RateLimitError
 from requests.adapters import HTTPAdapter
 
-from infra.sim.dropbox import file_id, sidecar_id
+from infra.sim.platforms.dropbox import file_id, sidecar_id
 
 TOKEN = "dbx-sim-token"
 

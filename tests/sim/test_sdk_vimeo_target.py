@@ -14,7 +14,7 @@ import vimeo
 from migrator.sources import build, parse_ref
 from vimeo.exceptions import APIRateLimitExceededFailure
 
-from infra.sim import vimeo_target
+from infra.sim.platforms import vimeo_target
 from tests.sim.support import wait_for
 from tests.track_files import SRT, VTT
 

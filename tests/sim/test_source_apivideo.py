@@ -19,7 +19,7 @@ from migrator.sources import ResolutionKind, SourceError, Unfetchable, build, pa
 from migrator.sources.apivideo import NO_MP4, PRIVACY_NOTE
 from migrator_cli.main import main
 
-from infra.sim import apivideo_library
+from infra.sim.platforms import apivideo_library
 
 API_KEY = "apivideo-src-key"
 

@@ -19,7 +19,7 @@ from migrator.sources.brightcove import NO_RENDITION, RENDITION_NOTE, STILL_PROC
 from migrator.sources.brightcove_token import TOKEN_ITEM, LedgerTokens, LocalTokens, seal_key, unseal
 from migrator_cli.sweep import read_mark, sweep
 
-from infra.sim.brightcove import ID_BASE
+from infra.sim.platforms.brightcove import ID_BASE
 from tests.sim.support import list_all
 from tests.unit.dynamo_fake import FakeDynamo
 

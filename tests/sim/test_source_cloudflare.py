@@ -18,8 +18,8 @@ from migrator.sources import cloudflare as cf_source
 from migrator.trackfetch import MAX_TRACK_BYTES
 from migrator_cli.sweep import read_mark, sweep
 
-from infra.sim import cloudflare as cf_sim
 from infra.sim.library import EPOCH, STEP_S
+from infra.sim.platforms import cloudflare as cf_sim
 from infra.sim.video import READY
 from tests.sim.support import wait_for
 

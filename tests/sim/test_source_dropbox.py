@@ -17,7 +17,7 @@ from migrator.sources import dropbox as dropbox_source
 from migrator.sources.dropbox import NOT_ALLOWED, NOT_DOWNLOADABLE, UNSUPPORTED, sidecars
 from migrator_cli.sweep import MARK_OVERLAP_S, read_mark, sweep
 
-from infra.sim.dropbox import file_id, sidecar_id
+from infra.sim.platforms.dropbox import file_id, sidecar_id
 from tests.sim.support import list_all
 
 TOKEN = "dbx-source-token"

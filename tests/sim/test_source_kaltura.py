@@ -20,7 +20,7 @@ from migrator.sources import kaltura as kaltura_source
 from migrator.sources.kaltura import FilterIgnored
 from migrator_cli.sweep import read_mark, sweep
 
-from infra.sim import kaltura_entries
+from infra.sim.platforms import kaltura_entries
 
 PARTNER = 2_012_345
 TOKEN_ID, TOKEN, SECRET = "0_apptoken", "app-token-secret", "admin-secret"

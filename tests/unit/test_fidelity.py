@@ -275,7 +275,7 @@ PRIVATE = ("private", "signed")
 def held_privacy(name: str, body: dict) -> str | None:
     """Who may play what the provider made of `body`: the body through the provider's simulator (which
     takes and stores it as the provider would), read back as our adapter reads the provider's answer."""
-    from infra.sim.core import PROFILES
+    from infra.sim.platforms import PROFILES
     from infra.sim.profile import Call, Draft
     from infra.sim.video import Video
 

@@ -91,3 +91,26 @@ def test_every_sources_credentials_come_from_the_variables_its_class_declares(pl
     assert source_credentials(platform, None, None, env) == {field: f"value-of-{field}" for field in cls.credential_env}
     missing = dict(list(env.items())[1:])  # one variable unset: no credentials, not a partial set
     assert source_credentials(platform, None, None, missing) is None
+
+
+def test_every_platform_but_the_object_stores_has_a_simulator_profile_of_its_name():
+    """The simulator's registry is built from its profile classes (each declares its name), as the product's is."""
+    from infra.provider_sim import PROFILES as SIM_NAMES
+    from infra.sim.platforms import PROFILES as SIM_PROFILES
+    from infra.sim.platforms import REGISTERED as SIM_REGISTERED
+    from infra.storage_emulators import STORE_PLATFORMS
+
+    assert tuple(SIM_PROFILES) == tuple(cls.name for cls in SIM_REGISTERED) == SIM_NAMES
+    with_emulators = set(STORE_PLATFORMS)  # the object stores run in their real emulators instead
+    assert set(SIM_PROFILES) == set(platforms.TARGETS) | (set(platforms.REFERENCED_SOURCES) - with_emulators)
+
+
+def test_a_profiles_limits_are_its_own_and_an_unknown_profile_is_refused():
+    from infra.provider_sim import ConfigError, SimConfig
+    from infra.sim.platforms.jwplayer import JwPlayer
+
+    jw = SimConfig(profile="jwplayer")
+    assert (jw.budget_quota, jw.budget_window_s) == (JwPlayer.limits["budget_quota"], 60.0) == (60, 60.0)
+    assert SimConfig(profile="bunny").rate == 20.0  # none documented: the simulator's default
+    with pytest.raises(ConfigError, match="profile must be one of generic, mux"):
+        SimConfig(profile="aws")

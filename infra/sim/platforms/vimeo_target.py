@@ -56,11 +56,11 @@ import secrets
 import time
 import urllib.parse
 
-from . import media
-from .config import SimConfig, is_http_url
-from .profile import Account, Call, Draft, Event, ParamError, Reply, Store, derived_id, int_param, iso_offset
-from .texttracks import read_caption
-from .video import ERRORED, PROCESSING, TextTrack, Video
+from .. import media
+from ..config import SimConfig, is_http_url
+from ..profile import Account, Call, Draft, Event, ParamError, Reply, Store, derived_id, int_param, iso_offset
+from ..texttracks import read_caption
+from ..video import ERRORED, PROCESSING, TextTrack, Video
 
 USER_ID = "1"
 APPROACHES = ("post", "pull", "streaming", "tus")

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 import urllib.parse
 
+from ..library import Item, Served, Shelf, serve_media
+from ..profile import Call, ParamError, Reply, int_param, iso_offset
 from .apivideo_vod import REFUSED, admit, private_token, session_ttl
-from .library import Item, Served, Shelf, serve_media
-from .profile import Call, ParamError, Reply, int_param, iso_offset
 
 # The encodings a 1080p source gets: each HLS rendition, and one MP4 when mp4Support is on.
 HLS_QUALITIES = ("360p", "480p", "720p", "1080p")

@@ -1,4 +1,4 @@
-"""The "cloudflare" profile: Cloudflare Stream as the project's adapter speaks it (notes/wire-spec.md).
+"""The "cloudflare" profile: Cloudflare Stream as the project's adapter speaks it (providers/cloudflare.py).
 
 Bearer API token and an account id in every path; POST /accounts/{a}/stream/copy {"input"
 (or the deprecated "url"), "creator", "meta"} -> 200 envelope {"success", "errors",
@@ -10,7 +10,7 @@ webhooks are the video itself signed `Webhook-Signature: time=<unix>,sig1=<hex>`
 carries `retry-after`; captions PUT /accounts/{a}/stream/{uid}/captions/{language} as a
 multipart WebVTT `file`, one per language (a second replaces the first), listed at GET
 .../captions. Its documented limits (1,200 calls per 5 minutes per user with a
-5-minute block, 120 videos in progress) are this profile's defaults: config.PROFILE_LIMITS.
+5-minute block, 120 videos in progress) are this profile's defaults: its `limits`.
 
 Signed URLs (developers.cloudflare.com/stream/viewing-videos/securing-your-stream/; the API reference
 "Create signed URL tokens for videos"): POST /accounts/{a}/stream/{uid}/token {exp, nbf, downloadable}
@@ -31,20 +31,21 @@ import secrets
 import time
 import urllib.parse
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
-from . import media
-from .bucket import RateState
-from .cloudflare_signing import TOKEN_SECRET, mint_token, token_claims, token_holds, token_problem
-from .config import SimConfig, is_http_url
-from .library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
-from .profile import (
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
+from ..profile import (
     KIND_STATUS,
     Account,
     Call,
     Draft,
     Event,
+    MadeUp,
     ParamError,
     Profile,
     Reply,
@@ -54,9 +55,10 @@ from .profile import (
     iso_z,
     same,
 )
-from .signing import sign_timestamped
-from .texttracks import label_of, uploaded_caption
-from .video import ERRORED, READY, TextTrack, Video
+from ..signing import sign_timestamped
+from ..texttracks import label_of, uploaded_caption
+from ..video import ERRORED, READY, TextTrack, Video
+from .cloudflare_signing import TOKEN_SECRET, mint_token, token_claims, token_holds, token_problem
 
 # Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
 # 10010 (invalid URL), 10004 (undecodable request), 10011 (too large) and 10016 (too many
@@ -318,6 +320,17 @@ class StreamLibrary:
 
 class Cloudflare(StreamLibrary, Profile):
     name = "cloudflare"
+    hls_master = ("manifest", "video.m3u8")  # where its video object's HLS link points (media.py)
+    # Cloudflare: "1200 requests per five minutes per user ... If you exceed this limit, all API calls for the
+    # next five minutes will be blocked" (https://developers.cloudflare.com/fundamentals/api/reference/limits/);
+    # Stream: "up to 120 videos queued or being encoded simultaneously" (https://developers.cloudflare.com/stream/faq/).
+    # The 20/s create bucket is the simulator's own (what the benchmarks call the true limit), not Cloudflare's.
+    limits: ClassVar[Mapping[str, float | int]] = {
+        "budget_quota": 1200,
+        "budget_window_s": 300.0,
+        "budget_block_s": 300.0,
+        "max_in_flight": 120,
+    }
     fetch_mode = "head-range"  # "must support HTTP HEAD requests and HTTP GET range requests"
     faults = FAULTS
     routes = (
@@ -336,6 +349,12 @@ class Cloudflare(StreamLibrary, Profile):
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_captions", "token": "src_token"}
     # "One caption or subtitle file per language is allowed" (cloudflare-python, stream.captions.language.update).
     one_track_per_language = True
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """An account id (32 hex characters, as Cloudflare's are) and an API token, and a webhook secret."""
+        account_id, token = secrets.token_hex(16), secrets.token_urlsafe(24)
+        creds = {"account_id": account_id, "api_token": token}
+        return MadeUp(creds, {"account_id": account_id, "token": token}, secrets.token_hex(16))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is not None and not same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
@@ -418,7 +437,7 @@ class Cloudflare(StreamLibrary, Profile):
             "duration": video.duration if known else -1,
             "input": {"width": 1920, "height": 1080} if known else {"width": -1, "height": -1},
             "watermark": None,
-            **media.cloudflare_fields(video),
+            **cloudflare_fields(video),
         }
 
     def created(self, video: Video, now: float, replay: bool) -> Reply:
@@ -555,3 +574,13 @@ class Cloudflare(StreamLibrary, Profile):
         if not secret:
             return {}
         return {"Webhook-Signature": f"time={timestamp},sig1={sign_timestamped(secret, timestamp, event.body)}"}
+
+
+def cloudflare_fields(video: Video) -> dict:
+    """`playback` {hls, dash}, `preview` and `thumbnail`, as Stream's video object has them."""
+    at = f"{media.base(video, 'cloudflare')}/{video.id}"
+    return {
+        "playback": {"hls": f"{at}/manifest/video.m3u8", "dash": f"{at}/manifest/video.mpd"},
+        "preview": f"{at}/watch",
+        "thumbnail": f"{at}/thumbnails/thumbnail.jpg",
+    }

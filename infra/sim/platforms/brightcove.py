@@ -38,7 +38,7 @@ Reference". Brightcove is no target here: creates are not routed.
   nothing to show;
 - folders: the library's three, a `/` made a space ("illegal characters: /" in folder names);
 - rate limits: 429 `TOO_MANY_REQUESTS` ("too many simultaneous requests or too many requests per second",
-  asset.js), with no Retry-After (none documented); PROFILE_LIMITS gives 10 reads a second (secondary: under
+  asset.js), with no Retry-After (none documented); the profile's `limits` give 10 reads a second (secondary: under
   10 a second per account). Errors are a JSON array `[{"error_code", "message"}]` (asset.js).
 """
 
@@ -47,14 +47,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import secrets
 import time
 import urllib.parse
 import zlib
+from collections.abc import Mapping
+from typing import ClassVar
 
-from .bucket import RateState
-from .config import SimConfig
-from .library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Shelf
-from .profile import Call, ParamError, Profile, Reply, basic_matches, int_param, iso_z, same
+from ..bucket import RateState
+from ..config import SimConfig
+from ..library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Shelf
+from ..profile import Call, MadeUp, ParamError, Profile, Reply, basic_matches, int_param, iso_z, same
 
 ID_BASE = 6_300_000_000_000
 FAULTS = ("processing", "no_mp4")
@@ -142,6 +145,11 @@ def first_index(name: str, bound: float | None) -> int:
 
 class Brightcove(Profile):
     name = "brightcove"
+    # The CMS API: 429 TOO_MANY_REQUESTS for "too many simultaneous requests or too many requests per second"
+    # (api-references-raml asset.js); about 20 at once and under 10 a second per account (secondary:
+    # api-evangelist brightcove-rate-limits). 10 reads a second, the burst of 20 our choice; concurrency is not
+    # modelled.
+    limits: ClassVar[Mapping[str, float | int]] = {"read_rate": 10.0, "read_burst": 20}
     faults = FAULTS
     routes = (
         ("/v4/access_token", {"POST": "src_token"}),
@@ -151,6 +159,12 @@ class Brightcove(Profile):
         ("/v1/accounts/{account}/videos/{id}/sources", {"GET": "src_sources"}),
         ("/v1/accounts/{account}/folders", {"GET": "src_folders"}),
     )
+
+    def made_up_source(self) -> MadeUp:
+        """API client credentials and the Video Cloud account they serve."""
+        client_id, client_secret = secrets.token_hex(8), secrets.token_urlsafe(24)
+        creds = {"account_id": "6300000000001", "client_id": client_id, "client_secret": client_secret}
+        return MadeUp(creds, {"account_id": creds["account_id"], "token_id": client_id, "token_secret": client_secret})
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token_id is None:

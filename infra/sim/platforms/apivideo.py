@@ -1,4 +1,4 @@
-"""The "apivideo" profile: api.video's video API as the project's adapter speaks it (notes/wire-spec.md).
+"""The "apivideo" profile: api.video's video API as the project's adapter speaks it (providers/apivideo.py).
 
 HTTP Basic with the API key as user name and an empty password, or a bearer token from
 POST /auth/api-key {"apiKey"} (refreshed at POST /auth/refresh), as the official clients'
@@ -26,17 +26,16 @@ import time
 import urllib.parse
 from typing import ClassVar
 
-from . import media
-from .apivideo_library import FAULTS, MEDIA, SORT_FIELDS, Library, encodings, page_of, paged, pagination
-from .apivideo_vod import REFUSED, admit, private_token, session_ttl
-from .bucket import RateState
-from .config import SimConfig, is_http_url
-from .profile import (
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..profile import (
     KIND_STATUS,
     Account,
     Call,
     Draft,
     Event,
+    MadeUp,
     Profile,
     Reply,
     Store,
@@ -47,9 +46,11 @@ from .profile import (
     same,
     x_ratelimit,
 )
-from .signing import sign_seed
-from .texttracks import label_of, uploaded_caption
-from .video import ERRORED, IDLE, READY, TextTrack, Video
+from ..signing import sign_seed
+from ..texttracks import label_of, uploaded_caption
+from ..video import ERRORED, IDLE, READY, TextTrack, Video
+from .apivideo_library import FAULTS, MEDIA, SORT_FIELDS, Library, encodings, page_of, paged, pagination
+from .apivideo_vod import REFUSED, admit, private_token, session_ttl
 
 DOCS = "https://docs.api.video/reference/"
 # Signs the private tokens of videos made on this simulator (apivideo_vod): one per process is enough.
@@ -163,6 +164,7 @@ def _private(assets: dict, video_id: str, token: str) -> dict:
 
 class ApiVideo(Library, Profile):
     name = "apivideo"
+    hls_master = ("hls", "manifest.m3u8")  # where its video object's HLS link points (media.py)
     faults = FAULTS
     routes = (
         ("/auth/api-key", {"POST": "auth"}),
@@ -182,6 +184,11 @@ class ApiVideo(Library, Profile):
     one_track_per_language = True
     # "api.video retries sending the webhook notification 3 times, with 3 second intervals".
     webhook_backoff_s = (3.0, 3.0, 3.0)
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """An API key, and a webhook signature secret as api.video's look."""
+        token = secrets.token_urlsafe(24)
+        return MadeUp({"api_key": token}, {"api_key": token}, "sig_sec_" + secrets.token_hex(11))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if call.op in ("auth", "refresh") or cfg.api_key is None:
@@ -266,7 +273,7 @@ class ApiVideo(Library, Profile):
     def render(self, video: Video, now: float) -> dict:
         request = video.request
         at = iso_offset(video.created)
-        assets = media.apivideo_assets(video)
+        assets = apivideo_assets(video)
         if request.get("public") is False:
             assets = _private(assets, video.id, private_token(_VOD_SECRET, video.id))
         return {
@@ -377,6 +384,9 @@ class ApiVideo(Library, Profile):
         chosen = paged(call, f"/videos/{video.id}/captions", [_caption(video, t) for t in video.texts])
         return chosen if isinstance(chosen, Reply) else Reply(200, {"data": chosen[0], "pagination": chosen[1]})
 
+    def playback_needs_token(self, video: Video) -> bool:
+        return video.request.get("public") is False  # a private video (`public: false`)
+
     def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
         """A private video's playback at its delivery host, under apivideo_vod's rules: `token/{token}/...`
         (the session route, or a file with the session's `avh`, or once without), the player with `?token=`."""
@@ -438,3 +448,17 @@ def _subscription(url: str, events: list[str], created: float) -> dict:
         "events": events,
         "url": url,
     }
+
+
+def apivideo_assets(video: Video) -> dict:
+    """The video object's `assets`, as api.video's has them (iframe, player, hls, thumbnail, mp4)."""
+    at = f"{media.base(video, 'apivideo')}/{video.id}"
+    iframe = (
+        f'<iframe src="{at}/player" width="100%" height="100%" frameborder="0" scrolling="no"'
+        ' allowfullscreen=""></iframe>'
+    )
+    assets = {"iframe": iframe, "player": f"{at}/player", "hls": f"{at}/hls/manifest.m3u8"}
+    assets["thumbnail"] = f"{at}/thumbnail.jpg"
+    if video.request.get("mp4Support", True):
+        assets["mp4"] = f"{at}/mp4/source.mp4"
+    return assets

@@ -28,7 +28,7 @@ What each behaviour follows:
   ready, with their files). `library_captions_processing` changes nothing: Wistia keeps no status of a
   caption being made (a caption is listed with `is_draft` only, a person's unpublished edit);
 - rate limits ("Making API requests", Rate limit, docs.wistia.com/docs/making-api-requests#rate-limit):
-  600 requests a minute per account (PROFILE_LIMITS: a read bucket of 10/s), past it a 429 with
+  600 requests a minute per account (the profile's `limits`: a read bucket of 10/s), past it a 429 with
   `Retry-After` (seconds); the OpenAPI file's one 429 answers text/plain "Rate limit exceeded". The text
   before said 100 a minute answered with a 503 and `Retry-After`: `unavailable_rate` with
   `unavailable_retry_after_fraction` 1 answers so. No rate-limit headers otherwise (none documented).
@@ -41,13 +41,15 @@ import binascii
 import json
 import math
 import re
+import secrets
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
-from .bucket import RateState
-from .config import SimConfig
-from .library import Item, Shelf
-from .profile import KIND_STATUS, Call, ParamError, Profile, Reply, int_param, iso_offset, same
+from ..bucket import RateState
+from ..config import SimConfig
+from ..library import Item, Shelf
+from ..profile import KIND_STATUS, Call, MadeUp, ParamError, Profile, Reply, int_param, iso_offset, same
 
 # Unfetchable in turn: still processing, failed processing, not a video, archived, no original kept.
 FAULTS = ("processing", "failed", "not_video", "archived", "no_original")
@@ -115,6 +117,10 @@ def _archived_filter(query: dict) -> bool | None:
 
 class Wistia(Profile):
     name = "wistia"
+    # "a rate limit of 600 requests per minute" (https://docs.wistia.com/docs/making-api-requests): 10 reads a
+    # second; the burst of 20 is our choice.
+    limits: ClassVar[Mapping[str, float | int]] = {"read_rate": 10.0, "read_burst": 20}
+    api_path = "/modern"  # the source's base URL, https://api.wistia.com/modern
     faults = FAULTS
     routes = (
         ("/modern/medias", {"GET": "list"}),
@@ -122,6 +128,11 @@ class Wistia(Profile):
         ("/modern/medias/{id}/captions", {"GET": "src_captions"}),
         ("/modern/medias/{id}/captions/{language}", {"GET": "src_caption"}),
     )
+
+    def made_up_source(self) -> MadeUp:
+        """An API token."""
+        token = secrets.token_urlsafe(24)
+        return MadeUp({"token": token}, {"token": token})
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is None or same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):

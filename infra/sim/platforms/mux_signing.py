@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping
 
 import rsa
 
-from . import media
-from .profile import Account, Call, ParamError, Reply, alnum_id, int_param
-from .video import READY, Video
+from .. import media
+from ..profile import Account, Call, ParamError, Reply, alnum_id, int_param
+from ..video import READY, Video
 
 VIDEO, THUMBNAIL = "v", "t"  # the audiences this simulator serves (secure-video-playback, "aud")
 KEYS = "signing_keys"  # where the profile's held account state keeps each key's public half
@@ -156,3 +156,10 @@ def serve_playback(
         return f"{urllib.parse.quote(pid, safe='')}/{height}p.m3u8{suffix}"
 
     return media.answer(video, rest, query, signed, variant_uri, lambda path: master)
+
+
+def mux_host_flags(sim_url: str) -> list[str]:
+    """`migrator export`/`verify` flags that put Mux's playback hosts (stream.mux.com, image.mux.com,
+    player.mux.com: Mux's video objects carry playback ids only) on the simulator at `sim_url`."""
+    base = f"{sim_url}{media.PREFIX}mux"
+    return ["--mux-stream-url", base, "--mux-image-url", base, "--mux-player-url", base]

@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 
-from .library import EPOCH, STEP_S, Item, Shelf, fault_of, is_private
+from ..library import EPOCH, STEP_S, Item, Shelf, fault_of, is_private
 
 PARTNER_ID = 2_012_345
 # Seven entries share each creation second: a page of 500 ends inside a second (500 = 71 x 7 + 3), as a busy

@@ -11,22 +11,25 @@ common Retry-After dialect (retry_after_mode).
 
 from __future__ import annotations
 
+import base64
 import copy
 import email.utils
 import json
 import math
+import secrets
 import time
 import urllib.parse
 import uuid
 
-from . import media
-from .bucket import RateState
-from .config import SimConfig, is_http_url
-from .profile import (
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..profile import (
     KIND_STATUS,
     Call,
     Draft,
     Event,
+    MadeUp,
     ParamError,
     Profile,
     Reply,
@@ -37,8 +40,8 @@ from .profile import (
     same,
     x_ratelimit,
 )
-from .signing import sign_seed, sign_standard
-from .video import ERRORED, READY, Video
+from ..signing import sign_seed, sign_standard
+from ..video import ERRORED, READY, Video
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is still "preparing"
 _MESSAGES = {
@@ -78,8 +81,18 @@ def _validate_create(body: object) -> str | None:
 
 class Generic(Profile):
     name = "generic"
+    hls_master = ("master.m3u8",)  # where its video object's HLS link points (media.py)
     routes = (("/videos", {"POST": "create", "GET": "list"}), ("/videos/{id}", {"GET": "get"}))
     honours_idempotency_key = True
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """A bearer token, and a webhook secret in the scheme asked (Standard Webhooks' whsec_ key, or the seed's)."""
+        token = secrets.token_urlsafe(24)
+        if webhook_scheme == "standard":
+            signing = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+        else:
+            signing = secrets.token_urlsafe(24)
+        return MadeUp({"token": token}, {"token": token}, signing, webhook_scheme)
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is None or same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
@@ -114,7 +127,7 @@ class Generic(Profile):
         }
         if video.state == READY:
             out["duration"] = video.duration
-            out["playback"] = media.generic_playback(video)  # this project's addition to the contract
+            out["playback"] = generic_playback(video)  # this project's addition to the contract
         elif video.state == ERRORED:
             message = "source could not be fetched" if video.failure == "fetch" else "source could not be ingested"
             out["error"] = {"type": "invalid_input", "message": message}
@@ -187,3 +200,16 @@ class Generic(Profile):
                 headers["webhook-signature"] = sign_standard(secret, event.id, timestamp, event.body)
             return headers
         return {"x-signature": sign_seed(secret, event.body)} if secret else {}
+
+
+def generic_playback(video: Video) -> dict:
+    at = f"{media.base(video, 'generic')}/{video.id}"
+    width, height = media.top_size(video)
+    return {
+        "policy": "public",
+        "hls": f"{at}/master.m3u8",
+        "player": f"{at}/player",
+        "thumbnail": f"{at}/thumbnail.jpg",
+        "width": width,
+        "height": height,
+    }

@@ -11,7 +11,7 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
   first upload) and `media_available` (first publishable; not sent while `publish_start_date` lies ahead),
   and nothing for a failure; each signed `Authorization: Bearer <JWT>`, HS256 with the webhook secret, its
   payload the body (as peers verify it: JwWebhookGuard, citing "verify the authenticity of a webhook");
-- the rate limit: "60 requests/minute per API token", every call (config.PROFILE_LIMITS: a budget of 60 a
+- the rate limit: "60 requests/minute per API token", every call (the profile's `limits`: a budget of 60 a
   minute, refused to the minute's end), a 429 with no hint; `jw-request-limit` / `jw-request-remaining`
   with rate_headers (peer clients' names);
 - text tracks: `POST .../media/{id}/text_tracks/` ("Generate a text track for the associated media. Each media
@@ -36,14 +36,20 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
 from __future__ import annotations
 
 import json
+import secrets
 import time
 import urllib.parse
 import uuid
+from collections.abc import Mapping
 from typing import ClassVar
 
-from . import media
-from .bucket import RateState
-from .config import SimConfig, is_http_url
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..library import Item, Served, Shelf
+from ..profile import Account, Call, Draft, Event, MadeUp, Profile, Reply, Store, alnum_id, same
+from ..texttracks import label_of
+from ..video import ERRORED, READY, TextTrack, Video
 from .jwplayer_library import (
     CEILING,
     FAULTS,
@@ -66,10 +72,6 @@ from .jwplayer_library import (
     signed_file,
     token_for,
 )
-from .library import Item, Served, Shelf
-from .profile import Account, Call, Draft, Event, Profile, Reply, Store, alnum_id, same
-from .texttracks import label_of
-from .video import ERRORED, READY, TextTrack, Video
 
 _STATUS = {READY: "ready", ERRORED: "failed"}
 _ERRORED = {False: "The source file could not be transcoded", True: "The file could not be fetched from the URL"}
@@ -117,6 +119,10 @@ def held(video: Video, now_epoch: float) -> bool:
 
 class JwPlayer(Profile):
     name = "jwplayer"
+    # "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return a 429"
+    # (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to the
+    # end of that minute (block 0).
+    limits: ClassVar[Mapping[str, float | int]] = {"budget_quota": 60, "budget_window_s": 60.0, "budget_block_s": 0.0}
     faults = FAULTS
     routes = (
         ("/v2/sites/{site}/media", {"POST": "create", "GET": "list"}),
@@ -128,6 +134,13 @@ class JwPlayer(Profile):
         ("/v2/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
     )
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """A property: its id, a v2 API secret, and its secret with URL signing on; a webhook secret."""
+        site, token, signing = secrets.token_hex(4), secrets.token_urlsafe(24), secrets.token_urlsafe(32)
+        creds = {"site_id": site, "api_secret": token, "signing_secret": signing, "url_signing": True}
+        sim = {"token": token, "account_id": site, "signing_secret": signing}
+        return MadeUp(creds, sim, secrets.token_urlsafe(32))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")

@@ -35,7 +35,7 @@ describe it. Dropbox is no target here: creates are not routed.
   409 `unsupported_file` / `not_allowed`, GetTemporaryLinkError). Dropbox processes nothing: no video is
   ever pending, library_processing_done and library_captions_processing change nothing; privacy has no
   meaning for a file here (library_private_every changes nothing);
-- rate limits: none published; PROFILE_LIMITS' 10 a second is our choice. A 429 "can be JSON or plaintext":
+- rate limits: none published; the profile's `limits`, 10 a second, are our choice. A 429 "can be JSON or plaintext":
   plain text here, with `Retry-After` in seconds, which the SDK reads as its backoff.
 """
 
@@ -47,15 +47,17 @@ import hashlib
 import hmac
 import json
 import math
+import secrets
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import ClassVar
 
-from .bucket import RateState
-from .config import SimConfig
-from .library import FOLDERS, Item, Served, Shelf, media_url, serve_media
-from .profile import Call, Profile, Reply, same
+from ..bucket import RateState
+from ..config import SimConfig
+from ..library import FOLDERS, Item, Served, Shelf, media_url, serve_media
+from ..profile import Call, MadeUp, Profile, Reply, same
 
 ROOT = "/Videos"
 FAULTS = ("not_downloadable", "unsupported", "not_allowed")
@@ -113,6 +115,8 @@ def not_found() -> Reply:
 
 class Dropbox(Profile):
     name = "dropbox"
+    # Dropbox publishes no number (its 429s carry Retry-After): 10 reads a second in bursts of 20 is our choice.
+    limits: ClassVar[Mapping[str, float | int]] = {"read_rate": 10.0, "read_burst": 20}
     faults = FAULTS
     routes = (
         ("/2/files/list_folder", {"POST": "src_list_folder"}),
@@ -122,6 +126,11 @@ class Dropbox(Profile):
         ("/2/files/get_temporary_link", {"POST": "src_link"}),
         ("/2/files/move_v2", {"POST": "src_move"}),
     )
+
+    def made_up_source(self) -> MadeUp:
+        """An OAuth 2 access token, and the folder to migrate."""
+        token = secrets.token_urlsafe(32)
+        return MadeUp({"token": token, "path": "/Videos"}, {"token": token})
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is None or same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):

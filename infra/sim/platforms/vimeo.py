@@ -10,7 +10,7 @@ data}; GET /videos/{id}; GET /videos/{id}/texttracks[/{track}]. A video carries 
 two steps, and sends no webhooks: infra/sim/vimeo_target.py (VimeoTarget), with its documents.
 
 What each behaviour rests on, beside the code that models it:
-- the lock-out past the per-minute limit (`throttle_hint`, budget knobs in config.PROFILE_LIMITS);
+- the lock-out past the per-minute limit (`throttle_hint`, budget knobs in the profile's `limits`);
 - every `privacy.view` value (`view_of`), text tracks that are not active (`_tracks`);
 - page-number paging that shifts when a video is deleted mid-sweep (`_list`, LibraryState.deleted);
 - the token's own uploads (/me/videos) apart from its team's library (/users/{team}/videos, `in_view`);
@@ -20,15 +20,16 @@ What each behaviour rests on, beside the code that models it:
 from __future__ import annotations
 
 import math
+import secrets
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
-from .bucket import RateState
-from .config import SimConfig
-from .library import Item, Shelf
-from .profile import KIND_STATUS, Call, Profile, Reply, iso_offset, same
+from ..bucket import RateState
+from ..config import SimConfig
+from ..library import Item, Shelf
+from ..profile import KIND_STATUS, Call, MadeUp, Profile, Reply, iso_offset, same
 from .vimeo_target import SORTS, VimeoTarget, list_query, paging
 
 ID_BASE = 700_000_000
@@ -101,6 +102,18 @@ def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | None:
 
 class Vimeo(VimeoTarget, Profile):
     name = "vimeo"
+    hls_master = ("hls", "playlist.m3u8")  # where its video object's HLS link points (media.py)
+    # As a source: Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s in
+    # bursts of 20 is our choice. Its limit is "the maximum number of requests that can be made per minute", and past
+    # it a user is "temporarily prevented from making requests for up to a minute"
+    # (https://help.vimeo.com/hc/en-us/articles/12427783954065-Rate-limits): a budget per 60 s window and a 60 s
+    # block, off until a budget_quota (the plan's number, unpublished) is given.
+    limits: ClassVar[Mapping[str, float | int]] = {
+        "read_rate": 10.0,
+        "read_burst": 20,
+        "budget_window_s": 60.0,
+        "budget_block_s": 60.0,
+    }
     faults = FAULTS
     routes = (
         ("/me", {"GET": "me"}),
@@ -114,6 +127,11 @@ class Vimeo(VimeoTarget, Profile):
         ("/captions/{id}/{track}", {"PUT": "track_add"}),
     )
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """A personal access token; Vimeo sends no webhooks (the secret is the doctor's test)."""
+        token = secrets.token_urlsafe(24)
+        return MadeUp({"token": token}, {"token": token}, secrets.token_hex(16))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if call.method == "PUT" and call.op == "track_add":

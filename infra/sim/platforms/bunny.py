@@ -21,18 +21,19 @@ import hmac
 import json
 import math
 import re
+import secrets
 import time
 import urllib.parse
 import uuid
 from datetime import UTC, datetime
 
-from . import media
-from .bucket import RateState
-from .config import SimConfig, is_http_url
-from .profile import KIND_STATUS, Call, Draft, Event, ParamError, Profile, Reply, Store, int_param, same
-from .signing import sign_seed
-from .texttracks import read_caption
-from .video import ERRORED, READY, TextTrack, Video
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..profile import KIND_STATUS, Call, Draft, Event, MadeUp, ParamError, Profile, Reply, Store, int_param, same
+from ..signing import sign_seed
+from ..texttracks import read_caption
+from ..video import ERRORED, READY, TextTrack, Video
 
 # The fetch answers a StatusModel; "The video was successfully fetched and added to the library" (200), "Failed
 # fetching the video" (400), "The request authorization failed" (401), "The requested video was not found" (404)
@@ -120,6 +121,8 @@ def embed_token_ok(key: str, video_id: str, query: str, now: float) -> bool:
 
 class Bunny(Profile):
     name = "bunny"
+    # Bunny Stream publishes no numbers ("Bunny rate limit hit" is a 429 with Retry-After, BunnyWay/cli
+    # rate-limit.ts): the simulator's defaults stand (no `limits`).
     routes = (
         # "Fetch Video": POST /library/{libraryId}/videos/fetch, before the path that takes a video id.
         ("/library/{lib}/videos/fetch", {"POST": "create"}),
@@ -130,6 +133,15 @@ class Bunny(Profile):
     )
     # "Adds caption data to the specified video for the given language" (Video_AddCaption): one per language.
     one_track_per_language = True
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """One video library: its id, its API key, its token authentication key (on, so the stack says so); its
+        webhooks are signed with the library's Read-Only API key."""
+        library, token = str(100_000 + secrets.randbelow(900_000)), secrets.token_urlsafe(24)
+        token_key = secrets.token_hex(16)
+        creds = {"library_id": library, "api_key": token, "token_key": token_key}
+        sim = {"account_id": library, "api_key": token, "token_secret": token_key}
+        return MadeUp(creds, sim, secrets.token_hex(18), stack={"BunnyTokenAuthentication": "true"})
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.account_id is not None and call.params.get("lib") != cfg.account_id:

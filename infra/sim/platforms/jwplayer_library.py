@@ -47,9 +47,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .config import SimConfig
-from .library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
-from .profile import KIND_STATUS, Reply
+from ..config import SimConfig
+from ..library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
+from ..profile import KIND_STATUS, Reply
 
 CEILING = 10_000
 EXACT_MAX = 15

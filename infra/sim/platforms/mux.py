@@ -1,4 +1,4 @@
-"""The "mux" profile: Mux Video's asset API as the project's adapter speaks it (notes/wire-spec.md).
+"""The "mux" profile: Mux Video's asset API as the project's adapter speaks it (providers/mux.py).
 
 HTTP Basic token id/secret; POST /video/v1/assets {"inputs": [{"url"}], "passthrough", "meta"}
 -> 201 {"data": asset}, no idempotency key; GET /video/v1/assets newest first with
@@ -10,7 +10,7 @@ status preparing -> ready|errored; errors {"error": {"type", "messages"}}; webho
 video.asset.created/ready/errored signed `Mux-Signature: t=<unix>,v1=<hex>`; a 429 carries
 no hint unless the rate_headers knob adds X-RateLimit-*. Its documented limits (creates
 1/s sustained with bursts, other requests 5/s, in separate buckets) are this profile's
-defaults: config.PROFILE_LIMITS. URL signing keys (/system/v1/signing-keys) and the tokens a
+defaults: its `limits`. URL signing keys (/system/v1/signing-keys) and the tokens a
 signed playback id's stream.mux.com URLs need (`/_play/mux/...` here): mux_signing.py. As a
 source (library_size > 0): the library's assets, master access, test assets, live recordings,
 text tracks still preparing, and their WebVTT at stream.mux.com (`render_library`, `serve_playback`).
@@ -23,22 +23,24 @@ import binascii
 import copy
 import json
 import re
+import secrets
 import time
 import urllib.parse
 import uuid
 from collections.abc import Iterable, Mapping
+from typing import ClassVar
 
-from . import media
-from .bucket import RateState
-from .config import SimConfig, is_http_url
-from .library import VTT, Item, Shelf
-from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
-from .profile import (
+from .. import media
+from ..bucket import RateState
+from ..config import SimConfig, is_http_url
+from ..library import VTT, Item, Shelf
+from ..profile import (
     KIND_STATUS,
     Account,
     Call,
     Draft,
     Event,
+    MadeUp,
     ParamError,
     Profile,
     Reply,
@@ -51,8 +53,9 @@ from .profile import (
     reset_epoch,
     x_ratelimit,
 )
-from .signing import sign_timestamped
-from .video import ERRORED, READY, TextTrack, Video
+from ..signing import sign_timestamped
+from ..video import ERRORED, READY, TextTrack, Video
+from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
 # Error "type" per kind: invalid_parameters, unauthorized, not_found and too_many_requests
@@ -327,6 +330,12 @@ def text_tracks(video: Item) -> list[dict]:
 
 class Mux(Profile):
     name = "mux"
+    owns_playback = True  # stream.mux.com and image.mux.com: playback ids, a signed one's token (serve_playback)
+    # "Make API requests", API rate limits (https://www.mux.com/docs/core/make-api-requests#api-rate-limits): video
+    # creation (POST) "a sustained 1 request per second" with bursts above it for short periods; other requests 5
+    # per second; separate buckets, per environment:
+    # https://www.mux.com/blog/protect-your-prod-environment-new-rate-limit-controls. Bursts undocumented: 10, ours.
+    limits: ClassVar[Mapping[str, float | int]] = {"rate": 1.0, "burst": 10, "read_rate": 5.0, "read_burst": 10}
     faults = FAULTS
     routes = (
         ("/video/v1/assets", {"POST": "create", "GET": "list"}),
@@ -346,6 +355,11 @@ class Mux(Profile):
             for prefix in ("/system/v1/signing-keys", "/video/v1/signing-keys")
         ),
     )
+
+    def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
+        """An access token's id and secret (HTTP Basic), and a webhook signing secret."""
+        creds = {"token_id": secrets.token_hex(8), "token_secret": secrets.token_urlsafe(24)}
+        return MadeUp(creds, dict(creds), secrets.token_hex(16))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token_id is None or basic_matches(
@@ -390,8 +404,8 @@ class Mux(Profile):
         if request.get("static_renditions"):
             out["static_renditions"] = _static_renditions(request["static_renditions"], video.state == READY)
 
-        # A ready asset lists its video and audio tracks (media.mux_tracks); text tracks whenever it has them.
-        tracks = media.mux_tracks(video) if video.state == READY else []
+        # A ready asset lists its video and audio tracks (mux_tracks); text tracks whenever it has them.
+        tracks = mux_tracks(video) if video.state == READY else []
         out["tracks"] = tracks + [_render_track(t) for t in video.texts]
         if video.state == READY:
             out["duration"] = video.duration
@@ -575,3 +589,12 @@ class Mux(Profile):
         if not secret:
             return {}
         return {"Mux-Signature": f"t={timestamp},v1={sign_timestamped(secret, timestamp, event.body)}"}
+
+
+def mux_tracks(video: Video) -> list[dict]:
+    """A ready asset's tracks: the video at its stored (largest) rendition, and stereo audio."""
+    width, height = media.top_size(video)
+    return [
+        {"type": "video", "id": f"{video.id}-v", "max_width": width, "max_height": height, "max_frame_rate": 30},
+        {"type": "audio", "id": f"{video.id}-a", "max_channels": 2},
+    ]
