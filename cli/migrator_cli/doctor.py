@@ -81,7 +81,7 @@ def _numbers(release: str) -> tuple[int, ...]:
 
 
 def _release(target, clock) -> list[Check]:
-    from .main import cli_version
+    from .version import cli_version
 
     return [release_check(target.outputs.get("Release"), cli_version())]
 

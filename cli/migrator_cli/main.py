@@ -32,6 +32,7 @@ from .commands import (
     verify,
 )
 from .errors import CliError
+from .version import cli_version
 
 EPILOG = """\
 Pick the stack with --stack NAME (its CloudFormation outputs are read), or with --outputs FILE
@@ -82,15 +83,6 @@ COMMANDS = (
     reconcile,
     upgrade,
 )
-
-
-def cli_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("video-migrator")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:

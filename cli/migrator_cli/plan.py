@@ -30,9 +30,6 @@ from migrator.sources import HTTP_SOURCES  # each platform's documented read rat
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
 
-# How a plan reads moved to plan_report.py; Plan is named here still for its callers.
-from .plan_report import MAX_SHOWN_REASONS, Plan  # noqa: F401
-
 # Every registered target, in the registry's order (migrator.platforms, providers.REGISTERED).
 PROVIDERS = tuple(REGISTERED_PROVIDERS)
 # Creates a second each provider documents (what paces a migration), and where it says so: each provider's own

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
-if TYPE_CHECKING:  # plan.py imports this module: its types are for the annotations only
-    from .plan import Estimate, Inventory
+from .plan import Estimate, Inventory  # what a plan counted and estimated (plan.py); this module reads it out
 
 MAX_SHOWN_REASONS = 10
 

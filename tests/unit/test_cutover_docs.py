@@ -6,7 +6,8 @@ from __future__ import annotations
 from migrator_cli.cutover import COLUMNS
 from migrator_cli.export import ExportSummary
 from migrator_cli.load import LoadSummary
-from migrator_cli.plan import Inventory, Plan
+from migrator_cli.plan import Inventory
+from migrator_cli.plan_report import Plan
 from migrator_cli.verify import Finding, VerifySummary
 
 from tests.e2e.test_cli_stack import documented_fields

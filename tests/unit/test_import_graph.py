@@ -1,27 +1,37 @@
-"""The functions' modules import one another without a circle: every `import` and `from ... import` under
-functions/migrator, at module level and inside functions, read from the source, and no strongly connected
-component of more than one module among them (a lower-level module never imports a higher-level one)."""
+"""The code's modules import one another without a circle: every `import` and `from ... import` under
+functions/migrator, infra/sim and cli/migrator_cli, at module level, inside functions and under TYPE_CHECKING,
+read from the source, and no strongly connected component of more than one module among them (a lower-level
+module never imports a higher-level one; a type a lower one needs of a higher one is a Protocol of its own)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS = ROOT / "functions"
+# (the folder the package's dotted names start from, the package's folder below it)
+PACKAGES = {
+    "functions": (FUNCTIONS, "migrator"),
+    "simulator": (ROOT, "infra/sim"),
+    "cli": (ROOT / "cli", "migrator_cli"),
+}
 
 
-def modules() -> dict[str, tuple[Path, bool]]:
-    """{dotted name: (path, is a package's __init__)} for every module of the migrator package."""
+def modules(base: Path = FUNCTIONS, package: str = "migrator") -> dict[str, tuple[Path, bool]]:
+    """{dotted name: (path, is a package's __init__)} for every module of `package` (a folder below `base`)."""
     found = {}
-    for path in (FUNCTIONS / "migrator").rglob("*.py"):
-        parts = list(path.relative_to(FUNCTIONS).with_suffix("").parts)
+    for path in (base / package).rglob("*.py"):
+        parts = list(path.relative_to(base).with_suffix("").parts)
         package = parts[-1] == "__init__"
         found[".".join(parts[:-1] if package else parts)] = (path, package)
     return found
 
 
 def imports(known: dict[str, tuple[Path, bool]]) -> dict[str, set[str]]:
-    """{module: the migrator modules it imports anywhere in its text}; `from .x import name` counts as
+    """{module: the package's modules it imports anywhere in its text}; `from .x import name` counts as
     importing `x.name` when that is a module, else `x` (the package whose __init__ defines the name)."""
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, (path, package) in known.items():
@@ -95,5 +105,17 @@ def test_the_finder_sees_imports_at_every_level_and_finds_a_circle():
     assert "migrator.presign" in graph["migrator.sources"]  # inside `resolve`: a function's import counts
 
 
-def test_no_module_of_the_functions_imports_itself_round_a_circle():
-    assert circles(imports(modules())) == []
+def test_the_finder_sees_the_simulators_and_the_clis_imports_lazy_and_for_types_alike():
+    sim = imports(modules(*PACKAGES["simulator"]))
+    assert "infra.sim.catalog" in sim["infra.sim.config"]  # `from . import catalog`
+    assert "infra.sim.profile" in sim["infra.sim.platforms.mux"]  # `from ..profile import ...`
+    assert "infra.sim.platforms" in sim["infra.sim"]  # the package registers its profiles
+    assert "infra.sim.drift" in sim["infra.sim.config"]  # inside a function
+    assert "infra.sim.config" in sim["infra.sim.profile"]  # under TYPE_CHECKING
+    cli = imports(modules(*PACKAGES["cli"]))
+    assert "migrator_cli.doctor" in cli["migrator_cli.commands.doctor"]  # `from ..doctor import` in a function
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_module_imports_itself_round_a_circle(package):
+    assert circles(imports(modules(*PACKAGES[package]))) == []

@@ -66,7 +66,8 @@ def unfetchable_reasons(path: Path):
 
 def run(args) -> int:
     from ..inventory import read_inventory
-    from ..plan import PROVIDERS, Plan, estimate, load_json, summarise
+    from ..plan import PROVIDERS, estimate, load_json, summarise
+    from ..plan_report import Plan
 
     if args.platform and args.source:
         raise CliError("plan takes an inventory FILE or --from PLATFORM, one of the two")
