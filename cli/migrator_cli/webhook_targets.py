@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from migrator.providers import PROVIDERS
 from migrator.providers.http import TransportError
 from migrator.redact import redact_credentials, strip_controls
-
-# Providers that send no webhooks at all (docs/providers.md: Vimeo documents none; reconcile's poll settles).
-SENDS_NONE = frozenset({"vimeo"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def _shown(text: str) -> str:
 
 def _check(provider, here: str | None) -> WebhookCheck:
     name = provider.name
-    if name in SENDS_NONE:
+    if name in PROVIDERS and not PROVIDERS[name].sends_webhooks:  # its class's fact (Vimeo: none, the poll settles)
         return WebhookCheck(True, f"{name} sends no webhooks: reconcile's poll settles every video", unknown=True)
     try:
         urls, single = subscriptions(provider)

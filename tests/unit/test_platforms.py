@@ -114,3 +114,12 @@ def test_a_profiles_limits_are_its_own_and_an_unknown_profile_is_refused():
     assert SimConfig(profile="bunny").rate == 20.0  # none documented: the simulator's default
     with pytest.raises(ConfigError, match="profile must be one of generic, mux"):
         SimConfig(profile="aws")
+
+
+def test_the_one_target_that_sends_no_webhooks_says_so_itself():
+    """doctor's webhook check (cli webhook_targets) and the conformance suite read it from the class."""
+    from migrator_cli.webhook_targets import webhook_check
+
+    assert [name for name, cls in PROVIDERS.items() if not cls.sends_webhooks] == ["vimeo"]
+    silent = webhook_check(PROVIDERS["vimeo"](None, lambda: None), "https://hooks.example/w")
+    assert silent.ok and silent.unknown and "sends no webhooks" in silent.detail

@@ -73,6 +73,8 @@ class Provider(ABC):
     # Webhook events one asset causes at the most (created, ready, per-quality, ...): with the
     # create ceiling, what the webhook route must be able to take (the template's WebhookThrottle).
     events_per_asset: int = 1
+    # Whether it sends webhooks at all (Vimeo documents none: reconcile's poll settles every video).
+    sends_webhooks: bool = True
     # Whether a caption track is uploaded as a file (Cloudflare, api.video), not fetched by URL (Mux).
     takes_caption_files: bool = True
     # Whether the provider can fetch an s3:// source through the presigned GET URL the uploader

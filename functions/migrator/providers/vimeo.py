@@ -228,6 +228,7 @@ class VimeoProvider(Provider):
     )
     # Vimeo sends none; the route is sized as the seed contract's, for the doctor's signed test.
     events_per_asset = 1
+    sends_webhooks = False
     webhook_scheme = Scheme.SEED
     # The pull's link: "The public URL at which the video is hosted. The URL must be valid for at least 24 hours"
     # (api.yaml, POST /me/videos, upload.link): Vimeo fetches it later than the create, at a time it does not say.
