@@ -55,8 +55,8 @@ def test_a_brightcove_library_moves_to_stream_on_one_token_for_the_fleet(sources
     source = sources.sims["brightcove"]
     target = targets("cloudflare")
     rows, held_back, items = migrate("brightcove", target)
-    # Every fifth video in turn (infra/sim/brightcove.FAULTS): still processing (pending, kept with the mark for
-    # the next sweep), no MP4 rendition (unfetchable): each with its reason.
+    # Every fifth video in turn (infra/sim/platforms/brightcove.FAULTS): still processing (pending, kept with the mark
+    # for the next sweep), no MP4 rendition (unfetchable): each with its reason.
     reasons = sorted(u["reason"].split(" (")[0].split(":")[0] for u in held_back)
     assert len(rows) == 16 and reasons == ["no downloadable rendition"] * 2 + ["still processing at Brightcove"] * 2
     assert_never_sent(aws, target, held_back)
@@ -74,7 +74,8 @@ def test_a_brightcove_library_moves_to_stream_on_one_token_for_the_fleet(sources
 def test_a_dropbox_folder_moves_to_mux_with_its_sidecar_captions(sources, targets, migrate, aws):
     target = targets("mux")
     rows, unfetchable, items = migrate("dropbox", target)  # Dropbox processes nothing: none is pending
-    # Every fifth file in turn (infra/sim/dropbox.FAULTS): not downloadable, no link for its type, not allowed.
+    # Every fifth file in turn (infra/sim/platforms/dropbox.FAULTS): not downloadable, no link for its type, not
+    # allowed.
     assert len(rows) == 16 and len(unfetchable) == 4
     assert {u["reason"].split(" (")[0] for u in unfetchable} >= {"Dropbox marks the file not downloadable"}
     assert_never_sent(aws, target, unfetchable)
