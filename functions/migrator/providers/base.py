@@ -98,6 +98,13 @@ class Provider(ABC):
     rate_limit_window_s: float | None = 1.0
     # Whether a 409 to a create means "it exists already" (the seed contract), to be found by our reference.
     conflict_means_exists: bool = False
+    # How long a source link handed to a create must stay valid, in seconds, where the provider documents that it
+    # fetches the link later than the create (Vimeo's pull: 24 h): the hand-off never hands it a link that ends
+    # sooner (link_life.decide: signed again for longer where the source can, else the asset refused with why).
+    # None: it fetches the link once the create is accepted, and a link alive then will do. `link_need_doc`: the
+    # document's words, quoted in a refusal.
+    link_valid_for_s: float | None = None
+    link_need_doc: str = ""
 
     def __init__(
         self,
