@@ -35,6 +35,11 @@ def to_item(raw: Mapping[str, Any] | None) -> dict | None:
     """A low-level DynamoDB item as plain Python (numbers as Decimal), None when empty."""
     if not raw:
         return None
+    return listed_item(raw)
+
+
+def listed_item(raw: Mapping[str, Any]) -> dict:
+    """An item a query, a scan or a batch read lists, as plain Python: never empty (it holds its key), so never None."""
     return {k: _de.deserialize(v) for k, v in raw.items()}
 
 

@@ -10,6 +10,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .pacing import RateSignal
 from .redact import redact_credentials, strip_controls
@@ -233,11 +234,11 @@ def decide(outcome: Outcome, attempts: int, max_attempts: int, now: float, rng: 
     )
 
 
-def _number(value: object) -> float | None:
-    """DynamoDB numbers arrive as Decimal; absent ones as None."""
+def _number(value: Any) -> float | None:
+    """DynamoDB numbers arrive as Decimal; absent ones as None; what float() refuses is None too."""
     if value is None or isinstance(value, bool):
         return None
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)
     except (TypeError, ValueError):
         return None

@@ -46,7 +46,7 @@ def heal_reason(item: dict, now: float, heal_after_s: float, queued_after_s: flo
     """Why `item` (read from a heal or queued lane) has no live work and should be re-enqueued,
     or None when it should be left alone."""
     try:
-        state = State(item.get("state"))
+        state = State(str(item.get("state")))  # None, or any word that is no state: ValueError
     except ValueError:
         return None
     family = due.family_of(str(item.get("due_lane") or ""))

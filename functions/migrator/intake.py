@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -91,7 +92,7 @@ def _narrows(known: Mapping | None, privacy: str) -> bool:
 @dataclass
 class Intake:
     ledger: Ledger
-    sqs: object
+    sqs: Any  # a boto3 SQS client (boto3 ships no types)
     work_queue_url: str
     clock: Callable[[], float] = time.time
 

@@ -103,7 +103,7 @@ def decide(left_s: float | None, terms: LinkTerms, need: Need, may_remint: bool 
     with `need` (see the module's table). `may_remint` False: this link was signed again already, and one
     still short is refused."""
     at_once = need.valid_for_s is None
-    required = 0.0 if at_once else float(need.valid_for_s)
+    required = 0.0 if need.valid_for_s is None else float(need.valid_for_s)
     if left_s is None:
         if at_once or not terms.expires_unsaid:
             return HAND

@@ -142,7 +142,7 @@ class Taken:
 def taken_from_queue(old: Mapping, ok: int, err: int) -> Taken:
     """The slot the common write took, from the item before it (ALL_OLD) and the outcomes it carried."""
     slot, ticket = float(old["next_slot"]), int(old.get("seq", 0))
-    after = {"next_slot": Decimal(str(old["next_slot"])) + Decimal(str(old["interval"]))}
+    after: dict[str, Decimal | int] = {"next_slot": Decimal(str(old["next_slot"])) + Decimal(str(old["interval"]))}
     after |= {"seq": ticket + 1, "ok": int(old["ok"]) + ok, "err": int(old["err"]) + err}
     return Taken(slot, ticket, {**old, **after})
 

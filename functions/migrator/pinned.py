@@ -34,13 +34,14 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
     """HTTPS to `host`, connected to the checked address `ip`; TLS is verified for `host` (SNI, certificate)."""
 
     def __init__(self, host: str, port: int, ip: IPAddress, timeout: float, context: ssl.SSLContext | None = None):
-        super().__init__(host, port, timeout=timeout, context=context or ssl.create_default_context())
+        self._tls = context or ssl.create_default_context()
+        super().__init__(host, port, timeout=timeout, context=self._tls)
         self._ip = ip
         self.raw_sock: socket.socket | None = None
 
     def connect(self) -> None:
         self.raw_sock = socket.create_connection((str(self._ip), self.port), self.timeout)
-        self.sock = self._context.wrap_socket(self.raw_sock, server_hostname=self.host)
+        self.sock = self._tls.wrap_socket(self.raw_sock, server_hostname=self.host)
 
 
 def pinned_connection(

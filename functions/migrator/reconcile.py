@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from threading import Lock
+from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -50,7 +51,7 @@ from .heal import (
 from .ledger import Ledger, NotResendable, message_of
 from .messages import encode_message
 from .pacer import POLL, Go, Pacer, wait_for_slot
-from .providers import Poll, Provider, from_settings
+from .providers import Poll, Provider, Video, from_settings
 from .providers.http import TransportError
 from .settings import env_number, load
 from .settle import settle_reported
@@ -106,7 +107,7 @@ class _Lane:
 @dataclass
 class Reconciler:
     ledger: Ledger
-    sqs: object
+    sqs: Any  # a boto3 SQS client (boto3 ships no types)
     queue_url: str
     provider: Provider
     limits: RunLimits
@@ -249,7 +250,24 @@ class Reconciler:
         status = answer.video
         verdict = poll_verdict(answer.http_status, status)
         now = self.clock()
-        if verdict is PollVerdict.WORKING:
+        if verdict is PollVerdict.LATER:
+            with lock:
+                summary.skip(
+                    f"provider answered HTTP {answer.http_status}" if answer.http_status else "provider unreachable"
+                )
+            return
+        if verdict is PollVerdict.MISS or status is None:  # no video: a miss (poll_verdict)
+            note = "no such video (HTTP 404)" if answer.http_status == 404 else _unreadable(status, answer.http_status)
+            result = self.ledger.note_poll_miss(asset_id, now, note, MAX_POLL_MISSES)
+            failed = result.won and (result.current or {}).get("state") == State.FAILED.value
+            if failed:
+                logger.warning("stopped polling: %s", note, extra={"asset_id": asset_id})
+                metrics.add_metric(name="PollGaveUp", unit=MetricUnit.Count, value=1)
+            with lock:
+                summary.skip("provider has no such video" if answer.http_status == 404 else "unreadable status")
+                summary.failed_unfound += int(failed)
+            return
+        if verdict is PollVerdict.WORKING or status.target is None:  # no target: working (poll_verdict)
             stuck = stuck_for(item, now, limits.max_processing_s)
             if stuck is not None:
                 self._fail_stuck(asset_id, stuck, status.status, now, summary, lock)
@@ -263,24 +281,7 @@ class Reconciler:
             with lock:
                 summary.still_processing += 1
             return
-        if verdict is PollVerdict.LATER:
-            with lock:
-                summary.skip(
-                    f"provider answered HTTP {answer.http_status}" if answer.http_status else "provider unreachable"
-                )
-            return
-        if verdict is PollVerdict.MISS:
-            note = "no such video (HTTP 404)" if answer.http_status == 404 else _unreadable(status, answer.http_status)
-            result = self.ledger.note_poll_miss(asset_id, now, note, MAX_POLL_MISSES)
-            failed = result.won and (result.current or {}).get("state") == State.FAILED.value
-            if failed:
-                logger.warning("stopped polling: %s", note, extra={"asset_id": asset_id})
-                metrics.add_metric(name="PollGaveUp", unit=MetricUnit.Count, value=1)
-            with lock:
-                summary.skip("provider has no such video" if answer.http_status == 404 else "unreadable status")
-                summary.failed_unfound += int(failed)
-            return
-        self._settle_polled(item, status, limits, summary, lock)
+        self._settle_polled(item, status, status.target, limits, summary, lock)
 
     def _fail_stuck(self, asset_id: str, stuck_s: float, word: str, now: float, summary: Summary, lock) -> None:
         reason = (
@@ -295,7 +296,9 @@ class Reconciler:
         with lock:
             summary.failed_stuck += int(result.won)
 
-    def _settle_polled(self, item: dict, status, limits: RunLimits, summary: Summary, lock) -> None:
+    def _settle_polled(
+        self, item: dict, status: Video, target: State, limits: RunLimits, summary: Summary, lock
+    ) -> None:
         asset_id = item["asset_id"]
         settled = settle_reported(
             self.ledger, asset_id, status, item.get("remote_id"), self.clock(), limits.drift_tolerance_s
@@ -305,11 +308,11 @@ class Reconciler:
                 summary.skip("settled meanwhile")
             return
         metrics.add_metric(name="PolledSettled", unit=MetricUnit.Count, value=1)
-        logger.info("settled by poll: %s", status.target.value, extra={"asset_id": asset_id})
+        logger.info("settled by poll: %s", target.value, extra={"asset_id": asset_id})
         if settled.drift_s is not None:
             metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
         with lock:
-            if status.target is State.READY:
+            if target is State.READY:
                 summary.settled_ready += 1
             else:
                 summary.settled_rejected += 1
@@ -388,7 +391,7 @@ def load_limits(env=None) -> RunLimits:
     """The stack's thresholds, in the same ranges an on-demand run is held to."""
     env = os.environ if env is None else env
     defaults = RunLimits()
-    limits = {}
+    limits: dict[str, Any] = {}  # RunLimits' fields, by name
     for name, variable in LIMIT_VARIABLES.items():
         low, high = OVERRIDES[name]
         value = env_number(env, variable, getattr(defaults, name), low, high)

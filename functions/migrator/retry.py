@@ -107,7 +107,7 @@ def deferral_floor(receive_count: int) -> float:
 def visibility_for(delay: float, received_at: float | None, now: float) -> int:
     """The ChangeMessageVisibility value for `delay`, within the 12 h SQS allows counting
     from the receive (`received_at`, epoch seconds) that gave us the receipt handle."""
-    allowed = SQS_MAX_VISIBILITY_S
+    allowed: float = SQS_MAX_VISIBILITY_S
     if received_at is not None:
         allowed = SQS_MAX_VISIBILITY_S - max(0.0, now - received_at) - 5
     seconds = math.ceil(delay)  # round up: never earlier than asked

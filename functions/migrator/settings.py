@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import overload
 from urllib.parse import urlsplit
 
 from .create_options import OptionError, stack_options
@@ -101,6 +102,10 @@ def env_number(env: Mapping[str, str], name: str, default: float, low: float, hi
     return value
 
 
+@overload
+def _whole(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int: ...
+@overload
+def _whole(env: Mapping[str, str], name: str, default: None, low: int, high: int) -> int | None: ...
 def _whole(env: Mapping[str, str], name: str, default: int | None, low: int, high: int) -> int | None:
     """A whole number in [low, high]; `default` when unset or empty."""
     raw = env.get(name, "").strip()

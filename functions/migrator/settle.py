@@ -24,7 +24,10 @@ class Settled:
 def settle_reported(
     ledger: Ledger, asset_id: str, video: Video, remote_id: str | None, now: float, drift_tolerance_s: float
 ) -> Settled:
-    """Move `asset_id` to the state `video` reports (ready or rejected) and run the canary."""
+    """Move `asset_id` to the state `video` reports (ready or rejected) and run the canary; not won when the
+    video reports neither (the provider still works on it: nothing to settle)."""
+    if video.target is None:
+        return Settled(False)
     result = ledger.settle(
         asset_id,
         video.target,

@@ -29,12 +29,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger
 
 from . import pacing
-from .dynamo import to_item, typed
+from .dynamo import listed_item, to_item, typed
 from .pacer import PACER_ID
 from .states import State
 from .tracks import STATES as TRACK_STATES
@@ -144,6 +145,9 @@ def batch_token(records: list[dict]) -> str:
 def transaction(table: str, deltas: Deltas, token: str) -> list[dict]:
     """The TransactWriteItems entries that apply `deltas` (at most 1 + minutes touched)."""
     entries = []
+    names: dict[str, str]
+    values: dict[str, int | Decimal]  # the expression's values, numbers all
+    parts: list[str]
     if deltas.counts:
         shard = int(token[:8], 16) % COUNT_SHARDS
         names, values, parts = {}, {}, []
@@ -241,7 +245,9 @@ def apply(dynamodb, table: str, records: list[dict], now: float, ledger_table: s
         try:
             key = typed({"asset_id": PACER_ID})
             item = to_item(dynamodb.get_item(TableName=ledger_table, Key=key, ConsistentRead=True).get("Item"))
-            dynamodb.update_item(**pacer_update(ledger_table, deltas, now, item))
+            update = pacer_update(ledger_table, deltas, now, item)
+            if update:  # always, for a batch with assets
+                dynamodb.update_item(**update)
         except Exception as exc:
             logger.warning("could not update the pacer's in-flight count: %s", type(exc).__name__)
     return deltas
@@ -275,10 +281,12 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
     ]
     items: list[dict] = []
     for start in range(0, len(keys), 100):
-        request = {table: {"Keys": [typed({"key": k}) for k in keys[start : start + 100]], "ConsistentRead": True}}
+        request: dict[str, Any] | None = {
+            table: {"Keys": [typed({"key": k}) for k in keys[start : start + 100]], "ConsistentRead": True}
+        }
         while request:
             resp = dynamodb.batch_get_item(RequestItems=request)
-            items += [to_item(raw) for raw in resp.get("Responses", {}).get(table, [])]
+            items += [listed_item(raw) for raw in resp.get("Responses", {}).get(table, [])]
             request = resp.get("UnprocessedKeys") or None
     counts: Counter = Counter()
     minutes: dict = {}

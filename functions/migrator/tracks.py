@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .messages import Track, id_problem, track_key
 from .retry import backoff_delay, throttle_delay
@@ -276,7 +277,8 @@ def failures(states: Mapping[str, Mapping] | None) -> list[tuple[str, str]]:
     ]
 
 
-def _number(value: object) -> float | None:
+def _number(value: Any) -> float | None:
+    """`value` (any JSON value) as a number; None for null, a boolean or what float() refuses."""
     if value is None or isinstance(value, bool):
         return None
     try:

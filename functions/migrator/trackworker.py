@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -103,7 +104,7 @@ def resolve_source_track(url: str) -> str | InlineCaption | FetchFailed:
 class TracksWorker:
     ledger: Ledger
     provider: Provider
-    sqs: object
+    sqs: Any  # a boto3 SQS client (boto3 ships no types)
     queue_url: str
     policy: FetchPolicy = field(default_factory=FetchPolicy)
     presign: Callable[[str], str] = lambda url: url
@@ -158,8 +159,8 @@ class TracksWorker:
             return Fate.poison("not a tracks message")
         logger.set_correlation_id(asset_id)
         item = self.ledger.get(asset_id)
-        tracks = parse_tracks((item or {}).get("tracks")) if item else ()
-        if isinstance(tracks, str) or not tracks:
+        tracks = parse_tracks(item.get("tracks")) if item else ()
+        if not item or isinstance(tracks, str) or not tracks:
             return Fate.finished("the asset has no tracks" if not isinstance(tracks, str) else tracks)
         state, remote_id = item.get("state"), item.get("remote_id")
         if state == State.REJECTED.value:
@@ -276,19 +277,19 @@ class TracksWorker:
         if isinstance(location, FetchFailed):
             return _failed(location)
         inline = isinstance(location, InlineCaption)
-        if inline:
+        if isinstance(location, InlineCaption):
             body = location.text.encode("utf-8")
             if len(body) > self.policy.max_bytes:  # the same cap as a fetched file's, whatever the source serves
                 return TrackOutcome(
                     TrackResult.REFUSED,
                     error=f"the track file is {len(body):,} bytes, over the {self.policy.max_bytes:,} allowed",
                 )
-            location = track.url
+            url = track.url
         else:
             fetched = self.fetch(location, self.policy)
             if isinstance(fetched, FetchFailed):
                 return _failed(fetched)
-            body = fetched.body
+            body, url = fetched.body, location
         caption = read_caption(body)
         if isinstance(caption, str):
             return TrackOutcome(TrackResult.REFUSED, error=f"not a caption file: {caption}")
@@ -296,8 +297,8 @@ class TracksWorker:
             staged = self._staged(track, remote_id, body)
             if isinstance(staged, TrackOutcome):
                 return staged
-            location = staged
-        return self.provider.attach_track(remote_id, track, TrackUpload(caption, location), label)
+            url = staged
+        return self.provider.attach_track(remote_id, track, TrackUpload(caption, url), label)
 
     def _staged(self, track: Track, remote_id: str, body: bytes) -> str | TrackOutcome:
         """The caption's text put where the target can fetch it (the stack's staging bucket), as a short-lived
@@ -395,7 +396,7 @@ class StagedCaptions:
     """Caption text written to the stack's staging bucket and handed out as a presigned GET (SigV4)."""
 
     bucket: str
-    s3: object = None
+    s3: Any = None  # a boto3 S3 client; None: a new one for each call
     presign: Callable[[str], str] | None = None
 
     def __call__(self, key: str, body: bytes) -> str:

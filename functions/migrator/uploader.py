@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import boto3
 
@@ -58,7 +59,7 @@ class Uploader:
     ledger: Ledger
     pacer: Pacer
     provider: Provider
-    sqs: object
+    sqs: Any  # a boto3 SQS client (boto3 ships no types)
     presign: Callable[..., str]
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep

@@ -197,7 +197,7 @@ class Receiver:
         """The video an event says is ready, built from the ledger's item where the provider can (JW Player,
         whose every call counts against 60 a minute); None: the provider is asked. Only for the video the
         ledger records: an event for another (a lost create's, found later) is read."""
-        if not event.says_ready or not item or item.get("remote_id") != event.remote_id:
+        if not event.says_ready or event.remote_id is None or not item or item.get("remote_id") != event.remote_id:
             return None
         try:
             asset = AssetRef(item["asset_id"], details=message_of(item))
@@ -256,8 +256,9 @@ def _settled(item: Mapping | None, remote_id: str | None) -> bool:
     quality (five a video), and each confirmation reads the video twice (its status, then its playback); after
     the first, asking again spends the provider's read budget (500 a minute against 100 uploads) on an answer
     the ledger would refuse."""
-    terminal = (State.READY.value, State.REJECTED.value)
-    return bool(item) and item.get("state") in terminal and item.get("remote_id") == remote_id
+    if not item:
+        return False
+    return item.get("state") in (State.READY.value, State.REJECTED.value) and item.get("remote_id") == remote_id
 
 
 def request_headers(request: Mapping) -> Mapping:

@@ -14,7 +14,7 @@ a staged one sits in no lane: it waits for the operator.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..due import Family
@@ -33,7 +33,7 @@ class Recorded:
     """What intake found: `new` when this message created the item; else the item as it stood."""
 
     new: bool
-    item: dict | None = None
+    item: dict = field(default_factory=dict)  # empty when `new`
 
 
 class Loading(LedgerTable):
@@ -62,8 +62,11 @@ class Loading(LedgerTable):
         # No video made yet (no remote_id): a narrower privacy is worth keeping only for a create to come.
         condition = f"#state IN (:pending, :inventoried, :failed) AND {rules.UNLEASED}"
         condition += f" AND attribute_not_exists(remote_id) AND ({over})"
-        states = {":pending": State.PENDING, ":inventoried": State.INVENTORIED, ":failed": State.FAILED}
-        states = {key: state.value for key, state in states.items()}
+        states = {
+            ":pending": State.PENDING.value,
+            ":inventoried": State.INVENTORIED.value,
+            ":failed": State.FAILED.value,
+        }
         return self._apply(asset_id, update, condition, **states, **values)
 
     def mark_queued(self, seen: Mapping[str, Any], now: float) -> WriteResult:

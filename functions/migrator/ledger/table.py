@@ -22,7 +22,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from .. import due
-from ..dynamo import is_condition_failure, to_item, typed
+from ..dynamo import is_condition_failure, listed_item, to_item, typed
 from ..messages import AssetMessage, message_doc
 from ..redact import redact_credentials
 from ..states import State
@@ -195,7 +195,7 @@ class LedgerTable:
             for _ in range(10):  # unprocessed keys come back under throttling: ask again for those
                 resp = self.client.batch_get_item(RequestItems=request)
                 for raw in resp.get("Responses", {}).get(self.table, []):
-                    item = to_item(raw)
+                    item = listed_item(raw)
                     found[item["asset_id"]] = item
                 request = resp.get("UnprocessedKeys") or {}
                 if not request:
@@ -214,7 +214,7 @@ class LedgerTable:
             Limit=1,
         )
         items = resp.get("Items") or []
-        return to_item(items[0])["asset_id"] if items else None
+        return listed_item(items[0])["asset_id"] if items else None
 
     def _update(self, asset_id: str, **request: Any) -> WriteResult:
         """One conditional UpdateItem: won with the item after (when asked for), or lost with the item as it stood."""
@@ -266,7 +266,7 @@ class LedgerTable:
         if start_key:
             kwargs["ExclusiveStartKey"] = start_key
         resp = self.client.query(**kwargs)
-        return [to_item(raw) for raw in resp.get("Items", [])], resp.get("LastEvaluatedKey")
+        return [listed_item(raw) for raw in resp.get("Items", [])], resp.get("LastEvaluatedKey")
 
     def iter_state(self, state: State, page_size: int = 100, older_than: float | None = None):
         """Every item of `state`, shard by shard (a paginated walk; bounded per page, not in total)."""
@@ -295,4 +295,4 @@ class LedgerTable:
         if start_key:
             kwargs["ExclusiveStartKey"] = start_key
         resp = self.client.query(**kwargs)
-        return [to_item(raw) for raw in resp.get("Items", [])], resp.get("LastEvaluatedKey")
+        return [listed_item(raw) for raw in resp.get("Items", [])], resp.get("LastEvaluatedKey")

@@ -316,21 +316,21 @@ class ApiVideoProvider(Provider):
         listed = self._listed(asset_id)
         if isinstance(listed, Outcome):
             return listed
-        for video in listed:
-            status = self._status(video.remote_id)
+        for remote_id in listed:
+            status = self._status(remote_id)
             if isinstance(status, Outcome):
                 return status
             if status.target is not State.REJECTED:
-                return Outcome(OutcomeKind.CREATED, remote_id=video.remote_id)
+                return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
         return Outcome(OutcomeKind.NOT_FOUND)
 
-    def _listed(self, asset_id: str) -> list[Video] | Outcome:
-        """The asset's videos, newest first (the list's metadata filter)."""
+    def _listed(self, asset_id: str) -> list[str] | Outcome:
+        """The ids of the asset's videos, newest first (the list's metadata filter)."""
         params = {"metadata[migration_ref]": asset_id, "sortBy": "createdAt", "sortOrder": "desc"}
         items = self._listing("/videos", {**params, "pageSize": str(PAGE_SIZE)}, "data")
         if isinstance(items, Outcome):
             return items
-        return [v for v in map(read_listed, items) if v.remote_id and v.ref == asset_id]
+        return [v.remote_id for v in map(read_listed, items) if v.remote_id and v.ref == asset_id]
 
     def _status(self, remote_id: str) -> Video | Outcome:
         answer = self._send("GET", f"/videos/{quote(remote_id)}/status")

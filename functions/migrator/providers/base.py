@@ -187,6 +187,8 @@ class Provider(ABC):
             if answer is not None:
                 return answer
             remote_id = found.remote_id
+            if not remote_id:  # never so: every find's CREATED names its video; no id, no answer
+                return Poll(0)
         return self._poll_video(asset_id, remote_id)
 
     @abstractmethod
@@ -358,10 +360,11 @@ class Provider(ABC):
             return {}, []
         if not 200 <= answer.status < 300:
             return lookup_failure(self._failure(answer))
-        items = answer.body.get(key) if isinstance(answer.body, dict) else None
+        body = answer.body if isinstance(answer.body, dict) else {}
+        items = body.get(key)
         if not isinstance(items, list):
             return Outcome(OutcomeKind.TRANSIENT, error=f"lookup HTTP {answer.status} without a {key} list")
-        return answer.body, items
+        return body, items
 
     def _library_page(self, path: str, params: Mapping[str, str], key: str) -> tuple[dict, list]:
         """One page of the library (for `videos()`): the page as an object and its `key` list, or
@@ -373,10 +376,11 @@ class Provider(ABC):
         listed(answer)
         if answer.truncated:
             raise ListingError(f"listing the provider's videos failed: a page over {LISTING_MAX_BODY_BYTES} bytes")
-        items = answer.body.get(key) if isinstance(answer.body, dict) else None
+        body = answer.body if isinstance(answer.body, dict) else {}
+        items = body.get(key)
         if not isinstance(items, list):
             raise ListingError(f"listing the provider's videos failed: a page without a {key} list")
-        return answer.body, items
+        return body, items
 
     def _failure(self, answer: Answer) -> Outcome:
         """A non-2xx answer classified: throttled, rejected (a 4xx about the asset) or transient."""

@@ -236,12 +236,12 @@ class BunnyProvider(Provider):
         outcome = self._fetched(answer)
         if outcome is None:  # indeterminate: the video may exist; it is looked for before anything is sent again
             found = self._search(asset.asset_id, self.clock())
-            if not isinstance(found, dict):
+            if isinstance(found, Outcome):
                 why = answer.error if isinstance(answer, Outcome) else f"HTTP {answer.status} naming no video"
                 error = f"{why}: the fetch may have happened, and its video is looked for by its tag first"
                 return Outcome(OutcomeKind.TRANSIENT, error=error, notes=tuple(notes))
-            outcome = Outcome(OutcomeKind.CREATED, remote_id=video_id(found.get("guid")))
-        if outcome.kind is OutcomeKind.CREATED:
+            outcome = Outcome(OutcomeKind.CREATED, remote_id=found[0])
+        if outcome.kind is OutcomeKind.CREATED and outcome.remote_id:  # CREATED always names its video
             self._tag(outcome.remote_id, asset.title or asset.asset_id, self._our_tags(asset))
         return replace(outcome, notes=tuple(notes))
 
@@ -279,18 +279,18 @@ class BunnyProvider(Provider):
         titled with its tag is tagged now, as Bunny's importer does), NOT_FOUND when the listing reached back
         that far or ended, TRANSIENT when it could not; a failed video never counts."""
         found = self._search(asset_id, created_after)
-        if not isinstance(found, dict):
+        if isinstance(found, Outcome):
             return found
-        remote_id = video_id(found.get("guid"))
-        if meta_value(found.get("metaTags"), OUR_REF) != asset_id:
-            title = (text(found.get("title")) or "").removesuffix(title_tag(asset_id)) or asset_id
+        remote_id, video = found
+        if meta_value(video.get("metaTags"), OUR_REF) != asset_id:
+            title = (text(video.get("title")) or "").removesuffix(title_tag(asset_id)) or asset_id
             self._tag(remote_id, title, [{"property": OUR_REF, "value": asset_id}])
         return Outcome(OutcomeKind.CREATED, remote_id=remote_id)
 
-    def _search(self, asset_id: str, created_after: float | None) -> dict | Outcome:
-        """The listed video made for the asset that has not failed, or the lookup's answer: NOT_FOUND once the
-        pages reach back before `created_after` (less FIND_MARGIN_S) or the listing ends, TRANSIENT when they
-        could not (too many pages; with no `created_after`, FIND_MAX_PAGES pages and then NOT_FOUND)."""
+    def _search(self, asset_id: str, created_after: float | None) -> tuple[str, dict] | Outcome:
+        """The listed video made for the asset that has not failed, with its id, or the lookup's answer: NOT_FOUND
+        once the pages reach back before `created_after` (less FIND_MARGIN_S) or the listing ends, TRANSIENT when
+        they could not (too many pages; with no `created_after`, FIND_MAX_PAGES pages and then NOT_FOUND)."""
         bound = created_after - FIND_MARGIN_S if created_after is not None else None
         if created_after is None:
             cap, at_cap = FIND_MAX_PAGES, Outcome(OutcomeKind.NOT_FOUND)
@@ -301,8 +301,9 @@ class BunnyProvider(Provider):
             if isinstance(page, Outcome):
                 return page
             for item in page:
-                if is_ours(item, asset_id) and video_id(mapping(item).get("guid")) and status_of(item) not in FAILED:
-                    return item
+                remote_id = video_id(mapping(item).get("guid"))
+                if is_ours(item, asset_id) and remote_id and status_of(item) not in FAILED:
+                    return remote_id, mapping(item)
             times = [t for t in (bunny_time(mapping(i).get("dateUploaded")) for i in page) if t is not None]
             if bound is not None and times and min(times) < bound:
                 break

@@ -270,7 +270,7 @@ class CloudflareProvider(Provider):
         }
         options, option_notes = self.create_options(asset)
         # The row's poster time as a fraction of its duration, else the option (the row's, else the stack's).
-        pct = options.get("thumbnailTimestampPct")
+        pct = options.get("thumbnailTimestampPct")  # checked: a number from 0 to 1 (create_options)
         if details.poster_time_s is not None:
             if details.duration_s:
                 pct = min(1.0, details.poster_time_s / details.duration_s)
@@ -287,10 +287,11 @@ class CloudflareProvider(Provider):
             "meta": meta,
             "requireSignedURLs": self.playback(asset) == SIGNED,
         }
-        if pct is not None:
+        if isinstance(pct, int | float):
             body["thumbnailTimestampPct"] = round(float(pct), 6)
-        if options.get("allowedOrigins"):
-            body["allowedOrigins"] = list(options["allowedOrigins"])
+        origins = options.get("allowedOrigins")  # checked: a list of domains
+        if isinstance(origins, list) and origins:
+            body["allowedOrigins"] = list(origins)
         return body, notes + clash_notes + privacy_notes(details.privacy, self.name) + option_notes
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
@@ -388,7 +389,8 @@ class CloudflareProvider(Provider):
 
 def _caption(caption: dict) -> RemoteTrack:
     language = caption.get("language")
-    status = caption.get("status") if caption.get("status") in ("ready", "inprogress", "error") else "ready"
+    said = caption.get("status")
+    status = said if isinstance(said, str) and said in ("ready", "inprogress", "error") else "ready"
     words = {"inprogress": "preparing", "error": "errored"}.get(status, status)
     return RemoteTrack(language if isinstance(language, str) else None, words, remote_id=text(language))
 

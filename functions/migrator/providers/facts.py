@@ -247,7 +247,7 @@ def playback_of(
     *,
     policy: object = None,
     playback_id: object = None,
-    ids: list | None = None,
+    ids: object = None,  # a list; anything else is left out, as every argument here is checked
     width: object = None,
     height: object = None,
     **urls: object,
@@ -260,7 +260,7 @@ def playback_of(
         out["policy"] = policy
     if (pid := video_id(playback_id)) is not None:
         out["playback_id"] = pid
-    if ids:
+    if isinstance(ids, list) and ids:
         out["playback_ids"] = ids[:MAX_PLAYBACK_IDS]
     for name, value in urls.items():
         if name not in PLAYBACK_URLS:

@@ -32,7 +32,7 @@ class CreateDefaults:
     options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
-def playback_of(privacy: str | None, default: str) -> str:
+def playback_of(privacy: str | None, default: str | None) -> str:
     """The means a row's privacy maps to: private and signed rows are signed, public and unlisted ones
     public, a row with none takes `default`; anything but an explicit "public" default is signed,
     so no mistake in a setting makes a video playable by anyone."""

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -32,14 +33,23 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 MAX_BODY_BYTES = 1024 * 1024
 CHUNK_BYTES = 64 * 1024
 
+
 # What watches every request this context sends (`migrator doctor --source/--target`, cli/migrator_cli/
 # first_contact.py): `before(method, url)` may refuse one (by raising) before it is sent, `after(method, url,
 # params, json_body, answer)` sees each answer and what asked for it. None, as in every Lambda: nothing watches.
-_watch: ContextVar[object | None] = ContextVar("migrator_http_watch", default=None)
+class Watch(Protocol):
+    def before(self, method: str, url: str) -> None: ...
+
+    def after(
+        self, method: str, url: str, params: Mapping[str, str] | None, json_body: object, answer: Answer
+    ) -> None: ...
+
+
+_watch: ContextVar[Watch | None] = ContextVar("migrator_http_watch", default=None)
 
 
 @contextlib.contextmanager
-def watching(watch: object):
+def watching(watch: Watch):
     """Every request sent in this context (this thread) shown to `watch` before it goes and once answered."""
     token = _watch.set(watch)
     try:
@@ -109,7 +119,7 @@ class _Deadline:
 _serving: ContextVar[_Deadline | None] = ContextVar("migrator_http_deadline", default=None)
 
 
-class _Registers:
+class _Registers(HTTPConnection):
     """A connection that tells the request it serves about itself (so its deadline can cut it off)."""
 
     def request(self, *args, **kwargs):
@@ -181,7 +191,7 @@ class HttpTransport:
         self,
         method: str,
         path: str,
-        json_body: object = None,
+        json_body: Any = None,  # any JSON value
         params: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,

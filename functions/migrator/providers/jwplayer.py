@@ -244,8 +244,8 @@ class Slice:
     def following(self, items: list, total: object, size: int, when: Callable[[Mapping], float | None]) -> Slice | None:
         """The slice after a page of `items` (read at page length `size`), None when the query is done."""
         listed = (self.page - 1) * size + len(items)
-        counted = isinstance(total, int) and not isinstance(total, bool)
-        if not items or (counted and total <= listed) or (not counted and len(items) < size):
+        told_total = total if isinstance(total, int) and not isinstance(total, bool) else None
+        if not items or (told_total is not None and told_total <= listed) or (told_total is None and len(items) < size):
             return None
         times = [t for t in (when(mapping(i)) for i in items) if t is not None and math.isfinite(t)]
         if not times:
@@ -504,18 +504,19 @@ class JwPlayerProvider(Provider):
 
     def videos(self) -> Iterator[Video]:
         """Every media, oldest first, by creation date under the ceiling (`Slice`); past LISTING_MAX_PAGES, loudly."""
-        at: Slice | None = Slice(0, int(self.clock()) + 1)
+        at = Slice(0, int(self.clock()) + 1)
         for _ in listing_pages():
             body, items = self._library_page(self._media(), at.params("created", PAGE_LENGTH), "media")
             for item in items:
                 if text(mapping(item).get("id")) not in at.tail:
                     yield self._read(item)
             try:
-                at = at.following(items, body.get("total"), told_length(body, PAGE_LENGTH), _created)
+                following = at.following(items, body.get("total"), told_length(body, PAGE_LENGTH), _created)
             except CeilingError as exc:
                 raise ListingError(f"listing the provider's videos stopped: {exc}") from None
-            if at is None:
+            if following is None:
                 return
+            at = following
         raise too_many_pages()
 
     # --- migrator verify --------------------------------------------------------------------------
@@ -600,8 +601,7 @@ def _created(media: Mapping) -> float | None:
 def told_length(body: Mapping, asked: int) -> int:
     """The page length the answer says it used (a smaller cap than asked), else the one asked."""
     told = body.get("page_length")
-    ok = isinstance(told, int) and not isinstance(told, bool) and 1 <= told <= asked
-    return told if ok else asked
+    return told if isinstance(told, int) and not isinstance(told, bool) and 1 <= told <= asked else asked
 
 
 def remote_track(raw: object) -> RemoteTrack:

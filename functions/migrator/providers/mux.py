@@ -269,8 +269,9 @@ class MuxProvider(Provider):
         for name in ("video_quality", "max_resolution_tier", "test"):
             if name in options:
                 body[name] = options[name]
-        if options.get("static_renditions"):  # the current form; `mp4_support` is deprecated and exclusive
-            body["static_renditions"] = [{"resolution": r} for r in options["static_renditions"]]
+        renditions = options.get("static_renditions")  # checked: a list of distinct resolutions
+        if isinstance(renditions, list) and renditions:  # the current form; `mp4_support` is deprecated, exclusive
+            body["static_renditions"] = [{"resolution": r} for r in renditions]
         notes += option_notes
         notes += not_carried(details, self.name, ("description", "tags", "metadata", "created_at", "folder"))
         notes += not_carried(
@@ -413,7 +414,7 @@ class MuxProvider(Provider):
 
     def tracks_at_create(self, asset: AssetRef) -> list[dict]:
         chosen = self.create_time_tracks(asset)
-        labels = track_labels(asset.details.tracks) if chosen else {}
+        labels = track_labels(asset.details.tracks) if chosen and asset.details else {}
         return [_text_input(t, t.url, labels[track_key(t)]) for t in chosen]
 
     def track_list(self, remote_id: str) -> TrackList | TrackOutcome:
@@ -475,7 +476,8 @@ def _text_input(track: Track, url: str, label: str) -> dict:
 
 def _remote_track(raw: object) -> RemoteTrack:
     track = mapping(raw)
-    status = TRACK_STATUS.get(track.get("status") if isinstance(track.get("status"), str) else "", "preparing")
+    said = track.get("status")
+    status = TRACK_STATUS.get(said if isinstance(said, str) else "", "preparing")
     error = None
     if status == "errored":  # the reason, where the track carries one ({"error": {"messages": [...]}})
         errors = mapping(track.get("error")) or mapping(track.get("errors"))

@@ -143,7 +143,9 @@ def ref_of(description: object) -> str | None:
     if not isinstance(description, str) or len(description) > 1_000_000:
         return None
     match = _REF_LINE.match(description.rstrip("\n").rpartition("\n")[2])
-    ref = our_ref(match.group(2)) if match else None
+    if match is None:
+        return None
+    ref = our_ref(match.group(2))
     return ref if ref is not None and ref_tag(ref) == match.group(1) else None
 
 
@@ -183,17 +185,38 @@ def read_video(video: object) -> Video:
     upload = text(mapping(video.get("upload")).get("status")) or ""
     transcode = text(mapping(video.get("transcode")).get("status")) or ""
     view = mapping(video.get("privacy")).get("view")
-    common = {"created_at": epoch_of(video.get("created_time")), "privacy": privacy_of(view)}
+    created_at, privacy = epoch_of(video.get("created_time")), privacy_of(view)
     if legacy in QUOTA_STATUSES:
-        return rejected_video(remote_id, ref, legacy, f"Vimeo: {QUOTA_STATUSES[legacy]}", **common)
+        return rejected_video(
+            remote_id, ref, legacy, f"Vimeo: {QUOTA_STATUSES[legacy]}", created_at=created_at, privacy=privacy
+        )
     if legacy in FAILED_STATUSES or "error" in (upload, transcode):
         word = legacy if legacy in FAILED_STATUSES else f"{'uploading' if upload == 'error' else 'transcoding'}_error"
-        return rejected_video(remote_id, ref, word, f"Vimeo could not ingest the source ({word})", **common)
+        return rejected_video(
+            remote_id, ref, word, f"Vimeo could not ingest the source ({word})", created_at=created_at, privacy=privacy
+        )
     if transcode == "complete" or (not transcode and legacy == "available"):
         duration, playback = duration_of(video.get("duration")), read_playback(video, remote_id)
-        return Video(remote_id, ref, State.READY, "available", duration_s=duration, playback=playback, **common)
+        return Video(
+            remote_id,
+            ref,
+            State.READY,
+            "available",
+            duration_s=duration,
+            playback=playback,
+            created_at=created_at,
+            privacy=privacy,
+        )
     known = legacy in WORKING or "in_progress" in (upload, transcode)
-    return Video(remote_id, ref, None, excerpt(legacy or transcode or upload, 40), known=known, **common)
+    return Video(
+        remote_id,
+        ref,
+        None,
+        excerpt(legacy or transcode or upload, 40),
+        known=known,
+        created_at=created_at,
+        privacy=privacy,
+    )
 
 
 def error_code(answer: Answer) -> int | None:

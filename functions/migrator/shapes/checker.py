@@ -105,8 +105,8 @@ def _walk(schema: dict, doc: object, path: str, found: list[str]) -> None:
     if "anyOf" in schema:
         fitting = [s for s in schema["anyOf"] if not _type_differs(s, doc)]
         if not fitting:
-            kinds = [k for s in schema["anyOf"] for k in _kinds(s)]
-            found.append(f"{path or 'the answer'}: expected {' or '.join(kinds)}, got {kind_of(doc)}")
+            any_of = [k for s in schema["anyOf"] for k in _kinds(s)]
+            found.append(f"{path or 'the answer'}: expected {' or '.join(any_of)}, got {kind_of(doc)}")
             return
         schema = fitting[0]
     kinds = schema.get("type")

@@ -254,7 +254,7 @@ class ApiVideoSource(HttpSource):
             for m in entries(video.get("metadata"))
             if isinstance(m, dict) and isinstance(m.get("key"), str) and isinstance(m.get("value"), str)
         }
-        metadata = {"apivideo_metadata": pairs} if pairs else {}
+        metadata: dict[str, object] = {"apivideo_metadata": pairs} if pairs else {}
         if note:
             metadata["privacy_note"] = note
         return make_row(

@@ -127,7 +127,8 @@ def best_rendition(sources: object, schemes: tuple[str, ...] = ("https",)) -> di
     """The widest MP4 rendition whose `src` has one of `schemes` (then the tallest, then the largest file)."""
 
     def size(source: Mapping) -> tuple[float, float, float]:
-        return tuple(finite_number(source.get(k)) or 0.0 for k in ("width", "height", "size"))  # type: ignore[return-value]
+        width, height, size = (finite_number(source.get(k)) or 0.0 for k in ("width", "height", "size"))
+        return width, height, size
 
     found = _renditions(sources, schemes)
     return max(found, key=size) if found else None
@@ -272,12 +273,13 @@ class BrightcoveSource(HttpSource):
 
     def _client(self) -> tuple[str, str, str]:
         creds = mapping(self.credentials())
-        values = [creds.get(k) for k in ("account_id", "client_id", "client_secret")]
-        if not all(isinstance(v, str) and v for v in values):
+        account_id, client_id, secret = (creds.get(k) for k in ("account_id", "client_id", "client_secret"))
+        strings = isinstance(account_id, str) and isinstance(client_id, str) and isinstance(secret, str)
+        if not strings or not (account_id and client_id and secret):
             raise CredentialsError('the brightcove credentials need "account_id", "client_id" and "client_secret"')
-        if not values[0].isdigit():
+        if not account_id.isdigit():
             raise CredentialsError('the brightcove "account_id" must be the Video Cloud account id (digits)')
-        return values[0], values[1], values[2]
+        return account_id, client_id, secret
 
     def _key(self) -> bytes:
         _, client_id, client_secret = self._client()

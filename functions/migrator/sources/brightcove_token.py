@@ -170,7 +170,7 @@ class LedgerTokens:
         """One conditional UpdateItem; False when its condition did not hold (another worker was first)."""
         from botocore.exceptions import ClientError
 
-        request = {"UpdateExpression": expression, "ConditionExpression": condition}
+        request: dict[str, Any] = {"UpdateExpression": expression, "ConditionExpression": condition}
         request["ExpressionAttributeValues"] = values
         if "#t" in expression + condition:
             request["ExpressionAttributeNames"] = {"#t": "token"}

@@ -93,7 +93,7 @@ def sidecars(video_name: str, names: Mapping[str, str]) -> list[tuple[str, str |
     language-less first, then by name. A name matches when it is the video's without its extension, then
     optionally `.<language>`, then `.vtt` or `.srt`, without case."""
     stem = video_stem(video_name).lower()
-    found = []
+    found: list[tuple[str, str | None, str, str]] = []
     for name, file_id in names.items():
         match = _SIDECAR.match(name)
         if not match:
@@ -158,6 +158,7 @@ class DropboxSource(HttpSource):
             if body is None:  # the kept cursor was reset by Dropbox: the folder again, what changed since kept
                 body, delta = self._list(None)
                 listing = True
+        body = mapping(body)  # a dict: only a continued cursor is reset (None), never the folder from its start
         page = Page()
         if delta:
             page.delta = delta
@@ -313,7 +314,8 @@ def _kept(item: Mapping, *names: str) -> dict:
 
 def _error_tags(body: object) -> str | None:
     """A route error's tags as a path ("path/not_found"), from `error` (nested `.tag`s), else `error_summary`."""
-    error, tags = mapping(mapping(body).get("error")), []
+    error = mapping(mapping(body).get("error"))
+    tags: list[str] = []
     while error and isinstance(error.get(".tag"), str) and len(tags) < 4:
         tag = error[".tag"]
         tags.append(tag)

@@ -182,15 +182,15 @@ class GcsSource(HttpSource):
         with self._lock:
             if self._token is not None and self._token[1] > self.clock() + 60:
                 return self._token[0]
-            self._token = self._exchange(creds)
+            self._token = self._exchange(creds, creds.key)
             return self._token[0]
 
-    def _exchange(self, creds: GcsCredentials) -> tuple[str, float]:
-        """An access token for the key (the JWT bearer grant); SourceDenied when it is refused."""
+    def _exchange(self, creds: GcsCredentials, key: SigningKey) -> tuple[str, float]:
+        """An access token for `key`, the credentials' (the JWT bearer grant); SourceDenied when it is refused."""
         now = int(self.clock())
         claims = {"iss": creds.email, "scope": SCOPE, "aud": creds.token_uri, "iat": now, "exp": now + 3600}
         try:
-            assertion = rs256_jwt(claims, creds.key)
+            assertion = rs256_jwt(claims, key)
         except SigningKeyError as exc:
             raise CredentialsError(f"the gcs service_account_key: {exc}") from None
         form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion}

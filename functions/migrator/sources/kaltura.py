@@ -402,7 +402,9 @@ class KalturaSource(HttpSource):
         flavors = self._all("flavorAsset", {"objectType": "KalturaFlavorAssetFilter", "entryIdEqual": ref.video_id})
         flavor, note = source_flavor(flavors)
         if flavor is None:
-            return Resolution.preparing(FLAVORS_PROCESSING, 60.0) if note == "working" else Resolution.unfetchable(note)
+            if note == "working":
+                return Resolution.preparing(FLAVORS_PROCESSING, 60.0)
+            return Resolution.unfetchable(note or NO_FLAVOR)  # no flavor: always a note saying why
         categories = self._categories_for(entry, self._links([ref.video_id]))
         privacy = privacy_of(entry, categories, self._restricted(entry), self.clock())[0]
         try:

@@ -24,7 +24,7 @@ below (-1 is the request's "remove") is no date.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..providers.facts import text
 from .kaltura_api import number
@@ -90,13 +90,14 @@ def schedule_metadata(entry: Mapping) -> dict[str, str]:
     found = {}
     for name, key in (("startDate", "start_date"), ("endDate", "end_date")):
         when, _ = _date(entry, name)
-        if when is not None and rfc3339(when):
-            found[key] = rfc3339(when)
+        said = rfc3339(when) if when is not None else None
+        if said:
+            found[key] = said
     return found
 
 
 def privacy_of(
-    entry: Mapping, categories: list[Mapping | None], restricted: bool, now: float
+    entry: Mapping, categories: Sequence[Mapping | None], restricted: bool, now: float
 ) -> tuple[str, str | None]:
     """The row's privacy: the widest any of the entry's categories gives (Kaltura shows an entry wherever it is
     published), narrowed by its moderation, its displayInSearch, a restricting access control profile and its
@@ -115,7 +116,7 @@ def privacy_of(
     return chosen, f"Kaltura: {'; '.join(notes)[:400]}; carried as {chosen}"
 
 
-def _by_categories(entry: Mapping, categories: list[Mapping | None]) -> tuple[str, list[str]]:
+def _by_categories(entry: Mapping, categories: Sequence[Mapping | None]) -> tuple[str, list[str]]:
     moderation = number(entry.get("moderationStatus"))
     if moderation in UNMODERATED:
         return "private", [f"shown to no viewer: {UNMODERATED[moderation]}"]

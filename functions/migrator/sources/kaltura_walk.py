@@ -94,7 +94,7 @@ class Walk:
                 broken = "statusIn"
             elif wanted and not wanted & set(categories_of(entry, links or {})):
                 broken = "categoriesIdsMatchOr (category_ids)"
-            if broken:
+            if broken or at is None:  # at is None: broken says so
                 raise FilterIgnored(
                     f"kaltura: media.list answered an entry outside the filter {broken} (entry"
                     f" {str(entry.get('id'))[:20]}): Kaltura ignores a filter field it does not support and lists"

@@ -230,9 +230,10 @@ class MuxSource(HttpSource):
             return Resolution.unfetchable(f"the text track is {text(track.get('status')) or 'not ready'} at Mux")
         playback = public_playback_id(asset)
         signed = None if playback else playback_id(asset, "signed") or playback_id(asset, "drm")
-        if playback is None and signed is None:
+        served = playback or signed
+        if not served:
             return Resolution.unfetchable("the asset has no playback id: Mux serves its text tracks to no one")
-        url = f"{self.stream_url}/{quote(playback or signed)}/text/{quote(ref.item or '')}.vtt"
+        url = f"{self.stream_url}/{quote(served)}/text/{quote(ref.item or '')}.vtt"
         if signed is None:
             return Resolution.ready(url)
         key = self._signing_key()

@@ -154,19 +154,21 @@ def make_row(
     `asset_id`: an id of its own (an S3 object's), instead of `<platform>/<id>` and the source's
     platform and id in its metadata."""
     own_id = asset_id is not None
-    asset_id = asset_id if own_id else asset_id_of(platform, video_id)
+    if asset_id is None:
+        asset_id = asset_id_of(platform, video_id)
     doc: dict = {"id": asset_id, "source_url": source_url}
+    duration = seconds(duration_s)
     fields = {
         "title": clean_text(title, MAX_TITLE_LENGTH),
         "description": clean_text(description, MAX_DESCRIPTION_LENGTH),
         "created_at": rfc3339(created_at),
-        "duration_s": seconds(duration_s),
+        "duration_s": duration,
         "size_bytes": whole_bytes(size_bytes),
         "privacy": privacy if privacy in PRIVACY else None,
         "folder": clean_text(folder, MAX_FOLDER_LENGTH),
     }
     poster = seconds(poster_time_s)
-    if poster is not None and (fields["duration_s"] is None or poster <= fields["duration_s"]):
+    if poster is not None and (duration is None or poster <= duration):
         fields["poster_time_s"] = round(poster, 3)
     doc.update({k: v for k, v in fields.items() if v is not None})
     tag_list = clean_tags(tags)

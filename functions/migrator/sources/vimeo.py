@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from ..link_life import LinkTerms
 from ..messages import MAX_TRACK_NAME_LENGTH
@@ -381,5 +381,5 @@ def _marked(name: str | None) -> str:
     return f"{name} ({INACTIVE})" if name else INACTIVE
 
 
-def _whole(value: object) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

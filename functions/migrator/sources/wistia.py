@@ -116,8 +116,8 @@ class WistiaSource(HttpSource):
         return {"Authorization": f"Bearer {token}", VERSION_HEADER: API_VERSION}
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
-        archived = bool(cursor) and cursor.startswith(ARCHIVED_PASS)
-        at = cursor[len(ARCHIVED_PASS) :] if archived else cursor
+        archived = cursor is not None and cursor.startswith(ARCHIVED_PASS)
+        at = cursor.removeprefix(ARCHIVED_PASS) if cursor is not None else None
         params = {"per_page": str(PER_PAGE), "archived": "true" if archived else "false"}
         if since is not None:  # newest change first: offset paging only
             number = int(at) if at and at.isdigit() else 1
@@ -195,10 +195,11 @@ class WistiaSource(HttpSource):
         reason = why_unfetchable(media)
         if reason == STILL_PROCESSING:  # processing again (a replaced video): it will be ready
             return Resolution.preparing(reason, PROCESSING_RETRY_S)
-        if reason:
-            return Resolution.unfetchable(reason)
+        original = original_file(media)
+        if reason or original is None:  # no reason: there is an original (why_unfetchable)
+            return Resolution.unfetchable(reason or NO_ORIGINAL)
         # No privacy: a Wistia media has no privacy field (see the module's description).
-        return Resolution.ready(original_file(media)["url"])
+        return Resolution.ready(original["url"])
 
     def _caption(self, ref: SourceRef) -> Resolution:
         """One caption's text, at most the stack's cap on a caption file (HttpSource.api_caption)."""

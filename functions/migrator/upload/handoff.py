@@ -84,7 +84,8 @@ class SourceHandOff:
     def _lasting(self, resolver: Callable[..., Resolution], url: str) -> tuple[Resolution, tuple[str, ...]] | Outcome:
         """The source's answer for `url`, a link in it weighed against the provider's need: as it is, signed again
         for longer where its source can (with the note the ledger keeps), or the REJECTED outcome saying why."""
-        resolution, notes = resolver(url), ()
+        resolution = resolver(url)
+        notes: tuple[str, ...] = ()
         verdict = self._verdict(resolution, may_remint=True)
         if verdict.handing is Handing.REMINT:
             notes = (verdict.reason,)

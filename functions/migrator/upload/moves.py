@@ -7,6 +7,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .. import fate as F
 from ..fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
@@ -29,7 +30,7 @@ class LedgerMoves:
     settings: Settings
     ledger: Ledger
     provider: Provider
-    sqs: object
+    sqs: Any  # a boto3 SQS client (boto3 ships no types)
     clock: Callable[[], float] = time.time
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
 
@@ -64,7 +65,7 @@ class LedgerMoves:
             return self.ledger.mark_processing(
                 asset_id,
                 token,
-                decision.remote_id,
+                _given(decision.remote_id, "video"),
                 now,
                 throttles=waited_out,
                 notes=outcome.notes,
@@ -76,18 +77,20 @@ class LedgerMoves:
                 asset_id,
                 token,
                 back_to(claim),
-                decision.retry_at,
-                decision.error,
+                _given(decision.retry_at, "retry time"),
+                _given(decision.error, "reason"),
                 now,
                 lookup_from=attempt.lookup_from,
                 wait_ended=attempt.wait_ended,
             )
         if decision.move is MoveKind.TO_REJECTED:
-            return self.ledger.mark_rejected(asset_id, token, decision.error, now, throttles=waited_out)
+            return self.ledger.mark_rejected(
+                asset_id, token, _given(decision.error, "reason"), now, throttles=waited_out
+            )
         return self.ledger.mark_failed(
             asset_id,
             token,
-            decision.error,
+            _given(decision.error, "reason"),
             decision.retry_at,
             now,
             throttles=waited_out,
@@ -153,3 +156,11 @@ class LedgerMoves:
             )
         except Exception as exc:
             logger.warning("could not send the tracks message (reconcile will): %s", type(exc).__name__)
+
+
+def _given[T](value: T | None, what: str) -> T:
+    """What fate.decide() always sets for the move at hand (the video of a create, the reason and retry time
+    of a throttle, the reason of a failure): a decision without it is a bug, raised before any write."""
+    if value is None:
+        raise ValueError(f"the decision for this move names no {what}")
+    return value
