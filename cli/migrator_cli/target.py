@@ -225,8 +225,10 @@ def _read_outputs(path: Path) -> dict:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
         raise CliError(f"outputs file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise CliError(f"cannot read outputs file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # not text (before ValueError, its base, which means not JSON)
+        raise CliError(f"cannot read outputs file {path}: {exc}") from None
     except ValueError:
         raise CliError(f"outputs file {path} is not JSON") from None
     if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):

@@ -107,6 +107,24 @@ def test_an_unknown_profile_is_one_clear_line(profiles, outputs, capsys):
 
 
 @pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "outputs file not found: "),
+        (b"\xff\xfe{", "cannot read outputs file .*: 'utf-8' codec can't decode byte 0xff"),  # not UTF-8 text
+        (b'{"QueueUrl": ', "outputs file .* is not JSON"),
+        (b'["QueueUrl"]', "outputs file .* is not a JSON object of stack outputs"),
+        (b'{"QueueUrl": 1}', "outputs file .* is not a JSON object of stack outputs"),
+    ],
+)
+def test_an_unreadable_outputs_file_is_one_clear_line(no_aws, tmp_path, content, expected):
+    path = tmp_path / "outputs.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(CliError, match=expected):
+        resolve(None, str(path), None, None, None)
+
+
+@pytest.mark.parametrize(
     ("argv", "env", "expected"),
     [
         (["--endpoint-url", "http://127.0.0.1:4566"], {}, "http://127.0.0.1:4566"),
@@ -126,8 +144,9 @@ def test_the_endpoint_is_the_flag_else_the_variables(no_aws, monkeypatch, output
     assert target.client("sqs").meta.endpoint_url == expected
 
 
-def test_a_dry_run_checks_a_file_with_no_aws_at_all(no_aws, no_api_calls, capsys):
-    assert main(["load", str(SAMPLE), "--dry-run"]) == 0
+@pytest.mark.parametrize("stage", [[], ["--stage"]])  # a staging's dry run stages nothing: it needs no ledger
+def test_a_dry_run_checks_a_file_with_no_aws_at_all(no_aws, no_api_calls, capsys, stage):
+    assert main(["load", str(SAMPLE), "--dry-run", *stage]) == 0
     err = capsys.readouterr().err
     rows = len(SAMPLE.read_text().splitlines()) - 1
     assert f"rows read       {rows:,}" in err and f"dry run         {rows:,} rows would be sent; nothing sent" in err

@@ -112,7 +112,11 @@ def run(args) -> int:
         sqs=target.client("sqs", SENDER_CLIENT_CONFIG) if target and not args.dry_run else None,
         queue_url=target.output("QueueUrl") if target and not args.dry_run else None,
         s3=(target.client("s3") if target else standalone_client("s3", args)) if listing else None,
-        ledger=Ledger(target.output("LedgerTableName"), target.client("dynamodb")) if args.stage else None,
+        ledger=(
+            Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
+            if target and args.stage and not args.dry_run  # a dry run stages nothing
+            else None
+        ),
         fmt=args.format,
         dry_run=args.dry_run,
         limit=args.limit,
