@@ -104,7 +104,7 @@ def paced(provider: Provider, sleep: Callable[[float], None] = time.sleep) -> Pr
             sleep(min(THROTTLE_WAIT_CAP_S, wait if wait is not None else 5.0))
         return answer
 
-    provider.http.send = send_paced  # type: ignore[method-assign]
+    provider.http.send = send_paced  # type: ignore[method-assign]  # deliberate: this provider's every call paced
     return provider
 
 

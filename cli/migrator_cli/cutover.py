@@ -65,7 +65,7 @@ def playback_links(provider: str, playback: Mapping | None, mux_hosts: Mapping[s
 
 
 def needs_token(playback: Mapping | None) -> bool:
-    return bool(playback) and playback.get("policy") not in (None, "public")
+    return playback is not None and bool(playback) and playback.get("policy") not in (None, "public")
 
 
 def row_of(item: Mapping, provider: str, mux_hosts: Mapping[str, str] | None = None) -> dict:

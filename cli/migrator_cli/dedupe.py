@@ -54,7 +54,7 @@ class Deduper:
     def close(self) -> None:
         if self.db is not None:
             self.db.close()
-            self.db = None  # type: ignore[assignment]
+            self.db = None  # type: ignore[assignment]  # closed: nothing reads it after close()
         with contextlib.suppress(FileNotFoundError):
             os.remove(self.path)
 

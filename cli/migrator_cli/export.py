@@ -129,10 +129,10 @@ def export(
     summary = ExportSummary(fmt)
     rows = _rows(items, provider, mux_hosts, summary)
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
+        columns = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        columns.writeheader()
         for row in rows:
-            writer.writerow({k: csv_cell(tracks_text(v) if k == "tracks" else v) for k, v in row.items()})
+            columns.writerow({k: csv_cell(tracks_text(v) if k == "tracks" else v) for k, v in row.items()})
             summary.written += 1
     elif fmt == "jsonl":
         for row in rows:

@@ -29,7 +29,9 @@ from urllib.parse import urlsplit
 import requests
 from migrator.link_life import LinkTerms, expiry_in_link, span
 from migrator.redact import redact_credentials, strip_controls
-from migrator.shapes import Declared, Platform, xml_doc
+from migrator.shapes import Declared, Platform, platform, xml_doc
+
+from .errors import CliError
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 # A link that ends this much sooner than the adapter was told counts as a difference (clocks, the request's time).
@@ -125,6 +127,15 @@ class Exchange:
     body: object
     text: str
     headers: dict
+
+
+def declarations(side: str, name: str) -> Platform:
+    """What `name` declares as a `side`, which a first contact checks it against: every platform declares it
+    (tests/unit/test_shapes.py), so none is a mistake said in one line."""
+    declared = platform(side, name)
+    if declared is None:
+        raise CliError(f"the {side} {name} declares no answer: a first contact has nothing to check it against")
+    return declared
 
 
 class Watch:
@@ -257,9 +268,9 @@ def link_life_line(platform: str, url: str, told: float | None, terms: LinkTerms
     words = (terms.words if terms and terms.words else "nothing documented") + (
         "; the end is not said" if terms and terms.expires_unsaid else ""
     )
-    if carried is None and told is None:
-        return line(name, SKIP, f"neither the link nor the answer says when it ends ({words}): not measurable here")
     if carried is None:
+        if told is None:
+            return line(name, SKIP, f"neither the link nor the answer says when it ends ({words}): not measurable here")
         return line(
             name,
             SKIP,

@@ -34,7 +34,7 @@ SHOWN = 3  # differences one line names
 # --- the relations (pure) -------------------------------------------------------------------------------------------
 
 
-def range_differences(q: str, items: list, id_key: str = "id") -> list[str]:
+def range_differences(q: str, items: object, id_key: str = "id") -> list[str]:
     """What in `items` lies outside the range `q` asked (`<field>:[<ISO> TO <ISO>]`, whole seconds, both ends
     in): each item's field read as a time."""
     found = RANGE.match(q or "")
@@ -54,7 +54,7 @@ def range_differences(q: str, items: list, id_key: str = "id") -> list[str]:
     return out
 
 
-def order_differences(sort: str, items: list, id_key: str = "id") -> list[str]:
+def order_differences(sort: str, items: object, id_key: str = "id") -> list[str]:
     """Where `items` break the order `sort` asked (`<field>:asc` or `<field>:dsc`/`desc`), read as times."""
     field, _, way = (sort or "").partition(":")
     if way not in ("asc", "dsc", "desc") or not field:
@@ -70,7 +70,7 @@ def order_differences(sort: str, items: list, id_key: str = "id") -> list[str]:
     return out
 
 
-def link_differences(filter_doc: Mapping, objects: list) -> list[str]:
+def link_differences(filter_doc: Mapping, objects: object) -> list[str]:
     """What of a categoryEntry.list answer lies outside its filter: an entry not in `entryIdIn`, a link not of
     `statusEqual`, the order not `+createdAt`."""
     asked = {i for i in str(filter_doc.get("entryIdIn") or "").split(",") if i}
@@ -123,15 +123,16 @@ def jw_walk(watch: Watch, field: str = "created") -> list[Line]:
     return [verdict(name, found, f"{len(items)} media answered, each within the range asked and in order", JW_FIX)]
 
 
-def jw_narrow(read: Callable[[dict], object], items: list) -> Line:
+def jw_narrow(read: Callable[[dict], object], items: object) -> Line:
     """One query of one second, around the first listed media: it must answer that media and none outside."""
     from migrator.providers.jwplayer import PAGE_LENGTH, Slice
 
     name = "jwplayer media list q narrows to one second"
-    first = next((mapping(m) for m in entries(items) if epoch_of(mapping(m).get("created")) is not None), None)
-    if first is None:
+    dated = ((mapping(m), epoch_of(mapping(m).get("created"))) for m in entries(items))
+    first, created = next(((m, t) for m, t in dated if t is not None), ({}, None))
+    if created is None:
         return line(name, SKIP, "no listed media with a creation time to ask about")
-    second = math.floor(epoch_of(first.get("created")))
+    second = math.floor(created)
     params = Slice(second, second).params("created", PAGE_LENGTH)
     try:
         body = read(params)

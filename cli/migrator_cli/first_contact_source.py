@@ -21,10 +21,21 @@ from migrator.messages import AssetMessage
 from migrator.presign import MAX_EXPIRY_S
 from migrator.providers.facts import CredentialsError
 from migrator.providers.http import watching
-from migrator.shapes import platform as declarations
 from migrator.sources import Page, Resolution, ResolutionKind, S3Source, SourceDenied, SourceError, parse_ref
 
-from .first_contact import FAIL, PASS, SKIP, NotSent, Report, Watch, line, link_life_line, probe_link, refusal
+from .first_contact import (
+    FAIL,
+    PASS,
+    SKIP,
+    NotSent,
+    Report,
+    Watch,
+    declarations,
+    line,
+    link_life_line,
+    probe_link,
+    refusal,
+)
 from .first_contact import shape_lines as declared_lines
 
 # Rows of the first page tried in turn for a resolve that needs no write (a Mux master not made yet, a Stream

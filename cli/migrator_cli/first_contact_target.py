@@ -17,9 +17,8 @@ from migrator.fate import OutcomeKind
 from migrator.providers import ListingError
 from migrator.providers.facts import CredentialsError, TrackList
 from migrator.providers.http import TransportError, watching
-from migrator.shapes import platform as declarations
 
-from .first_contact import FAIL, PASS, SKIP, NotSent, Report, Watch, line, refusal, shape_lines
+from .first_contact import FAIL, PASS, SKIP, NotSent, Report, Watch, declarations, line, refusal, shape_lines
 
 # The asset id the lookup is asked for: no video can carry it (no row is ever loaded under it), so a lookup that
 # names a video for it reads a filter the provider did not apply.

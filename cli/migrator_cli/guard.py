@@ -87,10 +87,10 @@ def parse_request(head: bytes) -> Request | str:
         host, port = parts.hostname, parts.port
     except ValueError:
         return "bad port"
-    if not host or (method == "CONNECT" and port is None):
+    if not host:
         return "no host or port"
     if method == "CONNECT":
-        return Request(host, port, tunnel=True)
+        return Request(host, port, tunnel=True) if port is not None else "no host or port"
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     # One request per connection: a second one on it would reach this host unchecked.
     headers = [line for line in lines[1:] if line and not line.lower().startswith(_DROPPED_HEADERS)]

@@ -303,7 +303,7 @@ def load_inventory(
             good = _good_messages(records, deduper, summary, problems, limit, selection)
             if mode == "send":
                 _send(good, summary, sqs, queue_url, workers, stop, progress)
-            elif mode == "stage":
+            elif mode == "stage" and ledger is not None:  # stage without a ledger is refused above
                 _stage(good, summary, ledger, workers, stop, progress, clock)
             else:
                 _validate(good, summary, stop, progress)

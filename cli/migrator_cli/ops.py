@@ -95,7 +95,7 @@ def retry(
                 continue
             summary.rearmed += 1
             try:
-                yield message_of(result.current)
+                yield message_of(result.current or {})  # a won rearm returns the item (ALL_NEW)
             except NotResendable as exc:  # it changed between the read and the write: armed, not sent
                 summary.not_retryable.append((item["asset_id"], exc.reason))
 
@@ -139,7 +139,7 @@ def retry_tracks(
     def rearmed() -> Iterator[TracksDue]:
         for item in items:
             summary.listed += 1
-            states = item.get("track_states") if isinstance(item.get("track_states"), dict) else {}
+            states = said if isinstance(said := item.get("track_states"), dict) else {}
             failed = [k for k, e in states.items() if isinstance(e, dict) and e.get("state") == TrackState.FAILED]
             if not failed:
                 continue

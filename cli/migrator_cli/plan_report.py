@@ -174,7 +174,7 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 86400:,.1f} days"
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
         if n < 1000 or unit == "PB":
             return f"{n:,.1f} {unit}" if unit != "B" else f"{n:,} B"

@@ -251,6 +251,9 @@ def _run_ffprobe(argv: list[str], env: dict[str, str], timeout_s: float) -> Prob
         )
     except FileNotFoundError:
         raise CliError(FFPROBE_MISSING) from None
+    if proc.stdout is None or proc.stderr is None:  # never: both are pipes (Popen types them optional)
+        proc.kill()
+        raise CliError("ffprobe started without its output pipes")
     out = _CappedReader(proc.stdout, STDOUT_CAP, on_overflow=proc.kill)
     err = _CappedReader(proc.stderr, STDERR_CAP)
     timed_out = False
@@ -303,20 +306,21 @@ def _probe_one(
     asset_id = candidate.get("asset_id")
     if not isinstance(asset_id, str) or not asset_id:
         return _Outcome("skipped", "no asset_id")
-    item: dict | None = candidate
+    item = candidate
     if candidate.get("state", State.PENDING.value) != State.PENDING.value:
         return _moved_on(candidate)
     if not candidate.get("source_url"):
         # The by_state index does not project source_url: read the item.
-        item = ledger.get(asset_id)
-        if item is None or item.get("state") != State.PENDING.value:
-            return _moved_on(item)
+        read = ledger.get(asset_id)
+        if read is None or read.get("state") != State.PENDING.value:
+            return _moved_on(read)
+        item = read
     url = item.get("source_url")
     if isinstance(url, str) and url[:3].lower() == "s3:":
         url = presign(url)
     why = probeable(url)
-    if why:
-        return _Outcome("skipped", why)
+    if why or not isinstance(url, str):  # probeable passes a string only
+        return _Outcome("skipped", why or "source_url is not a string")
 
     result = probe_url(url, ffprobe=ffprobe, timeout_s=timeout_s, allow_private=allow_private)
     if result.retryable:

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from decimal import Decimal
 
-from migrator.dynamo import plain, to_item, typed
+from migrator.dynamo import listed_item, plain, typed
 from migrator.states import State
 from migrator.tracks import counts as track_counts
 from migrator.tracks import failures as track_failures
@@ -85,11 +85,11 @@ def tracks_of(item: dict) -> list[dict]:
     from migrator.messages import parse_tracks, track_key
 
     listed = parse_tracks(item.get("tracks")) if item.get("tracks") else ()
-    states = item.get("track_states") if isinstance(item.get("track_states"), dict) else {}
+    states = said if isinstance(said := item.get("track_states"), dict) else {}
     out = []
     for track in listed if not isinstance(listed, str) else ():
         key = track_key(track)
-        entry = states.get(key) if isinstance(states.get(key), dict) else {}
+        entry = kept if isinstance(kept := states.get(key), dict) else {}
         shown = {f: plain(entry[f]) for f in TRACK_FIELDS if f in entry}
         out.append({"key": key, **track.as_dict(), "state": "pending", **shown})
     return out
@@ -147,7 +147,7 @@ def scan_ledger(
             kwargs = {**base, "Segment": n}
             while True:
                 resp = dynamodb.scan(**kwargs)
-                pages.put([to_item(raw) for raw in resp.get("Items", [])])
+                pages.put([listed_item(raw) for raw in resp.get("Items", [])])
                 if not resp.get("LastEvaluatedKey"):
                     break
                 kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]

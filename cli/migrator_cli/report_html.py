@@ -180,7 +180,7 @@ def chart_svg(summary: ReportSummary, width: int = 900, height: int = 240) -> st
         x = left + n * step
         w = max(step - 1, 0.5)
         tip = f"{_when(first + n * bin_minutes)}: {r:,} ready, {f:,} failed or rejected"
-        y = 10 + plot_h
+        y: float = 10 + plot_h
         for count, colour in ((r, COLOURS["ready"]), (f, COLOURS["failed"])):
             if count:
                 h = count / top * plot_h

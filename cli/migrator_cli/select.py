@@ -68,7 +68,10 @@ class Selection:
 
     def sampled(self, messages: Iterable[AssetMessage], counts) -> Iterator[AssetMessage]:
         """The `sample` messages of smallest place, in the order they came; `counts.sampled_out`
-        counts the others."""
+        counts the others; every message when there is no `sample`."""
+        if self.sample is None:
+            yield from messages
+            return
         kept: list[tuple[int, int, AssetMessage]] = []  # (-place, order, message): a max-heap of the kept
         seen = 0
         for order, msg in enumerate(messages):

@@ -157,7 +157,9 @@ def read_delta(path: Path | None, platform: str, since: float | None) -> str | N
     except (OSError, ValueError, KeyError, TypeError):
         return None
     delta, mark = (kept.get("delta"), kept.get("mark")) if isinstance(kept, dict) else (None, None)
-    if not isinstance(delta, str) or not isinstance(mark, int | float) or since < mark - MARK_OVERLAP_S - 1:
+    if since is None or not isinstance(delta, str) or not isinstance(mark, int | float):
+        return None
+    if since < mark - MARK_OVERLAP_S - 1:
         return None
     return delta
 
@@ -177,7 +179,7 @@ def write_mark(
     except (OSError, ValueError):
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
-    before = doc.get(platform) if isinstance(doc.get(platform), dict) else {}
+    before = said if isinstance(said := doc.get(platform), dict) else {}
     mark = mark if mark is not None else before.get("mark")
     doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at), "pending": pending or {}}
     delta = delta or before.get("delta")  # a platform read from a cursor (Dropbox): where the next delta starts
@@ -217,9 +219,10 @@ class Outputs:
         self.files: dict[str, IO[str]] = {}
         for name, path in self.paths.items():
             known = lengths.get(str(path))
-            mode = "w" if fresh or known is None else "r+"
-            out = open(path, mode, encoding="utf-8", newline="")
-            if mode == "r+":
+            if fresh or known is None:
+                out = open(path, "w", encoding="utf-8", newline="")
+            else:
+                out = open(path, "r+", encoding="utf-8", newline="")
                 out.seek(known)
                 out.truncate()
             self.files[name] = out
@@ -365,7 +368,7 @@ def sweep(
     stop = stop or threading.Event()
     state = None if restart else SweepState.load(state_path)
     resumable = state is not None and not state.done and state.platform == source.platform and state.since == since
-    if not resumable:
+    if state is None or not resumable:  # state is None: not resumable
         carried = read_pending(pending_path or mark_path, source.platform)
         state = SweepState(source.platform, since=since, carried=carried)
         state.cursor = read_delta(pending_path or mark_path, source.platform, since)
@@ -489,14 +492,16 @@ class _Lister:
         """Write `page`'s entries: rows (once each), unfetchable ones with their reason, and those still
         processing kept for the next sweep (from when first seen so; past PENDING_MAX_S, written off)."""
         summary, now = self.summary, clock()
-        for entry in page.pending:
-            first = (carried or self.state.carried).get(entry.asset_id, {}).get("since", now)
+        for waiting in page.pending:
+            first = (carried or self.state.carried).get(waiting.asset_id, {}).get("since", now)
             if now - float(first) >= PENDING_MAX_S:
                 days = (now - float(first)) / 86_400
-                self._unfetchable(Unfetchable(entry.asset_id, entry.source_url, f"{entry.reason} for {days:.0f} days"))
+                self._unfetchable(
+                    Unfetchable(waiting.asset_id, waiting.source_url, f"{waiting.reason} for {days:.0f} days")
+                )
                 continue
-            held = {"ref": entry.source_url, "since": first, "reason": entry.reason}
-            self.state.pending[entry.asset_id] = {**held, **({"title": entry.title} if entry.title else {})}
+            held = {"ref": waiting.source_url, "since": first, "reason": waiting.reason}
+            self.state.pending[waiting.asset_id] = {**held, **({"title": waiting.title} if waiting.title else {})}
         for entry in page.entries:
             self.state.pending.pop(entry.asset_id, None)
             if isinstance(entry, Unfetchable):

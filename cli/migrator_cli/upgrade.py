@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from migrator.dynamo import to_item, typed
+from migrator.dynamo import listed_item, to_item, typed
 from migrator.ledger import SCHEMA_VERSION, Ledger
 from migrator.ledger.upgrade import SCHEMA, backfill, version_of
 
@@ -156,7 +156,7 @@ class Checkpoint:
         return reason
 
     def save(self) -> None:
-        doc = {"positions": self.positions}
+        doc: dict[str, object] = {"positions": self.positions}
         if self.run is not None:
             doc.update(table=self.run.table, region=self.run.region, schema=self.run.version)
         scratch = self.path.with_name(self.path.name + ".tmp")
@@ -229,7 +229,7 @@ def _page(ledger: Ledger, segment: int, start_key) -> tuple[list[dict], dict | N
     if start_key:
         kwargs["ExclusiveStartKey"] = start_key
     page = ledger.client.scan(**kwargs)
-    return [to_item(raw) for raw in page.get("Items", [])], page.get("LastEvaluatedKey")
+    return [listed_item(raw) for raw in page.get("Items", [])], page.get("LastEvaluatedKey")
 
 
 def _upgrade_one(ledger: Ledger, item: dict, now: float, summary: UpgradeSummary) -> None:
@@ -273,7 +273,7 @@ def schema_status(dynamodb, table: str, sample: int = 1000) -> tuple[bool, str]:
             kwargs["ExclusiveStartKey"] = key
         page = dynamodb.scan(**kwargs)
         for raw in page.get("Items", []):
-            item = to_item(raw)
+            item = listed_item(raw)
             scanned += 1
             if not str(item.get("asset_id", "")).startswith("#") and version_of(item) < SCHEMA_VERSION:
                 old += 1

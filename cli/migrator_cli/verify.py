@@ -79,8 +79,8 @@ def number(value) -> float | None:
 def source_size(item: Mapping) -> tuple[int, int] | None:
     """The source's resolution: the inventory's metadata width/height (or the ledger's source_width/
     source_height), else what the provider reports it read (Cloudflare's input, api.video's metadata)."""
-    metadata = item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}
-    playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else {}
+    metadata = said if isinstance(said := item.get("metadata"), Mapping) else {}
+    playback = told if isinstance(told := item.get("playback_info"), Mapping) else {}
     for w, h in (
         (item.get("source_width"), item.get("source_height")),
         (metadata.get("width"), metadata.get("height")),
@@ -122,16 +122,17 @@ def evaluate(item: Mapping, master: Master, media: Media, tolerance: Tolerance) 
     wanted = source_size(item)
     if wanted and (top.width is None or top.height is None):
         findings.append(Finding(asset_id, "resolution", "the top variant states no RESOLUTION", {}))
-    elif wanted and (top.height < wanted[1] - tolerance.pixels or top.width < wanted[0] - tolerance.pixels):
-        findings.append(
-            Finding(
-                asset_id,
-                "resolution",
-                f"resolution {top.width}x{top.height} at the target, {wanted[0]}x{wanted[1]} at the source"
-                + (f" (tolerance {tolerance.pixels} px)" if tolerance.pixels else ""),
-                {"target": f"{top.width}x{top.height}", "source": f"{wanted[0]}x{wanted[1]}"},
+    elif wanted and top.width is not None and top.height is not None:  # never None here (above)
+        if top.height < wanted[1] - tolerance.pixels or top.width < wanted[0] - tolerance.pixels:
+            findings.append(
+                Finding(
+                    asset_id,
+                    "resolution",
+                    f"resolution {top.width}x{top.height} at the target, {wanted[0]}x{wanted[1]} at the source"
+                    + (f" (tolerance {tolerance.pixels} px)" if tolerance.pixels else ""),
+                    {"target": f"{top.width}x{top.height}", "source": f"{wanted[0]}x{wanted[1]}"},
+                )
             )
-        )
     return findings
 
 
@@ -178,7 +179,7 @@ class Checker:
         asset_id = str(item.get("asset_id"))
         playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else None
         query: tuple[tuple[str, str], ...] = ()
-        if needs_token(playback):
+        if playback is not None and needs_token(playback):
             if self.signer is None:
                 return Verdict(asset_id, "signed", reason="signed: needs a token")
             try:

@@ -71,6 +71,7 @@ def run(args) -> int:
 
     if args.platform and args.source:
         raise CliError("plan takes an inventory FILE or --from PLATFORM, one of the two")
+    unfetchable_file: Path | None = None  # the listing's unfetchable videos (--from only)
     if args.platform:
         # The platform's listing, written (and resumable) as `migrator inventory --from` writes it, then planned.
         from ..sweep import default_output
@@ -90,7 +91,7 @@ def run(args) -> int:
     aws_prices = load_json(args.aws_prices, "aws-prices.json")
     requests_doc = load_json(args.aws_requests, "aws-requests.json")
     inventory = summarise(records)
-    if args.platform and unfetchable_file.exists():
+    if unfetchable_file is not None and unfetchable_file.exists():
         inventory.source_unfetchable.update(unfetchable_reasons(unfetchable_file))
     estimates = [
         estimate(

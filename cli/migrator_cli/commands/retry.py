@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from migrator.ledger import REARMABLE, Ledger
@@ -97,6 +98,7 @@ def _retry_tracks(args, ids: list[str], target) -> int:
     sender = BatchSender(
         target.client("sqs", SENDER_CLIENT_CONFIG), queue, encode=lambda due: tracks_message(due.asset_id)
     )
+    items: Iterable[dict]
     if ids:
         found = ledger.get_many(ids)
         items = [found.get(i) or {"asset_id": i} for i in ids]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
+from collections.abc import Iterable
 
 from migrator.ledger import Ledger
 from migrator.states import State
@@ -109,6 +110,7 @@ def run(args) -> int:
 
     target = resolve_target(args)
     provider = target.outputs.get("Provider") or "generic"
+    items: Iterable[dict]
     if args.ids:
         ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
         found = ledger.get_many(list(args.ids))
@@ -124,7 +126,9 @@ def run(args) -> int:
         mux_hosts=mux_hosts(args),
         signer=_signer(target, args.allow_private_addresses, mux_hosts(args)),
     )
-    progress = Progress(sys.stderr, len(items) if args.ids else count_in(target, State.READY), "verified")
+    progress = Progress(
+        sys.stderr, len(items) if isinstance(items, list) else count_in(target, State.READY), "verified"
+    )
     shown = [0]
 
     def on_finding(doc: dict) -> None:
