@@ -43,7 +43,7 @@ def warm_up(run: LocalRun, warm: int) -> None:
     run.send(
         [json.dumps({"id": f"bench/warm/{i}", "source_url": "https://media.example.com/warm.mp4"}) for i in range(warm)]
     )
-    while (made := run.sim.stats()["videos"]) < warm and time.time() - warm_from < WARM_TIMEOUT_S:
+    while (made := run.simulator.stats()["videos"]) < warm and time.time() - warm_from < WARM_TIMEOUT_S:
         time.sleep(0.2)
     if made < warm:  # the rest would be created inside the measured drain and counted in it
         raise RuntimeError(f"the warm-up made {made} of {warm} videos in {WARM_TIMEOUT_S} s")
@@ -101,18 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     ]
     with LocalRun(sim_args, params, label="bench", provider=args.provider) as run:
         warm_up(run, WARM_PER_WORKER * int(args.concurrency))
-        baseline = run.sim.stats()
+        baseline = run.simulator.stats()
         metrics_before, invocations_before = run.uploader_metrics()
         started = time.time()
         batches = run.send(bodies)
         sent = time.time()
-        while run.sim.stats()["videos"] - baseline["videos"] < n and time.time() - started < args.timeout:
+        while run.simulator.stats()["videos"] - baseline["videos"] < n and time.time() - started < args.timeout:
             time.sleep(0.25)
-        log = [r for r in run.sim.requests_log() if r["t"] >= started and r["status"] in (200, 201)]
+        log = [r for r in run.simulator.requests_log() if r["t"] >= started and r["status"] in (200, 201)]
         finished = max(r["t"] for r in log) if log else time.time()
         first = min((r["t"] for r in log), default=finished)  # the log holds creates only
         time.sleep(3)  # let the last invocations flush their metrics
-        stats = run.sim.stats()
+        stats = run.simulator.stats()
         metrics, invocations = run.uploader_metrics()
         created = stats["videos"] - baseline["videos"]
         throttled = stats["throttled"] - baseline["throttled"]

@@ -41,7 +41,7 @@ from migrator.platforms import REFERENCED_SOURCES
 
 from bench.peak import own_peak_kib
 from infra.accounts import source_account
-from infra.localrun import SimProcess
+from infra.localrun import SimProcess, SourceSide
 from infra.sim import catalog
 from infra.toolchain import ROOT
 
@@ -63,7 +63,7 @@ FAST = ["--read-rate", "0", "--budget-quota", "0"]
 
 def start_library(
     platform: str, rows: int, extra: list[str], log_dir: Path, stand_in: bool = False
-) -> tuple[SimProcess, dict, str]:
+) -> tuple[SourceSide, dict, str]:
     from infra.storage_emulators import STORE_PLATFORMS, StoreLibrary
 
     if platform in STORE_PLATFORMS and stand_in:  # list pages only: what a memory run asks (bench.store_listings)

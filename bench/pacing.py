@@ -217,6 +217,8 @@ def pacer_env(label: str, scenario: Scenario) -> dict[str, str]:
     """The uploader's pacing environment for `label`'s stack: today's fixed rate, or the new ceiling and start."""
     env = {k: str(v) for k, v in {"PROVIDER_RATE_LIMIT": 0, "START_RATE": 0}.items()}
     if label == "today":
+        if scenario.today is None:
+            raise ValueError(f"{scenario.name} runs no stack of today's")
         env["PROVIDER_RATE_LIMIT"] = str(scenario.today["rate"])
     else:
         env.update(

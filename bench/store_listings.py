@@ -47,7 +47,7 @@ def title(i: int) -> str | None:
 def gcs_item(i: int, port: int) -> dict:
     """Object `i` as fake-gcs-server renders it in a list (it answers every field whatever `fields` asks)."""
     name, quoted = object_name(i), object_name(i).replace("/", "%2F")
-    item = {
+    item: dict[str, object] = {
         "kind": "storage#object",
         "name": name,
         "id": f"{LIBRARY_NAME}/{name}",
@@ -66,14 +66,14 @@ def gcs_item(i: int, port: int) -> dict:
         "mediaLink": f"http://127.0.0.1:{port}/download/storage/v1/b/{LIBRARY_NAME}/o/{quoted}?alt=media",
         "metageneration": "1",
     }
-    if title(i):
-        item["metadata"] = {"title": title(i)}
+    if shown := title(i):
+        item["metadata"] = {"title": shown}
     return item
 
 
 def azure_blob(i: int) -> str:
     """Object `i` as one `<Blob>` of a List Blobs answer (include=metadata)."""
-    meta = f"<title>{escape(title(i))}</title>" if title(i) else ""
+    meta = f"<title>{escape(shown)}</title>" if (shown := title(i)) else ""
     return (
         f"<Blob><Name>{escape(object_name(i))}</Name><Properties><Creation-Time>{CREATED_HTTP}</Creation-Time>"
         f"<Last-Modified>{CREATED_HTTP}</Last-Modified><Etag>0x8DD{i:013X}</Etag>"

@@ -100,6 +100,8 @@ def run(endpoint: str, name: str, n: int, lose: float, files: FileServer) -> dic
             msg = AssetMessage(asset_id, f"https://media.example.com/{asset_id}.mp4?duration=5", tracks=tracks)
             setup.claim(msg, time.time(), time.time() + 60, "up")
             made = provider.create(AssetRef(asset_id, details=msg), msg.source_url)
+            if made.remote_id is None:
+                raise RuntimeError(f"{name}: the create made no video ({made.kind.value}: {made.error})")
             setup.mark_processing(asset_id, "up", made.remote_id, time.time())
             setup.settle(asset_id, State.READY, made.remote_id, time.time())
         time.sleep(0.5)  # Mux fetches the create's text tracks
@@ -128,7 +130,8 @@ def run(endpoint: str, name: str, n: int, lose: float, files: FileServer) -> dic
                 clock.skipped += fate.delay_s + 0.01
                 time.sleep(0.05)
         requests = Counter(entry["op"] for entry in sim.requests_log(ops=None)[before:])
-        attached = sum(e["state"] == "attached" for i in ids for e in setup.get(i)["track_states"].values())
+        states = [(setup.get(i) or {}).get("track_states", {}) for i in ids]  # none for an asset gone from the ledger
+        attached = sum(e["state"] == "attached" for s in states for e in s.values())
         held = sum(t["uploads"] for v in sim.text_tracks() for t in v["tracks"])
         return {
             "provider": name,

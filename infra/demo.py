@@ -140,6 +140,8 @@ def write_inventory(path: Path, count: int, captions: str | None = None) -> list
 
 def list_source(run: LocalRun, path: Path) -> tuple[list[str], int]:
     """`migrator inventory --from <platform>` against the source simulator; (the ids written, unfetchable)."""
+    if run.source is None:
+        raise RuntimeError("this run has no source to list")
     if run.source == "s3":  # the stack's own bucket in this emulator
         argv = ["inventory", "--from", "s3", "--s3", f"s3://{LIBRARY_NAME}/library/", "--endpoint-url", run.endpoint]
     else:
@@ -212,7 +214,8 @@ def teed(call, *args) -> tuple[int, str]:
     class Tee(io.TextIOBase):
         def write(self, text: str) -> int:
             captured.write(text)
-            return sys.__stderr__.write(text)
+            shown = sys.__stderr__  # None only without a terminal's stderr at all
+            return shown.write(text) if shown is not None else len(text)
 
     with contextlib.redirect_stderr(Tee()):
         code = call(*args)
@@ -230,7 +233,7 @@ def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, floa
     started = time.time()
     last_print = 0.0
     counts: Counter = Counter()
-    moved_at, last_counts = started, Counter()
+    moved_at, last_counts = started, Counter[str]()
     while time.time() - started < timeout_s:
         view = answered("migrator status", lambda: gather(target, window_minutes=1))
         counts = Counter({k: v for k, v in view.counts.items() if v})
@@ -411,7 +414,7 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     print(f"\n$ migrator report -o {report}")
     cli(run, "report", "-o", str(report))
     cutover = Path(".local") / f"{run.stack_name}-cutover.csv"
-    hosts = mux_host_flags(run.sim.url) if run.provider == "mux" else []
+    hosts = mux_host_flags(run.simulator.url) if run.provider == "mux" else []
     print(f"\n$ migrator export -o {cutover}")
     cli(run, "export", "-o", str(cutover), *hosts)
     print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
@@ -424,7 +427,7 @@ def print_summary(
 ) -> int:
     """The closing summary, read back from the simulator and the ledger; 0 when everything resolved and verified."""
     counts, verified, verify_result = walk.counts, walk.verified, walk.verify_result
-    stats = run.sim.stats()
+    stats = run.simulator.stats()
     rejected = run.items("rejected")
     reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
     unresolved = sum(counts.get(s, 0) for s in UNSETTLED)

@@ -17,6 +17,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 import requests
 
@@ -73,6 +74,15 @@ class SimProcess:
         self._log.close()
 
 
+class SourceSide(Protocol):
+    """What LocalRun runs a source on: a source simulator (SimProcess) or an object store's library (StoreLibrary)."""
+
+    @property
+    def url(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
 class LocalRun:
     """Emulator + simulator + stack. Use as a context manager."""
 
@@ -93,7 +103,7 @@ class LocalRun:
         # credentials in the stack's source secret, and the target fetching what it is handed from it.
         self.source = source
         self.source_args = source_args or []
-        self.source_sim: SimProcess | None = None
+        self.source_sim: SourceSide | None = None
         self.source_credentials: dict = {}
         self.stack_name = f"{label}-{uuid.uuid4().hex[:6]}"
         self.port = port
@@ -141,7 +151,7 @@ class LocalRun:
         }
         sim_args = ["--profile", self.provider, *self.sim_args]
         if self.source:
-            self._start_source(manager)
+            self._start_source(manager, self.source)
             sim_args.append("--check-source")  # the target fetches the links it is handed, from the source
         self.sim = SimProcess(sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", acct.sim)
         print(f"[run] {self.provider} provider simulator on {self.sim.url} ({' '.join(sim_args)})")
@@ -159,25 +169,27 @@ class LocalRun:
             webhook_scheme=acct.webhook_scheme,
         )
 
-    def _start_source(self, manager) -> None:
+    def _start_source(self, manager, source: str) -> None:
         from .storage_emulators import LIBRARY_NAME, STORE_PLATFORMS, StoreLibrary, fill_s3_library
 
         size = int(self.source_args[self.source_args.index("--library-size") + 1])
-        if self.source == "s3":  # the library is a bucket in this emulator, which the stack reads as its own
+        sim: SourceSide
+        if source == "s3":  # the library is a bucket in this emulator, which the stack reads as its own
             fill_s3_library(self.aws("s3"), size)
             self.params = {"SourceBucketName": LIBRARY_NAME, **self.params}
             print(f"[run] s3 source: {size} objects in s3://{LIBRARY_NAME}/library/ on {self.endpoint}")
             return
-        if self.source in STORE_PLATFORMS:  # an object store: its emulator, holding the library
-            self.source_sim = StoreLibrary(self.source, size).start()
-            creds, args = self.source_sim.credentials, [f"{size} objects, in the {self.source} emulator"]
+        if source in STORE_PLATFORMS:  # an object store: its emulator, holding the library
+            store = StoreLibrary(source, size).start()
+            sim, creds, args = store, store.credentials, [f"{size} objects, in the {source} emulator"]
         else:
-            creds, sim_config = source_account(self.source)
-            args = ["--profile", self.source, *self.source_args]
-            self.source_sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
-            if self.source == "mux":  # the key the stack signs the text tracks of signed-only assets with
-                creds = {**creds, **mux_signing_key(self.source_sim.url, creds)}
-        self.source_credentials = {self.source: creds}
+            creds, sim_config = source_account(source)
+            args = ["--profile", source, *self.source_args]
+            sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
+            if source == "mux":  # the key the stack signs the text tracks of signed-only assets with
+                creds = {**creds, **mux_signing_key(sim.url, creds)}
+        self.source_sim = sim
+        self.source_credentials = {source: creds}
         name = f"{self.stack_name}/source-credentials"
         manager.create_secret(Name=name, SecretString=source_secret(self.source_credentials))
         self.params = {
@@ -189,12 +201,21 @@ class LocalRun:
         from migrator.trackfetch import origin_of
 
         given = self.params.get("TrackFetchTestOrigins")
-        self.params["TrackFetchTestOrigins"] = ",".join(filter(None, (given, origin_of(self.source_sim.url))))
-        print(f"[run] {self.source} source simulator on {self.source_sim.url} ({' '.join(args)})")
+        self.params["TrackFetchTestOrigins"] = ",".join(filter(None, (given, origin_of(sim.url))))
+        print(f"[run] {source} source simulator on {sim.url} ({' '.join(args)})")
+
+    @property
+    def simulator(self) -> SimProcess:
+        """The provider simulator, once started."""
+        if self.sim is None:
+            raise RuntimeError("the provider simulator is not running")
+        return self.sim
 
     @property
     def source_url(self) -> str:
         """The source simulator's API address as its platform's clients address it."""
+        if self.source_sim is None or self.source is None:
+            raise RuntimeError("no source is running")
         return self.source_sim.url + catalog.profile(self.source).api_path  # below it, as below the platform's
 
     def stop(self) -> None:

@@ -423,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.action == "up":
             if endpoint == DEFAULT_ENDPOINT and not healthy(endpoint):
                 emulator = Emulator().start()
+                if emulator.process is None:  # never: start() runs it or raises
+                    raise RuntimeError("the emulator did not start")
                 pidfile.write_text(str(emulator.process.pid))
                 print(
                     f"[stack] emulator started on {endpoint} (pid {emulator.process.pid});"

@@ -28,6 +28,7 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import parse_qs
 
 import requests
@@ -73,6 +74,9 @@ class _Process:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process = None
+
+    def start(self) -> Self:
+        raise NotImplementedError  # each emulator starts its own way
 
     def __enter__(self):
         return self.start()

@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from . import catalog
 from .config import (
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _knob_adder(d: SimConfig) -> Knob:
     """The `knob` that adds flags defaulted from `d`."""
 
-    def knob(group: argparse._ArgumentGroup, field: str, help: str, **kw: object) -> None:
+    def knob(group: argparse._ArgumentGroup, field: str, help: str, **kw: Any) -> None:
         """A flag named after its SimConfig field, typed and defaulted from it (booleans switch on).
         A limit's flag defaults to unset, so the profile's documented value applies."""
         default = getattr(d, field)

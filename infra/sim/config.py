@@ -10,6 +10,7 @@ import ipaddress
 import math
 import urllib.parse
 from dataclasses import dataclass, fields
+from typing import Any, TypeGuard
 
 from . import catalog
 
@@ -35,6 +36,20 @@ LIMIT_DEFAULTS: dict[str, float | int] = {
 }
 
 
+@dataclass(frozen=True)
+class Limits:
+    """The limit knobs as they act: each the value given, else the profile's (SimConfig.limits)."""
+
+    rate: float
+    burst: int
+    read_rate: float
+    read_burst: int
+    budget_quota: int
+    budget_window_s: float
+    budget_block_s: float
+    max_in_flight: int
+
+
 class ConfigError(ValueError):
     """Raised when a configuration value or patch is rejected."""
 
@@ -49,7 +64,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def is_http_url(value: object) -> bool:
+def is_http_url(value: object) -> TypeGuard[str]:
     """True for an absolute http(s) URL string."""
     if not isinstance(value, str):
         return False
@@ -303,6 +318,10 @@ class SimConfig:
         # Route constructor values through the same checks as run-time patches.
         self.patch({f.name: getattr(self, f.name) for f in fields(self)})
 
+    def limits(self) -> Limits:
+        """The limits in force: never None, since patch() gives every limit left None the profile's value."""
+        return Limits(**{name: getattr(self, name) for name in LIMIT_DEFAULTS})
+
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
@@ -332,7 +351,8 @@ def profile_limit(profile: str, name: str) -> float | int:
     return catalog.profile(profile).limits.get(name, LIMIT_DEFAULTS[name])
 
 
-def _check_type(name: str, kind: object, value: object) -> object:
+def _check_type(name: str, kind: object, value: object) -> Any:
+    """`value`, checked to be of `kind` (so Any: its type is the kind's), converted where the kind says."""
     # bool is a subclass of int, so it is excluded explicitly from the numeric kinds.
     if kind == "bool":
         if not isinstance(value, bool):
@@ -371,8 +391,8 @@ def _check_type(name: str, kind: object, value: object) -> object:
     return value
 
 
-def _check_field(name: str, kind: object, value: object) -> object:
-    value = _check_type(name, kind, value)
+def _check_field(name: str, kind: object, given: object) -> Any:
+    value = _check_type(name, kind, given)
     if value is None:
         return value  # an optional credential, or a limit left to the profile
     if name == "host" and not is_loopback(value):

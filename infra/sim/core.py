@@ -86,6 +86,7 @@ class ProviderSim:
         if self._server is None:
             raise RuntimeError("not started")
         host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # typeshed's address may be bytes: an IP's is not
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def reset(self, keep_account: bool = False) -> None:

@@ -71,7 +71,8 @@ class Creator:
             if replay is not None:
                 s.counters["duplicate_creates_prevented"] += 1
                 return profile.created(s.store.videos[replay], now, replay=True)
-            if profile.honours_idempotency_key and cfg.conflict_on_duplicate and s.store.by_ref.get(draft.ref):
+            duplicate = draft.ref is not None and bool(s.store.by_ref.get(draft.ref))
+            if profile.honours_idempotency_key and cfg.conflict_on_duplicate and duplicate:
                 s.counters["duplicate_creates_prevented"] += 1
                 return profile.error("conflict")
             refused = self._account_limits(cfg, profile)
@@ -95,6 +96,9 @@ class Creator:
         """The video a create makes, stored with its caption tracks (under the lock)."""
         s = self._state
         processing = draft.source is not None
+        hung = draft.source is not None and (
+            is_hang(draft.source) or (cfg.hang_rate > 0 and s.rng.random() < cfg.hang_rate)
+        )
         video = Video(
             id=profile.new_id(),
             seq=next(s.seq),
@@ -107,7 +111,7 @@ class Creator:
             delay_s=0.0 if early else cfg.processing_delay_s,
             state=PROCESSING if processing else IDLE,
             extra={"media_base": call.base_url},  # where its playback URLs point (media.py)
-            hung=processing and (is_hang(draft.source) or (cfg.hang_rate > 0 and s.rng.random() < cfg.hang_rate)),
+            hung=hung,
         )
         s.store.add(video)
         for text in draft.texts:
@@ -124,7 +128,8 @@ class Creator:
         # video duration exceeds the video storage capacity purchased"; "Uploads over these limits will receive
         # a 429 (Too Many Requests) or 413 (Payload too large)" (https://developers.cloudflare.com/stream/faq/).
         store = self._state.store
-        if cfg.max_in_flight > 0 and store.in_flight >= cfg.max_in_flight:
+        max_in_flight = cfg.limits().max_in_flight
+        if max_in_flight > 0 and store.in_flight >= max_in_flight:
             self._state.counters["in_flight_refused"] += 1
             reply = profile.error("busy")
             reply.status = cfg.in_flight_status

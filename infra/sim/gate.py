@@ -41,7 +41,7 @@ class Gate:
                 s.counters["budget_throttled"] += 1
                 s.counters["blocks"] += s.budget.blocks - blocks
                 state = s.budget.state(now)
-        if wait is not None:
+        if wait is not None and state is not None:  # a budget that makes one wait is on: it has a state
             return throttled(cfg, profile, wait, state)
         if cfg.unavailable_rate <= 0:
             return None
@@ -70,7 +70,7 @@ class Gate:
                 return None
             s.counters["read_throttled"] += 1
             state = s.read_bucket.state(now)
-        return throttled(cfg, profile, wait, state)
+        return throttled(cfg, profile, wait, state) if state is not None else None  # a bucket that waits has one
 
     def admit_create(self, cfg: SimConfig, profile: Profile) -> Reply | None:
         """After admit, a create's latency, then the injected 500 or the create bucket."""
@@ -95,7 +95,7 @@ class Gate:
                     state = s.bucket.state(now)
         if injected:
             return profile.error("failed")
-        if wait is not None:
+        if wait is not None and state is not None:  # a bucket that makes one wait is limited: it has a state
             return throttled(cfg, profile, wait, state)
         return None
 

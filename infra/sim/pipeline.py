@@ -115,6 +115,8 @@ class Pipeline:
                 # A refusal; a 2xx is an edit the profile made in place (Vimeo's text-track PATCH and DELETE).
                 s.counters["tracks_refused"] += int(taken.status >= 400)
                 return taken
+            if video is None:  # never: take_track refuses a track for no video
+                return profile.error("not_found")
             # A track the video holds already was given its file in place (Vimeo's PUT to the track's link).
             held = taken
             if all(t is not taken for t in video.texts):

@@ -26,17 +26,15 @@ class Processing:
     def process(self, cfg: SimConfig, video: Video, generation: int, early: bool) -> None:
         """Schedule a new video's completion, fetching its source first when check_source is on.
         `early`: it completes at once, its webhooks sent before the create's answer."""
-        vid = video.id
-        if cfg.check_source:
+        vid, source = video.id, video.source
+        if cfg.check_source and source is not None:  # a video processing has a source
             after_s = video.delay_s * catalog.profile(cfg.profile).fetch_after_share  # Vimeo's pull: later, not at once
             if early:
-                self._check_source(vid, video.source, generation, inline=True)
+                self._check_source(vid, source, generation, inline=True)
             elif after_s > 0:
-                self._threads.later(
-                    after_s, lambda: self._threads.fetch(self._check_source, vid, video.source, generation)
-                )
+                self._threads.later(after_s, lambda: self._threads.fetch(self._check_source, vid, source, generation))
             else:
-                self._threads.fetch(self._check_source, vid, video.source, generation)
+                self._threads.fetch(self._check_source, vid, source, generation)
         elif early:
             self._finish(vid, generation, inline=True)
         else:
@@ -91,7 +89,7 @@ class Processing:
             video = state.store.videos.get(vid)
             track = next((t for t in video.texts if t.id == tid), None) if video else None
             url = track.url if track else None
-        if url is None:
+        if track is None or url is None:
             return
         content, why = fetch_caption(url, max_bytes)
         fmt = None

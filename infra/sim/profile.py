@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import hashlib
 import hmac
 import time
@@ -19,6 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.message import Message
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from .bucket import RateState
@@ -93,7 +95,7 @@ class Call:
 
     query: str
     params: dict  # path parameters, e.g. {"id": ...}
-    headers: Mapping  # case-insensitive (http.client.HTTPMessage)
+    headers: Mapping | Message  # case-insensitive (http.client.HTTPMessage)
     base_url: str  # scheme://host:port as the client addressed us
     op: str = ""  # the operation the route named
     method: str = ""
@@ -124,6 +126,9 @@ class MadeUp:
 
 class Store(Protocol):
     """The video listing the core lends a profile while it holds the state lock."""
+
+    videos: dict[str, Video]  # by id, in creation order
+    account: dict  # what the profile keeps of account operations (Stream's token secret)
 
     def newest_first(self) -> Sequence[Video]: ...
 
@@ -386,7 +391,9 @@ class Profile:
     # token): then `serve_playback` answers all of `/_play/<profile>/...`.
     owns_playback: ClassVar[bool] = False
 
-    def serve_playback(self, videos: list[Video], held: dict, shelf: Shelf, key: str, rest: list[str], query: str):
+    def serve_playback(
+        self, videos: builtins.list[Video], held: dict, shelf: Shelf, key: str, rest: builtins.list[str], query: str
+    ):
         """The answer `(status, type, body)` for `/_play/<profile>/<key>/<rest>`, where `owns_playback`: every video
         held and `held` (a copy of what the profile remembers), read outside the state lock."""
         raise NotImplementedError
@@ -396,7 +403,7 @@ class Profile:
         `public: false`); by default it plays as it is."""
         return False
 
-    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """A video's own access rules at its delivery host, before its playback media are served (api.video's
         private tokens): the path under the video to serve with no further check, an answer `(status, type,
         body)` at once (a refusal, a session), or None for the common rules (media.answer). `kept`: what the
@@ -438,7 +445,7 @@ class Profile:
 
     # ----- webhooks
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         """Webhook events when a video is "created" or "finished" (ready or errored)."""
         raise NotImplementedError
 

@@ -6,6 +6,7 @@ import json
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from email.message import Message
 
 OPS = ("create", "list", "get", "status", "auth", "refresh", "webhook", "track_add", "track_list")
 
@@ -17,7 +18,7 @@ class ApiRequest:
     method: str
     path: str
     query: str
-    headers: Mapping
+    headers: Mapping | Message  # read by name, without regard to case (http.client.HTTPMessage)
     body: bytes
     base_url: str
 

@@ -231,8 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _patch(self, raw: bytes) -> Answer:
         changes, error = parse_json(raw)
-        if error:
-            return 400, {"error": error}, {}
+        if error or not isinstance(changes, dict):  # the words SimConfig.patch has for one that is no object
+            return 400, {"error": error or "config patch must be a JSON object"}, {}
         try:
             return 200, self.server.sim.patch_config(changes), {}
         except ConfigError as exc:

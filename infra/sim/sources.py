@@ -29,7 +29,7 @@ class Sources:
         if refused is not None:
             return refused
         s = self._state
-        body = form_fields(raw) if is_form(call.headers.get("Content-Type")) else None
+        body: object = form_fields(raw) if is_form(call.headers.get("Content-Type")) else None
         if body is None:
             body, _ = parse_json(raw) if raw else (None, None)
         shelf = Shelf(cfg, s.library, call.base_url, profile.name, profile.faults)

@@ -65,6 +65,8 @@ class Store:
 class SimState:
     """Everything a request, a completion or a delivery reads or changes; `lock` guards all of it."""
 
+    store: Store  # made anew by reset()
+
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.lock = threading.Lock()
@@ -84,7 +86,7 @@ class SimState:
         self.seq = itertools.count()
         self.requests: deque[dict] = deque(maxlen=REQUEST_LOG_MAX)
         self.counters = dict.fromkeys(COUNTERS, 0)
-        cfg, now = self.config, time.monotonic()
+        cfg, now = self.config.limits(), time.monotonic()
         self.bucket = TokenBucket(cfg.rate, cfg.burst, now)  # creates
         self.read_bucket = TokenBucket(cfg.read_rate, cfg.read_burst, now)  # every other request
         self.budget = Budget(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)  # every call
@@ -120,7 +122,7 @@ class SimState:
 
     def _configure_limits(self) -> None:
         """Limits act at once, not from a bucket's next refill (under the lock)."""
-        cfg, now = self.config, time.monotonic()
+        cfg, now = self.config.limits(), time.monotonic()
         self.bucket.configure(cfg.rate, cfg.burst, now)
         self.read_bucket.configure(cfg.read_rate, cfg.read_burst, now)
         self.budget.configure(cfg.budget_quota, cfg.budget_window_s, cfg.budget_block_s)

@@ -76,15 +76,17 @@ def multipart_file(content_type: str | None, body: bytes, field: str = "file") -
         return None, "the multipart body could not be read"
     for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == field:
-            return part.get_payload(decode=True) or b"", None
+            payload = part.get_payload(decode=True)  # a leaf part's bytes (None: none)
+            return (payload if isinstance(payload, bytes) else b""), None
     return None, f"the multipart body has no {field!r} part"
 
 
 def uploaded_caption(content_type: str | None, body: bytes, max_bytes: int) -> tuple[bytes, str] | str:
     """A WebVTT caption uploaded as a multipart `file` (Cloudflare, api.video): (content, format), or why not."""
     content, problem = multipart_file(content_type, body)
-    if content is not None and len(content) > max_bytes:
-        problem = f"the caption file is larger than {max_bytes} bytes"
-    if problem is None:
-        fmt, problem = read_caption(content, webvtt_only=True)
-    return problem if problem else (content, fmt)
+    if content is None or problem:  # no content: a problem says why
+        return problem or "the multipart body could not be read"
+    if len(content) > max_bytes:
+        return f"the caption file is larger than {max_bytes} bytes"
+    fmt, problem = read_caption(content, webvtt_only=True)
+    return (content, fmt) if fmt is not None else problem or "the file is not a caption file"

@@ -51,10 +51,12 @@ class Threads:
         server.server_close()
         if self._server_thread is not None:
             self._server_thread.join(timeout=5)
-        self.scheduler.stop()
+        if self.scheduler is not None:
+            self.scheduler.stop()
         # In-flight deliveries and fetches finish (bounded by the urllib timeout); queued ones are dropped.
-        self._hook_pool.shutdown(wait=True, cancel_futures=True)
-        self._fetch_pool.shutdown(wait=True, cancel_futures=True)
+        for pool in (self._hook_pool, self._fetch_pool):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def later(self, delay_s: float, fn: Callable[[], None]) -> None:
         """Run `fn` on the scheduler after `delay_s`; nothing before the first start."""
@@ -75,7 +77,9 @@ class Threads:
 
     @staticmethod
     def _run(pool: ThreadPoolExecutor | None, fn: Callable, *args: object) -> None:
+        if pool is None:
+            return  # never started
         try:
             pool.submit(fn, *args)
-        except (RuntimeError, AttributeError):
-            pass  # The pool is shut down (or never started): the simulator is stopping.
+        except RuntimeError:
+            pass  # The pool is shut down: the simulator is stopping.

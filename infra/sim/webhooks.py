@@ -61,6 +61,8 @@ class Webhooks:
     def _post(self, job: Delivery, secret: str | None) -> int | None:
         """POST the event once; the receiver's status, or None if it did not answer."""
         cfg = job.cfg
+        if not cfg.webhook_url:  # never: a delivery is made only where there is a URL (`enabled`)
+            return None
         headers = {"Content-Type": "application/json", "User-Agent": "provider-sim"}
         headers.update(job.profile.signature_headers(cfg, job.event, secret, int(time.time())))
         request = urllib.request.Request(cfg.webhook_url, data=job.event.body, headers=headers, method="POST")

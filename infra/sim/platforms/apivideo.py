@@ -16,6 +16,7 @@ subscriptions at GET / POST /webhooks (`_webhooks`).
 
 from __future__ import annotations
 
+import builtins
 import copy
 import hashlib
 import hmac
@@ -24,7 +25,7 @@ import math
 import secrets
 import time
 import urllib.parse
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .. import media
 from ..bucket import RateState
@@ -315,7 +316,7 @@ class ApiVideo(Library, Profile):
         encoding["qualities"] = [{"type": t, "quality": q, "status": quality_status} for t, q in self._qualities(video)]
         if ingested:
             encoding["metadata"] = {**MEDIA, "duration": round(video.duration)}  # whole seconds
-        ingest = {
+        ingest: dict[str, Any] = {
             "status": "ingested" if ingested else "ingesting",
             "filesize": int(video.duration * 500_000) if ingested else None,
             "receivedBytes": [],
@@ -387,7 +388,7 @@ class ApiVideo(Library, Profile):
     def playback_needs_token(self, video: Video) -> bool:
         return video.request.get("public") is False  # a private video (`public: false`)
 
-    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """A private video's playback at its delivery host, under apivideo_vod's rules: `token/{token}/...`
         (the session route, or a file with the session's `avh`, or once without), the player with `?token=`."""
         if video.request.get("public") is not False:
@@ -417,7 +418,7 @@ class ApiVideo(Library, Profile):
         told = max(1, math.ceil(wait_s))
         return {"X-RateLimit-Retry-After": str(told)}, float(told)
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         if moment != "finished" or video.state != READY:
             return []  # api.video has no event for a failed encoding.
         events = []

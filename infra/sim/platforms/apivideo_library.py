@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import urllib.parse
+from typing import TYPE_CHECKING
 
 from ..library import Item, Served, Shelf, serve_media
 from ..profile import Call, ParamError, Reply, int_param, iso_offset
@@ -112,6 +113,10 @@ def encodings(mp4: bool) -> list[tuple[str, str]]:
 
 class Library:
     """The library side of the "apivideo" profile (mixed into ApiVideo, whose `error` it uses)."""
+
+    if TYPE_CHECKING:  # what the profile it is mixed into gives it
+
+        def error(self, kind: str, message: str | None = None, **detail: object) -> Reply: ...
 
     def render_library(self, shelf: Shelf, video: Item) -> dict:
         vid = library_id(video)

@@ -203,7 +203,7 @@ class Brightcove(Profile):
         if video is None:
             return self.error("not_found", "The resource you requested does not exist.")
         if op == "get":
-            return Reply(200, self.render(shelf, video))
+            return Reply(200, self.render_library(shelf, video))
         return Reply(200, self._sources(shelf, video))
 
     def _token(self, cfg: SimConfig, call: Call, body: object) -> Reply:
@@ -234,7 +234,7 @@ class Brightcove(Profile):
         exclude, countries = GEO_TURNS[turn - 3]
         return "ACTIVE", None, {"restricted": True, "exclude_countries": exclude, "countries": list(countries)}
 
-    def render(self, shelf: Shelf, video: Item) -> dict:
+    def render_library(self, shelf: Shelf, video: Item) -> dict:
         vid = video_id(video)
         state, schedule, geo = self._privacy(shelf.cfg, video)
         account = shelf.cfg.account_id or "1"
@@ -285,7 +285,7 @@ class Brightcove(Profile):
     def _sources(self, shelf: Shelf, video: Item) -> list[dict]:
         if video.fault == "processing":
             return []
-        found = [
+        found: list[dict[str, object]] = [
             {"src": shelf.url(video, "master.m3u8"), "type": "application/x-mpegURL", "ext_x_version": "4"},
             {"src": shelf.url(video, "manifest.mpd"), "type": "application/dash+xml"},
         ]
@@ -342,7 +342,7 @@ class Brightcove(Profile):
             videos = [v for v in videos if v.index >= first]
         else:
             videos, _ = shelf.videos(position + offset, limit)
-        return Reply(200, [self.render(shelf, v) for v in videos])
+        return Reply(200, [self.render_library(shelf, v) for v in videos])
 
     def _count(self, shelf: Shelf, call: Call) -> Reply:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import copy
 import hashlib
 import hmac
@@ -178,7 +179,11 @@ class Bunny(Profile):
             thumbnail_ms = int_param(query, "thumbnailTime", -1, 0, 2**31 - 1)
         except ParamError:
             return self.error("invalid", "thumbnailTime must be an integer of milliseconds.")
-        request = {"title": title or "", "metaTags": [], "collectionId": query.get("collectionId", [""])[0]}
+        request: dict[str, object] = {
+            "title": title or "",
+            "metaTags": [],
+            "collectionId": query.get("collectionId", [""])[0],
+        }
         request["library"] = call.params.get("lib")
         if thumbnail_ms >= 0:
             request["thumbnailTime"] = thumbnail_ms
@@ -299,7 +304,7 @@ class Bunny(Profile):
             },
         )
 
-    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """The pull zone (`{zone}/{video}/playlist.m3u8`, `.../{h}p/video.m3u8`, `thumbnail.jpg`,
         `play_{h}p.mp4`: docs.bunny.net/stream/storage-structure; the variants' layout is the simulator's).
         "CDN token authentication applies to all direct URLs — MP4 fallbacks, HLS playlists and segments,
@@ -347,7 +352,7 @@ class Bunny(Profile):
         told = max(1, math.ceil(wait_s))
         return {"Retry-After": str(told)}, float(told)
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         """`{VideoLibraryId, VideoGuid, Status}` (docs.bunny.net/docs/stream-webhook): Queued at the create; at
         the end a Resolution finished per rendition and then Finished, or Failed."""
         if moment == "created":

@@ -24,6 +24,7 @@ As a source, the MP4 download lives at the delivery host `/_stream/<uid>/downloa
 
 from __future__ import annotations
 
+import builtins
 import copy
 import json
 import math
@@ -33,7 +34,7 @@ import urllib.parse
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from .. import media
 from ..bucket import RateState
@@ -207,6 +208,12 @@ def library_index(uid: str) -> int:
 class StreamLibrary:
     """The profile's source side (a library: library.py): its list, videos, downloads, tokens and captions, and
     its delivery host's MP4s. A mixin of `Cloudflare`, whose `error` and `_list_query` it uses."""
+
+    if TYPE_CHECKING:  # what the profile it is mixed into gives it
+
+        def error(self, kind: str, message: str | None = None, **detail: object) -> Reply: ...
+
+        def _list_query(self, call: Call) -> tuple[dict, int, int | None, int | None, bool] | Reply: ...
 
     def render_library(self, shelf: Shelf, video: Item) -> dict:
         fault = video.fault
@@ -429,7 +436,7 @@ class Cloudflare(StreamLibrary, Profile):
             # Cloudflare records where it fetched the video from in meta.
             "meta": {"downloaded-from": video.source, **copy.deepcopy(request.get("meta") or {})},
             "created": iso_z(video.created),
-            "modified": iso_z(since),
+            "modified": iso_z(since if since is not None else video.created),  # finished: set once ready or errored
             "uploaded": iso_z(video.created),
             "allowedOrigins": copy.deepcopy(request.get("allowedOrigins", [])),
             "requireSignedURLs": request.get("requireSignedURLs", False),
@@ -564,7 +571,7 @@ class Cloudflare(StreamLibrary, Profile):
         told = max(1, math.ceil(wait_s))  # "The number of seconds, rounded up, until more capacity is available"
         return {"retry-after": str(told)}, float(told)
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         if moment != "finished":
             return []  # Stream sends one webhook, when processing is over.
         body = json.dumps(self.render(video, now), separators=(",", ":")).encode()

@@ -291,10 +291,10 @@ class Dropbox(Profile):
                 return Reply(200, {"cursor": self._cursor(shelf, end)})
             return self._page(shelf, at, limit)
         if op == "src_continue":
-            at = self._uncursor(shelf, arg.get("cursor"))
-            if at is None:
+            kept = self._uncursor(shelf, arg.get("cursor"))
+            if kept is None:
                 return _error("reset", {".tag": "reset"})
-            return self._page(shelf, at, MAX_LIMIT)
+            return self._page(shelf, kept, MAX_LIMIT)
         if op == "src_move":
             return self._move(shelf, arg)
         return self._file_op(op, shelf, call, arg)

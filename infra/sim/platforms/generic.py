@@ -12,6 +12,7 @@ common Retry-After dialect (retry_after_mode).
 from __future__ import annotations
 
 import base64
+import builtins
 import copy
 import email.utils
 import json
@@ -113,8 +114,8 @@ class Generic(Profile):
 
     def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
         reason = parse_error or _validate_create(body)
-        if reason:
-            return self.error("invalid", reason)
+        if reason or not isinstance(body, dict):  # not a dict: _validate_create says so
+            return self.error("invalid", reason or "request body must be a JSON object")
         return Draft(source=body["input"], ref=body["metadata"]["migration_ref"], request=body)
 
     def render(self, video: Video, now: float) -> dict:
@@ -154,7 +155,7 @@ class Generic(Profile):
             return self.error("invalid", str(exc))
         page = [v for v in videos if v.seq > after][: limit + 1]
         more = len(page) > limit
-        body = {"data": [self.render(v, now) for v in page[:limit]]}
+        body: dict[str, object] = {"data": [self.render(v, now) for v in page[:limit]]}
         if more:
             body["next_cursor"] = str(page[limit - 1].seq)
         return Reply(200, body)
@@ -180,17 +181,18 @@ class Generic(Profile):
         }[cfg.retry_after_mode]
         return headers, (float(told) if headers else None)
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         if moment != "finished":
             return []
         snapshot = self.render(video, now)
+        event_id = "evt_" + uuid.uuid4().hex
         event = {
-            "id": "evt_" + uuid.uuid4().hex,
+            "id": event_id,
             "type": f"video.{snapshot['status']}",
             "created_at": int(time.time()),
             "data": snapshot,
         }
-        return [Event(event["id"], json.dumps(event, separators=(",", ":")).encode())]
+        return [Event(event_id, json.dumps(event, separators=(",", ":")).encode())]
 
     def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:
         if cfg.webhook_scheme == "standard":

@@ -35,6 +35,7 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
 
 from __future__ import annotations
 
+import builtins
 import json
 import secrets
 import time
@@ -164,7 +165,9 @@ class JwPlayer(Profile):
         return ref if isinstance(ref, str) else None
 
     def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
-        problem = parse_error or (_problem(body) if isinstance(body, dict) else "the body must be a JSON object")
+        if parse_error or not isinstance(body, dict):
+            return error("invalid", parse_error or "the body must be a JSON object")
+        problem = _problem(body)
         if problem:
             return error("invalid", problem)
         source = body["upload"].get("download_url") if body["upload"]["method"] == "fetch" else None
@@ -307,17 +310,17 @@ class JwPlayer(Profile):
         if call.op == "webhook_list":  # jwplatform 2.2.2 WebhookClient.list: `{webhooks, page, page_length, total}`
             page = {"webhooks": hooks, "page": 1, "page_length": max(1, len(hooks)), "total": len(hooks)}
             return Account(Reply(200, page))
-        meta = body.get("metadata") if isinstance(body, dict) else None
-        if not isinstance(meta, dict) or not is_http_url(meta.get("webhook_url")):
+        asked = body.get("metadata") if isinstance(body, dict) else None
+        if not isinstance(asked, dict) or not is_http_url(asked.get("webhook_url")):
             return Account(error("invalid", "metadata.webhook_url must be an http(s) URL"))
         secret = uuid.uuid4().hex
-        hook = {"id": WEBHOOK_ID, "metadata": {k: meta.get(k) for k in ("name", "description", "webhook_url",
+        hook = {"id": WEBHOOK_ID, "metadata": {k: asked.get(k) for k in ("name", "description", "webhook_url",
                 "events", "site_ids")}, "created": iso(time.time())}  # fmt: skip
         hooks.append(hook)
         # "the secret ... used to verify": shown with the subscription, then used to sign every delivery (the
         # simulator delivers to the newest subscription only).
         return Account(
-            Reply(201, {**hook, "secret": secret}), {"webhook_url": meta["webhook_url"], "webhook_secret": secret}
+            Reply(201, {**hook, "secret": secret}), {"webhook_url": asked["webhook_url"], "webhook_secret": secret}
         )
 
     # ----- as a source (a library)
@@ -341,7 +344,7 @@ class JwPlayer(Profile):
 
     # ----- playback of the media made here
 
-    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """The manifest, its variants, the poster and the player page of a ready media; a property with URL signing
         wants `exp` and `sig` on the manifest (and writes them into it for each variant)."""
         if video.state != READY or held(video, time.time()):
@@ -380,9 +383,9 @@ class JwPlayer(Profile):
         (a draft is not delivered); on a signing property only for a JWT `token` of that resource, every file URL
         in it signed with `exp` and `sig` ("the response includes signed video URLs")."""
         token = urllib.parse.parse_qs(query).get("token", [None])[0]
-        expires = None
-        if cfg.signing_secret:
-            claims = token_for(token, cfg.signing_secret, f"/v2/media/{video.id}")
+        expires, secret = None, cfg.signing_secret
+        if secret:
+            claims = token_for(token, secret, f"/v2/media/{video.id}")
             if claims is None:
                 return 403, media.TEXT, b"signed URLs are required for this property\n"
             expires = int(claims["exp"])
@@ -390,9 +393,9 @@ class JwPlayer(Profile):
 
         def url(path: str) -> str:
             plain = f"{home}/{video.id}/{path}"
-            if expires is None:
+            if expires is None or secret is None:  # expires is set only where signing is on
                 return plain
-            return sign_file(plain, f"_play/jwplayer/{video.id}/{path}", cfg.signing_secret, expires)
+            return sign_file(plain, f"_play/jwplayer/{video.id}/{path}", secret, expires)
 
         tracks = [
             {"file": url(f"tracks/{t.id}.{t.format or 'vtt'}"), "kind": "captions", "label": t.name or t.language}
@@ -419,7 +422,7 @@ class JwPlayer(Profile):
         # "Calls that exceed this rate will not be executed and will return a 429": no time to come back is given.
         return ({"jw-request-remaining": "0"} if cfg.rate_headers else {}), None
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         if moment == "created":
             kinds = ["media_created"]
         elif video.state == READY:

@@ -43,7 +43,7 @@ import math
 import re
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -313,7 +313,7 @@ def _positions(shelf: Shelf, query: Query) -> range:
 def list_library(shelf: Shelf, query: Query) -> Reply:
     """A page of the library as the query selects, orders and caps it (flat in memory: indexes are arithmetic)."""
     if query.external_id is not None:
-        order: Iterable[int] = [i for i in range(shelf.size) if matches(f"lib-{i}", query.external_id)]
+        order: Sequence[int] = [i for i in range(shelf.size) if matches(f"lib-{i}", query.external_id)]
     else:
         order = _positions(shelf, query)
     order = order[::-1] if query.descending else order
@@ -333,8 +333,9 @@ def list_library(shelf: Shelf, query: Query) -> Reply:
 
 def delivered(cfg: SimConfig, video: Item, token: str | None, resource: str) -> str | None:
     """Why the Delivery API refuses `resource` of `video` ("403" / "404"), or None to serve it."""
-    signed = bool(cfg.signing_secret) and token_for(token, cfg.signing_secret, resource) is not None
-    if cfg.signing_secret and not signed:
+    secret = cfg.signing_secret
+    signed = secret is not None and bool(secret) and token_for(token, secret, resource) is not None
+    if secret and not signed:
         return "403"
     if video.private and not signed:
         return "404"  # outside its publish window: delivered to no one but a request of the property's
@@ -352,11 +353,12 @@ def playlist(shelf: Shelf, video: Item, token_exp: int | None) -> dict:
     def url(path: str) -> str:
         # The true duration rides every file's query, as library.media_url's do: what a target reads back.
         plain = f"{base}/{path}?{urllib.parse.urlencode(video.media_query())}"
-        if token_exp is None:
+        secret = shelf.cfg.signing_secret
+        if token_exp is None or secret is None:  # a token_exp is asked for only where signing is on
             return plain
-        return sign_file(plain, f"_stream/jwplayer/{path}", shelf.cfg.signing_secret, token_exp)
+        return sign_file(plain, f"_stream/jwplayer/{path}", secret, token_exp)
 
-    sources = [{"file": url(f"manifests/{mid}.m3u8"), "type": "application/vnd.apple.mpegurl"}]
+    sources: list[dict[str, object]] = [{"file": url(f"manifests/{mid}.m3u8"), "type": "application/vnd.apple.mpegurl"}]
     sources += [
         {"file": url(f"videos/{mid}-{template}.mp4"), "type": "video/mp4", "width": w, "height": h,
          "label": f"H.264 {w}px", "filesize": video.size * w // 1920}

@@ -272,8 +272,7 @@ class Kaltura(Profile):
     def _media_list(self, shelf: Shelf, call: Call, params: Mapping) -> object:
         flt = mapping(params.get("filter"))
         size, index = self._pager(params)
-        order = str(flt.get("orderBy") or "-createdAt")
-        descending = order.startswith("-")
+        descending = str(flt.get("orderBy") or "-createdAt").startswith("-")
         offset = (index - 1) * size
         matched, order = lib.listed(shelf, flt, descending)
         found, total = [], 0
@@ -381,7 +380,7 @@ class Kaltura(Profile):
         index, k = lib.asset_of(params.get("captionAssetId"), "2")
         video = shelf.video(index)
         found = lib.captions(shelf, video) if video else []
-        if k < 0 or k >= len(found) or found[k]["status"] != 2:
+        if video is None or k < 0 or k >= len(found) or found[k]["status"] != 2:  # no video: nothing found
             return answer(kerror("CAPTION_ASSET_ID_NOT_FOUND", "Caption asset id not found"), fmt)
         segment = _num(params.get("segmentIndex"))
         if not segment:  # no segment index: the playlist of 30-second segments (buildWebVTTM3U8File)

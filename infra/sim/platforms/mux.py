@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import copy
 import json
 import re
@@ -28,7 +29,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .. import media
 from ..bucket import RateState
@@ -149,7 +150,7 @@ def _text_track(entry: dict) -> TextTrack:
 
 
 def _render_track(track: TextTrack) -> dict:
-    out = {
+    out: dict[str, Any] = {
         "type": "text",
         "id": track.id,
         "text_type": "subtitles",
@@ -250,7 +251,7 @@ def _policies(body: dict) -> list | None:
 
 
 def _source(body: dict) -> str:
-    inputs = body.get("inputs", body.get("input"))
+    inputs: Any = body.get("inputs", body.get("input"))  # checked (_validate): a URL, or inputs whose first has it
     return inputs if isinstance(inputs, str) else inputs[0]["url"]
 
 
@@ -383,15 +384,21 @@ class Mux(Profile):
         return ref if isinstance(ref, str) else None
 
     def parse_create(self, body: object, parse_error: str | None, call: Call) -> Draft | Reply:
-        reason = parse_error or (_validate(body) if isinstance(body, dict) else "request body must be a JSON object")
+        if parse_error or not isinstance(body, dict):
+            return self.error("invalid", parse_error or "request body must be a JSON object")
+        reason = _validate(body)
         if reason:
             return self.error("invalid", reason)
-        texts = [_text_track(e) for e in body.get("inputs", [])[1:]] if isinstance(body.get("inputs"), list) else []
+        texts = [_text_track(e) for e in inputs[1:]] if isinstance(inputs := body.get("inputs"), list) else []
         return Draft(source=_source(body), ref=self.ref_of(body), request=body, texts=texts)
 
     def render(self, video: Video, now: float) -> dict:
         request = video.request
-        out = {"id": video.id, "status": _STATUS.get(video.state, "preparing"), "created_at": str(int(video.created))}
+        out: dict[str, Any] = {
+            "id": video.id,
+            "status": _STATUS.get(video.state, "preparing"),
+            "created_at": str(int(video.created)),
+        }
         if playback_ids(video):
             out["playback_ids"] = playback_ids(video)
         # What the create set, as Mux holds it; unset, Mux's documented defaults.
@@ -443,7 +450,7 @@ class Mux(Profile):
         if fault == "live" and shelf.cfg.library_processing_done:
             fault = None  # the recording has ended since: an asset as any other, from a live stream
         status = {"errored": "errored", "processing": "preparing"}.get(fault or "", "ready")
-        out = {
+        out: dict[str, Any] = {
             "id": library_id(video),
             "status": status,
             "created_at": str(int(video.created)),
@@ -522,7 +529,7 @@ class Mux(Profile):
         return name != "master.mp4" or shelf.preparation(video, now)[0] == "ready"
 
     def serve_playback(
-        self, videos: Iterable[Video], held: Mapping, shelf: Shelf, key: str, rest: list[str], query: str
+        self, videos: Iterable[Video], held: Mapping, shelf: Shelf, key: str, rest: builtins.list[str], query: str
     ) -> media.Answer:
         """stream.mux.com and image.mux.com, both at `/_play/mux/...` here: a library asset's text tracks, else
         the playback of the assets made here (mux_signing.serve_playback). `held`: the signing keys made here."""
@@ -571,7 +578,7 @@ class Mux(Profile):
         # Mux documents no hint on a 429; with rate_headers on, X-RateLimit-Reset is the one there is.
         return {}, (float(state.reset_in_s()) if cfg.rate_headers else None)
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         kind = "created" if moment == "created" else _STATUS[video.state]
         event_id = str(uuid.uuid4())
         event = {

@@ -64,7 +64,7 @@ def signing_keys(call: Call, held: dict, error) -> Account:
             return Account(error("invalid", str(exc)))
         shown = [_shown(k, v) for k, v in keys.items()][(page - 1) * limit : page * limit]
         return Account(Reply(200, {"data": shown}))
-    if key_id not in keys:
+    if key_id is None or key_id not in keys:
         return Account(error("not_found"))
     if op == "key_delete":
         del keys[key_id]

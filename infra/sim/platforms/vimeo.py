@@ -24,7 +24,7 @@ import secrets
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from ..bucket import RateState
 from ..config import SimConfig
@@ -90,7 +90,7 @@ def by_teammate(cfg: SimConfig, index: int) -> bool:
     return n > 0 and index % n == n // 2
 
 
-def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | None:
+def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | Literal[False] | None:
     """Which videos a listing shows: /me/videos (and the token's own /users/{id}) only what the token's user
     uploaded; the team's /users/{team}/videos all of the team's library. None: every video; False: no such user."""
     if user == TEAM_ID or cfg.library_team_every <= 0:
@@ -149,7 +149,7 @@ class Vimeo(VimeoTarget, Profile):
 
     # ----- the library
 
-    def render(self, shelf: Shelf, video: Item) -> dict:
+    def render_library(self, shelf: Shelf, video: Item) -> dict:
         vid = video_id(video)
         fault = video.fault
         # A video still transcoding (status transcoding, transcode.status in_progress) has no download yet; with
@@ -266,7 +266,7 @@ class Vimeo(VimeoTarget, Profile):
         if video is None:
             return self.error("not_found")
         if op == "get":
-            return Reply(200, self.render(shelf, video))
+            return Reply(200, self.render_library(shelf, video))
         tracks = self._tracks(shelf, video)
         if op == "src_tracks":
             return Reply(200, {"total": len(tracks), "page": 1, "per_page": 25, "paging": {}, "data": tracks})
@@ -292,7 +292,7 @@ class Vimeo(VimeoTarget, Profile):
         else:
             videos, total = _kept(shelf, keep, start, per_page, newest_first)
         path = "/me/videos" if user is None else f"/users/{user}/videos"
-        data = [self.render(shelf, v) for v in videos]
+        data = [self.render_library(shelf, v) for v in videos]
         listed = {
             "total": total,
             "page": page,

@@ -47,6 +47,7 @@ PyVimeo 1.1.2 (vimeo/upload.py: UploadTexttrackMixin) and the official vimeo.js 
 
 from __future__ import annotations
 
+import builtins
 import copy
 import hashlib
 import hmac
@@ -55,6 +56,7 @@ import re
 import secrets
 import time
 import urllib.parse
+from typing import TYPE_CHECKING
 
 from .. import media
 from ..config import SimConfig, is_http_url
@@ -180,6 +182,10 @@ def _link_sig(vid: str, tid: str, expires: int) -> str:
 
 class VimeoTarget:
     """Vimeo's target API: a mixin of the `Vimeo` profile (infra/sim/vimeo.py), whose `error` it uses."""
+
+    if TYPE_CHECKING:  # what the profile it is mixed into gives it
+
+        def error(self, kind: str, message: str | None = None, **detail: object) -> Reply: ...
 
     # The pull's link "must be valid for at least 24 hours" (api.yaml, POST /me/videos, upload.link): Vimeo fetches
     # it later than the create, at a time it does not say. With check_source the link is fetched when the upload
@@ -329,7 +335,7 @@ class VimeoTarget:
         data = [filtered(_track(video, t), _fields(call)) for t in video.texts]
         return Reply(200, {"total": len(data), "page": 1, "per_page": 100, "paging": {}, "data": data})
 
-    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: list[str], query: str):
+    def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """The player plays what anyone with the link may watch: anybody, and unlisted with its hash; a `play`
         link (signed for the owner's token, expiring) plays whatever the privacy."""
         if _play_signed(video.id, query):
@@ -341,7 +347,7 @@ class VimeoTarget:
             return 404, media.TEXT, b"Sorry, we couldn't find that page (an unlisted video needs its hash).\n"
         return None
 
-    def events(self, video: Video, moment: str, now: float) -> list[Event]:
+    def events(self, video: Video, moment: str, now: float) -> builtins.list[Event]:
         return []  # no webhooks are documented
 
     def signature_headers(self, cfg: SimConfig, event: Event, secret: str | None, timestamp: int) -> dict:

@@ -148,7 +148,7 @@ class Wistia(Profile):
     def new_id(self) -> str:  # pragma: no cover - Wistia is no target
         raise NotImplementedError
 
-    def render(self, shelf: Shelf, video: Item, cursor: bool = False) -> dict:
+    def render_library(self, shelf: Shelf, video: Item, cursor: bool = False) -> dict:
         fault = video.fault
         out = {
             "id": 1000 + video.index,
@@ -221,7 +221,7 @@ class Wistia(Profile):
         if video is None:
             return self.error("not_found")
         if op == "get":
-            return Reply(200, self.render(shelf, video))
+            return Reply(200, self.render_library(shelf, video))
         captions = self._captions(video)
         if op == "src_captions":
             return Reply(200, captions)
@@ -260,7 +260,7 @@ class Wistia(Profile):
         if archived is not None:
             skip = 0 if cursor_on else (page - 1) * per_page
             videos = self._filtered(shelf, archived, newest_first, start_after, start_before, skip, per_page)
-            return Reply(200, [self.render(shelf, v, cursor=cursor_on) for v in videos])
+            return Reply(200, [self.render_library(shelf, v, cursor=cursor_on) for v in videos])
         # Times grow with the index: created, updated, id and position order alike (name falls back to them).
         if start_after is not None:
             start = (shelf.size - start_after) if newest_first else start_after + 1
@@ -269,7 +269,7 @@ class Wistia(Profile):
         else:
             start = 0 if cursor_on else (page - 1) * per_page
         videos, _total = shelf.videos(start, per_page, newest_first)
-        return Reply(200, [self.render(shelf, v, cursor=cursor_on) for v in videos])
+        return Reply(200, [self.render_library(shelf, v, cursor=cursor_on) for v in videos])
 
     def _filtered(
         self,
