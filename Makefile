@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 WORKERS ?= 2
 
-.PHONY: venv lint types unit quick sim emulator e2e all demo matrix
+.PHONY: venv lint types static unit quick sim emulator e2e all demo matrix
 
 venv:
 	@bash -c 'source infra/bootstrap.sh'
@@ -15,10 +15,13 @@ lint: venv  ## ruff's lint and format check, the whole tree
 types: venv  ## mypy over the product, the CLI, the simulators and the benches (pyproject.toml [tool.mypy])
 	$(PY) -m mypy
 
+static: venv  ## lint and types as CI runs them: tests/static, in the full suite (infra/test)
+	$(PY) -m pytest -q -m static
+
 unit: venv  ## pure logic: no emulator, no simulator, no network (tests/unit)
 	$(PY) -m pytest -q -m unit -n $(WORKERS)
 
-quick: lint unit  ## what to run before every commit
+quick: lint types unit  ## what to run before every commit
 
 sim: venv  ## the platform simulators driven by the official SDKs (tests/sim)
 	$(PY) -m pytest -q -m sim -n $(WORKERS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 # The depths that never start the emulator, deploy a template or fill Azurite (tests/conftest.py's DEPTHS).
-TOOL_FREE = ("unit", "sim", "probe")
+TOOL_FREE = ("unit", "sim", "probe", "static")
 
 
 def needs_side_tools(argv: list[str]) -> bool:

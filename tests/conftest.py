@@ -37,7 +37,7 @@ LONGEST_FIRST = (
 
 
 # The test depths, one folder each; every test gets its folder's marker, so `-m unit` selects a depth.
-DEPTHS = ("unit", "sim", "probe", "template", "emulator", "e2e")
+DEPTHS = ("unit", "sim", "probe", "static", "template", "emulator", "e2e")
 
 
 def pytest_collection_modifyitems(items: list) -> None:

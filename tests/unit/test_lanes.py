@@ -19,6 +19,8 @@ from infra.lanes import needs_side_tools
         (["-munit"], False),
         (["-m", "unit or sim"], False),
         (["-m", "(unit or probe)"], False),
+        (["tests/static"], False),  # ruff and mypy: no server of any kind
+        (["-m", "static"], False),
         (["-m", "not e2e"], True),  # the quick lane of old still reaches the emulator
         (["-m", "emulator"], True),
         (["-m", "unit and not slow"], True),  # cannot tell: prepare
