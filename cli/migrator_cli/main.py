@@ -9,6 +9,7 @@ exits with 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
@@ -94,14 +95,43 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {cli_version()}")
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="this CLI's release and, with --stack or --outputs (or MIGRATOR_STACK), the deployed stack's",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.register(sub)
     return parser
 
 
+def print_version(argv: list[str]) -> int:
+    """`migrator --version [--stack S | --outputs F]`: the CLI's release, and the deployed stack's beside it when
+    one is named (its Release output; a stack from 0.3.0 or before has none). A stack that cannot be read is said
+    in a line, not raised: the CLI's own release is still the answer asked for."""
+    from .target import resolve
+
+    known = argparse.ArgumentParser(add_help=False)
+    for flag in ("--stack", "--outputs", "--endpoint-url", "--region", "--profile"):
+        known.add_argument(flag)
+    given, _ = known.parse_known_args(argv)
+    print(f"migrator {cli_version()}")
+    if not (given.stack or given.outputs or os.environ.get("MIGRATOR_STACK") or os.environ.get("MIGRATOR_OUTPUTS")):
+        return 0
+    try:
+        target = resolve(given.stack, given.outputs, given.endpoint_url, given.region, given.profile)
+    except (CliError, BotoCoreError, ClientError) as exc:
+        print(f"stack    cannot be read: {exc}")
+        return 2
+    print(f"stack    {target.name}: release {target.outputs.get('Release') or '0.3.0 or before (no Release output)'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--version" in argv:  # no command takes a --version of its own
+        return print_version(argv)
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

@@ -61,11 +61,32 @@ def no_api_calls(monkeypatch):
     monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", refuse)
 
 
-def test_version_is_the_packages(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--version"])
+def test_version_is_the_packages(capsys, monkeypatch):
+    monkeypatch.delenv("MIGRATOR_STACK", raising=False)
+    monkeypatch.delenv("MIGRATOR_OUTPUTS", raising=False)
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert exit_info.value.code == 0 and capsys.readouterr().out == f"migrator {declared}\n"
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"migrator {declared}\n"
+
+
+@pytest.mark.parametrize(
+    "outputs, line",
+    [
+        ({"Release": "0.4.0", "QueueUrl": "q"}, "stack    outputs.json: release 0.4.0"),
+        ({"QueueUrl": "q"}, "stack    outputs.json: release 0.3.0 or before (no Release output)"),
+    ],
+)
+def test_version_shows_the_deployed_stacks_release_beside_the_clis(capsys, tmp_path, outputs, line):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["--version", "--outputs", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == line
+
+
+def test_version_says_when_the_stack_cannot_be_read(capsys, tmp_path):
+    assert main(["--outputs", str(tmp_path / "missing.json"), "--version"]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("migrator ") and out[1].startswith("stack    cannot be read: ")
 
 
 @pytest.mark.parametrize(
