@@ -54,9 +54,17 @@ KNOWN_COLUMNS = (
     "size_bytes",
     "tracks",
     "options",
+    # What a viewer sees first (issue 42): the poster image's URL or source reference, the original publish time,
+    # and JSON lists of the chapters ([{"start_s", "title"}]) and collections ([{"id", "name", "kind", "position"}]).
+    "thumbnail_url",
+    "published_at",
+    "chapters",
+    "collections",
 )
 # Cells that hold JSON (an object or a list); `tags` may also be a plain list split on ";".
-JSON_COLUMNS = ("metadata", "tracks", "options")
+JSON_COLUMNS = ("metadata", "tracks", "options", "chapters", "collections")
+# Cells that are text as they are.
+TEXT_COLUMNS = ("title", "description", "privacy", "created_at", "folder", "thumbnail_url", "published_at")
 NUMBER_COLUMNS = ("duration_s", "poster_time_s")
 FORMATS = ("csv", "jsonl")
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json-lines": "jsonl"}
@@ -395,7 +403,7 @@ def _csv_row(line: int, cells: dict[str, str]) -> Row | BadRow:
         if name in cells:
             doc[name] = cells[name]
     asset_id = cells.get("id") or None
-    for name in ("title", "description", "privacy", "created_at", "folder"):
+    for name in TEXT_COLUMNS:
         if cells.get(name):
             doc[name] = cells[name]
     for name in NUMBER_COLUMNS:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from .platforms import REFERENCED_SOURCES
+from .row_extras import Chapter, Collection, Refused, objects_of, parse_chapters, parse_collections
 
 MAX_ID_LENGTH = 255
 MAX_URL_LENGTH = 4096
@@ -59,7 +60,11 @@ def narrowest_privacy(first: str | None, *others: str | None) -> str | None:
     return chosen
 
 
-TRACK_KINDS = ("captions", "subtitles")
+# A chapters track is a WebVTT file of chapter cues (Brightcove's and JW Player's text tracks of kind chapters): the
+# tracks worker reads it into the row's `chapters`. Its language may go unsaid: then "und" (BCP 47, undetermined).
+TRACK_KINDS = ("captions", "subtitles", "chapters")
+CAPTION_KINDS = ("captions", "subtitles")
+UNDETERMINED_LANGUAGE = "und"
 TRACK_FORMATS = ("srt", "vtt")
 TRACK_FIELDS = frozenset({"url", "language", "kind", "name", "closed_captions", "format"})
 # BCP 47 language tags, loosely: letters, digits and hyphens ("en", "pt-BR", "zh-Hant-TW").
@@ -80,6 +85,10 @@ FIELDS = frozenset(
         "size_bytes",
         "tracks",
         "options",
+        "thumbnail_url",
+        "chapters",
+        "collections",
+        "published_at",
     }
 )
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F; `\s` in a str pattern is
@@ -93,11 +102,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 @dataclass(frozen=True)
 class Track:
-    """A caption or subtitle file to attach once the video exists (or with its create)."""
+    """A caption or subtitle file to attach once the video exists (or with its create), or a chapters file."""
 
     url: str  # https, s3:// or a source reference; fetched by the tracks worker, never trusted
     language: str
-    kind: str = "captions"  # captions | subtitles
+    kind: str = "captions"  # captions | subtitles | chapters
     name: str | None = None
     closed_captions: bool = False
     format: str | None = None  # srt | vtt; None: told by the content
@@ -129,6 +138,13 @@ class AssetMessage:
     size_bytes: int | None = None
     tracks: tuple[Track, ...] = ()
     options: dict = field(default_factory=dict)  # per-row provider options (providers read their own keys)
+    # What a viewer sees first (issue 42; row_extras.py): the poster image (https, s3:// or a source reference
+    # resolved at use time, like a track's url), the chapters, the collections that hold the video at its source,
+    # and when it was first published there (RFC 3339 UTC; created_at stays the creation time).
+    thumbnail_url: str | None = None
+    chapters: tuple[Chapter, ...] = ()
+    collections: tuple[Collection, ...] = ()
+    published_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,8 +172,13 @@ def id_problem(value: object) -> str | None:
     return None
 
 
-def source_url_problem(value: object) -> str | None:
-    """Why `value` cannot be a source URL, or None when it can."""
+def source_url_problem(value: object, name: str = "source_url") -> str | None:
+    """Why `value` cannot be a source URL (or the URL field `name`: a track's, a thumbnail's), or None when it can."""
+    problem = _url_problem(value)
+    return problem.replace("source_url", name) if problem and name != "source_url" else problem
+
+
+def _url_problem(value: object) -> str | None:
     if not isinstance(value, str):
         return "source_url must be a string" if value is not None else "source_url is missing"
     if not value:
@@ -306,9 +327,9 @@ def _text(doc: dict, name: str, limit: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > limit:
-        raise _Refused(f"{name} must be a string of at most {limit:,} characters")
+        raise Refused(f"{name} must be a string of at most {limit:,} characters")
     if _SURROGATE.search(value):
-        raise _Refused(f"{name} contains a lone surrogate (not valid Unicode text)")
+        raise Refused(f"{name} contains a lone surrogate (not valid Unicode text)")
     return value
 
 
@@ -317,12 +338,8 @@ def _number(doc: dict, name: str, high: float) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-        raise _Refused(f"{name} must be a number between 0 and {high:,g}")
+        raise Refused(f"{name} must be a number between 0 and {high:,g}")
     return float(value)
-
-
-class _Refused(ValueError):
-    """One field that makes the message poison; its text is the reason."""
 
 
 def _fidelity(doc: dict) -> dict | str:
@@ -337,23 +354,27 @@ def _fidelity(doc: dict) -> dict | str:
         }
         privacy = doc.get("privacy")
         if privacy is not None and privacy not in PRIVACY:
-            raise _Refused(f"privacy must be one of {', '.join(PRIVACY)}")
+            raise Refused(f"privacy must be one of {', '.join(PRIVACY)}")
         out["privacy"] = privacy
-        out["created_at"] = _created_at(doc.get("created_at"))
+        out["created_at"] = _timestamp(doc, "created_at")
+        out["published_at"] = _timestamp(doc, "published_at")
+        out["thumbnail_url"] = _thumbnail(doc.get("thumbnail_url"))
+        out["chapters"] = parse_chapters(doc.get("chapters"), MAX_DURATION_S)
+        out["collections"] = parse_collections(doc.get("collections"))
         size = doc.get("size_bytes")
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2**63):
-            raise _Refused("size_bytes must be a whole number of bytes")
+            raise Refused("size_bytes must be a whole number of bytes")
         out["size_bytes"] = size
         options = doc.get("options", {})
         if not isinstance(options, dict):
-            raise _Refused("options must be an object")
+            raise Refused("options must be an object")
         problem = storable_problem(options, "options")
         if problem:
-            raise _Refused(problem)
+            raise Refused(problem)
         if len(json.dumps(options)) > MAX_OPTIONS_BYTES:
-            raise _Refused(f"options is over {MAX_OPTIONS_BYTES} bytes as JSON")
+            raise Refused(f"options is over {MAX_OPTIONS_BYTES} bytes as JSON")
         out["options"] = options
-    except _Refused as exc:
+    except Refused as exc:
         return str(exc)
     return out
 
@@ -362,19 +383,29 @@ def _tags(value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or len(value) > MAX_TAGS:
-        raise _Refused(f"tags must be a list of at most {MAX_TAGS} strings")
+        raise Refused(f"tags must be a list of at most {MAX_TAGS} strings")
     tags = []
     for tag in value:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_LENGTH or _CONTROL.search(tag):
-            raise _Refused(f"each tag must be text of 1 to {MAX_TAG_LENGTH} characters without control characters")
+            raise Refused(f"each tag must be text of 1 to {MAX_TAG_LENGTH} characters without control characters")
         if _SURROGATE.search(tag):
-            raise _Refused("a tag contains a lone surrogate (not valid Unicode text)")
+            raise Refused("a tag contains a lone surrogate (not valid Unicode text)")
         tags.append(tag)
     return tuple(dict.fromkeys(tags))  # a tag repeated is one tag
 
 
-def _created_at(value: object) -> str | None:
-    """RFC 3339 text (or epoch seconds) as RFC 3339 UTC, to the second."""
+def _thumbnail(value: object) -> str | None:
+    if value is None:
+        return None
+    problem = source_url_problem(value, "thumbnail_url")
+    if problem:
+        raise Refused(problem)
+    return value if isinstance(value, str) else None
+
+
+def _timestamp(doc: dict, name: str) -> str | None:
+    """`doc[name]`, RFC 3339 text (or epoch seconds), as RFC 3339 UTC, to the second."""
+    value = doc.get(name)
     if value is None:
         return None
     from datetime import UTC, datetime
@@ -389,43 +420,37 @@ def _created_at(value: object) -> str | None:
         else:
             raise ValueError(value)
     except (ValueError, OverflowError, OSError):
-        raise _Refused("created_at must be an RFC 3339 date-time with a time zone, or epoch seconds") from None
+        raise Refused(f"{name} must be an RFC 3339 date-time with a time zone, or epoch seconds") from None
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _tracks(value: object) -> tuple[Track, ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or len(value) > MAX_TRACKS:
-        raise _Refused(f"tracks must be a list of at most {MAX_TRACKS} objects")
     tracks = []
-    for n, raw in enumerate(value, start=1):
-        where = f"track {n}"
-        if not isinstance(raw, dict):
-            raise _Refused(f"{where} must be an object")
-        unknown = sorted(set(raw) - TRACK_FIELDS)
-        if unknown:
-            raise _Refused(f"{where} has unknown field(s): {', '.join(unknown)}")
-        problem = source_url_problem(raw.get("url"))
+    for where, raw in objects_of(value, "tracks", "track", MAX_TRACKS, TRACK_FIELDS):
+        problem = source_url_problem(raw.get("url"), "url")
         if problem:
-            raise _Refused(f"{where}: {problem.replace('source_url', 'url')}")
-        language = raw.get("language")
-        if not isinstance(language, str) or not _LANGUAGE.match(language) or len(language) > 35:
-            raise _Refused(f"{where}: language must be a BCP 47 tag such as en or pt-BR")
+            raise Refused(f"{where}: {problem}")
         kind = raw.get("kind", "captions")
         if kind not in TRACK_KINDS:
-            raise _Refused(f"{where}: kind must be one of {', '.join(TRACK_KINDS)}")
+            raise Refused(f"{where}: kind must be one of {', '.join(TRACK_KINDS)}")
+        language = raw.get("language", UNDETERMINED_LANGUAGE if kind == "chapters" else None)
+        if not isinstance(language, str) or not _LANGUAGE.match(language) or len(language) > 35:
+            raise Refused(f"{where}: language must be a BCP 47 tag such as en or pt-BR")
         fmt = raw.get("format")
         if fmt is not None and fmt not in TRACK_FORMATS:
-            raise _Refused(f"{where}: format must be one of {', '.join(TRACK_FORMATS)}")
+            raise Refused(f"{where}: format must be one of {', '.join(TRACK_FORMATS)}")
+        if kind == "chapters" and fmt == "srt":
+            raise Refused(f"{where}: a chapters track is WebVTT (format vtt), not srt")
         closed = raw.get("closed_captions", False)
         if not isinstance(closed, bool):
-            raise _Refused(f"{where}: closed_captions must be true or false")
+            raise Refused(f"{where}: closed_captions must be true or false")
         name = _text(raw, "name", MAX_TRACK_NAME_LENGTH)
         tracks.append(Track(raw["url"], language, kind, name, closed, fmt))
     keys = [track_key(t) for t in tracks]
     if len(set(keys)) != len(keys):
-        raise _Refused("two tracks share a language, kind and name: each track must be told apart")
+        raise Refused("two tracks share a language, kind and name: each track must be told apart")
     return tuple(tracks)
 
 
@@ -433,7 +458,7 @@ def parse_tracks(value: object) -> tuple[Track, ...] | str:
     """A `tracks` list (a message's, or the ledger's copy of it) as Tracks, or why it is not one."""
     try:
         return _tracks(value)
-    except _Refused as exc:
+    except Refused as exc:
         return str(exc)
 
 
@@ -442,10 +467,24 @@ def track_key(track: Track) -> str:
     return f"{track.language}.{track.kind}.{track.name or ''}"
 
 
+# The fields a message carries as one value each, in the order message_doc writes them.
+SCALAR_FIELDS = (
+    "title",
+    "duration_s",
+    "description",
+    "privacy",
+    "poster_time_s",
+    "created_at",
+    "folder",
+    "thumbnail_url",
+    "published_at",
+)
+
+
 def message_doc(msg: AssetMessage) -> dict:
     """`msg` as the JSON object a message carries (only what it holds)."""
     doc: dict = {"id": msg.asset_id, "source_url": msg.source_url}
-    for name in ("title", "duration_s", "description", "privacy", "poster_time_s", "created_at", "folder"):
+    for name in SCALAR_FIELDS:
         if getattr(msg, name) is not None:
             doc[name] = getattr(msg, name)
     if msg.size_bytes is not None:
@@ -458,6 +497,10 @@ def message_doc(msg: AssetMessage) -> dict:
         doc["tracks"] = [t.as_dict() for t in msg.tracks]
     if msg.options:
         doc["options"] = msg.options
+    if msg.chapters:
+        doc["chapters"] = [c.as_dict() for c in msg.chapters]
+    if msg.collections:
+        doc["collections"] = [c.as_dict() for c in msg.collections]
     return doc
 
 

@@ -705,3 +705,82 @@ def test_a_csv_row_carries_everything_a_video_is(tmp_path):
     assert a.message.tracks[0].language == "en" and a.message.options == {"mux": {"video_quality": "plus"}}
     assert b.message.tags == ("x", "y")  # or a JSON list
     assert isinstance(c, BadRow) and "size_bytes '12.5' is not a whole number" in c.reason
+
+
+# --- what a viewer sees first (issue 42): the thumbnail, chapters, collections, the publish time -------------
+
+CHAPTERS_CELL = '"[{""start_s"": 0, ""title"": ""Intro""}, {""start_s"": 61.5, ""title"": ""Deux, « trois »""}]"'
+COLLECTIONS_CELL = '"[{""id"": ""albums/9"", ""name"": ""Best of"", ""kind"": ""showcase"", ""position"": 2}]"'
+
+
+def test_a_csv_row_carries_the_thumbnail_chapters_collections_and_publish_time(tmp_path):
+    content = (
+        "id,source_url,thumbnail_url,published_at,chapters,collections\n"
+        f"a,{URL},https://i.example.com/a.jpg,2020-01-02T03:04:05+01:00,{CHAPTERS_CELL},{COLLECTIONS_CELL}\n"
+        f"b,{URL},vimeo://1/pictures/2,,,\n"
+    )
+    a, b = records(tmp_path, "extras.csv", content)
+    assert a.message.thumbnail_url == "https://i.example.com/a.jpg" and a.message.published_at == "2020-01-02T02:04:05Z"
+    assert [(c.start_s, c.title) for c in a.message.chapters] == [(0.0, "Intro"), (61.5, "Deux, « trois »")]
+    assert [(c.id, c.kind, c.position) for c in a.message.collections] == [("albums/9", "showcase", 2)]
+    assert b.message.thumbnail_url == "vimeo://1/pictures/2" and b.message.chapters == () and not b.message.collections
+
+
+@pytest.mark.parametrize(
+    ("cells", "reason"),
+    [
+        ("ftp://i.example.com/a.jpg,,,", "thumbnail_url scheme 'ftp'"),
+        (",yesterday,,", "published_at must be an RFC 3339 date-time"),
+        (",,Intro at 0,", "chapters 'Intro at 0' is not valid JSON"),
+        (',,"{""start_s"": 0}",', "chapters must be a list of at most 500 objects"),
+        (',,"[{""start_s"": 5, ""title"": ""B""}, {""start_s"": 1, ""title"": ""A""}]",', "strictly increasing"),
+        (",,,[oops", "collections '[oops' is not valid JSON"),
+        (',,,"[{""id"": ""9"", ""name"": ""S"", ""kind"": ""shelf""}]"', "collection 1: kind must be one of"),
+    ],
+)
+def test_csv_extras_that_cannot_travel_say_why(tmp_path, cells, reason):
+    content = f"id,source_url,thumbnail_url,published_at,chapters,collections\na,{URL},{cells}\nb,{URL},,,,\n"
+    bad, good = records(tmp_path, "extras.csv", content)
+    assert isinstance(bad, BadRow) and reason in bad.reason and bad.asset_id == "a" and isinstance(good, Row)
+
+
+def test_a_jsonl_row_carries_the_extras_and_refuses_bad_ones_with_the_reason(tmp_path):
+    extras = {
+        "thumbnail_url": "s3://posters/a.png",
+        "published_at": "2020-01-02T03:04:05Z",
+        "chapters": [{"start_s": 0, "title": "Intro"}],
+        "collections": [{"id": "projects/7", "name": "Marketing", "kind": "folder"}],
+    }
+    bad = {"chapters": [{"start_s": 0, "title": "Intro"}, {"start_s": 0, "title": "Again"}]}
+    content = "\n".join(json.dumps({"id": i, "source_url": URL, **doc}) for i, doc in (("a", extras), ("b", bad)))
+    a, b = records(tmp_path, "extras.jsonl", content + "\n")
+    assert a.message.thumbnail_url == "s3://posters/a.png" and a.message.collections[0].id == "projects/7"
+    assert isinstance(b, BadRow) and "chapter 2: start_s must be later" in b.reason
+
+
+def test_an_inventory_csv_as_the_sweep_writes_it_is_read_back_whole(tmp_path):
+    """`migrator inventory --csv` writes every column (sweep.CSV_COLUMNS, JSON for lists); load reads it back."""
+    import csv
+
+    from migrator_cli.sweep import CSV_COLUMNS, csv_cells
+
+    full = {
+        "id": "vimeo/1",
+        "source_url": "vimeo://1",
+        "title": "T",
+        "tags": ["a", "b"],
+        "tracks": [{"url": "vimeo://1/texttracks/3", "language": "en", "kind": "captions"}],
+        "thumbnail_url": "vimeo://1/pictures/2",
+        "published_at": "2020-01-02T03:04:05Z",
+        "chapters": [{"start_s": 0, "title": "Intro, « un »"}, {"start_s": 12.25, "title": "Two"}],
+        "collections": [{"id": "albums/9", "name": "Best of", "kind": "showcase", "position": 0}],
+        "metadata": {"source_platform": "vimeo", "source_id": "1"},
+    }
+    msg = parse_message(json.dumps(full))
+    assert isinstance(msg, AssetMessage)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    writer.writerow(csv_cells(msg))
+    (row,) = records(tmp_path, "inventory.csv", out.getvalue())
+    assert isinstance(row, Row) and row.message == msg

@@ -163,6 +163,13 @@ FULL = {
         {"url": "vimeo://123/texttracks/9", "language": "pt-BR", "kind": "subtitles", "name": "Português"},
     ],
     "options": {"mux": {"video_quality": "premium"}},
+    "thumbnail_url": "vimeo://123/pictures/456",
+    "chapters": [{"start_s": 0, "title": "Intro"}, {"start_s": 61.5, "title": "Épisode « deux » 🎬"}],
+    "collections": [
+        {"id": "projects/77", "name": "Shows/Season 1", "kind": "folder"},
+        {"id": "albums/9", "name": "Best of", "kind": "showcase", "position": 3},
+    ],
+    "published_at": "2019-06-02T10:00:00-05:00",
 }
 
 
@@ -172,6 +179,13 @@ def test_everything_a_video_is_travels_in_the_message():
     assert msg.tags == ("news", "2024")  # a tag repeated is one tag
     assert msg.created_at == "2019-06-01T08:00:00Z"  # normalised to UTC
     assert [t.language for t in msg.tracks] == ["en", "pt-BR"] and msg.tracks[0].closed_captions
+    assert msg.published_at == "2019-06-02T15:00:00Z" and msg.created_at == "2019-06-01T08:00:00Z"  # each its own
+    assert msg.thumbnail_url == "vimeo://123/pictures/456"
+    assert [(c.start_s, c.title) for c in msg.chapters] == [(0.0, "Intro"), (61.5, "Épisode « deux » 🎬")]
+    assert [(c.id, c.kind, c.position) for c in msg.collections] == [
+        ("projects/77", "folder", None),
+        ("albums/9", "showcase", 3),
+    ]
     assert parse_message(encode_message(msg)) == msg  # the encoder is the parser's inverse
 
 
@@ -197,7 +211,7 @@ FIDELITY_POISON = [
     (body(tracks={"url": "x"}), "tracks must be a list"),
     (body(tracks=[{"url": "ftp://x/a.srt", "language": "en"}]), "track 1: url scheme 'ftp'"),
     (body(tracks=[{"url": "https://x/a.srt", "language": "english!"}]), "track 1: language must be a BCP 47"),
-    (body(tracks=[{"url": "https://x/a.srt", "language": "en", "kind": "chapters"}]), "kind must be one of"),
+    (body(tracks=[{"url": "https://x/a.srt", "language": "en", "kind": "descriptions"}]), "kind must be one of"),
     (body(tracks=[{"url": "https://x/a.srt", "language": "en", "lang": "en"}]), "unknown field(s): lang"),
     (body(tracks=[{"url": "https://x/a.srt", "language": "en"}] * 2), "two tracks share a language"),
     (body(options=[1]), "options must be an object"),
@@ -235,3 +249,102 @@ def test_a_row_without_privacy_is_narrowed_by_an_explicit_private_but_not_by_a_p
     ]
     for values, expected in table:
         assert narrowest_privacy(*values) == expected, values
+
+
+# What a viewer sees first (issue 42): each bad value is poison with its reason. The third column: whether the JSON
+# schema can say so too (an order, a uniqueness or a text the cue timing ends are the validator's alone).
+CHAPTER = {"start_s": 0, "title": "Intro"}
+COLLECTION = {"id": "albums/9", "name": "Best of", "kind": "showcase"}
+EXTRAS_POISON = [
+    (body(thumbnail_url="ftp://x/a.jpg"), "thumbnail_url scheme 'ftp'", True),
+    (body(thumbnail_url=""), "thumbnail_url is empty", True),
+    (body(thumbnail_url="https://x/a b.jpg"), "thumbnail_url contains whitespace", True),
+    (body(thumbnail_url="s3://bucket"), "s3 thumbnail_url has no object key", True),
+    (body(thumbnail_url=7), "thumbnail_url must be a string", True),
+    (body(published_at="last spring"), "published_at must be an RFC 3339", False),
+    (body(published_at="2019-06-01T10:00:00"), "published_at must be an RFC 3339", False),  # no time zone
+    (body(chapters={"start_s": 0}), "chapters must be a list", True),
+    (body(chapters=[CHAPTER] * 501), "at most 500", True),
+    (body(chapters=["Intro"]), "chapter 1 must be an object", True),
+    (body(chapters=[{"start_s": 0}]), "chapter 1: title must be text of 1 to 255", True),
+    (body(chapters=[{"start_s": 0, "title": " "}]), "chapter 1: title must be text", True),
+    (body(chapters=[{"start_s": 0, "title": "x" * 256}]), "chapter 1: title must be text of 1 to 255", True),
+    (body(chapters=[{"start_s": 0, "title": "two\nlines"}]), "on one line", True),
+    (body(chapters=[{"start_s": -1, "title": "Intro"}]), "chapter 1: start_s must be a number of seconds", True),
+    (body(chapters=[{"start_s": "0", "title": "Intro"}]), "chapter 1: start_s must be a number", True),
+    (body(chapters=[{"start_s": True, "title": "Intro"}]), "chapter 1: start_s must be a number", True),
+    (body(chapters=[{"start_s": 1e300, "title": "Intro"}]), "between 0 and 1e+07", True),
+    (body(chapters=[{**CHAPTER, "end_s": 5}]), "chapter 1 has unknown field(s): end_s", True),
+    (body(chapters=[CHAPTER, {"start_s": 0, "title": "Again"}]), "chapter 2: start_s must be later", False),
+    (body(chapters=[{"start_s": 9, "title": "B"}, {"start_s": 3, "title": "A"}]), "strictly increasing", False),
+    (body(chapters=[{"start_s": 0, "title": "a --> b"}]), "may not contain '-->'", False),
+    (body(collections="Best of"), "collections must be a list of at most 50", True),
+    (body(collections=[{**COLLECTION, "id": f"albums/{i}"} for i in range(51)]), "at most 50", True),
+    (body(collections=[{"name": "Best of", "kind": "showcase"}]), "collection 1: id must be text", True),
+    (body(collections=[{**COLLECTION, "id": 9}]), "collection 1: id must be text", True),
+    (body(collections=[{**COLLECTION, "name": ""}]), "collection 1: name must be text", True),
+    (body(collections=[{**COLLECTION, "name": "tab\there"}]), "collection 1: name must be text", True),
+    (body(collections=[{**COLLECTION, "kind": "shelf"}]), "collection 1: kind must be one of folder, project", True),
+    (body(collections=[{**COLLECTION, "position": -1}]), "collection 1: position must be a whole number", True),
+    (body(collections=[{**COLLECTION, "position": 1.5}]), "collection 1: position must be a whole number", True),
+    (body(collections=[{**COLLECTION, "position": False}]), "collection 1: position must be a whole number", True),
+    (body(collections=[{**COLLECTION, "sort": "manual"}]), "collection 1 has unknown field(s): sort", True),
+    (
+        body(collections=[COLLECTION, {**COLLECTION, "name": "Other"}]),
+        "collection 2: id 'albums/9' is given twice",
+        False,
+    ),
+    (body(tracks=[{"url": "https://x/c.vtt", "kind": "captions"}]), "track 1: language must be a BCP 47", True),
+    (
+        body(tracks=[{"url": "https://x/c.srt", "kind": "chapters", "format": "srt"}]),
+        "a chapters track is WebVTT",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "reason", "schema_tells"), EXTRAS_POISON)
+def test_what_a_viewer_sees_is_checked_with_a_clear_reason(raw, reason, schema_tells):
+    result = parse_message(raw)
+    assert isinstance(result, Poison) and reason in result.reason and result.asset_id == "lib/0001", result
+    if schema_tells:
+        assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "extras",
+    [
+        {"thumbnail_url": "https://i.example.com/poster.jpg"},
+        {"thumbnail_url": "s3://bucket/posters/a.png", "published_at": 1_560_000_000},
+        {"chapters": [{"start_s": 0.5, "title": "One"}, {"start_s": 1, "title": "Two"}]},
+        {"chapters": [{"start_s": 10_000_000, "title": "At the bound"}]},
+        {"collections": [{"id": "projects/1", "name": "A", "kind": "project", "position": 0}]},
+        {"collections": [{"id": "1", "name": "A", "kind": "folder"}, {"id": "2", "name": "A", "kind": "folder"}]},
+        {"tracks": [{"url": "brightcove://6000/texttracks/ch", "kind": "chapters"}]},
+        {"tracks": [{"url": "https://x/c.vtt", "kind": "chapters", "language": "fr", "format": "vtt"}]},
+    ],
+)
+def test_the_schema_and_the_validator_accept_the_same_extras_and_they_travel_whole(extras):
+    doc = {**GOOD, **extras}
+    msg = parse_message(json.dumps(doc))
+    assert isinstance(msg, AssetMessage), msg
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert parse_message(encode_message(msg)) == msg
+
+
+def test_a_chapters_track_without_a_language_is_undetermined_and_stays_so():
+    msg = parse_message(body(tracks=[{"url": "jwplayer://abc/texttracks/ch1", "kind": "chapters"}]))
+    assert isinstance(msg, AssetMessage) and msg.tracks[0].language == "und" and msg.tracks[0].kind == "chapters"
+    assert json.loads(encode_message(msg))["tracks"] == [
+        {"url": "jwplayer://abc/texttracks/ch1", "language": "und", "kind": "chapters"}
+    ]
+
+
+def test_the_schema_takes_a_reference_to_every_platform_the_validator_takes():
+    """The schema named five platforms; a jwplayer:// or dropbox:// row, valid to the uploader, failed it."""
+    from migrator.messages import SOURCE_PLATFORMS
+
+    for platform in SOURCE_PLATFORMS:
+        doc = {**GOOD, "source_url": f"{platform}://b/o", "thumbnail_url": f"{platform}://v/pictures/1"}
+        assert isinstance(parse_message(json.dumps(doc)), AssetMessage), platform
+        jsonschema.Draft202012Validator(SCHEMA).validate(doc)

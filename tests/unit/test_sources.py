@@ -62,7 +62,8 @@ def test_a_row_from_garbage_keeps_what_can_travel_and_drops_the_rest():
             TrackInfo("vimeo://42/texttracks/1", "en-US", "captions", "English"),
             TrackInfo("vimeo://42/texttracks/2", "en-US", "captions", "English"),  # the same track twice
             TrackInfo("vimeo://42/texttracks/3", "not a language", "captions"),
-            TrackInfo("vimeo://42/texttracks/4", "fr", "chapters"),
+            TrackInfo("vimeo://42/texttracks/4", "fr", "chapters", format="srt"),  # kept, read as WebVTT
+            TrackInfo("vimeo://42/texttracks/5", "fr", "descriptions"),
         ],
         metadata={"extra": 1},
     )
@@ -70,7 +71,10 @@ def test_a_row_from_garbage_keeps_what_can_travel_and_drops_the_rest():
     assert row.asset_id == "vimeo/42" and len(row.title) == 512 and row.description is None
     assert row.tags == ("ok", "x" * 255, "lone") and row.created_at == "2024-02-03T02:05:06Z"  # cut, not lost
     assert row.duration_s is None and row.size_bytes is None and row.privacy is None and row.poster_time_s == 4.0
-    assert [(t.language, t.url) for t in row.tracks] == [("en-US", "vimeo://42/texttracks/1")]
+    assert [(t.language, t.kind, t.url, t.format) for t in row.tracks] == [
+        ("en-US", "captions", "vimeo://42/texttracks/1", None),
+        ("fr", "chapters", "vimeo://42/texttracks/4", None),
+    ]
     assert row.metadata == {"source_platform": "vimeo", "source_id": "42", "extra": 1}
     assert parse_message(encode_message(row)) == row  # what the inventory writes, the uploader reads back
 
