@@ -21,7 +21,8 @@ static: venv  ## lint and types as CI runs them: tests/static, in the full suite
 unit: venv  ## pure logic: no emulator, no simulator, no network (tests/unit)
 	$(PY) -m pytest -q -m unit -n $(WORKERS)
 
-quick: lint types unit  ## what to run before every commit
+quick: lint types  ## what to run before every commit: the unit tests but the few slow ones
+	$(PY) -m pytest -q -m "unit and not slow" -n $(WORKERS)
 
 sim: venv  ## the platform simulators driven by the official SDKs (tests/sim)
 	$(PY) -m pytest -q -m sim -n $(WORKERS)

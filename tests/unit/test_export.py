@@ -194,6 +194,7 @@ def test_the_nginx_key_may_be_the_whole_url(tmp_path):
     assert read_map(text)[2] == {"/76979871?x=1": "https://p.example/pb1"}
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_a_million_rows_stream_through_in_flat_memory():
     import tracemalloc
 

@@ -142,10 +142,8 @@ def test_api_video_metadata_pairs_carry_our_reference_and_what_has_no_field_of_i
         {"key": "folder", "value": "talks/2019"},
         {"key": "poster_time_s", "value": "30.0"},
     ]
-    assert notes == [
-        "poster_time_s: kept in metadata only (api.video picks a thumbnail by a later call)",
-        "metadata: 1 values sent as JSON text (api.video keeps text): episode",
-    ]
+    # The poster time is no note: the tracks worker picks that frame once the video exists (extras.py).
+    assert notes == ["metadata: 1 values sent as JSON text (api.video keeps text): episode"]
 
 
 def test_mux_has_no_place_for_description_tags_custom_fields_poster_creation_time_or_folder_and_says_so():

@@ -13,6 +13,7 @@ import json
 import math
 import os
 
+import pytest
 import requests
 from boto3.dynamodb.types import TypeSerializer
 from hypothesis import HealthCheck, given, settings
@@ -201,6 +202,7 @@ headers = st.dictionaries(
 )
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(list(PROVIDERS)),
@@ -429,6 +431,7 @@ LIST_KEYS["bunny"], ITEMS["bunny"] = "items", BUNNY_VIDEO
 LIST_KEYS["jwplayer"], ITEMS["jwplayer"] = "media", JW_MEDIA
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
 def test_any_listing_is_read_to_its_end_or_stops_with_a_listing_error(name, data):

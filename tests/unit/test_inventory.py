@@ -659,6 +659,7 @@ def test_load_command_reads_the_source_bucket_from_the_stack_outputs(tmp_path, m
     assert "line 3: the stack has no SourceBucketName output" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_files_progress_is_the_bytes_read_of_its_size(tmp_path, compressed):
     # Random names, so that even gzipped the file is megabytes: read-ahead is coarse next to that.

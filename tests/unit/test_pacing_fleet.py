@@ -308,6 +308,7 @@ THIRD = 0.4 * N / LIMIT  # full, half, full limit for a third of the ideal run e
 DROP = ((THIRD, LIMIT / 2), (2 * THIRD, LIMIT))
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @pytest.mark.parametrize(
     ("start", "ceiling", "schedule", "max_ratio", "max_per100"),
     [
@@ -343,6 +344,7 @@ def test_a_limit_that_rises_is_found_within_seconds():
 # --- the pacer item's writes (issue 24.9) ---------------------------------------------------------
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @pytest.mark.parametrize("workers", [5, 50, 200])
 @pytest.mark.parametrize("rate", [5.0, 20.0])
 def test_the_pacer_item_takes_about_one_write_per_create_whatever_the_concurrency(workers, rate):
@@ -360,6 +362,7 @@ def test_the_pacer_item_takes_about_one_write_per_create_whatever_the_concurrenc
     assert result.seconds / ideal_seconds(n, rate) <= 1.01
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_a_deep_slot_queue_still_honours_holds_and_cuts():
     """200 workers at 20/s queue 10 s of slots: a 429's hold and its cut move every slot handed out
     (each far one is confirmed with a read when due). Slots that stayed where they were drained this
@@ -384,6 +387,7 @@ def _hold_the_fleet_on_503s(up, outcome: Outcome) -> None:
     Pace.observe(up, outcome)
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_scattered_503s_cost_the_fleet_almost_nothing():
     """A hostile provider answers 2 % of requests 503 with a Retry-After of 1-3 s and loses 1 % of
     create answers: only the request that met a 503 waits (it counts for the breaker), so the drain
@@ -395,6 +399,7 @@ def test_scattered_503s_cost_the_fleet_almost_nothing():
         assert faulty.throttled == 0
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_holding_the_fleet_on_every_503_misses_that():
     ratios = []
     for seed in (1, 2, 3, 4):
@@ -419,6 +424,7 @@ def test_a_header_stating_twice_the_true_limit_is_a_ceiling_not_the_pace():
 # --- a bound on videos in progress (issue 20.3) -----------------------------------------------------
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_creates_in_flight_follow_the_providers_bound():
     """Cloudflare lets 120 videos be queued or encoding; at a 20 s encode the sustainable rate is
     120 / 20 = 6/s, under the request rate (20/s here). The fleet counts what is in flight (the

@@ -59,6 +59,7 @@ def test_a_sample_is_the_same_rows_whatever_their_order_and_grows_with_n(tmp_pat
     assert first < bigger  # a grown pilot keeps the rows of the smaller one
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_a_sample_is_sent_in_file_order_and_holds_only_n_rows(tmp_path):
     import tracemalloc
 

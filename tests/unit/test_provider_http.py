@@ -128,6 +128,7 @@ def head_then_trickle(head: bytes, body: bytes, gap_s: float):
     return respond
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_a_trickled_body_is_cut_off_at_the_requests_overall_deadline():
     # One byte every 0.1 s never trips a 1 s read timeout (it is per socket read): 6 s of body.
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n"
@@ -139,6 +140,7 @@ def test_a_trickled_body_is_cut_off_at_the_requests_overall_deadline():
         assert time.monotonic() - started < 1.5 + 1.0  # the 1.5 s budget, and a little for the machine
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_trickled_headers_are_cut_off_at_the_requests_overall_deadline():
     lines = [b"HTTP/1.1 200 OK\r\n", *(b"X-Pad-%d: y\r\n" % i for i in range(20)), b"Content-Length: 0\r\n\r\n"]
     with local_server(trickle(b"".join(lines), 0.2, 12)) as (url, _):
@@ -149,6 +151,7 @@ def test_trickled_headers_are_cut_off_at_the_requests_overall_deadline():
         assert time.monotonic() - started < 1.5 + 1.0
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_a_trickled_body_without_a_length_is_not_taken_as_complete_when_cut():
     # HTTP/1.0 style: the body ends when the connection closes, so the watchdog's cut looks like an end.
     head = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"

@@ -155,6 +155,7 @@ def test_cloudflare_listing_gives_each_video_once_across_shared_timestamps():
     assert len(uids) == 2_500 and len(set(uids)) == 2_500
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_cloudflare_listing_stays_flat_in_memory_whatever_the_librarys_size():
     def peak_for(total: int) -> int:
         cf, _ = provider("cloudflare", cloudflare_library(total, 2))
@@ -246,6 +247,7 @@ def test_mux_find_that_cannot_reach_back_far_enough_is_transient_not_not_found()
     assert fake.requests == find_page_cap(NOW - 60, NOW) == 38  # ceil((60 + 300) x 10 / 100) + 2
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 def test_mux_find_over_the_absolute_page_cap_is_transient():
     one = lambda i: {"id": f"a{i}", "passthrough": "x", "created_at": str(int(NOW)), "status": "ready"}  # noqa: E731
 

@@ -423,6 +423,7 @@ junk_headers = st.dictionaries(header_names, header_values, max_size=8)
 schemes = st.sampled_from(list(Scheme))
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @settings(max_examples=400, deadline=None)
 @given(scheme=schemes, body=st.binary(max_size=200), headers=junk_headers)
 def test_random_headers_never_verify_and_only_raise_signature_error(scheme, body, headers):

@@ -137,3 +137,42 @@ def test_track_states_are_counted_from_the_items_track_map_each_change_once():
     assert dict(rearmed.counts) == {"tracks_attached": -1, "tracks_failed": -1, "tracks_pending": 2}
     garbage = deltas_of([record("MODIFY", "c", {"state": "ready"}, {"state": "ready", "track_states": {"x": "y"}})], T)
     assert dict(garbage.counts) == {}
+
+
+def test_extras_are_counted_per_kind_apart_from_caption_tracks_and_an_old_entry_without_a_kind_is_a_caption():
+    def item(**entries):
+        return {"state": "ready", "updated_at": T, "track_states": entries}
+
+    armed = item(
+        en={"state": "pending"},  # armed by 0.3.0: no kind, a caption track
+        thumbnail={"state": "pending", "kind": "thumbnail"},
+        chapters={"state": "pending", "kind": "chapters"},
+        **{"collection:ab": {"state": "noted", "kind": "collection", "note": "kept as tags"}},
+    )
+    done = item(
+        en={"state": "attached"},
+        thumbnail={"state": "noted", "kind": "thumbnail", "note": "a time only"},
+        chapters={"state": "attached", "kind": "chapters"},
+        **{"collection:ab": {"state": "noted", "kind": "collection", "note": "kept as tags"}},
+    )
+    deltas = deltas_of([record("MODIFY", "a", {"state": "ready"}, armed), record("MODIFY", "a", armed, done)], T)
+    assert dict(deltas.counts) == {
+        "tracks_attached": 1,
+        "thumbnail_noted": 1,
+        "chapters_attached": 1,
+        "collection_noted": 1,
+    }
+
+
+def test_status_reads_each_kind_of_extra_per_state_from_the_count_items():
+    from migrator.tally import read_stats
+
+    class Reads:
+        def batch_get_item(self, RequestItems):  # noqa: N803 - boto3's own argument name
+            counts = {"key": "counts#3", "ready": 2, "tracks_attached": 2, "thumbnail_noted": 1, "collection_attached": 4}
+            return {"Responses": {"stats": [typed(counts)]}}
+
+    stats = read_stats(Reads(), "stats", T)
+    assert stats.tracks["attached"] == 2 and stats.tracks["noted"] == 0
+    assert stats.extras["thumbnail"]["noted"] == 1 and stats.extras["collection"]["attached"] == 4
+    assert stats.extras["chapters"] == {"pending": 0, "attached": 0, "failed": 0, "noted": 0}

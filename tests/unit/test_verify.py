@@ -415,6 +415,7 @@ class Trickling:
         self.server.server_close()
 
 
+@pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @pytest.mark.parametrize("head_only", [True, False], ids=["status-and-headers", "body"])
 def test_a_trickled_manifest_is_cut_at_the_whole_fetch_deadline(head_only):
     local = Trickling(head_only)
