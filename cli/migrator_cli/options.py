@@ -94,7 +94,11 @@ def source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: s
     )
     group.add_argument("--state", metavar="FILE", help="the resumable cursor file (default <output>.state.json)")
     group.add_argument("--restart", action="store_true", help="ignore a saved cursor and list from the start")
-    group.add_argument("--no-tracks", action="store_true", help="do not look up caption tracks (fewer requests)")
+    group.add_argument(
+        "--no-tracks",
+        action="store_true",
+        help="do not look up caption tracks, chapters or showcases, which cost requests of their own (fewer requests)",
+    )
     group.add_argument(
         rate_flag,
         dest="source_rate",

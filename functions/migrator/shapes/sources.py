@@ -7,7 +7,7 @@ Azure Blob, S3) are in shapes/stores.py.
 
 from __future__ import annotations
 
-from .checker import BOOL, INT, NUM, STR, arr, either, nullable, obj, one_of
+from .checker import BOOL, INT, NUM, STR, any_of, arr, either, nullable, obj, one_of
 from .declared import Declared, Platform
 
 TEXT = nullable(STR)
@@ -25,7 +25,7 @@ VIMEO_VIDEO = obj(
     duration=NUM,
     # privacy.view -> our privacy (vimeo.PRIVACY); a value not there is read as private, with a note.
     privacy=obj(view=one_of("anybody", "unlisted", "nobody", "password", "contacts", "users", "disable")),
-    parent_folder=nullable(obj(name=STR)),
+    parent_folder=nullable(obj(name=STR, uri=STR)),
     # The legacy `status` and `transcode.status` (vimeo.why_unfetchable: WORKING, *_error, quota, unavailable).
     status=one_of(
         "available",
@@ -41,7 +41,15 @@ VIMEO_VIDEO = obj(
     transcode=nullable(obj(status=one_of("complete", "error", "in_progress"))),
     download=arr(obj({"link": STR}, quality=STR, rendition=STR, expires=TEXT, size=INT)),
     metadata=obj(connections=obj(texttracks=obj(total=INT))),
+    # What a viewer sees first (vimeo_extras.py): the active picture, whether there are chapters, the release time.
+    pictures=nullable(obj(uri=STR, active=BOOL, type=STR, default_picture=BOOL)),
+    has_chapters=BOOL,
+    release_time=TEXT,
 )
+VIMEO_PICTURE = obj(sizes=arr(obj({"link": STR}, width=NUM)), active=BOOL, type=STR, default_picture=BOOL)
+# A collection's page: Vimeo's {total, paging, data} (the OpenAPI types some as the bare list, which is read too).
+VIMEO_NEXT = {"paging": obj(next=TEXT)}
+VIMEO_CHAPTER = obj(timecode=NUM, title=TEXT)
 VIMEO = Platform(
     "vimeo",
     "source",
@@ -67,6 +75,35 @@ VIMEO = Platform(
             r"/videos/\d+/texttracks/\d+",
             obj({"link": STR}, link_expires_time=TEXT),
             "VimeoSource._resolve_track",
+        ),
+        Declared("a picture", "GET", r"/videos/\d+/pictures/\d+", VIMEO_PICTURE, "VimeoSource._resolve_picture"),
+        Declared(
+            "the chapters",
+            "GET",
+            r"/videos/\d+/chapters",
+            any_of(arr(VIMEO_CHAPTER), obj({"data": arr(VIMEO_CHAPTER)}, **VIMEO_NEXT)),
+            "vimeo_extras.read_chapters",
+        ),
+        Declared(
+            "the showcases",
+            "GET",
+            r"/me/albums|/users/\d+/albums",
+            obj(
+                {
+                    "data": arr(
+                        obj({"uri": STR}, name=STR, sort=STR, metadata=obj(connections=obj(videos=obj(total=INT))))
+                    )
+                },
+                **VIMEO_NEXT,
+            ),
+            "vimeo_extras.ShowcaseIndex._read",
+        ),
+        Declared(
+            "a showcase's videos",
+            "GET",
+            r"/users/\d+/albums/\d+/videos",
+            obj({"data": arr(obj({"uri": STR}))}, **VIMEO_NEXT),
+            "vimeo_extras.ShowcaseIndex._videos",
         ),
     ),
 )

@@ -34,6 +34,13 @@ sends the same requests).
   `metadata.connections.texttracks.total`, so they are asked for only where there are some. A track
   with `active: false` is its owner's still: carried after the active ones, its name marked
   INACTIVE and the row's metadata saying so, since no target keeps a track inactive;
+- what a viewer sees first (issue 42; vimeo_extras.py): the active picture (`pictures`, in the video's own answer,
+  carried as `vimeo://<video>/pictures/<picture>` and resolved to its largest image when it is set), the chapters
+  (`GET /videos/{id}/chapters`, only where `has_chapters`), the folder (`parent_folder`) and the showcases that
+  hold the video (the account's showcases read once a sweep, with each video's place in a showcase arranged by
+  hand) as `collections`, and `release_time`, "when the video was released", as `published_at`. `folder` stays
+  the folder's name, for the targets that take a folder as text. `tracks=False` (`--no-tracks`) leaves out the
+  requests of their own: text tracks, chapters, showcases;
 - rate limits: `X-RateLimit-Limit` / `-Remaining` / `-Reset`, the reset an ISO 8601 time
   ("2016-08-30T11:41:40+00:00"), per plan, no published number; past the limit a 429 and a
   lock-out of "up to a minute" with no Retry-After (help centre, "Rate limits"), waited out by
@@ -54,6 +61,7 @@ from ..providers.http import quote
 from ..providers.ratelimit import read_rate_headers
 from .base import Entry, HttpSource, Page, Resolution, SourceDenied, SourceRef, Unfetchable, gone
 from .rows import TrackInfo, make_row, unfetchable
+from .vimeo_extras import ShowcaseIndex, folder_of, largest_link, picture_id, read_chapters
 
 PER_PAGE = 100
 # Videos each page reads again of the one before: more deletions than this between two pages (of videos
@@ -61,8 +69,12 @@ PER_PAGE = 100
 OVERLAP = 5
 VIDEO_FIELDS = (
     "uri,name,description,tags.name,created_time,modified_time,duration,privacy.view,parent_folder.name,"
-    "status,transcode.status,type,download,metadata.connections.texttracks.total"
+    "status,transcode.status,type,download,metadata.connections.texttracks.total,"
+    # What a viewer sees first, in the same answer: no request of its own (vimeo_extras.py).
+    "release_time,has_chapters,parent_folder.uri,pictures.uri,pictures.active,pictures.type,pictures.default_picture"
 )
+# A picture's answer, resolved: its largest size's link.
+PICTURE_FIELDS = "uri,active,type,default_picture,sizes.width,sizes.link"
 ACCEPT = "application/vnd.vimeo.*+json;version=3.4"  # the version pinned, as Vimeo asks
 # privacy.view (vimeo.json 3.4; help centre, "Video privacy settings") -> the narrowest of our privacies that holds
 # it, and why where Vimeo's could not be kept as it was. public: anyone; unlisted: anyone with the link (the
@@ -194,6 +206,7 @@ class VimeoSource(HttpSource):
     def __init__(self, *args, team: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.team = team_of(team)
+        self._showcases: ShowcaseIndex | None = None  # read on the first video that asks, kept for the sweep
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         token = creds.get("token")
@@ -294,6 +307,8 @@ class VimeoSource(HttpSource):
                 f"{inactive} text track(s) {INACTIVE}: carried after the active ones, named '({INACTIVE})'; no "
                 "target keeps a track inactive, so viewers there can choose them"
             )
+        picture = picture_id(vid, video.get("pictures"))
+        chapters = read_chapters(self.call, vid) if tracks and video.get("has_chapters") is True else []
         return make_row(
             self.platform,
             vid,
@@ -308,7 +323,17 @@ class VimeoSource(HttpSource):
             folder=mapping(video.get("parent_folder")).get("name"),
             tracks=found,
             metadata=metadata,
+            thumbnail_url=self.ref(vid, "pictures", picture) if picture else None,
+            chapters=chapters,
+            collections=folder_of(video) + (self.showcases().of(vid) if tracks else []),
+            published_at=video.get("release_time"),
         )
+
+    def showcases(self) -> ShowcaseIndex:
+        """The showcases of the library listed (the token's, or the team owner's), read once a sweep."""
+        if self._showcases is None:
+            self._showcases = ShowcaseIndex(self.call, self.library_path().removesuffix("/videos") + "/albums")
+        return self._showcases
 
     def _tracks(self, vid: str) -> tuple[list[TrackInfo], int]:
         """The video's caption and subtitle tracks, the active first (a target that keeps one file per language
@@ -347,6 +372,8 @@ class VimeoSource(HttpSource):
         return Resolution.ready(chosen["link"], epoch_of(chosen.get("expires")), privacy=privacy_of(video)[0])
 
     def _resolve_track(self, ref: SourceRef) -> Resolution:
+        if ref.kind == "pictures":
+            return self._resolve_picture(ref)
         if ref.kind != "texttracks":
             return Resolution.unfetchable(f"not a Vimeo track reference: {ref}")
         track = self.read("GET", f"/videos/{quote(ref.video_id)}/texttracks/{quote(ref.item or '')}", "the text track")
@@ -357,6 +384,22 @@ class VimeoSource(HttpSource):
         if not link:
             return Resolution.unfetchable("the text track has no file link")
         return Resolution.ready(link, epoch_of(track.get("link_expires_time")))
+
+    def _resolve_picture(self, ref: SourceRef) -> Resolution:
+        """The picture's largest image; the one the video shows now if its owner has replaced it since."""
+        vid, pid = quote(ref.video_id), quote(ref.item or "")
+        picture = self.read("GET", f"/videos/{vid}/pictures/{pid}", "the picture", params={"fields": PICTURE_FIELDS})
+        if picture is None:
+            fields = ",".join(f"pictures.{name}" for name in PICTURE_FIELDS.split(","))
+            video = self.read("GET", f"/videos/{vid}", "the video", params={"fields": fields})
+            if video is None:
+                return Resolution.unfetchable(gone("Vimeo"))
+            picture = mapping(video).get("pictures")
+            if picture_id(ref.video_id, picture) is None:
+                return Resolution.unfetchable("the video shows no picture of its own on Vimeo any more")
+        link = largest_link(picture)
+        # Vimeo's image links say no end (help centre: they are read again, not kept): none is given.
+        return Resolution.ready(link) if link else Resolution.unfetchable("the picture has no image link")
 
 
 def hold_processing(page: Page) -> None:

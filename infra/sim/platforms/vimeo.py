@@ -14,7 +14,10 @@ What each behaviour rests on, beside the code that models it:
 - every `privacy.view` value (`view_of`), text tracks that are not active (`_tracks`);
 - page-number paging that shifts when a video is deleted mid-sweep (`_list`, LibraryState.deleted);
 - the token's own uploads (/me/videos) apart from its team's library (/users/{team}/videos, `in_view`);
-- a video still transcoding, then done (library_processing_done, in library.item).
+- a video still transcoding, then done (library_processing_done, in library.item);
+- what a viewer sees first, each documented in infra/sim/platforms/vimeo_library.py: the video's pictures (and the
+  images at their links, `serve_delivery`), chapters, release time, and the account's showcases in order;
+- the API's JSON filter, `fields` (dot paths), on the library's lists and videos as on the target's (`filtered`).
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ from typing import ClassVar, Literal
 
 from ..bucket import RateState
 from ..config import SimConfig
-from ..library import Item, Shelf
+from ..library import Item, Served, Shelf
 from ..profile import KIND_STATUS, Call, MadeUp, Profile, Reply, iso_offset, same
-from .vimeo_target import SORTS, VimeoTarget, list_query, paging
+from . import vimeo_library as extras
+from .vimeo_target import SORTS, VimeoTarget, filtered, list_query, paging
+from .vimeo_target import _fields as fields_of
 
 ID_BASE = 700_000_000
 # The token's own user (what /me is) and the team account it is a member of. Help centre, "Managing team
@@ -125,6 +130,15 @@ class Vimeo(VimeoTarget, Profile):
         ("/videos/{id}/texttracks/{track}", {"GET": "src_track", "PATCH": "track_add", "DELETE": "track_add"}),
         # A new text track's upload link (Vimeo's captions.cloud.vimeo.com), here on the simulator itself.
         ("/captions/{id}/{track}", {"PUT": "track_add"}),
+        # The library's pictures, chapters and showcases (vimeo_library.py).
+        ("/videos/{id}/pictures", {"GET": "src_pictures"}),
+        ("/videos/{id}/pictures/{picture}", {"GET": "src_picture"}),
+        ("/videos/{id}/chapters", {"GET": "src_chapters"}),
+        ("/videos/{id}/albums", {"GET": "src_video_albums"}),
+        ("/me/albums", {"GET": "src_albums"}),
+        ("/users/{user}/albums", {"GET": "src_albums"}),
+        ("/me/albums/{album}/videos", {"GET": "src_album_videos"}),
+        ("/users/{user}/albums/{album}/videos", {"GET": "src_album_videos"}),
     )
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
 
@@ -168,7 +182,8 @@ class Vimeo(VimeoTarget, Profile):
             "height": 1080,
             "created_time": iso_offset(video.created),
             "modified_time": iso_offset(video.modified),
-            "release_time": iso_offset(video.created),
+            # Released (made public) up to three days after its upload: release_time apart from created_time.
+            "release_time": iso_offset(video.created + (video.index % 4) * 86_400),
             "privacy": {
                 "view": view,
                 # Hidden from vimeo.com, it plays where it is embedded: here only on the owner's chosen domains.
@@ -183,6 +198,8 @@ class Vimeo(VimeoTarget, Profile):
                 f"{zlib.crc32(video.folder.encode()) % 1000}",
                 "name": video.folder,
             },
+            "pictures": extras.pictures(shelf, vid, video)[0],  # the active picture
+            "has_chapters": extras.chapter_count(video) > 0,
             "status": status,
             "transcode": {"status": transcode},
             "upload": {"status": "complete", "approach": "post", "size": video.size},
@@ -192,7 +209,12 @@ class Vimeo(VimeoTarget, Profile):
                         "uri": f"/videos/{vid}/texttracks",
                         "options": ["GET", "POST"],
                         "total": len(self._tracks(shelf, video)),
-                    }
+                    },
+                    "pictures": {
+                        "uri": f"/videos/{vid}/pictures",
+                        "options": ["GET", "POST"],
+                        "total": len(extras.pictures(shelf, vid, video)),
+                    },
                 }
             },
             "is_playable": fault is None,
@@ -262,11 +284,15 @@ class Vimeo(VimeoTarget, Profile):
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
         if op == "list":
             return self._list(shelf, call)
+        if op in ("src_albums", "src_album_videos"):
+            return self._showcases(op, shelf, call)
         video = shelf.video(index_of(call.params.get("id", "")))
         if video is None:
             return self.error("not_found")
         if op == "get":
-            return Reply(200, self.render_library(shelf, video))
+            return Reply(200, filtered(self.render_library(shelf, video), fields_of(call)))
+        if op in ("src_pictures", "src_picture", "src_chapters", "src_video_albums"):
+            return self._video_extras(op, shelf, call, video)
         tracks = self._tracks(shelf, video)
         if op == "src_tracks":
             return Reply(200, {"total": len(tracks), "page": 1, "per_page": 25, "paging": {}, "data": tracks})
@@ -292,7 +318,7 @@ class Vimeo(VimeoTarget, Profile):
         else:
             videos, total = _kept(shelf, keep, start, per_page, newest_first)
         path = "/me/videos" if user is None else f"/users/{user}/videos"
-        data = [self.render_library(shelf, v) for v in videos]
+        data = [filtered(self.render_library(shelf, v), fields_of(call)) for v in videos]
         listed = {
             "total": total,
             "page": page,
@@ -300,6 +326,54 @@ class Vimeo(VimeoTarget, Profile):
             "paging": paging(path, call, page, per_page, total),
         }
         return Reply(200, {**listed, "data": data})
+
+    def _video_extras(self, op: str, shelf: Shelf, call: Call, video: Item) -> Reply:
+        """A library video's pictures (all, or one), chapters, or the showcases that hold it (vimeo_library.py)."""
+        vid = video_id(video)
+        path = _path(call)
+        if op == "src_picture":
+            found = [p for p in extras.pictures(shelf, vid, video) if p["uri"].endswith(f"/{call.params['picture']}")]
+            return (
+                Reply(200, found[0]) if found else self.error("not_found", "The requested picture couldn't be found.")
+            )
+        if op == "src_pictures":
+            answer = extras.listed(path, call, extras.pictures(shelf, vid, video), lambda p: p)
+        elif op == "src_chapters":
+            answer = extras.listed(path, call, extras.chapters(vid, video), lambda c: c)
+        else:
+            held = [s for s in extras.SHOWCASES if s.holds(video.index)]
+            answer = extras.listed(path, call, held, lambda s: extras.album(s, shelf, USER_ID))
+        return Reply(200, answer) if isinstance(answer, dict) else self.error("invalid", answer)
+
+    def _showcases(self, op: str, shelf: Shelf, call: Call) -> Reply:
+        """The account's showcases, or one showcase's videos in the order asked (vimeo_library.py). A team's
+        library lists the showcases of the account it is (USER_ID's: in_view's users)."""
+        user = call.params.get("user")
+        if in_view(shelf.cfg, user) is False:
+            return self.error("not_found", "The requested user couldn't be found.")
+        path, owner = _path(call), user or USER_ID
+        if op == "src_albums":
+            answer = extras.listed(path, call, list(extras.SHOWCASES), lambda s: extras.album(s, shelf, owner))
+            return Reply(200, answer) if isinstance(answer, dict) else self.error("invalid", answer)
+        showcase = extras.showcase_of(call.params.get("album", ""))
+        if showcase is None:
+            return self.error("not_found", "The requested showcase couldn't be found.")
+        videos = extras.album_videos(showcase, shelf, call)
+        if isinstance(videos, str):
+            return self.error("invalid", videos)
+
+        def render(video: Item) -> dict:
+            doc = filtered(self.render_library(shelf, video), fields_of(call))
+            return doc if isinstance(doc, dict) else {}
+
+        answer = extras.listed(path, call, videos, render, extras.ALBUM_VIDEO_SORTS)
+        return Reply(200, answer) if isinstance(answer, dict) else self.error("invalid", answer)
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """The images at the pictures' links (Vimeo's i.vimeocdn.com): vimeo_library.serve_picture."""
+        return extras.serve_picture(shelf, method, path, index_of)
 
     # ----- rate limits
 
@@ -331,3 +405,16 @@ def _kept(
     shown = [i for i in order if keep(i) and shelf.state.present(i)]
     found = [shelf.video(i) for i in shown[max(0, start) : max(0, start) + count]]
     return [v for v in found if v is not None], len(shown)
+
+
+def _path(call: Call) -> str:
+    """The path a library request of the showcases, pictures or chapters came to (its paging links name it)."""
+    params = call.params
+    owner = f"/users/{params['user']}" if params.get("user") else "/me"
+    return {
+        "src_pictures": f"/videos/{params.get('id')}/pictures",
+        "src_chapters": f"/videos/{params.get('id')}/chapters",
+        "src_video_albums": f"/videos/{params.get('id')}/albums",
+        "src_albums": f"{owner}/albums",
+        "src_album_videos": f"{owner}/albums/{params.get('album')}/videos",
+    }.get(call.op, "/")
