@@ -1,14 +1,18 @@
-"""Caption and subtitle tracks: their states and the decisions about them (pure).
+"""Caption and subtitle tracks, and the extras beside them: their states and the decisions about them (pure).
 
 Each of an asset's tracks (messages.Track, named by `track_key`) has its own entry in the
-ledger item's `track_states` map, for the provider video it belongs to (`tracks_video`):
+ledger item's `track_states` map, for the provider video it belongs to (`tracks_video`), and so
+has each of the row's extras (a thumbnail, chapters, a place in a collection: `extras.py`), told
+apart by the entry's `kind` (none: a caption track, as 0.3.0 armed them):
 
 - `pending`: not yet at the provider, or sent and not yet confirmed (Mux ingests a file
   itself: a track sent at create time, `via: create`, or posted later, `submitted`, is
   attached only once Mux lists it ready);
 - `attached`: the provider holds it (`remote_track_id` where it names one);
 - `failed`: with its reason (`error`); retried at `retry_after` while the attempt budget
-  lasts, for good without a `retry_after` (`migrator retry --tracks` re-arms it).
+  lasts, for good without a `retry_after` (`migrator retry --tracks` re-arms it);
+- `noted`: settled, the target cannot carry it as the row has it, and its `note` says what was done
+  instead (a frame time set in place of an image, the file kept in the stack's bucket).
 
 A track never holds its video back: the video reaches ready on its own path, and the
 tracks worker works on tracks once the provider has the video. One pass on a track is a
@@ -28,7 +32,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .messages import Track, id_problem, track_key
+from .extras import (
+    CAPTION,
+    CHAPTERS_TRACK,
+    ExtrasFacts,
+    entry_kind,
+    extra_entries,
+    extras_of,
+    item_needs_extras,
+    needs_extras,
+)
+from .messages import AssetMessage, Track, id_problem, track_key
 from .retry import backoff_delay, throttle_delay
 from .states import AT_PROVIDER
 
@@ -49,6 +63,7 @@ class TrackState(StrEnum):
     PENDING = "pending"
     ATTACHED = "attached"
     FAILED = "failed"
+    NOTED = "noted"  # settled: carried otherwise, as its note says (extras.py)
 
 
 STATES = tuple(s.value for s in TrackState)
@@ -67,6 +82,7 @@ class TrackResult(StrEnum):
     TRANSIENT = "transient"  # may succeed on a later try: a 5xx, a timeout, an unreachable server
     THROTTLED = "throttled"  # the provider is pacing us: nothing spent
     VIDEO_GONE = "video_gone"  # the video it belongs to was rejected or is no longer there
+    NOTED = "noted"  # the target cannot carry it as the row has it: what was done instead is the note
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,7 @@ class TrackOutcome:
     error: str | None = None
     remote_track_id: str | None = None
     retry_after: float | None = None
+    note: str | None = None  # NOTED: what was done instead (also kept beside an ATTACHED that was done partly)
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,7 @@ class TrackMove:
     waited: bool = False  # a pass that found the provider not ready (counted apart)
     submitted: bool = False  # handed to a provider that confirms later
     remote_track_id: str | None = None
+    note: str | None = None  # noted: what was done instead
 
 
 def decide(
@@ -96,7 +114,10 @@ def decide(
     """The track's next state after a pass whose claim counted `attempts` (this one included)."""
     kind = outcome.kind
     if kind is TrackResult.ATTACHED:
-        return TrackMove(TrackState.ATTACHED, remote_track_id=outcome.remote_track_id)
+        return TrackMove(TrackState.ATTACHED, remote_track_id=outcome.remote_track_id, note=outcome.note)
+    if kind is TrackResult.NOTED:
+        note = outcome.note or "not carried by the target"
+        return TrackMove(TrackState.NOTED, remote_track_id=outcome.remote_track_id, note=note)
     if kind is TrackResult.SUBMITTED:
         return TrackMove(TrackState.PENDING, retry_at=now + SUBMITTED_LOOK_S, submitted=True)
     if kind is TrackResult.WAITING:
@@ -152,12 +173,22 @@ def tracks_message_id(body: object) -> str | None:
     return asset_id if id_problem(asset_id) is None else None
 
 
+def needs_tracks_worker(msg: AssetMessage | None) -> bool:
+    """Whether a row gives the tracks worker anything to do: caption tracks, or extras (extras.py)."""
+    return bool(msg is not None and msg.tracks) or needs_extras(msg)
+
+
+def item_needs_tracks_worker(item: Mapping | None) -> bool:
+    """The same, of a ledger item (which keeps the row's fields under their names)."""
+    return bool(item and item.get("tracks")) or item_needs_extras(item)
+
+
 def tracks_unarmed(item: Mapping | None) -> bool:
-    """The provider has the asset's video (processing or ready) and it has tracks, but they are not yet
-    armed on that video: the tracks worker has not taken it up, and its message may never have been sent.
+    """The provider has the asset's video (processing or ready) and it has tracks (or extras), but they are not
+    yet armed on that video: the tracks worker has not taken it up, and its message may never have been sent.
     That happens when a settle beats the uploader's own write (a create whose answer was lost, the video
     made ready by its webhook before the retry found it): the retry's claim is refused as a duplicate."""
-    if not item or item.get("state") not in AT_PROVIDER or not item.get("tracks"):
+    if not item or item.get("state") not in AT_PROVIDER or not item_needs_tracks_worker(item):
         return False
     return not item.get("remote_id") or item.get("tracks_video") != item.get("remote_id")
 
@@ -174,18 +205,24 @@ def initial_states(
     one_per_language: bool,
     now: float,
     language_key: Callable[[str], str] = str.lower,
+    details: AssetMessage | None = None,
+    extras: ExtrasFacts | None = None,
 ) -> dict[str, dict]:
-    """The entries an asset's tracks start with for a new provider video.
+    """The entries an asset's tracks (and its row's extras) start with for a new provider video.
 
     A provider with no track API fails every track with that reason. Where the provider keeps
     one file per language (Cloudflare Stream, api.video), the first track of a language is the
     one sent and any other fails with the reason; the inventory's order decides, stably.
     `language_key`: the language the provider files a track under (Provider.track_language_key:
-    Bunny's ISO 639-1 code, so `pt` and `pt-BR` are one language there).
+    Bunny's ISO 639-1 code, so `pt` and `pt-BR` are one language there). `details` (the row) and
+    `extras` (the provider's facts about them) arm the extras beside the tracks (extras.py); a
+    chapters track is one of those, never a caption.
     """
     states: dict[str, dict] = {}
     languages: dict[str, str] = {}
     for track in tracks:
+        if track.kind == CHAPTERS_TRACK:
+            continue
         key = track_key(track)
         entry: dict = {"state": TrackState.PENDING.value, "attempts": 0, "updated_at": now}
         entry["via"] = Via.CREATE.value if key in at_create else Via.UPLOAD.value
@@ -200,6 +237,8 @@ def initial_states(
         else:
             languages.setdefault(language, key)
         states[key] = entry
+    if details is not None and extras is not None:
+        states |= extra_entries(extras_of(details, extras.poster_time_later), extras, now)
     return states
 
 
@@ -209,6 +248,8 @@ def track_labels(tracks: Iterable[Track]) -> dict[str, str]:
     labels: dict[str, str] = {}
     taken: set[str] = set()
     for track in tracks:
+        if track.kind == CHAPTERS_TRACK:
+            continue
         base = track.name or track.language
         label = base
         if label.lower() in taken:
@@ -241,10 +282,13 @@ def claimable(entry: Mapping | None, now: float) -> bool:
     return False
 
 
+SETTLED = (TrackState.ATTACHED.value, TrackState.NOTED.value)
+
+
 def settled(entry: Mapping) -> bool:
-    """Nothing more will happen to the track without the operator: attached, or failed for good."""
+    """Nothing more will happen to the track without the operator: attached, noted, or failed for good."""
     state = entry.get("state")
-    return state == TrackState.ATTACHED.value or (state == TrackState.FAILED.value and "retry_after" not in entry)
+    return state in SETTLED or (state == TrackState.FAILED.value and "retry_after" not in entry)
 
 
 def next_due(states: Mapping[str, Mapping], now: float) -> float | None:
@@ -258,14 +302,29 @@ def next_due(states: Mapping[str, Mapping], now: float) -> float | None:
     return min(times) if times else None
 
 
-def counts(states: Mapping[str, Mapping] | None) -> Counter:
-    """How many of an asset's tracks are in each state."""
+def counts(states: Mapping[str, Mapping] | None, kinds: Iterable[str] | None = None) -> Counter:
+    """How many of an asset's tracks (of `kinds`: every entry without it) are in each state."""
+    wanted = None if kinds is None else set(kinds)
     out: Counter = Counter()
     for entry in (states or {}).values():
         state = entry.get("state") if isinstance(entry, Mapping) else None
-        if state in STATES:
+        if state in STATES and (wanted is None or entry_kind(entry) in wanted):
             out[state] += 1
     return out
+
+
+def caption_counts(states: Mapping[str, Mapping] | None) -> Counter:
+    """How many of an asset's caption tracks are in each state (its extras left out)."""
+    return counts(states, (CAPTION,))
+
+
+def notes(states: Mapping[str, Mapping] | None) -> list[tuple[str, str]]:
+    """(entry key, note) for each noted entry (and each attached one with a note), in key order."""
+    return [
+        (key, str(entry["note"]))
+        for key, entry in sorted((states or {}).items())
+        if isinstance(entry, Mapping) and isinstance(entry.get("note"), str) and entry.get("note")
+    ]
 
 
 def failures(states: Mapping[str, Mapping] | None) -> list[tuple[str, str]]:

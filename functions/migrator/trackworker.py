@@ -1,4 +1,4 @@
-"""The tracks worker Lambda: attaches an asset's caption and subtitle tracks once its video exists, each track once.
+"""The tracks worker Lambda: attaches an asset's caption tracks (and its extras) once its video exists, each once.
 
 Its queue carries one message per asset (`{"id": ...}`), sent by the uploader when the
 provider accepted the video, by reconcile for tracks left unsettled, and by `migrator retry
@@ -10,6 +10,9 @@ earlier pass may have attached it (publishing one it holds as a draft: JW Player
 the file (`trackfetch`, the SSRF-guarded fetch), check it (`captions`), and hand it to the
 provider; write the outcome fenced by the claim (`ledger.finish_track`). The message comes
 back when the earliest unsettled track is due again, and goes once every track is settled.
+
+The row's extras (its thumbnail, chapters and collections: extras.py) are entries of the same map, claimed,
+retried and fenced the same way; the pass on each is in extrawork.py, chosen by the entry's kind.
 
 A bad track fails alone, with its reason; a provider's 429 holds the fleet's pacer (creates
 and tracks share the provider's limit) and sends the message back without spending anything.
@@ -29,10 +32,12 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from .captions import read_caption
+from .extras import CHAPTERS_TRACK, Extra, extras_of
+from .extrawork import ExtraPasses, extras_facts
 from .fate import Fate, FateKind, excerpt
 from .ledger import Ledger, NotResendable, TrackRefused, message_of
 from .ledger.tracks import STATES, VIDEO
-from .messages import SOURCE_PLATFORMS, Track, parse_tracks, track_key
+from .messages import SOURCE_PLATFORMS, AssetMessage, Track, parse_tracks, track_key
 from .pacer import Pacer
 from .presign import S3Presigner
 from .providers import AssetRef, Provider, from_settings
@@ -101,7 +106,7 @@ def resolve_source_track(url: str) -> str | InlineCaption | FetchFailed:
 
 
 @dataclass
-class TracksWorker:
+class TracksWorker(ExtraPasses):
     ledger: Ledger
     provider: Provider
     sqs: Any  # a boto3 SQS client (boto3 ships no types)
@@ -116,6 +121,9 @@ class TracksWorker:
     # Caption text a source serves only through its API, staged for a target that fetches by URL: (key, body)
     # -> a short-lived URL of it (`StagedCaptions`); None where the stack has no staging bucket.
     stage: Callable[[str, bytes], str] | None = None
+    # An extra's file put in the stack's bucket: (key, body, media type) -> a short-lived URL of it (a thumbnail
+    # handed to a target that fetches by URL; a file a target cannot take, kept): `StagedCaptions.put`.
+    stage_extra: Callable[[str, bytes, str], str] | None = None
     resolve_source: Callable[[str], str | InlineCaption | FetchFailed] = resolve_source_track
     # Least time one more track needs: a listing, a fetch and an attach, each to its timeout.
     track_budget_s: float = 40.0
@@ -159,12 +167,17 @@ class TracksWorker:
             return Fate.poison("not a tracks message")
         logger.set_correlation_id(asset_id)
         item = self.ledger.get(asset_id)
-        tracks = parse_tracks(item.get("tracks")) if item else ()
-        if not item or isinstance(tracks, str) or not tracks:
-            return Fate.finished("the asset has no tracks" if not isinstance(tracks, str) else tracks)
+        tracks = parse_tracks(item.get("tracks")) if item and item.get("tracks") else ()
+        if isinstance(tracks, str):
+            return Fate.finished(tracks)
+        details = _details(item)
+        extras = extras_of(details, self.provider.poster_time_later)
+        if not item or not (tracks or extras):
+            return Fate.finished("the asset has no tracks")
         state, remote_id = item.get("state"), item.get("remote_id")
+        keys = [track_key(t) for t in tracks if t.kind != CHAPTERS_TRACK] + [e.key for e in extras]
         if state == State.REJECTED.value:
-            return self._video_rejected(item, tracks)
+            return self._video_rejected(item, keys)
         if state != State.READY.value or not remote_id:
             if state == State.FAILED.value and item.get("retry_after") is None:
                 return Fate.finished("the video failed for good: its tracks wait for the operator's retry")
@@ -172,19 +185,15 @@ class TracksWorker:
             delay = min(NOT_READY_CAP_S, NOT_READY_BASE_S * 2 ** min(receives - 1, 10))
             return Fate.later(delay, f"the video is {state}, not ready: its tracks wait")
         if item.get(VIDEO) != remote_id:
-            item = self._arm(item, tracks, remote_id)
+            item = self._arm(item, tracks, details, remote_id)
             if item is None:
                 return Fate.later(self.rng.uniform(1, 5), "the asset moved while its tracks were armed")
         held = self._held()
         if held is not None:
             return Fate.later(held, "the provider holds the fleet", pacing=True)
-        return self._work(item, tracks, remote_id, deadline)
+        return self._work(item, tracks, extras, remote_id, deadline)
 
-    def _arm(self, item: dict, tracks: tuple[Track, ...], remote_id: str) -> dict | None:
-        try:
-            details = message_of(item)
-        except NotResendable:
-            details = None
+    def _arm(self, item: dict, tracks: tuple[Track, ...], details: AssetMessage | None, remote_id: str) -> dict | None:
         asset = AssetRef(item["asset_id"], details=details)
         at_create = {track_key(t) for t in self.provider.create_time_tracks(asset)}
         entries = initial_states(
@@ -195,6 +204,8 @@ class TracksWorker:
             one_per_language=self.provider.one_track_per_language,
             now=self.clock(),
             language_key=self.provider.track_language_key,
+            details=details,
+            extras=extras_facts(self.provider),
         )
         result = self.ledger.arm_tracks(item["asset_id"], remote_id, entries, self.clock())
         if result.won:
@@ -203,14 +214,18 @@ class TracksWorker:
         current = result.current or {}
         return current if current.get(VIDEO) == remote_id else None
 
-    def _work(self, item: dict, tracks: tuple[Track, ...], remote_id: str, deadline: float) -> Fate:
+    def _work(
+        self, item: dict, tracks: tuple[Track, ...], extras: list[Extra], remote_id: str, deadline: float
+    ) -> Fate:
         asset_id = item["asset_id"]
         states: dict = dict(item.get(STATES) or {})
         labels = track_labels(tracks)
         held = None
         listing: dict = {}  # the provider's list of the video's tracks, read once a pass (when a look needs it)
-        for track in tracks:
-            key = track_key(track)
+        # Caption tracks first, then the extras (a chapters list past the first is noted at arming: no pass).
+        work: list[tuple[str, Track | Extra]] = [(track_key(t), t) for t in tracks if t.kind != CHAPTERS_TRACK]
+        work += [(e.key, e) for e in extras if e.surplus is None]
+        for key, unit in work:
             now = self.clock()
             if not claimable(states.get(key), now):
                 continue
@@ -220,13 +235,17 @@ class TracksWorker:
             if isinstance(claim, TrackRefused):
                 states[key] = ((claim.item.get(STATES) or {}).get(key)) or states.get(key) or {}
                 continue
-            outcome = self._pass(track, claim.entry, remote_id, labels[key], listing)
+            if isinstance(unit, Track):
+                outcome = self._pass(unit, claim.entry, remote_id, labels[key], listing)
+            else:
+                outcome = self._extra_pass(unit, claim.entry, remote_id, item, deadline)
             attempts, waits = int(claim.entry.get("attempts", 1)), int(claim.entry.get("waits", 0))
             move = decide(outcome, attempts, waits, self.clock(), self.rng, self.max_attempts)
             result = self.ledger.finish_track(asset_id, key, remote_id, claim.token, move, self.clock())
             if result.won:
                 states = dict((result.current or {}).get(STATES) or states)
-                metrics.add_metric(name=f"Track{move.state.value.title()}", unit=MetricUnit.Count, value=1)
+                prefix = "Track" if isinstance(unit, Track) else "Extra"
+                metrics.add_metric(name=f"{prefix}{move.state.value.title()}", unit=MetricUnit.Count, value=1)
                 logger.info("track %s: %s", key, move.state.value, extra={"outcome": outcome.kind.value})
             else:
                 logger.warning("lost the track's claim before writing its outcome", extra={"track": key})
@@ -234,7 +253,8 @@ class TracksWorker:
                 held = self._hold(outcome)
                 break  # the provider is pacing us: the other tracks wait too
         due_at = next_due(states, self.clock())
-        self.ledger.close_tracks(asset_id, remote_id, [track_key(t) for t in tracks], due_at)
+        # Only the keys armed for this video (an item armed by an earlier release has no extras' entries).
+        self.ledger.close_tracks(asset_id, remote_id, [key for key, _ in work if key in states], due_at)
         if due_at is None:
             return Fate.finished("every track is settled")
         return Fate.later(max(due_at - self.clock(), held or 0.0), "tracks still to do", pacing=held is not None)
@@ -349,10 +369,10 @@ class TracksWorker:
                 logger.warning("could not hold the pacer after a 429")
         return asked
 
-    def _video_rejected(self, item: dict, tracks: tuple[Track, ...]) -> Fate:
+    def _video_rejected(self, item: dict, keys: list[str]) -> Fate:
         """The video was rejected: its unsettled tracks fail with the reason (a retry of the asset re-arms them)."""
         states, video = item.get(STATES) or {}, item.get(VIDEO)
-        open_keys = [k for k in (track_key(t) for t in tracks) if k in states and not settled(states[k])]
+        open_keys = [k for k in keys if k in states and not settled(states[k])]
         if video and open_keys:
             reason = f"the video was rejected: {excerpt(str(item.get('last_error') or 'no reason given'), 200)}"
             self.ledger.fail_tracks(item["asset_id"], video, open_keys, reason, self.clock())
@@ -361,6 +381,16 @@ class TracksWorker:
 
 def _failed(failure: FetchFailed) -> TrackOutcome:
     return TrackOutcome(TrackResult.TRANSIENT if failure.retryable else TrackResult.REFUSED, error=failure.reason)
+
+
+def _details(item: dict | None) -> AssetMessage | None:
+    """The row as the ledger keeps it (its extras with it), or None where it could not travel as a message."""
+    if not item:
+        return None
+    try:
+        return message_of(item)
+    except NotResendable:
+        return None
 
 
 def _receives(record: dict) -> int:
@@ -372,6 +402,7 @@ def build(settings: Settings | None = None) -> TracksWorker:
     from .uploader import count_calls
 
     settings = settings or load(require_queue=False)
+    staged = StagedCaptions(settings.staging_bucket) if settings.staging_bucket else None
     dynamodb = count_calls(boto3.client("dynamodb"), "DynamoDBCalls")
     provider = from_settings(settings)
     return TracksWorker(
@@ -383,7 +414,8 @@ def build(settings: Settings | None = None) -> TracksWorker:
         presign=S3Presigner(settings.presign_expiry_s),
         pacer=Pacer.configured(settings, dynamodb, provider),
         max_attempts=settings.max_track_attempts,
-        stage=StagedCaptions(settings.staging_bucket) if settings.staging_bucket else None,
+        stage=staged,
+        stage_extra=staged.put if staged else None,
     )
 
 
@@ -393,15 +425,19 @@ STAGED_LINK_S = 900
 
 @dataclass
 class StagedCaptions:
-    """Caption text written to the stack's staging bucket and handed out as a presigned GET (SigV4)."""
+    """Caption text (or an extra's file) written to the stack's staging bucket, handed out as a presigned GET
+    (SigV4)."""
 
     bucket: str
     s3: Any = None  # a boto3 S3 client; None: a new one for each call
     presign: Callable[[str], str] | None = None
 
     def __call__(self, key: str, body: bytes) -> str:
+        return self.put(key, body, "text/plain; charset=utf-8")
+
+    def put(self, key: str, body: bytes, content_type: str) -> str:
         s3 = self.s3 or boto3.client("s3")
-        s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="text/plain; charset=utf-8")
+        s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType=content_type)
         presign = self.presign or S3Presigner(STAGED_LINK_S)
         return presign(f"s3://{self.bucket}/{key}")
 

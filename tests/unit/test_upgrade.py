@@ -57,6 +57,10 @@ def test_an_item_with_unsettled_tracks_gets_the_tracks_lane_and_one_at_the_versi
     assert "lookup_from" not in names  # no attempts: nothing can have been created
     assert backfill({**OLD, "state": "ready", "schema": SCHEMA_VERSION}, NOW) is None
     assert version_of({"schema": "junk"}) == 1 and version_of({}) == 1
+    # Noted (an extra carried otherwise) is settled: no lane for an item whose every entry is.
+    settled_only = {"thumbnail": {"state": "noted", "kind": "thumbnail"}, "t2": {"state": "attached"}}
+    names = set(backfill({**OLD, "state": "ready", "track_states": settled_only}, NOW).names.values())
+    assert "tracks_lane" not in names
 
 
 CLAIM = NOW - 60  # a claim of this release, after the earlier release's tries

@@ -7,6 +7,7 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 - `healing`: reconcile's heals, polls and give-ups;
 - `loading`: intake, staging, the probe's verdicts and the operator's retry;
 - `tracks`: each caption track's own state, claim and fenced writes (the tracks worker);
+- `collections`: each collection's own item, made once at the target (the tracks worker's collection entries);
 - `rules`: the fenced-write and forward-only conditions all of them build on;
 - `resend`: a record turned back into the message that carries it;
 - `sources`: the wait for a file the source is still preparing;
@@ -18,6 +19,7 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 from __future__ import annotations
 
 from .claims import Claimed, Claims, Refused
+from .collections import CollectionClaim, CollectionRefused, Collections, CollectionSource, CollectionState
 from .healing import Healing
 from .loading import REARMABLE, Loading, Recorded
 from .resend import NotResendable, message_of
@@ -39,7 +41,7 @@ from .tracks import TrackClaim, TrackRefused, Tracks
 from .upgrade import SCHEMA_VERSION, Upgrading
 
 
-class Ledger(Claims, Settling, Healing, Loading, Tracks, Preparing, Upgrading):
+class Ledger(Claims, Settling, Healing, Loading, Tracks, Collections, Preparing, Upgrading):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -53,6 +55,11 @@ __all__ = [
     "TRACKS_INDEX",
     "Claimed",
     "Claims",
+    "CollectionClaim",
+    "CollectionRefused",
+    "CollectionSource",
+    "CollectionState",
+    "Collections",
     "EventOutcome",
     "EventResult",
     "Healing",

@@ -21,6 +21,7 @@ from ..due import Family
 from ..dynamo import is_condition_failure, to_item, typed
 from ..messages import AssetMessage
 from ..states import State
+from ..tracks import needs_tracks_worker
 from . import rules
 from .table import LedgerTable, Update, WriteResult, state_shard
 from .upgrade import SCHEMA, SCHEMA_VERSION
@@ -74,7 +75,7 @@ class Claims(LedgerTable):
             .remove("retry_after")
         )
         update.message_fields(msg, keep_existing=True)
-        if msg.tracks:  # tracks: reconcile's backstop from the lease's end, until the worker settles them
+        if needs_tracks_worker(msg):  # tracks or extras: reconcile's backstop from the lease's end, until settled
             update.set(due.TRACKS_LANE, due.lane(Family.TRACKS, msg.asset_id)).set(due.TRACKS_DUE_AT, lease_until)
         values = {
             ":now": now,

@@ -1,8 +1,9 @@
-"""The tracks worker's part of the ledger: each caption track's own state, claim and fenced writes.
+"""The tracks worker's part of the ledger: each caption track's (and each extra's) own state, claim and fenced writes.
 
 An asset's tracks live in its own item (one item per asset stays the truth), in the map
 `track_states` (track key -> entry: state, attempts, waits, error, retry_after, lease,
-remote_track_id, via, submitted), for the provider video `tracks_video` names. Nothing
+remote_track_id, via, submitted; for an extra its `kind` and, once noted, its `note`: extras.py),
+for the provider video `tracks_video` names. Nothing
 here touches the asset's own state, lease or lanes, and nothing the asset's writers do
 touches these, so the two never fence each other out:
 
@@ -15,7 +16,8 @@ touches these, so the two never fence each other out:
   whose lease was taken over (or whose video was replaced) loses cleanly;
 - `close_tracks`: the asset's place in reconcile's tracks lane after a pass (`tracks#n` in the
   sparse `by_tracks_due` index, from `tracks_due_at`): due again at its earliest retry, or out
-  of the lane when every track is settled, checked in the write's own condition. Claims and
+  of the lane when every track is settled (attached, noted, or failed for good), checked in the write's
+  own condition. Claims and
   outcomes leave the lane alone, so they cost no index write; a pass that dies leaves the
   asset due from before it began, and reconcile's quiet period outlasts any lease.
 - `rearm_failed_tracks` (`migrator retry --tracks`) and `mark_tracks_healed` (reconcile).
@@ -106,8 +108,10 @@ class Tracks(LedgerTable):
             update.remove((*entry, "retry_after"))
         if move.error:
             update.set((*entry, "error"), move.error)
-        elif move.state is TrackState.ATTACHED:
+        elif move.state in (TrackState.ATTACHED, TrackState.NOTED):
             update.remove((*entry, "error"))
+        if move.note:
+            update.set((*entry, "note"), move.note)
         if move.submitted:
             update.set((*entry, "submitted"), True)
         if move.remote_track_id:
@@ -120,7 +124,7 @@ class Tracks(LedgerTable):
 
     def close_tracks(self, asset_id: str, remote_id: str, keys: list[str], due_at: float | None) -> WriteResult:
         """The asset's place in the tracks lane after a pass: out of it when every track of `keys` is
-        settled (attached, or failed with no retry time), checked in the condition itself so a track
+        settled (attached, noted, or failed with no retry time), checked in the condition itself so a track
         re-armed meanwhile keeps it in; else due again from `due_at`."""
         update = Update()
         if due_at is not None:
@@ -129,9 +133,10 @@ class Tracks(LedgerTable):
         update.remove(LANE, DUE_AT)
         parts = [f"{update.path(VIDEO)} = {update.value(remote_id)}"]
         attached, failed = update.value(TrackState.ATTACHED.value), update.value(TrackState.FAILED.value)
+        noted = update.value(TrackState.NOTED.value)
         for key in keys:
             st, retry = update.path(STATES, key, "state"), update.path(STATES, key, "retry_after")
-            parts.append(f"({st} = {attached} OR ({st} = {failed} AND attribute_not_exists({retry})))")
+            parts.append(f"({st} IN ({attached}, {noted}) OR ({st} = {failed} AND attribute_not_exists({retry})))")
         return self._apply(asset_id, update, " AND ".join(parts))
 
     def fail_tracks(self, asset_id: str, remote_id: str, keys: list[str], reason: str, now: float) -> WriteResult:

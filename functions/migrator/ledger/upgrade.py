@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from .. import due
 from ..due import Family
 from ..states import State
+from ..tracks import settled
 from .table import LedgerTable, Update, WriteResult
 
 SCHEMA_VERSION = 2
@@ -101,14 +102,11 @@ def missing_lane(item: Mapping, now: float) -> tuple[Family, float] | None:
 
 
 def tracks_unsettled(item: Mapping) -> bool:
+    """Whether a track (or an extra) waits for more work: not attached, noted, or failed for good."""
     states = item.get("track_states")
     if not isinstance(states, Mapping):
         return False
-    return any(
-        isinstance(entry, Mapping)
-        and (entry.get("state") not in ("attached", "failed") or entry.get("retry_after") is not None)
-        for entry in states.values()
-    )
+    return any(isinstance(entry, Mapping) and not settled(entry) for entry in states.values())
 
 
 def backfill(item: Mapping, now: float) -> Update | None:

@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from ..create_options import chosen_options
+from ..extras import MAX_IMAGE_BYTES
 from ..fate import Outcome, OutcomeKind, classify_failure, excerpt, transport_failure
 from ..messages import Track
 from ..playback_tokens import SigningKey
 from ..signatures import Scheme, sign, verify
 from ..trackfetch import FetchPolicy
 from ..tracks import TrackOutcome, TrackResult
+from .extras import ChaptersLook, ChaptersUpload, RemoteCollection, ThumbnailLook, ThumbnailUpload
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -318,6 +320,76 @@ class Provider(ABC):
         """Where the provider sends its callbacks, when it keeps one address per account and can say
         (Cloudflare Stream); None when it cannot say or keeps many (then doctor has nothing to check)."""
         return None
+
+    # --- extras: thumbnails, chapters, collections, the publish date (docs/providers.md "What a viewer sees") ---
+    # The tracks worker works each as a `track_states` entry (extras.py): a look where an earlier pass may have
+    # done it, then the put; each answers a TrackOutcome (NOTED: carried otherwise, the note says how). The
+    # defaults carry nothing: a target says what it takes in these facts and fills in the matching operations.
+
+    takes_thumbnail: str | None = None  # "image" (set_thumbnail), "time" (set_thumbnail_time only) or None
+    thumbnail_by_url: bool = False  # the target fetches the image itself (ThumbnailUpload.url), not an upload
+    thumbnail_max_bytes: int = MAX_IMAGE_BYTES
+    poster_time_later: bool = False  # the row's poster time is set after the create (set_thumbnail_time)
+    takes_chapters: bool = False
+    takes_collections: bool = False
+    one_collection_per_video: bool = False  # a video sits in one collection (Bunny): the row's first
+    keeps_collection_order: bool = False  # order_collection sets the members' order (a showcase, a playlist)
+    collections_instead: str = "kept in the ledger only"  # what a target without collections does instead
+    published_field: str | None = None  # the create body's field for the original publish time, if any
+
+    def thumbnail_state(self, remote_id: str) -> ThumbnailLook | TrackOutcome:
+        """The look before a thumbnail is set: whether an earlier pass set ours already."""
+        return ThumbnailLook()
+
+    def set_thumbnail(self, remote_id: str, image: ThumbnailUpload) -> TrackOutcome:
+        """Make `image` the video's poster: ATTACHED, or why not."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no thumbnail image")
+
+    def set_thumbnail_time(self, remote_id: str, time_s: float) -> TrackOutcome:
+        """Make the frame at `time_s` the video's poster: ATTACHED, or why not."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no thumbnail time")
+
+    def chapters_of(self, remote_id: str, language: str) -> ChaptersLook | TrackOutcome:
+        """The look before chapters are written: how many the video holds (in `language`, where it keeps one
+        list a language)."""
+        return ChaptersLook()
+
+    def set_chapters(self, remote_id: str, upload: ChaptersUpload) -> TrackOutcome:
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no chapters")
+
+    def find_collection(self, name: str, ref: str) -> RemoteCollection | TrackOutcome | None:
+        """A collection made before (a lost answer, an earlier run): by our reference `ref` where the target keeps
+        one, else by its exact name; None when there is none."""
+        return None
+
+    def create_collection(self, name: str, kind: str, ref: str) -> TrackOutcome:
+        """Make a collection: ATTACHED with its id as `remote_track_id`, or why not."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider keeps no collections")
+
+    def place(self, remote_id: str, collection_id: str, position: int | None) -> TrackOutcome:
+        """Put the video in the collection: ATTACHED, or why not."""
+        return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider keeps no collections")
+
+    def collection_members(self, collection_id: str) -> tuple[str, ...] | TrackOutcome:
+        """The collection's videos, in its order."""
+        return ()
+
+    def placed_in(self, remote_id: str, collection_id: str) -> bool | TrackOutcome:
+        """The look before a placement: whether the video is in the collection already."""
+        members = self.collection_members(collection_id)
+        return members if isinstance(members, TrackOutcome) else remote_id in members
+
+    def order_collection(self, collection_id: str, ordered: Sequence[str]) -> TrackOutcome:
+        """Set the order of the collection's videos `ordered` (those placed so far, in source order)."""
+        return TrackOutcome(TrackResult.ATTACHED)
+
+    def _extra_call(self, method: str, path: str, **kwargs) -> Answer | TrackOutcome:
+        """One call of an extra's: its 2xx answer, or what a failure means for the entry (`_track_failure`: no
+        answer, a 429, the video gone at a 404, a refusal, a 5xx)."""
+        answer = self._track_send(method, path, **kwargs)
+        if isinstance(answer, Answer) and not 200 <= answer.status < 300:
+            return self._track_failure(answer)
+        return answer
 
     # --- pacing -----------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from ..pacer import Hold
 from ..providers import Provider
 from ..settings import Settings
 from ..settle import settle_reported
-from ..tracks import tracks_message
+from ..tracks import item_needs_tracks_worker, needs_tracks_worker, tracks_message
 from .attempt import Attempt, back_to
 from .telemetry import MetricUnit, logger, metrics
 
@@ -141,9 +141,9 @@ class LedgerMoves:
         return fate
 
     def _tracks_due(self, msg: AssetMessage, claim: Claimed) -> None:
-        """Tell the tracks worker about a video with caption tracks (its lane in the ledger is the backstop
-        if this message is lost: reconcile sends it again)."""
-        if msg.tracks or (claim.previous or {}).get("tracks"):
+        """Tell the tracks worker about a video with caption tracks or extras (its lane in the ledger is the
+        backstop if this message is lost: reconcile sends it again)."""
+        if needs_tracks_worker(msg) or item_needs_tracks_worker(claim.previous):
             self.send_tracks(msg.asset_id, TRACKS_DELAY_S)
 
     def send_tracks(self, asset_id: str, delay_s: int = 0) -> None:
