@@ -471,9 +471,10 @@ def print_summary(
 
 @dataclass(frozen=True)
 class TrackTally:
-    """The caption tracks of the ready videos, as the ledger holds them: by state, the failures' reasons,
-    and the tracks of videos whose tracks the tracks worker has not armed yet (`unarmed`: their row names
-    them, no state does), which are as pending as a track the provider is still fetching."""
+    """The caption tracks (and the extras beside them: thumbnails, chapters, collection places) of the ready
+    videos, as the ledger holds them: by state (noted, carried otherwise, is settled and counted apart), the
+    failures' reasons, and the tracks of videos whose tracks the tracks worker has not armed yet (`unarmed`:
+    their row names them, no state does), which are as pending as a track the provider is still fetching."""
 
     states: Counter
     why_failed: Counter
@@ -487,6 +488,7 @@ class TrackTally:
 def tally_tracks(ready: list[dict]) -> TrackTally:
     """Count the tracks of `ready` ledger items (pure): each armed track by its state, each track a row
     names for a video it is not armed for (`tracks_video` is not the item's `remote_id`) as unarmed."""
+    from migrator.extras import item_needs_extras
     from migrator.messages import parse_tracks
     from migrator.tracks import counts as track_counts
     from migrator.tracks import failures as track_failures
@@ -499,10 +501,22 @@ def tally_tracks(ready: list[dict]) -> TrackTally:
         if item.get("tracks_video") == item.get("remote_id") and isinstance(track_states, dict):
             states.update(track_counts(track_states))
             why.update(reason[:70] for _, reason in track_failures(track_states))
-        elif item.get("tracks"):
-            named = parse_tracks(item["tracks"])
+        elif item.get("tracks") or item_needs_extras(item):
+            named = parse_tracks(item["tracks"]) if item.get("tracks") else ()
             unarmed += len(named) if isinstance(named, tuple) else 0
+            unarmed += unarmed_extras(item)
     return TrackTally(states, why, unarmed)
+
+
+def unarmed_extras(item: dict) -> int:
+    """The extras a ready item's row names (a thumbnail, chapters, its collections), not armed yet."""
+    from migrator.extras import extras_of
+    from migrator.ledger import NotResendable, message_of
+
+    try:
+        return len(extras_of(message_of(item)))
+    except NotResendable:
+        return 0
 
 
 def settle_tracks(run: LocalRun, timeout_s: float, sleep=time.sleep, clock=time.time) -> tuple[TrackTally, float]:
@@ -566,9 +580,12 @@ def fidelity_of(run: LocalRun) -> Fidelity:
 
 
 def track_line(tracks: TrackTally) -> str:
-    """'20 attached, 3 failed, 4 pending (2 not yet armed)': every track the ready rows name, in one state."""
+    """'20 attached, 3 failed, 1 noted, 4 pending (2 not yet armed)': every track (and extra) the ready rows name,
+    in one state."""
     states = tracks.states
     line = f"{states.get('attached', 0)} attached, {states.get('failed', 0)} failed"
+    if states.get("noted"):  # settled, carried otherwise (a frame time for an image, the file in the bucket)
+        line += f", {states['noted']} noted"
     if tracks.pending:
         line += f", {tracks.pending} pending" + (f" ({tracks.unarmed} not yet armed)" if tracks.unarmed else "")
     return line

@@ -11,7 +11,10 @@ table. Filters (states, drift) run server-side.
 The CSV is for people, who open it in a spreadsheet, so its text cells are made safe
 for one (`csv_cell`); the JSON Lines are for machines and carry every value exactly.
 Caption tracks: the CSV has each asset's counts per track state and its failed tracks'
-reasons in one cell (`key: reason | ...`); the JSON Lines have every track (`tracks`).
+reasons in one cell (`key: reason | ...`); the JSON Lines have every track (`tracks`). The
+extras (thumbnail, chapters, a place in each collection: migrator.extras): the CSV has the
+thumbnail's and the chapters' states, the collection places per state, and the notes of what
+was carried otherwise (`noted`: `key: note | ...`); the JSON Lines have every extra (`extras`).
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from migrator.dynamo import listed_item, plain, typed
+from migrator.extras import CAPTION, COLLECTION, entry_kind
 from migrator.states import State
+from migrator.tracks import caption_counts
 from migrator.tracks import counts as track_counts
 from migrator.tracks import failures as track_failures
+from migrator.tracks import notes as extra_notes
 
 COLUMNS = (
     "id",
@@ -47,10 +53,15 @@ COLUMNS = (
     "tracks_pending",
     "tracks_failed",
     "track_failures",
+    "thumbnail",
+    "chapters",
+    "collections",
+    "extras_notes",
 )
 # What a create could not carry as the row has it, one cell: notes joined (JSON Lines keeps the list).
 NOTES_SEPARATOR = "; "
 TRACK_FIELDS = ("state", "attempts", "error", "remote_track_id", "via")
+EXTRA_FIELDS = ("state", "attempts", "error", "note", "remote_track_id", "collection")
 SEGMENTS = 4
 
 # A spreadsheet runs a cell that starts with one of these as a formula (OWASP's list,
@@ -72,12 +83,29 @@ def row_of(item: dict) -> dict:
     notes = item.get("fidelity_notes")
     row["fidelity_notes"] = [str(n) for n in notes] if isinstance(notes, list) and notes else None
     states = item.get("track_states") if isinstance(item.get("track_states"), dict) else None
-    counted = track_counts(states)
+    counted = caption_counts(states)
     for state in ("attached", "pending", "failed"):
         row[f"tracks_{state}"] = counted.get(state, 0) if states is not None else None
-    failed = track_failures(states)
+    failed = track_failures(states)  # captions and extras alike: each key says which
     row["track_failures"] = " | ".join(f"{key}: {reason}" for key, reason in failed) if failed else None
+    for name in ("thumbnail", "chapters"):
+        entry = (states or {}).get(name)
+        row[name] = entry.get("state") if isinstance(entry, dict) and entry_kind(entry) == name else None
+    places = track_counts(states, (COLLECTION,))
+    row["collections"] = ", ".join(f"{n} {state}" for state, n in sorted(places.items())) or None
+    noted = extra_notes(states)
+    row["extras_notes"] = " | ".join(f"{key}: {note}" for key, note in noted) if noted else None
     return {"id": item["asset_id"], **row}
+
+
+def extras_of(item: dict) -> list[dict]:
+    """Every extra of an asset as the JSON Lines carry it: its key, kind and state, what was done instead (note)."""
+    states = said if isinstance(said := item.get("track_states"), dict) else {}
+    return [
+        {"key": key, "kind": entry_kind(entry), **{f: plain(entry[f]) for f in EXTRA_FIELDS if f in entry}}
+        for key, entry in sorted(states.items())
+        if isinstance(entry, dict) and entry_kind(entry) != CAPTION
+    ]
 
 
 def tracks_of(item: dict) -> list[dict]:
@@ -88,6 +116,8 @@ def tracks_of(item: dict) -> list[dict]:
     states = said if isinstance(said := item.get("track_states"), dict) else {}
     out = []
     for track in listed if not isinstance(listed, str) else ():
+        if track.kind == "chapters":  # a chapters file is an extra (extras_of), never a caption
+            continue
         key = track_key(track)
         entry = kept if isinstance(kept := states.get(key), dict) else {}
         shown = {f: plain(entry[f]) for f in TRACK_FIELDS if f in entry}
@@ -183,7 +213,7 @@ def write_report(items: Iterator[dict], out, fmt: str) -> int:
             count += 1
     elif fmt == "jsonl":
         for item in items:
-            doc = {**row_of(item), "tracks": tracks_of(item)}
+            doc = {**row_of(item), "tracks": tracks_of(item), "extras": extras_of(item)}
             out.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
             count += 1
     else:

@@ -17,7 +17,7 @@ from decimal import Decimal
 from html import escape
 
 from migrator.states import State
-from migrator.tracks import counts as track_counts
+from migrator.tracks import caption_counts as track_counts
 from migrator.tracks import failures as track_failures
 
 MAX_REASONS = 25  # distinct error texts listed per state

@@ -83,7 +83,10 @@ class View:
     # Per minute of the window, oldest first: assets settled, and 429s met.
     settled_per_minute: tuple = ()
     throttled_per_minute: tuple = ()
-    tracks: dict = field(default_factory=dict)  # caption tracks per track state (pending, attached, failed)
+    tracks: dict = field(default_factory=dict)  # caption tracks per track state (pending, attached, failed, noted)
+    # The extras per kind (thumbnail, chapters, collection: a video's place in one) and state; noted: carried
+    # otherwise, as each entry's note says (migrator report).
+    extras: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -142,6 +145,7 @@ def summarize(
         settled_per_minute=tuple(m.get("ready", 0) + m.get("rejected", 0) for m in per_minute),
         throttled_per_minute=tuple(m.get("throttled", 0) for m in per_minute),
         tracks=dict(stats.tracks),
+        extras={kind: dict(states) for kind, states in stats.extras.items()},
     )
 
 
@@ -186,6 +190,16 @@ def duration(seconds: float | None) -> str:
     return f"{seconds // 86_400} d {seconds % 86_400 // 3600:02d} h"
 
 
+# The extras as status names them, in the order it shows them.
+EXTRA_WORDS = {"thumbnail": "thumbnails", "chapters": "chapters", "collection": "collection places"}
+
+
+def extras_part(kind: str, states: dict) -> str:
+    """'thumbnails 8: 6 attached, 1 noted, 1 failed': one kind of extra, each state it has entries in."""
+    shown = ", ".join(f"{states[s]:,} {s}" for s in ("attached", "noted", "pending", "failed") if states.get(s))
+    return f"{EXTRA_WORDS[kind]} {sum(states.values()):,}: {shown}"
+
+
 def render(view: View, stack: str) -> str:
     c = view.counts
     stamp = datetime.fromtimestamp(view.at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -201,7 +215,12 @@ def render(view: View, stack: str) -> str:
         t = view.tracks
         line = f"tracks      {sum(t.values()):,} captions: {t.get('attached', 0):,} attached,"
         line += f" {t.get('pending', 0):,} pending, {t.get('failed', 0):,} failed"
+        line += f", {t['noted']:,} noted" if t.get("noted") else ""
         lines.append(line + (" (report says why; retry --tracks)" if t.get("failed") else ""))
+    extras = [extras_part(kind, view.extras[kind]) for kind in EXTRA_WORDS if any(view.extras.get(kind, {}).values())]
+    if extras:
+        failed = any(states.get("failed") for states in view.extras.values())
+        lines.append("extras      " + "; ".join(extras) + (" (report says why; retry --tracks)" if failed else ""))
     if view.uploader:
         u = view.uploader
         if u.mapping_state != "Enabled":
@@ -374,7 +393,7 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     ledger = Ledger(target.output("LedgerTableName"), dynamodb)
     stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
     if exact:
-        stats = Stats(exact_counts(ledger), stats.minutes, stats.first, stats.tracks)
+        stats = Stats(exact_counts(ledger), stats.minutes, stats.first, stats.tracks, stats.extras)
     queues = read_queues(
         target.client("sqs"),
         target.outputs.get("WorkQueueUrl") or target.output("QueueUrl"),

@@ -2,7 +2,8 @@
 
 `migrator status` must answer for a million assets without reading a million items,
 so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state, and
-of caption tracks in each track state as `tracks_<state>`, as sums of deltas) and one
+of caption tracks in each track state as `tracks_<state>`, and of each kind of extra in each
+state as `<kind>_<state>`: `thumbnail_noted`, `collection_attached`, as sums of deltas) and one
 `minute#<epoch minute>` item per recent minute (assets that became ready, rejected, failed
 or processing, and 429s, and `first_at`, the time of the first event counted in it, so a
 run that began late in a minute is not measured from the minute's start). This function
@@ -36,6 +37,7 @@ from aws_lambda_powertools import Logger
 
 from . import pacing
 from .dynamo import listed_item, to_item, typed
+from .extras import CAPTION, KINDS, entry_kind
 from .pacer import PACER_ID
 from .states import State
 from .tracks import STATES as TRACK_STATES
@@ -46,8 +48,11 @@ COUNT_SHARDS = 16
 MINUTE_TTL_S = 7 * 86_400
 STATE_VALUES = frozenset(s.value for s in State)
 EVENTS = ("ready", "rejected", "failed", "created", "throttled", "healed")
-# Tracks per track state, kept in the same count items as the assets' states.
+# Tracks per track state, kept in the same count items as the assets' states; the extras (a thumbnail, chapters,
+# a place in a collection: extras.py) per kind and state beside them (an entry with no kind is a caption track).
 TRACK_COUNTS = tuple(f"tracks_{state}" for state in TRACK_STATES)
+EXTRA_KINDS = tuple(kind for kind in KINDS if kind != CAPTION)
+EXTRA_COUNTS = tuple(f"{kind}_{state}" for kind in EXTRA_KINDS for state in TRACK_STATES)
 
 
 @dataclass
@@ -112,22 +117,27 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
 
 
 def _track_states(image: dict) -> dict[str, str]:
-    """Track key -> its state, from an item image's `track_states` map (what is not one counts as none)."""
+    """Entry key -> the count it is in (`tracks_<state>` for a caption track, `<kind>_<state>` for an extra), from
+    an item image's `track_states` map (what is not one counts as none)."""
     states = image.get("track_states")
     if not isinstance(states, dict):
         return {}
-    return {k: e["state"] for k, e in states.items() if isinstance(e, dict) and e.get("state") in TRACK_STATES}
+    return {
+        k: f"{'tracks' if entry_kind(e) == CAPTION else entry_kind(e)}_{e['state']}"
+        for k, e in states.items()
+        if isinstance(e, dict) and e.get("state") in TRACK_STATES
+    }
 
 
 def _track_deltas(old: dict[str, str], new: dict[str, str]) -> Counter:
-    """-1 for each track's old state, +1 for its new one (a re-armed video replaces every entry)."""
+    """-1 for each entry's old count, +1 for its new one (a re-armed video replaces every entry)."""
     deltas: Counter = Counter()
     for key in old.keys() | new.keys():
         if old.get(key) != new.get(key):
             if key in old:
-                deltas[f"tracks_{old[key]}"] -= 1
+                deltas[old[key]] -= 1
             if key in new:
-                deltas[f"tracks_{new[key]}"] += 1
+                deltas[new[key]] += 1
     return deltas
 
 
@@ -261,6 +271,7 @@ class Stats:
     minutes: dict  # epoch minute -> {event: n}
     first: dict = field(default_factory=dict)  # epoch minute -> the first event's time in it
     tracks: dict = field(default_factory=dict)  # track state -> caption tracks
+    extras: dict = field(default_factory=dict)  # kind (thumbnail, chapters, collection) -> {state -> entries}
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -295,14 +306,17 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
         key = item.get("key", "")
         values = {k: int(v) for k, v in item.items() if isinstance(v, Decimal)}
         if key.startswith("counts#"):
-            counts.update({k: v for k, v in values.items() if k in STATE_VALUES or k in TRACK_COUNTS})
+            counts.update(
+                {k: v for k, v in values.items() if k in STATE_VALUES or k in TRACK_COUNTS or k in EXTRA_COUNTS}
+            )
         elif key.startswith("minute#"):
             minute = int(key.split("#", 1)[1])
             minutes[minute] = {k: v for k, v in values.items() if k in EVENTS}
             if isinstance(item.get("first_at"), Decimal):
                 first[minute] = float(item["first_at"])
     tracks = {name.removeprefix("tracks_"): counts.get(name, 0) for name in TRACK_COUNTS}
-    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first, tracks)
+    extras = {kind: {state: counts.get(f"{kind}_{state}", 0) for state in TRACK_STATES} for kind in EXTRA_KINDS}
+    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first, tracks, extras)
 
 
 _dynamodb = None

@@ -116,6 +116,13 @@ def ready(asset: str, remote: str | None, tracks: int = 0, states: dict | None =
     return item
 
 
+EXTRAS_ROW = {
+    "source_url": "https://m.example/a.mp4",
+    "thumbnail_url": "https://i.example/p.jpg",
+    "collections": [{"id": "f", "name": "F", "kind": "folder"}],
+}
+
+
 @pytest.mark.parametrize(
     "items, attached, failed, pending, unarmed",
     [
@@ -129,6 +136,10 @@ def ready(asset: str, remote: str | None, tracks: int = 0, states: dict | None =
         ([ready("a", "v2", tracks=2, states={"x": "attached", "y": "attached"}, video="v1")], 0, 0, 2, 2),
         # A row whose tracks cannot be read names none the demo can wait for.
         ([{**ready("a", "v1"), "tracks": "not a list"}], 0, 0, 0, 0),
+        # Extras are waited for as tracks are: a row's thumbnail and collection, not armed yet...
+        ([{**ready("a", "v1"), **EXTRAS_ROW}], 0, 0, 2, 2),
+        # ...and once armed, a noted one is settled: nothing pending.
+        ([ready("a", "v1", states={"thumbnail": "noted", "collection:ab": "attached"})], 1, 0, 0, 0),
     ],
 )
 def test_the_tracks_tally_counts_the_tracks_of_unarmed_videos_as_pending(items, attached, failed, pending, unarmed):
@@ -183,6 +194,7 @@ def test_the_tracks_wait_gives_up_at_its_limit_and_reports_what_it_really_waited
         ({"attached": 20, "failed": 3}, 0, "20 attached, 3 failed"),
         ({"attached": 20, "failed": 3, "pending": 4}, 0, "20 attached, 3 failed, 4 pending"),
         ({"attached": 14, "failed": 2}, 11, "14 attached, 2 failed, 11 pending (11 not yet armed)"),
+        ({"attached": 5, "failed": 0, "noted": 2}, 0, "5 attached, 0 failed, 2 noted"),  # noted: settled, apart
     ],
 )
 def test_the_summary_accounts_for_every_track_the_rows_name(states, unarmed, line):

@@ -155,3 +155,45 @@ def test_the_jsonl_report_lists_every_track_with_its_state_and_leaves_out_leases
     write_report(iter([{"asset_id": "lib/plain", "state": "ready"}]), out, "jsonl")
     plain = json.loads(out.getvalue())  # every line has the same fields
     assert plain["tracks"] == [] and plain["tracks_attached"] is None and set(plain) == set(doc)
+
+
+EXTRAS = {
+    "asset_id": "lib/shown",
+    "state": "ready",
+    "track_states": {
+        "en.captions.": {"state": "attached", "attempts": Decimal("1")},  # armed by 0.3.0: no kind
+        "thumbnail": {"state": "noted", "kind": "thumbnail", "note": "mux takes a poster time only: set to 5 s"},
+        "chapters": {"state": "failed", "kind": "chapters", "error": "not a chapters file: SubRip"},
+        "collection:aa": {"state": "attached", "kind": "collection", "collection": "aa", "remote_track_id": "c1"},
+        "collection:bb": {"state": "noted", "kind": "collection", "collection": "bb", "note": "one collection only"},
+    },
+}
+
+
+def test_the_csv_report_shows_each_extra_apart_from_the_caption_tracks_with_what_was_done_instead():
+    _, [row] = csv_rows([EXTRAS])
+    assert (row["tracks_attached"], row["tracks_pending"], row["tracks_failed"]) == ("1", "0", "0")
+    assert (row["thumbnail"], row["chapters"], row["collections"]) == ("noted", "failed", "1 attached, 1 noted")
+    assert row["track_failures"] == "chapters: not a chapters file: SubRip"
+    assert row["extras_notes"] == (
+        "collection:bb: one collection only | thumbnail: mux takes a poster time only: set to 5 s"
+    )
+
+
+def test_the_jsonl_report_lists_every_extra_with_its_kind_state_and_note():
+    out = io.StringIO()
+    write_report(iter([EXTRAS]), out, "jsonl")
+    doc = json.loads(out.getvalue())
+    assert [(e["key"], e["kind"], e["state"]) for e in doc["extras"]] == [
+        ("chapters", "chapters", "failed"),
+        ("collection:aa", "collection", "attached"),
+        ("collection:bb", "collection", "noted"),
+        ("thumbnail", "thumbnail", "noted"),
+    ]
+    assert doc["extras"][1] == {
+        "key": "collection:aa",
+        "kind": "collection",
+        "state": "attached",
+        "remote_track_id": "c1",
+        "collection": "aa",
+    }

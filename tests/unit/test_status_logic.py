@@ -168,3 +168,24 @@ def test_status_shows_the_caption_tracks_per_state_and_where_failures_are_explai
     )
     quiet = summarize(Stats({"ready": 3}, {}), Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
     assert "tracks " not in render(quiet, "s") and view.as_dict()["tracks"]["failed"] == 2
+
+
+def test_status_shows_the_extras_per_kind_noted_apart_and_a_noted_caption_apart_too():
+    from migrator.tally import Stats
+    from migrator_cli.status import Queues, render, summarize
+
+    extras = {
+        "thumbnail": {"attached": 6, "noted": 1, "pending": 0, "failed": 1},
+        "chapters": {"attached": 0, "noted": 3, "pending": 0, "failed": 0},
+        "collection": {"attached": 0, "noted": 0, "pending": 0, "failed": 0},
+    }
+    stats = Stats({"ready": 8}, {}, tracks={"attached": 2, "noted": 1}, extras=extras)
+    view = summarize(stats, Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
+    text = render(view, "s")
+    assert "tracks      3 captions: 2 attached, 0 pending, 0 failed, 1 noted" in text
+    assert (
+        "extras      thumbnails 8: 6 attached, 1 noted, 1 failed; chapters 3: 3 noted (report says why; retry --tracks)"
+    ) in text
+    assert view.as_dict()["extras"]["thumbnail"]["noted"] == 1
+    quiet = summarize(Stats({"ready": 3}, {}), Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
+    assert "extras " not in render(quiet, "s")

@@ -168,8 +168,14 @@ def test_status_reads_each_kind_of_extra_per_state_from_the_count_items():
     from migrator.tally import read_stats
 
     class Reads:
-        def batch_get_item(self, RequestItems):  # noqa: N803 - boto3's own argument name
-            counts = {"key": "counts#3", "ready": 2, "tracks_attached": 2, "thumbnail_noted": 1, "collection_attached": 4}
+        def batch_get_item(self, RequestItems):
+            counts = {
+                "key": "counts#3",
+                "ready": 2,
+                "tracks_attached": 2,
+                "thumbnail_noted": 1,
+                "collection_attached": 4,
+            }
             return {"Responses": {"stats": [typed(counts)]}}
 
     stats = read_stats(Reads(), "stats", T)
