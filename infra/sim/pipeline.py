@@ -64,6 +64,8 @@ class Pipeline:
             reply = self._track(cfg, profile, call, op, request.body, entry)
         elif op.startswith("video_"):
             reply = self._video_op(cfg, profile, call, op, request.body, entry)
+        elif op.startswith("store_"):
+            reply = self._store_op(cfg, profile, call, op, request.body, entry)
         else:
             reply = self._account(cfg, profile, call, request.body)
         if cfg.drift and reply.raw is None:  # a test knob: the answer as a drifted platform would send it
@@ -142,6 +144,26 @@ class Pipeline:
             video = s.store.videos.get(call.params.get("id", ""))
             entry["ref"] = video.ref if video else None
             return profile.video_op(cfg, op, video, call, body, parse_error, time.monotonic())
+
+    def _store_op(self, cfg: SimConfig, profile: Profile, call: Call, op: str, raw: bytes, entry: dict) -> Reply:
+        """An operation the profile answers with the whole store in hand (an op named "store_..."): what a video holds
+        besides its file and tracks (a thumbnail, chapters) and what a library keeps apart from its videos
+        (collections), with the request's raw body. What the profile must fetch first (a thumbnail Bunny takes by
+        URL) is fetched before the state lock is taken; a write's answer may be lost (`track_lose_rate`)."""
+        refused = self._gate.admit_read(cfg, profile, call)
+        if refused is not None:
+            return refused
+        fetched = profile.store_prefetch(cfg, op, call)
+        s = self._state
+        with s.lock:
+            video = s.store.videos.get(call.params.get("id", ""))
+            entry["ref"] = video.ref if video else None
+            reply = profile.store_op(cfg, op, s.store, call, raw, fetched, time.monotonic())
+            written = call.method != "GET" and reply.status < 300
+            if written and cfg.track_lose_rate > 0 and s.rng.random() < cfg.track_lose_rate:
+                s.counters["lost_track_responses"] += 1
+                reply.lost = True
+        return reply
 
     def _account(self, cfg: SimConfig, profile: Profile, call: Call, raw: bytes) -> Reply:
         """An operation on the account (tokens, the webhook subscription); its config changes apply at once."""

@@ -340,6 +340,19 @@ class Profile:
         Bunny's update, which may change the video's own fields, and its play data, which reads the config."""
         return self.error("no_route", "not found")
 
+    def store_op(
+        self, cfg: SimConfig, op: str, store: Store, call: Call, raw: bytes, fetched: object, now: float
+    ) -> Reply:
+        """An operation answered with the whole store in hand (a route's op named "store_..."), under the state lock:
+        what a video holds besides its file and tracks (Video.extras: a custom thumbnail, chapters) and what the
+        library keeps apart from its videos (`store.account`: collections); `raw` is the request's body as sent
+        (a multipart upload), `fetched` what `store_prefetch` fetched for it."""
+        return self.error("no_route", "not found")
+
+    def store_prefetch(self, cfg: SimConfig, op: str, call: Call) -> object:
+        """What a store op needs from elsewhere before the lock is taken (a file the platform fetches by URL)."""
+        return None
+
     def account(self, cfg: SimConfig, call: Call, body: object, parse_error: str | None, held: dict) -> Account:
         """An operation on the account rather than a video (api.video's tokens, Cloudflare's webhook).
 

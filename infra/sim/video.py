@@ -94,6 +94,9 @@ class Video:
     hung: bool = False  # the ingest never finishes: processing forever, no event
     failure: str | None = None  # why an errored video failed: "corrupt" (its data) or "fetch" (its source)
     texts: list[TextTrack] = field(default_factory=list)  # caption and subtitle tracks, in the order taken
+    # What the video holds besides its file and text tracks, as its profile keeps it (a custom thumbnail's bytes and
+    # type, chapters, the frame picked as its poster): tests read it back through the platform's own API.
+    extras: dict = field(default_factory=dict)
 
     def add_text(self, track: TextTrack, one_per_language: bool) -> TextTrack:
         """Hold `track`; where the provider keeps one file per language, it replaces that language's."""

@@ -29,7 +29,20 @@
 - caption tracks: `POST /videos/{id}/captions/{language}`, a multipart `file` that is WebVTT
   ("Currently only VTT file format is supported", docs.api.video/vod/add-captions; the
   OpenAPI's Caption `{uri, src, srclang, languageName, default}`), one per language;
-  `GET /videos/{id}/captions` lists them (`data`, paginated).
+  `GET /videos/{id}/captions` lists them (`data`, paginated);
+- what a viewer sees first (docs/providers.md "What a viewer sees"): the thumbnail is uploaded, `POST
+  /videos/{id}/thumbnail`, a multipart `file` "image/jpeg, image/png or image/webp. The max allowed size is
+  8 MiB" (oas_apivideo.yaml video-thumbnail-upload-payload; api-video 1.4.7 `upload_thumbnail`), or picked
+  from a time, `PATCH /videos/{id}/thumbnail {"timecode": "hh:mm:ss.ms"}` (video-thumbnail-pick-payload), where
+  the row has a poster time and no image. The video object does not say whether its thumbnail is a custom
+  one, so the image's fingerprint goes into its metadata (`migration_thumbnail`, written whole: "whatever
+  you send here will overwrite the existing metadata", video-update-payload) for a later pass's look.
+  Chapters: `POST /videos/{id}/chapters/{language}`, a WebVTT `file`, listed at `GET /videos/{id}/chapters`
+  (ChaptersApi). api.video has no folders or playlists (its API's resources are videos, captions, chapters,
+  tags, players, watermarks, upload tokens, live streams, webhooks, analytics, summaries): a row's collections
+  become tags (their names) and `metadata.collections` at the create, each membership noted. No create field
+  takes an original publish time (`publishedAt` is read-only: "The date and time the API created the
+  video"), so it goes to metadata (`published_at`).
 """
 
 from __future__ import annotations
@@ -49,6 +62,7 @@ from ..signatures import Scheme, SignatureError, sign
 from ..states import State
 from ..tracks import TrackOutcome, TrackResult
 from .base import Provider, listing_pages, lookup_failure, secret_text, too_many_pages, verified_event
+from .extras import ChaptersLook, ChaptersUpload, ThumbnailLook, ThumbnailUpload
 from .facts import (
     AssetRef,
     Poll,
@@ -87,7 +101,11 @@ PAGE_SIZE_MIN = 10
 EVENT_MEMORY_S = 14 * 86_400
 MAX_CLOCK_SKEW_S = 3600  # how far ahead emittedAt may run (WebhookToleranceSeconds, at most this)
 # The row's fields `metadata` carries as pairs, as text (oas_apivideo.yaml: metadata values are strings).
-METADATA_FIELDS = ("created_at", "folder", "poster_time_s")
+METADATA_FIELDS = ("created_at", "published_at", "folder", "poster_time_s")
+# Our fingerprint of the thumbnail image a pass uploaded (extras.digest), in the video's metadata.
+THUMBNAIL_MARK = "migration_thumbnail"
+# "The max allowed size is 8 MiB" (video-thumbnail-upload-payload).
+THUMBNAIL_MAX_BYTES = 8 * 1024 * 1024
 # How many keys a note names when it lists the custom values sent as text.
 NOTE_KEYS = 5
 INGESTING = frozenset({"uploading", "uploaded", "ingesting", "ingested"})
@@ -292,20 +310,23 @@ class ApiVideoProvider(Provider):
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
             **row_fields(details, METADATA_FIELDS),
         }
+        if details.collections:  # no folders or playlists at api.video: the list in metadata, the names as tags
+            ours["collections"] = [c.as_dict() for c in details.collections]
         pairs, clash_notes = free_map(ours, details.metadata, "metadata")
         as_json = [key for key, value in details.metadata.items() if key not in ours and not isinstance(value, str)]
         body: dict = {"title": asset.title or asset.asset_id, "source": source_url}
         if details.description is not None:
             body["description"] = details.description
-        if details.tags:
-            body["tags"] = list(details.tags)
+        tags = list(dict.fromkeys([*details.tags, *(c.name for c in details.collections)]))
+        if tags:
+            body["tags"] = tags
         body["metadata"] = [{"key": key, "value": as_text(value)} for key, value in pairs.items()]
         # "Default: True. If set to `false` the video will become private."
         body["public"] = self.playback(asset) == PUBLIC
         options, option_notes = self.create_options(asset)
         body.update({name: options[name] for name in ("mp4Support", "playerId") if name in options})
-        if details.poster_time_s is not None:
-            notes.append("poster_time_s: kept in metadata only (api.video picks a thumbnail by a later call)")
+        if details.poster_time_s is not None and details.thumbnail_url:
+            notes.append("poster_time_s: kept in metadata only (the row's thumbnail image is the poster)")
         if as_json:
             shown = ", ".join(strip_controls(k)[:40] for k in as_json[:NOTE_KEYS])
             shown += ", …" if len(as_json) > NOTE_KEYS else ""
@@ -447,3 +468,70 @@ class ApiVideoProvider(Provider):
             return answer
         uri = text(mapping(answer.body).get("uri"))
         return TrackOutcome(TrackResult.ATTACHED, remote_track_id=uri or track.language)
+
+    # --- what a viewer sees: thumbnail, chapters (no collections: tags and metadata at the create) -----------
+
+    takes_thumbnail = "image"
+    thumbnail_max_bytes = THUMBNAIL_MAX_BYTES
+    poster_time_later = True  # PATCH /videos/{id}/thumbnail picks a frame once the video exists
+    takes_chapters = True
+    collections_instead = (
+        "carried as a tag of its name and in metadata.collections, at the create (api.video has no folders or"
+        " playlists)"
+    )
+
+    def thumbnail_state(self, remote_id: str) -> ThumbnailLook | TrackOutcome:
+        """Whether a pass uploaded a thumbnail already: our fingerprint in the video's metadata."""
+        answer = self._extra_call("GET", f"/videos/{quote(remote_id)}")
+        if isinstance(answer, TrackOutcome):
+            return answer
+        mark = text(metadata_value(answer.body, THUMBNAIL_MARK))
+        return ThumbnailLook(custom=bool(mark), digest=mark)
+
+    def set_thumbnail(self, remote_id: str, image: ThumbnailUpload) -> TrackOutcome:
+        """The upload, then our fingerprint merged into the metadata its answer lists (a write of the whole list).
+        The image is the video's poster once the upload is taken: a marker that could not be written leaves it
+        so (ATTACHED), only a later pass's look is then blind to it."""
+        files = {"file": (f"thumbnail.{image.suffix}", image.body, image.media_type)}
+        answer = self._extra_call("POST", f"/videos/{quote(remote_id)}/thumbnail", files=files)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        listed = map(mapping, entries(mapping(answer.body).get("metadata")))
+        pairs = [{"key": text(m.get("key")) or "", "value": text(m.get("value")) or ""} for m in listed]
+        pairs = [pair for pair in pairs if pair["key"] != THUMBNAIL_MARK]
+        pairs.append({"key": THUMBNAIL_MARK, "value": image.digest})
+        self._track_send("PATCH", f"/videos/{quote(remote_id)}", json_body={"metadata": pairs})
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=image.digest)
+
+    def set_thumbnail_time(self, remote_id: str, time_s: float) -> TrackOutcome:
+        body = {"timecode": timecode(time_s)}
+        answer = self._extra_call("PATCH", f"/videos/{quote(remote_id)}/thumbnail", json_body=body)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=body["timecode"])
+
+    def chapters_of(self, remote_id: str, language: str) -> ChaptersLook | TrackOutcome:
+        """The video's chapter files in `language` (one a language; the list is one page: a video has a few)."""
+        answer = self._extra_call("GET", f"/videos/{quote(remote_id)}/chapters", params={"pageSize": str(PAGE_SIZE)})
+        if isinstance(answer, TrackOutcome):
+            return answer
+        listed = [mapping(c) for c in entries(mapping(answer.body).get("data"))]
+        return ChaptersLook(sum(1 for c in listed if (text(c.get("language")) or "").lower() == language.lower()))
+
+    def set_chapters(self, remote_id: str, upload: ChaptersUpload) -> TrackOutcome:
+        path = f"/videos/{quote(remote_id)}/chapters/{quote(upload.language)}"
+        files = {"file": (f"{upload.language}.vtt", upload.webvtt, "text/vtt")}
+        answer = self._extra_call("POST", path, files=files)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        uri = text(mapping(answer.body).get("uri"))
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=uri or upload.language)
+
+
+def timecode(seconds: float) -> str:
+    """A frame's time as the pick takes it, `hh:mm:ss.cc` (video-thumbnail-pick-payload's pattern,
+    `\\d{2}:\\d{2}:\\d{2}(\\.\\d{2})?`)."""
+    centis = max(0, round(seconds * 100))
+    hours, rest = divmod(centis, 360_000)
+    minutes, rest = divmod(rest, 6000)
+    return f"{min(hours, 99):02d}:{minutes:02d}:{rest // 100:02d}.{rest % 100:02d}"

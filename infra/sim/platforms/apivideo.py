@@ -11,7 +11,8 @@ X-RateLimit-Limit (per minute) / -Remaining / -Retry-After; webhooks
 video.encoding.quality.completed once per quality, signed X-Api-Video-Signature (hex HMAC
 of the body), and no event at all for a failure; captions POST /videos/{id}/captions/{language}
 as a multipart `file`, VTT only, one per language, listed at GET /videos/{id}/captions; the webhook
-subscriptions at GET / POST /webhooks (`_webhooks`).
+subscriptions at GET / POST /webhooks (`_webhooks`); a video's thumbnail (uploaded or picked), chapters and
+update (apivideo_extras.py).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from ..profile import (
 from ..signing import sign_seed
 from ..texttracks import label_of, uploaded_caption
 from ..video import ERRORED, IDLE, READY, TextTrack, Video
+from .apivideo_extras import Extras
+from .apivideo_extras import serve as serve_extra
 from .apivideo_library import FAULTS, MEDIA, SORT_FIELDS, Library, encodings, page_of, paged, pagination
 from .apivideo_vod import REFUSED, admit, private_token, session_ttl
 
@@ -163,7 +166,7 @@ def _private(assets: dict, video_id: str, token: str) -> dict:
     return out
 
 
-class ApiVideo(Library, Profile):
+class ApiVideo(Library, Extras, Profile):
     name = "apivideo"
     hls_master = ("hls", "manifest.m3u8")  # where its video object's HLS link points (media.py)
     faults = FAULTS
@@ -171,8 +174,11 @@ class ApiVideo(Library, Profile):
         ("/auth/api-key", {"POST": "auth"}),
         ("/auth/refresh", {"POST": "refresh"}),
         ("/videos", {"POST": "create", "GET": "list"}),
-        ("/videos/{id}", {"GET": "get"}),
+        ("/videos/{id}", {"GET": "get", "PATCH": "store_video_update"}),
         ("/videos/{id}/status", {"GET": "status"}),
+        ("/videos/{id}/thumbnail", {"POST": "store_thumbnail_upload", "PATCH": "store_thumbnail_pick"}),
+        ("/videos/{id}/chapters", {"GET": "store_chapters_list"}),
+        ("/videos/{id}/chapters/{language}", {"POST": "store_chapter_add", "GET": "store_chapter_get"}),
         # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/videos/{id}/captions", {"GET": "track_list"}),
         ("/videos/{id}/captions/{language}", {"POST": "track_add", "GET": "src_caption"}),
@@ -251,6 +257,15 @@ class ApiVideo(Library, Profile):
         elif kind == "invalid" and message:
             body["detail"] = message
         return Reply(KIND_STATUS[kind], {**body, **detail})
+
+    def invalid(self, name: str, detail: str) -> Reply:
+        return _invalid(name, detail)
+
+    def store_op(
+        self, cfg: SimConfig, op: str, store: Store, call: Call, raw: bytes, fetched: object, now: float
+    ) -> Reply:
+        """A video's thumbnail, chapters and update (apivideo_extras.py)."""
+        return self.extras_op(op, store.videos.get(call.params.get("id", "")), call, raw, now)
 
     def new_id(self) -> str:
         return alnum_id(22, prefix="vi")
@@ -392,7 +407,7 @@ class ApiVideo(Library, Profile):
         """A private video's playback at its delivery host, under apivideo_vod's rules: `token/{token}/...`
         (the session route, or a file with the session's `avh`, or once without), the player with `?token=`."""
         if video.request.get("public") is not False:
-            return None
+            return serve_extra(video, rest)  # a custom thumbnail, a chapters file; else the common rules
         spent = kept.setdefault("vod_spent", set())
         ttl = session_ttl(cfg.link_ttl_s)
         embed_token = urllib.parse.parse_qs(query).get("token", [""])[0]
@@ -404,7 +419,9 @@ class ApiVideo(Library, Profile):
             return 404, media.TEXT, REFUSED  # a private video's media without its token
         if admitted.session is not None:
             return 200, "application/json", admitted.session
-        return (404, media.TEXT, REFUSED) if admitted.refused else admitted.rest
+        if admitted.rest is None:
+            return 404, media.TEXT, REFUSED
+        return serve_extra(video, admitted.rest) or admitted.rest
 
     def status(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, self.render_status(video, now))
