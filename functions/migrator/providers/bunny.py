@@ -44,15 +44,28 @@ bunny-stream-ios Sources/BunnyStreamAPI/openapi.yml; Bunny's importer, BunnyWay/
   ISO 639-1 language code for the caption (e.g., 'en', 'fr')" (openapi.yml): a track's BCP 47 tag is filed
   under its language subtag (`pt-BR` -> pt; the label keeps the tag), `und` and a language with no ISO 639-1
   code are refused with why (bunny_formats.caption_language), and two tracks of one code are one language
-  (`track_language_key`: the first is sent, the other fails saying so).
+  (`track_language_key`: the first is sent, the other fails saying so);
+- what a viewer sees first (docs/providers.md "What a viewer sees"; openapi.yml): the thumbnail by URL, "Sets
+  or updates the thumbnail image for the specified video using the provided thumbnail URL" (`POST .../videos/
+  {vid}/thumbnail?thumbnailUrl=`, Video_SetThumbnail: Bunny fetches it, so a private source's image is handed
+  as a copy staged in the stack's bucket); a custom thumbnail is served under the video's own
+  `thumbnailFileName`, the default ones are `thumbnail.jpg` and `thumbnail_1.jpg`.. `thumbnail_5.jpg`
+  (docs.bunny.net/stream/storage-structure), which is the look. Chapters are the update's `chapters`,
+  ChapterModel `{title, start, end}` in whole seconds (UpdateVideoModel), read back on the video. Collections:
+  `POST /library/{id}/collections {name}` (Collection_CreateCollection, UpdateCollectionModel) answers the
+  CollectionModel with its `guid`; `GET .../collections?search=` finds one by name (Collection_List: "A search
+  term to filter collections by name"); a video is placed by the update's `collectionId` ("it can be automated
+  using the Update Video API by passing the desired collectionId to each video", docs.bunny.net/stream/
+  collections), one collection a video (VideoModel `collectionId`): the row's first, the rest noted.
+  Collections keep no order ("their sole purpose is to help you keep your video content neatly arranged in
+  folders"). No field takes an original publish time (and metaTags are public): it is noted.
 """
 
 from __future__ import annotations
 
 import base64
-import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from ..fate import Outcome, OutcomeKind, excerpt
@@ -74,16 +87,18 @@ from .bunny_formats import (
     THUMBNAIL_MAX_MS,
     UNPROTECTED,
     Credentials,
+    bunny_chapters,
     bunny_time,
     caption_language,
     caption_language_key,
     credentials,
+    custom_thumbnail,
     embed_token,
     failure_reason,
     is_ours,
     list_page,
     meta_value,
-    oldest_first,
+    newest_first,
     read_play,
     read_video,
     refusal,
@@ -91,6 +106,7 @@ from .bunny_formats import (
     status_of,
     title_tag,
 )
+from .extras import ChaptersLook, ChaptersUpload, RemoteCollection, ThumbnailLook, ThumbnailUpload
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -112,40 +128,9 @@ from .facts import (
 from .fidelity import PUBLIC, SIGNED, details_of, not_carried, privacy_notes
 from .http import Answer, quote
 
-
-def newest_first(
-    read_page: Callable[[int], tuple[list, int | None, int | None] | Outcome], cap: int, at_cap: Outcome
-) -> Iterator[list | Outcome]:
-    """Pages of the library newest first: numbered pages from 1, or from the last one backwards when the
-    listing turns out to be oldest first (its direction is not documented). The listing's end stops
-    it; a page that fails, or reading `cap` pages, ends it with an Outcome. Apart from the provider so the
-    walk is one function of `read_page` (page number to items, `totalItems`, `itemsPerPage`)."""
-    first = read_page(1)
-    if isinstance(first, Outcome):
-        yield first
-        return
-    items, total, per = first
-    pages = -(-total // per) if total is not None and per else None
-    backwards = bool(pages and pages > 1 and oldest_first(items))
-    numbers: Iterable[int] = range(pages, 0, -1) if backwards and pages else itertools.count(1)
-    for read, number in enumerate(numbers, start=1):
-        if read > cap:
-            yield at_cap
-            return
-        page = first if number == 1 else read_page(number)
-        if isinstance(page, Outcome):
-            yield page
-            return
-        items = page[0]
-        if not items:
-            return
-        yield items
-        if backwards:
-            last = number == 1
-        else:
-            last = number >= pages if pages is not None else len(items) < (per or PAGE_SIZE)
-        if last:
-            return
+# Collection_List pages read when looking a collection up by its name (the search matches parts of names too).
+COLLECTION_PAGES, COLLECTION_PAGE_SIZE = 10, 100
+ATTACHED = TrackOutcome(TrackResult.ATTACHED)
 
 
 class BunnyProvider(Provider):
@@ -206,7 +191,7 @@ class BunnyProvider(Provider):
             notes.append("privacy: the library is token-protected, so this public row plays only with a token")
         notes += privacy_notes(details.privacy, self.name)
         notes += not_carried(details, self.name, ("metadata",), "metaTags are public in Bunny's embeds")
-        notes += not_carried(details, self.name, ("created_at", "folder"))
+        notes += not_carried(details, self.name, ("created_at", "published_at", "folder"))
         if details.poster_time_s is not None and details.poster_time_s * 1000 > THUMBNAIL_MAX_MS:
             notes.append("poster_time_s: past thumbnailTime's range, the thumbnail left to Bunny")
         notes += self.create_options(asset)[1]
@@ -453,12 +438,102 @@ class BunnyProvider(Provider):
         content, _, _ = upload.caption.for_upload(self.track_needs_webvtt)
         body = {"srclang": srclang, "label": label, "captionsFile": base64.b64encode(content).decode("ascii")}
         path = f"{self._library()}/videos/{quote(remote_id)}/captions/{srclang}"
-        answer = self._track_send("POST", path, json_body=body)
+        done = self._status_call("POST", path, "the caption", json_body=body)
+        return replace(done, remote_track_id=srclang) if done.kind is TrackResult.ATTACHED else done
+
+    # --- what a viewer sees: thumbnail by URL, chapters and a collection on the video ----------------------
+
+    takes_thumbnail = "image"
+    thumbnail_by_url = True
+    takes_chapters = True
+    takes_collections = True
+    one_collection_per_video = True
+
+    def _video(self, remote_id: str) -> dict | TrackOutcome:
+        """The video as Bunny has it now (the look of every extra), or why it cannot be read."""
+        answer = self._extra_call("GET", f"{self._library()}/videos/{quote(remote_id)}")
         if isinstance(answer, TrackOutcome):
             return answer
-        if not 200 <= answer.status < 300:
-            return self._track_failure(answer)
-        refused = refusal(answer.body, "the caption")
-        if refused:
-            return TrackOutcome(TrackResult.REFUSED, error=f"provider: {refused}")
-        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=srclang)
+        video = mapping(answer.body)
+        if status_of(video) in FAILED:
+            return TrackOutcome(TrackResult.VIDEO_GONE, error=f"provider: the video failed ({failure_reason(video)})")
+        return video
+
+    def _status_call(self, method: str, path: str, what: str, **kwargs) -> TrackOutcome:
+        """A call Bunny answers with a StatusModel: ATTACHED, or why not (a 200 may say `success: false`)."""
+        answer = self._extra_call(method, path, **kwargs)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        refused = refusal(answer.body, what)
+        return TrackOutcome(TrackResult.REFUSED, error=f"provider: {refused}") if refused else ATTACHED
+
+    def thumbnail_state(self, remote_id: str) -> ThumbnailLook | TrackOutcome:
+        video = self._video(remote_id)
+        if isinstance(video, TrackOutcome):
+            return video
+        name = custom_thumbnail(video)
+        return ThumbnailLook(custom=name is not None, digest=name)
+
+    def set_thumbnail(self, remote_id: str, image: ThumbnailUpload) -> TrackOutcome:
+        if not image.url:
+            return TrackOutcome(TrackResult.REFUSED, error="bunny takes a thumbnail by URL, and none was given")
+        path = f"{self._library()}/videos/{quote(remote_id)}/thumbnail"
+        done = self._status_call("POST", path, "the thumbnail", params={"thumbnailUrl": image.url})
+        return replace(done, remote_track_id=image.digest) if done.kind is TrackResult.ATTACHED else done
+
+    def chapters_of(self, remote_id: str, language: str) -> ChaptersLook | TrackOutcome:
+        video = self._video(remote_id)
+        return video if isinstance(video, TrackOutcome) else ChaptersLook(len(entries(video.get("chapters"))))
+
+    def set_chapters(self, remote_id: str, upload: ChaptersUpload) -> TrackOutcome:
+        body = {"chapters": bunny_chapters(upload.chapters, upload.duration_s)}
+        return self._status_call("POST", f"{self._library()}/videos/{quote(remote_id)}", "the chapters", json_body=body)
+
+    def find_collection(self, name: str, ref: str) -> RemoteCollection | TrackOutcome | None:
+        """A collection of exactly `name` (Bunny keeps no reference of ours on one), the search's pages in turn."""
+        for page in range(1, COLLECTION_PAGES + 1):
+            params = {"search": name, "page": str(page), "itemsPerPage": str(COLLECTION_PAGE_SIZE)}
+            answer = self._extra_call("GET", f"{self._library()}/collections", params=params)
+            if isinstance(answer, TrackOutcome):
+                return answer
+            items, total, per = list_page(answer.body)
+            for item in map(mapping, items):
+                guid = video_id(item.get("guid"))
+                if guid and item.get("name") == name:
+                    return RemoteCollection(guid, name)
+            if not items or total is None or page * (per or len(items)) >= total:
+                return None
+        return TrackOutcome(TrackResult.TRANSIENT, error=f"over {COLLECTION_PAGES} pages of collections named alike")
+
+    def create_collection(self, name: str, kind: str, ref: str) -> TrackOutcome:
+        answer = self._extra_call("POST", f"{self._library()}/collections", json_body={"name": name})
+        if isinstance(answer, TrackOutcome):
+            return answer
+        guid = video_id(mapping(answer.body).get("guid"))
+        if guid is None:
+            return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: HTTP {answer.status} naming no collection")
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=guid)
+
+    def place(self, remote_id: str, collection_id: str, position: int | None) -> TrackOutcome:
+        path, body = f"{self._library()}/videos/{quote(remote_id)}", {"collectionId": collection_id}
+        placed = self._status_call("POST", path, "the collection", json_body=body)
+        return replace(placed, remote_track_id=collection_id) if placed.kind is TrackResult.ATTACHED else placed
+
+    def placed_in(self, remote_id: str, collection_id: str) -> bool | TrackOutcome:
+        """The look before a placement: the video names its collection (one read, not the collection's list)."""
+        video = self._video(remote_id)
+        return video if isinstance(video, TrackOutcome) else video.get("collectionId") == collection_id
+
+    def collection_members(self, collection_id: str) -> tuple[str, ...] | TrackOutcome:
+        """The collection's videos (Video_List's `collection` filter), every page."""
+        found: list[str] = []
+        for page in listing_pages():
+            params = {"collection": collection_id, "page": str(page), "itemsPerPage": str(PAGE_SIZE)}
+            answer = self._extra_call("GET", f"{self._library()}/videos", params=params)
+            if isinstance(answer, TrackOutcome):
+                return answer
+            items, total, per = list_page(answer.body)
+            found += [g for g in (video_id(mapping(i).get("guid")) for i in items) if g]
+            if not items or total is None or page * (per or len(items)) >= total:
+                break
+        return tuple(found)

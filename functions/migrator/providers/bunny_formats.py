@@ -7,13 +7,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import itertools
 import json
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ..fate import excerpt
+from ..extras import chapter_ends
+from ..fate import Outcome, excerpt
+from ..row_extras import Chapter
 from ..states import State
 from .facts import (
     CredentialsError,
@@ -225,6 +228,41 @@ def list_page(body: object) -> tuple[list, int | None, int | None]:
     return entries(body.get("items")), total, per
 
 
+def newest_first(
+    read_page: Callable[[int], tuple[list, int | None, int | None] | Outcome], cap: int, at_cap: Outcome
+) -> Iterator[list | Outcome]:
+    """Pages of the library newest first: numbered pages from 1, or from the last one backwards when the
+    listing turns out to be oldest first (its direction is not documented). The listing's end stops
+    it; a page that fails, or reading `cap` pages, ends it with an Outcome. Apart from the provider so the
+    walk is one function of `read_page` (page number to items, `totalItems`, `itemsPerPage`)."""
+    first = read_page(1)
+    if isinstance(first, Outcome):
+        yield first
+        return
+    items, total, per = first
+    pages = -(-total // per) if total is not None and per else None
+    backwards = bool(pages and pages > 1 and oldest_first(items))
+    numbers: Iterable[int] = range(pages, 0, -1) if backwards and pages else itertools.count(1)
+    for read, number in enumerate(numbers, start=1):
+        if read > cap:
+            yield at_cap
+            return
+        page = first if number == 1 else read_page(number)
+        if isinstance(page, Outcome):
+            yield page
+            return
+        items = page[0]
+        if not items:
+            return
+        yield items
+        if backwards:
+            last = number == 1
+        else:
+            last = number >= pages if pages is not None else len(items) < (per or PAGE_SIZE)
+        if last:
+            return
+
+
 # --- caption languages ---------------------------------------------------------------------------------
 # Video_AddCaption's `srclang`: "The ISO 639-1 language code for the caption (e.g., 'en', 'fr')" (the Stream API's
 # OpenAPI file, BunnyWay/bunny-stream-ios Sources/BunnyStreamAPI/openapi.yml; CaptionModelAdd likewise).
@@ -272,3 +310,27 @@ def caption_language_key(tag: str) -> str:
     """The language two of an asset's tracks clash on at Bunny (one caption per srclang): the ISO 639-1 code, or
     the tag itself where there is none (such a track is refused alone, clashing with nothing)."""
     return caption_language(tag)[0] or tag.lower()
+
+
+# --- what a viewer sees ------------------------------------------------------------------------------------------
+# "Default thumbnail URLs": `{video}/thumbnail.jpg`, `thumbnail_1.jpg` .. `thumbnail_5.jpg`; "Custom thumbnail URL":
+# `{video}/{thumbnail_filename}` (docs.bunny.net/stream/storage-structure).
+DEFAULT_THUMBNAILS = frozenset({"thumbnail.jpg", *(f"thumbnail_{n}.jpg" for n in range(1, 6))})
+
+
+def custom_thumbnail(video: Mapping) -> str | None:
+    """The video's custom thumbnail's file name, or None while it shows one of Bunny's own frames."""
+    name = text(video.get("thumbnailFileName"))
+    return name if name and name not in DEFAULT_THUMBNAILS else None
+
+
+def bunny_chapters(chapters: tuple[Chapter, ...], duration_s: float | None) -> list[dict]:
+    """ChapterModel `{title, start, end}`, "in seconds" as int32 (openapi.yml): each start rounded down, each chapter
+    ending where the next starts, the last at the video's end rounded up (never before its own start)."""
+    ends = chapter_ends(chapters, duration_s)
+    starts = [int(c.start_s) for c in chapters]
+    last_end = -int(-ends[-1] // 1) if ends else 0
+    out = []
+    for chapter, start, end in zip(chapters, starts, [*starts[1:], last_end], strict=True):
+        out.append({"title": chapter.title, "start": start, "end": max(start + 1, end)})
+    return out

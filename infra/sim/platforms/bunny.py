@@ -9,6 +9,8 @@ token authentication on (its play data and every playback file need a token); No
 
 Source URL convention (this profile's, beside video.py's): a source whose query has `answer=no-id` is
 fetched, and the fetch's answer names no video, as Bunny's importer says it may.
+
+A video's custom thumbnail, its chapters and the library's collections: bunny_extras.py.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from ..profile import KIND_STATUS, Call, Draft, Event, MadeUp, ParamError, Profi
 from ..signing import sign_seed
 from ..texttracks import read_caption
 from ..video import ERRORED, READY, TextTrack, Video
+from .bunny_extras import Extras, paging, read_chapters, thumbnail_name
+from .bunny_extras import serve as serve_extra
 
 # The fetch answers a StatusModel; "The video was successfully fetched and added to the library" (200), "Failed
 # fetching the video" (400), "The request authorization failed" (401), "The requested video was not found" (404)
@@ -58,8 +62,6 @@ CREATED, UPLOADED, PROCESSING, TRANSCODING, FINISHED, ERROR, UPLOAD_FAILED = ran
 # The webhook's own numbers: 0 Queued, 3 Finished, 4 Resolution finished ("The first request also signals that the
 # video is now playable"), 5 Failed (docs.bunny.net/docs/stream-webhook, "Status list").
 HOOK_QUEUED, HOOK_FINISHED, HOOK_RESOLUTION, HOOK_FAILED = 0, 3, 4, 5
-PAGE_MAX = 1000  # "the listing endpoints' documented ceiling" (BunnyWay/cli bunny-stream.ts)
-PAGE_DEFAULT = 100  # Video_List `itemsPerPage` default 100
 SRCLANG = re.compile(r"[a-z]{2}")  # "The ISO 639-1 language code for the caption" (take_track)
 _TAG = re.compile(r" \[(vm-[0-9a-f]{32})\]$")
 # Each stage's share of a fetch's processing time (the simulator's choice: no durations are documented).
@@ -120,7 +122,7 @@ def embed_token_ok(key: str, video_id: str, query: str, now: float) -> bool:
     return same(token, hashlib.sha256(f"{key}{video_id}{expires}".encode()).hexdigest())
 
 
-class Bunny(Profile):
+class Bunny(Extras, Profile):
     name = "bunny"
     # Bunny Stream publishes no numbers ("Bunny rate limit hit" is a 429 with Retry-After, BunnyWay/cli
     # rate-limit.ts): the simulator's defaults stand (no `limits`).
@@ -131,6 +133,9 @@ class Bunny(Profile):
         ("/library/{lib}/videos/{id}", {"GET": "get", "POST": "video_update"}),
         ("/library/{lib}/videos/{id}/play", {"GET": "video_play"}),
         ("/library/{lib}/videos/{id}/captions/{srclang}", {"POST": "track_add"}),
+        ("/library/{lib}/videos/{id}/thumbnail", {"POST": "store_thumbnail"}),
+        ("/library/{lib}/collections", {"GET": "store_collections", "POST": "store_collection_create"}),
+        ("/library/{lib}/collections/{cid}", {"GET": "store_collection"}),
     )
     # "Adds caption data to the specified video for the given language" (Video_AddCaption): one per language.
     one_track_per_language = True
@@ -227,11 +232,11 @@ class Bunny(Profile):
             "captions": [{"srclang": t.language, "label": t.name} for t in video.texts],
             "hasMP4Fallback": status == FINISHED,
             "collectionId": video.request.get("collectionId", ""),
-            "thumbnailFileName": "thumbnail.jpg",
+            "thumbnailFileName": thumbnail_name(video),
             "averageWatchTime": 0,
             "totalWatchTime": 0,
             "category": "unknown",
-            "chapters": [],
+            "chapters": copy.deepcopy(video.request.get("chapters", [])),
             "moments": [],
             "metaTags": copy.deepcopy(video.request.get("metaTags", [])),
             "transcodingMessages": messages,
@@ -242,11 +247,10 @@ class Bunny(Profile):
         reading of "documented ceiling"), `search` ("filter videos by title or metadata"), `collection`,
         `orderBy` (default date: newest first, as the dashboard lists them; the direction is not documented)."""
         query = urllib.parse.parse_qs(call.query)
-        try:
-            page = int_param(query, "page", 1, 1, None)
-            size = min(PAGE_MAX, int_param(query, "itemsPerPage", PAGE_DEFAULT, 1, None))
-        except ParamError as exc:
-            return self.error("invalid", str(exc))
+        asked = paging(query)
+        if isinstance(asked, str):
+            return self.error("invalid", asked)
+        page, size = asked
         search = query.get("search", [""])[0].lower()
         collection = query.get("collection", [""])[0]
         videos = [v for v in store.newest_first() if _matches(v, search, collection)]
@@ -267,13 +271,24 @@ class Bunny(Profile):
         # array, so tags already on the video are kept unless we set the same property", bunny-stream.ts).
         if problem or not isinstance(body, dict):
             return self.error("invalid", "The request body is not a video update.")
+        # `chapters` (ChapterModel) and `collectionId` likewise: a field sent replaces what the video had, one left out
+        # (or null) leaves it. What Bunny answers for a collectionId no collection has is not documented: kept as sent.
         tags = _meta_tags(body["metaTags"]) if "metaTags" in body and body["metaTags"] is not None else None
-        if isinstance(tags, str) or not isinstance(body.get("title"), str | None):
-            return self.error("invalid", tags if isinstance(tags, str) else "title must be a string")
+        chapters = read_chapters(body["chapters"]) if body.get("chapters") is not None else None
+        collection = body.get("collectionId")
+        for read in (tags, chapters):
+            if isinstance(read, str):
+                return self.error("invalid", read)
+        if not isinstance(body.get("title"), str | None) or not isinstance(collection, str | None):
+            return self.error("invalid", "title and collectionId must be strings")
         if body.get("title") is not None:
             video.request["title"] = body["title"]
         if tags is not None:
             video.request["metaTags"] = tags
+        if chapters is not None:
+            video.request["chapters"] = chapters
+        if collection is not None:
+            video.request["collectionId"] = collection
         return Reply(200, {"success": True, "message": "OK", "statusCode": 200})
 
     def _play(self, cfg: SimConfig, video: Video, call: Call, now: float) -> Reply:
@@ -289,7 +304,7 @@ class Bunny(Profile):
                 "video": self.render(video, now),
                 "captionsPath": f"{at}/captions/",
                 "seekPath": f"{at}/seek/_0.jpg",
-                "thumbnailUrl": f"{at}/thumbnail.jpg",
+                "thumbnailUrl": f"{at}/{thumbnail_name(video)}",
                 "fallbackUrl": f"{at}/play_720p.mp4",
                 "videoPlaylistUrl": f"{at}/playlist.m3u8",
                 "originalUrl": f"{at}/original",
@@ -313,6 +328,9 @@ class Bunny(Profile):
         path = "/" + "/".join([video.id, *rest])
         if cfg.token_secret and not cdn_token_ok(cfg.token_secret, path, query, time.time()):
             return 403, media.TEXT, b"403 Forbidden: a valid CDN token is required\n"
+        custom = serve_extra(video, rest)
+        if custom is not None:
+            return custom
         if len(rest) == 2 and rest[1] == "video.m3u8" and rest[0].endswith("p"):
             rest = [f"{rest[0]}.m3u8"]  # media.answer's name for a rendition's playlist
         return media.answer(video, rest, query, False, lambda h: f"{h}p/video.m3u8", lambda p: p == ["playlist.m3u8"])
