@@ -173,22 +173,28 @@ def tracks_message_id(body: object) -> str | None:
     return asset_id if id_problem(asset_id) is None else None
 
 
-def needs_tracks_worker(msg: AssetMessage | None) -> bool:
-    """Whether a row gives the tracks worker anything to do: caption tracks, or extras (extras.py)."""
-    return bool(msg is not None and msg.tracks) or needs_extras(msg)
+def needs_tracks_worker(msg: AssetMessage | None, poster_time_later: bool = False) -> bool:
+    """Whether a row gives the tracks worker anything to do: caption tracks, or extras (extras.py); a poster time
+    alone where the target picks its frame after the create (`poster_time_later`: api.video's)."""
+    if msg is None:
+        return False
+    return bool(msg.tracks) or needs_extras(msg) or (poster_time_later and msg.poster_time_s is not None)
 
 
-def item_needs_tracks_worker(item: Mapping | None) -> bool:
+def item_needs_tracks_worker(item: Mapping | None, poster_time_later: bool = False) -> bool:
     """The same, of a ledger item (which keeps the row's fields under their names)."""
-    return bool(item and item.get("tracks")) or item_needs_extras(item)
+    if not item:
+        return False
+    timed = poster_time_later and item.get("poster_time_s") is not None
+    return bool(item.get("tracks")) or item_needs_extras(item) or timed
 
 
-def tracks_unarmed(item: Mapping | None) -> bool:
+def tracks_unarmed(item: Mapping | None, poster_time_later: bool = False) -> bool:
     """The provider has the asset's video (processing or ready) and it has tracks (or extras), but they are not
     yet armed on that video: the tracks worker has not taken it up, and its message may never have been sent.
     That happens when a settle beats the uploader's own write (a create whose answer was lost, the video
     made ready by its webhook before the retry found it): the retry's claim is refused as a duplicate."""
-    if not item or item.get("state") not in AT_PROVIDER or not item_needs_tracks_worker(item):
+    if not item or item.get("state") not in AT_PROVIDER or not item_needs_tracks_worker(item, poster_time_later):
         return False
     return not item.get("remote_id") or item.get("tracks_video") != item.get("remote_id")
 

@@ -39,7 +39,7 @@ from .retry import deferral_floor, visibility_for
 from .settings import Settings, load
 from .sources import Resolution, Resolver
 from .states import State
-from .tracks import tracks_unarmed
+from .tracks import needs_tracks_worker, tracks_unarmed
 from .upload.attempt import Attempt, back_to, paced_receives
 from .upload.create import FindOrCreate
 from .upload.handoff import SourceHandOff
@@ -144,13 +144,16 @@ class Uploader:
         logger.set_correlation_id(msg.asset_id)
         now = self.clock()
         token = uuid.uuid4().hex
-        claim = self.ledger.claim(msg, now, deadline + LEASE_MARGIN_S, token)
+        # A poster time alone is the tracks worker's where the target picks the frame after the create (api.video);
+        # read leniently: the uploader's tests stand in for a provider with a few of its methods.
+        later = bool(getattr(self.provider, "poster_time_later", False))
+        claim = self.ledger.claim(msg, now, deadline + LEASE_MARGIN_S, token, needs_tracks_worker(msg, later))
         if isinstance(claim, Refused):
             fate = F.fate_of_refused_claim(claim.item, now, self.rng)
             logger.info("claim refused: %s", fate.reason, extra={"fate": fate.kind.value})
             if fate.kind is FateKind.FINISHED:
                 metrics.add_metric(name="Duplicates", unit=MetricUnit.Count, value=1)
-                if tracks_unarmed(claim.item):  # settled before this message's write: it owes the tracks
+                if tracks_unarmed(claim.item, later):  # settled before this message's write: it owes the tracks
                     ready = claim.item.get("state") == State.READY.value
                     self.moves.send_tracks(msg.asset_id, 0 if ready else TRACKS_DELAY_S)
             return replace(fate, paced_receives=paced_receives(claim.item))

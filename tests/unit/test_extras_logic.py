@@ -135,6 +135,9 @@ def test_the_uploader_sends_the_tracks_message_for_a_row_with_extras_only():
     assert needs_tracks_worker(AssetMessage("a", SOURCE, thumbnail_url="https://i.example/p.jpg"))
     assert needs_tracks_worker(AssetMessage("a", SOURCE, collections=(TALKS,)))
     assert not needs_tracks_worker(AssetMessage("a", SOURCE, poster_time_s=3.0))
+    # ...but where the target picks the frame after the create (api.video), a poster time alone is the worker's too.
+    assert needs_tracks_worker(AssetMessage("a", SOURCE, poster_time_s=3.0), poster_time_later=True)
+    assert tracks_unarmed({"state": "ready", "remote_id": "v1", "poster_time_s": 3}, poster_time_later=True)
     item = {"state": "ready", "remote_id": "v1", "chapters": [{"start_s": 0, "title": "x"}]}
     assert tracks_unarmed(item) and not tracks_unarmed({**item, "tracks_video": "v1"})
 

@@ -566,7 +566,7 @@ class _Ledger:
     def __init__(self, previous: dict | None = None):
         self.previous, self.processing = previous, []
 
-    def claim(self, msg, now, lease_until, token):
+    def claim(self, msg, now, lease_until, token, tracks_due=None):
         from migrator.ledger import Claimed
 
         source = (self.previous or {}).get("source_url") or msg.source_url

@@ -29,7 +29,7 @@ class FakeLedger:
         self.previous = previous
         self.calls: list[tuple[str, tuple, dict]] = []
 
-    def claim(self, msg, now, lease_until, token):
+    def claim(self, msg, now, lease_until, token, tracks_due=None):
         attempts = int((self.previous or {}).get("attempts", 0)) + 1
         return Claimed(token, attempts, self.previous, msg.source_url, claimed_at=now)
 

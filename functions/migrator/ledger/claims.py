@@ -52,13 +52,16 @@ CLAIMABLE = (
 
 
 class Claims(LedgerTable):
-    def claim(self, msg: AssetMessage, now: float, lease_until: float, token: str) -> Claimed | Refused:
+    def claim(
+        self, msg: AssetMessage, now: float, lease_until: float, token: str, tracks_due: bool | None = None
+    ) -> Claimed | Refused:
         """Take the asset for one upload attempt, creating its item if it is new.
 
         Eligible: a new asset; pending/inventoried whose retry time (if any) has passed;
         failed whose retry time has passed; uploading whose lease has expired (the pure
         predicate `fate.claim_eligible` says the same). `lookup_from` keeps the time of the
-        first claim that may have created a video, the bound of a later lookup.
+        first claim that may have created a video, the bound of a later lookup. `tracks_due`: the row gives the
+        tracks worker work at this provider (tracks.needs_tracks_worker; by default, as any provider's).
         """
         update = (
             Update()
@@ -75,7 +78,7 @@ class Claims(LedgerTable):
             .remove("retry_after")
         )
         update.message_fields(msg, keep_existing=True)
-        if needs_tracks_worker(msg):  # tracks or extras: reconcile's backstop from the lease's end, until settled
+        if needs_tracks_worker(msg) if tracks_due is None else tracks_due:  # reconcile's backstop, until settled
             update.set(due.TRACKS_LANE, due.lane(Family.TRACKS, msg.asset_id)).set(due.TRACKS_DUE_AT, lease_until)
         values = {
             ":now": now,
