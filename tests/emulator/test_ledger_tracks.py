@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from migrator.ledger import Ledger, TrackClaim, TrackRefused
+from migrator.ledger import CollectionClaim, CollectionRefused, CollectionSource, Ledger, TrackClaim, TrackRefused
 from migrator.messages import AssetMessage, Track, track_key
 from migrator.states import State
 from migrator.tracks import TrackMove, TrackState, claimable, initial_states
@@ -78,6 +78,7 @@ ENTRY_ROWS = [
     {"state": "failed", "retry_after": NOW + 30},
     {"state": "failed", "error": "for good"},
     {"state": "attached"},
+    {"state": "noted", "kind": "thumbnail", "note": "a frame time only"},  # settled: never claimed again
 ]
 
 
@@ -218,3 +219,97 @@ def test_a_rejected_videos_open_tracks_fail_with_the_reason_unless_a_live_pass_h
     assert ledger.fail_tracks("gone", "vid-1", KEYS, "the video was rejected", NOW + 61).won
     states = ledger.get("gone")["track_states"]
     assert {e["state"] for e in states.values()} == {"failed"} and states[KEYS[1]]["error"] == "the video was rejected"
+
+
+# --- extras: the noted state, and each collection's own item (ledger/collections.py) ---------------------------
+
+
+def test_a_noted_outcome_keeps_its_note_and_closes_the_lane_and_retry_tracks_leaves_it(ledger):
+    at_provider(ledger, "noted")
+    keys = [KEYS[0], "thumbnail"]
+    entries = {
+        KEYS[0]: {"state": "failed", "error": "HTTP 404", "attempts": 5, "updated_at": NOW},  # armed by 0.3.0: no kind
+        "thumbnail": {"state": "pending", "kind": "thumbnail", "attempts": 0, "updated_at": NOW},
+    }
+    armed(ledger, "noted", entries=entries)
+    claim = ledger.claim_track("noted", "thumbnail", "vid-1", "tok", NOW, NOW + 60)
+    move = TrackMove(TrackState.NOTED, note="mux takes a poster time only: set to 5 s")
+    item = ledger.finish_track("noted", "thumbnail", "vid-1", claim.token, move, NOW).current
+    entry = item["track_states"]["thumbnail"]
+    assert (entry["state"], entry["note"], entry["kind"]) == ("noted", move.note, "thumbnail")
+    assert "lease_token" not in entry and "retry_after" not in entry
+    assert ledger.close_tracks("noted", "vid-1", keys, None).won  # failed for good and noted: all settled
+    assert "noted" not in lane_items(ledger, "noted", NOW + 10**6)
+    done = ledger.rearm_failed_tracks(ledger.get("noted"), NOW + 1)
+    assert done.won and done.current["track_states"]["thumbnail"]["state"] == "noted"  # only the failed one moves
+    assert done.current["track_states"][KEYS[0]]["state"] == "pending"
+
+
+SOURCE = CollectionSource("vimeo", "folders/7", "Talks", "folder")
+
+
+def test_twenty_passes_race_for_a_new_collection_and_exactly_one_claims_it(ledger):
+    won, barrier = [], threading.Barrier(20)
+
+    def race(n: int) -> None:
+        barrier.wait()
+        claim = ledger.claim_collection("race", SOURCE, f"tok-{n}", NOW, NOW + 60)
+        if isinstance(claim, CollectionClaim):
+            won.append(claim)
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(won) == 1
+    item = ledger.collection("race")
+    assert item["asset_id"] == "#collection#race" and item["state"] == "pending" and int(item["attempts"]) == 1
+    assert (item["name"], item["source_id"], item["collection_kind"]) == ("Talks", "folders/7", "folder")
+
+
+def test_a_collection_is_recorded_only_by_its_claims_holder_and_is_never_claimed_once_created(ledger):
+    claim = ledger.claim_collection("made", SOURCE, "tok", NOW, NOW + 60)
+    assert isinstance(claim, CollectionClaim)
+    assert not ledger.record_collection("made", "someone-else", "col-x", NOW).won
+    done = ledger.record_collection("made", "tok", "col-1", NOW)
+    assert done.won and done.current["state"] == "created" and done.current["remote_collection_id"] == "col-1"
+    assert "lease_token" not in done.current
+    refused = ledger.claim_collection("made", SOURCE, "tok2", NOW + 100, NOW + 160)
+    assert isinstance(refused, CollectionRefused) and refused.item["remote_collection_id"] == "col-1"
+
+
+def test_a_crashed_holders_claim_is_taken_over_after_its_lease_and_its_late_write_loses(ledger):
+    assert isinstance(ledger.claim_collection("crash", SOURCE, "dead", NOW, NOW + 60), CollectionClaim)
+    assert isinstance(ledger.claim_collection("crash", SOURCE, "early", NOW + 30, NOW + 90), CollectionRefused)
+    later = ledger.claim_collection("crash", SOURCE, "next", NOW + 61, NOW + 120)
+    assert isinstance(later, CollectionClaim) and int(later.item["attempts"]) == 2
+    assert not ledger.record_collection("crash", "dead", "col-dead", NOW + 62).won
+    assert ledger.record_collection("crash", "next", "col-1", NOW + 62).won
+
+
+def test_a_released_try_waits_for_its_retry_time_and_a_failure_for_good_is_never_claimed(ledger):
+    ledger.claim_collection("retry", SOURCE, "tok", NOW, NOW + 60)
+    move = TrackMove(TrackState.FAILED, error="provider: HTTP 503", retry_at=NOW + 30)
+    assert ledger.release_collection("retry", "tok", move, NOW).won
+    assert isinstance(ledger.claim_collection("retry", SOURCE, "t2", NOW + 10, NOW + 70), CollectionRefused)
+    again = ledger.claim_collection("retry", SOURCE, "t3", NOW + 31, NOW + 91)
+    assert isinstance(again, CollectionClaim) and again.item["error"] == "provider: HTTP 503"
+    ledger.release_collection("retry", "t3", TrackMove(TrackState.FAILED, error="provider: HTTP 400"), NOW + 32)
+    assert isinstance(ledger.claim_collection("retry", SOURCE, "t4", NOW + 10**6, NOW + 10**6), CollectionRefused)
+
+
+def test_members_positions_are_kept_once_each_and_ordering_is_taken_one_placement_at_a_time(ledger):
+    ledger.claim_collection("ordered", SOURCE, "tok", NOW, NOW + 60)
+    assert not ledger.add_member("ordered", "v1", 3, NOW).won  # not created yet: no order to keep
+    ledger.record_collection("ordered", "tok", "col-1", NOW)
+    assert ledger.add_member("ordered", "v1", 3, NOW).won
+    assert ledger.add_member("ordered", "v2", 0, NOW).won
+    assert ledger.add_member("ordered", "v1", 3, NOW).won  # a retried pass: counted once
+    item = ledger.collection("ordered")
+    assert item["members"] == {"v1": 3, "v2": 0} and int(item["member_count"]) == 2
+    held = ledger.claim_order("ordered", "o1", NOW, NOW + 60)
+    assert held is not None and held["members"] == {"v1": 3, "v2": 0}
+    assert ledger.claim_order("ordered", "o2", NOW + 1, NOW + 61) is None  # one orders at a time
+    assert ledger.release_order("ordered", "o1").won
+    assert ledger.claim_order("ordered", "o2", NOW + 2, NOW + 62) is not None

@@ -1,18 +1,22 @@
 """The tracks worker against the emulator's ledger and the provider simulator, each provider's way: what the
 provider holds afterwards (read back from the simulator), each track once, after a lost answer and after a
 pass that died; a bad track failing alone, with its reason, while the others attach; and at JW Player, a track
-held as a draft (delivered to no one) published by the worker, never sent a second time."""
+held as a draft (delivered to no one) published by the worker, never sent a second time. Then the extras
+(issue 42) at api.video and Bunny: a thumbnail, chapters and collections, once each, read back from the target,
+and a collection made once whatever the races, crashes and lost answers."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from migrator.extras import collection_entry_key, collection_key
 from migrator.fate import FateKind
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, Track, track_key
 from migrator.providers import AssetRef, build
 from migrator.providers.facts import TrackUpload
+from migrator.row_extras import Chapter, Collection
 from migrator.states import State
 from migrator.trackfetch import FetchPolicy
 from migrator.tracks import TrackMove, TrackState, initial_states, tracks_message
@@ -250,5 +254,201 @@ def test_a_track_left_a_draft_at_jw_player_is_published_and_never_sent_again(aws
         assert entry["state"] == "attached" and entry["remote_track_id"] == made.body["id"]
         assert held(sim, remote_id)["en"]["status"] == "ready" and held(sim, remote_id)["en"]["uploads"] == 1
         assert sim.stats()["track_uploads"] == 1  # the older version's: published, never sent again
+    finally:
+        sim.stop()
+
+
+# --- what a viewer sees (issue 42): the extras, read back from what the target holds at the end -----------------
+
+
+def extras_setup(name: str, aws, table, files):
+    """A simulator of `name` (Bunny's library without token authentication, so a player reads its files as they
+    are), our provider on it, and a worker whose fetches may reach the file server."""
+    acct = account(name)
+    sim_config = {**acct.sim, **({"token_secret": None} if name == "bunny" else {})}
+    sim = ProviderSim(
+        SimConfig(port=0, profile=name, rate=0, read_rate=0, budget_quota=0, processing_delay_s=0.1, **sim_config)
+    ).start()
+    policy = FetchPolicy(test_origins=frozenset({files.origin}))
+    provider = build(name, sim.url, lambda: acct.credentials, track_policy=policy)
+    provider.http.session.trust_env = False
+    clock = Clock()
+    worker = TracksWorker(
+        ledger=Ledger(table, aws("dynamodb")), provider=provider, sqs=None, queue_url="q", policy=policy, clock=clock
+    )
+    return sim, provider, worker, clock
+
+
+def ready_row(worker, provider, msg: AssetMessage) -> str:
+    """The asset as the uploader and the webhook leave it, its row's extras in the ledger item."""
+    ledger, now = worker.ledger, time.time()
+    ledger.claim(msg, now, now + 60, "up")
+    made = provider.create(AssetRef(msg.asset_id, details=msg), msg.source_url)
+    assert made.remote_id, made
+    assert ledger.mark_processing(msg.asset_id, "up", made.remote_id, now).won
+    deadline = time.time() + 5
+    while (polled := provider.poll(msg.asset_id, made.remote_id).video).target is None:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert ledger.settle(msg.asset_id, State.READY, made.remote_id, time.time(), polled.duration_s).won
+    return made.remote_id
+
+
+def collections_at(sim, provider) -> list[dict]:
+    """Bunny's collections as its API lists them (Collection_List)."""
+    answer = provider.http.send("GET", f"{provider._library()}/collections", params={"itemsPerPage": "1000"})
+    assert answer.status == 200
+    return answer.body["items"]
+
+
+IMAGE = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000040000000308020000003b9639910000000e49444154789c636840020c3839005f3612"
+    "018e731cab0000000049454e44ae426082"
+)  # a 4x3 grey PNG
+CHAPTERED = (Chapter(0.0, "Intro"), Chapter(12.5, "Demo"), Chapter(40.0, "Questions"))
+FOLDERS = (Collection("folders/1", "Talks", "folder", 2), Collection("showcases/9", "Best of", "showcase", 0))
+
+
+@pytest.mark.parametrize("name", ["apivideo", "bunny"])
+def test_a_thumbnail_chapters_and_collections_arrive_once_each_and_the_player_reads_them_back(name, aws, table, files):
+    sim, provider, worker, clock = extras_setup(name, aws, table, files)
+    try:
+        poster = files.route("/poster.png", body(IMAGE, headers={"Content-Type": "image/png"}))
+        msg = AssetMessage(
+            f"{name}/shown", "https://media.example.com/a.mp4?duration=61", privacy="public", thumbnail_url=poster,
+            chapters=CHAPTERED, collections=FOLDERS,
+        )  # fmt: skip
+        remote_id = ready_row(worker, provider, msg)
+        assert drive(worker, clock, msg.asset_id).kind is FateKind.FINISHED
+        entries = states(worker, msg.asset_id)
+        first, second = (collection_entry_key(collection_key("inventory", c.id)) for c in FOLDERS)
+        assert {k: (e["kind"], e["state"]) for k, e in entries.items()} == {
+            "thumbnail": ("thumbnail", "attached"),
+            "chapters": ("chapters", "attached"),
+            first: ("collection", "noted" if name == "apivideo" else "attached"),
+            second: ("collection", "noted"),
+        }
+        assert "tracks_lane" not in worker.ledger.get(msg.asset_id)
+        writes = [r["op"] for r in sim.requests_log(ops=None) if r["method"] != "GET"]
+        if name == "apivideo":
+            video = provider.http.send("GET", f"/videos/{remote_id}").body
+            assert provider.http.session.get(video["assets"]["thumbnail"], timeout=5).content == IMAGE
+            chapters = provider.http.send("GET", f"/videos/{remote_id}/chapters").body["data"]
+            assert [c["language"] for c in chapters] == ["en"]
+            vtt = provider.http.session.get(chapters[0]["src"], timeout=5).content
+            assert vtt.startswith(b"WEBVTT") and b"00:00:12.500 --> 00:00:40.000\nDemo" in vtt
+            assert set(video["tags"]) == {"Talks", "Best of"}  # no collections at api.video: tags, and a note
+            assert "api.video has no folders or playlists" in entries[first]["note"]
+            assert writes.count("store_thumbnail_upload") == 1 and writes.count("store_chapter_add") == 1
+        else:
+            video = provider.http.send("GET", f"{provider._library()}/videos/{remote_id}").body
+            play = provider.http.send("GET", f"{provider._library()}/videos/{remote_id}/play").body
+            assert provider.http.session.get(play["thumbnailUrl"], timeout=5).content == IMAGE
+            assert [c["title"] for c in video["chapters"]] == ["Intro", "Demo", "Questions"]
+            (talks,) = collections_at(sim, provider)  # one collection: Bunny keeps a video in one only
+            assert (talks["name"], talks["videoCount"], video["collectionId"]) == ("Talks", 1, talks["guid"])
+            item = worker.ledger.collection(collection_key("inventory", "folders/1"))
+            assert item["state"] == "created" and item["remote_collection_id"] == talks["guid"]
+            assert "one collection only" in entries[second]["note"]
+            assert writes.count("store_thumbnail") == 1 and writes.count("store_collection_create") == 1
+    finally:
+        sim.stop()
+
+
+def test_no_second_collection_after_two_workers_race_a_crash_after_the_create_or_a_lost_answer(aws, table, files):
+    """Bunny: each asset's first collection is made once however the passes meet: two workers at once on two
+    videos of one collection, a pass that dies between the create and its ledger write, a create whose answer
+    is lost. Read back from the simulator: one collection per name, every video in it."""
+    import threading
+
+    sim, provider, worker, clock = extras_setup("bunny", aws, table, files)
+    try:
+
+        def row(asset_id: str, collection: Collection) -> AssetMessage:
+            return AssetMessage(asset_id, "https://media.example.com/a.mp4?duration=9", privacy="public",
+                                collections=(collection,))  # fmt: skip
+
+        # Two workers, two videos, one new collection, at once.
+        raced = Collection("folders/raced", "Raced", "folder")
+        ids = {f"bunny/race-{n}": ready_row(worker, provider, row(f"bunny/race-{n}", raced)) for n in range(2)}
+        other = TracksWorker(
+            ledger=Ledger(table, aws("dynamodb")), provider=provider, sqs=None, queue_url="q", policy=worker.policy,
+            clock=clock,
+        )  # fmt: skip
+        threads = [
+            threading.Thread(target=drive, args=(w, clock, a)) for w, a in zip((worker, other), ids, strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        # A pass that dies after the create, before its ledger write: its lease runs out, the next pass finds it.
+        crashed = Collection("folders/crashed", "Crashed", "folder")
+        ids["bunny/crash"] = ready_row(worker, provider, row("bunny/crash", crashed))
+        record = worker.ledger.record_collection
+
+        def dies(*args, **kwargs):
+            raise RuntimeError("the Lambda ended here")
+
+        worker.ledger.record_collection = dies  # type: ignore[method-assign]
+        message = {"body": tracks_message("bunny/crash"), "messageId": "m", "attributes": {}}
+        with pytest.raises(RuntimeError):
+            worker.process(message, clock() + 120)
+        worker.ledger.record_collection = record  # type: ignore[method-assign]
+        clock.skipped += 300  # past the dead pass's lease
+        assert drive(worker, clock, "bunny/crash").kind is FateKind.FINISHED
+
+        # A create whose answer is lost: made at Bunny, unknown to us; looked up by its name before any second one.
+        lost = Collection("folders/lost", "Lost", "folder")
+        ids["bunny/lost"] = ready_row(worker, provider, row("bunny/lost", lost))
+        sim.patch_config({"track_lose_rate": 1.0})
+        assert worker.process(message | {"body": tracks_message("bunny/lost")}, clock() + 120).kind is FateKind.LATER
+        sim.patch_config({"track_lose_rate": 0.0})
+        assert sim.stats()["lost_track_responses"] == 1
+        assert drive(worker, clock, "bunny/lost").kind is FateKind.FINISHED
+
+        held_now = collections_at(sim, provider)
+        assert sorted(c["name"] for c in held_now) == ["Crashed", "Lost", "Raced"]  # 0 duplicates
+        by_name = {c["name"]: c for c in held_now}
+        assert (by_name["Raced"]["videoCount"], by_name["Crashed"]["videoCount"], by_name["Lost"]["videoCount"]) == (
+            2, 1, 1,
+        )  # fmt: skip
+        for asset_id, remote_id in ids.items():
+            assert {e["state"] for e in states(worker, asset_id).values()} == {"attached"}, asset_id
+            video = provider.http.send("GET", f"{provider._library()}/videos/{remote_id}").body
+            assert video["collectionId"] in {c["guid"] for c in held_now}
+        creates = [r for r in sim.requests_log(ops=None) if r["op"] == "store_collection_create"]
+        assert len(creates) == 3
+    finally:
+        sim.stop()
+
+
+def test_an_item_armed_by_0_3_0_with_entries_of_no_kind_keeps_working(setup, files):
+    """Before issue 42 an entry had no kind: it is a caption track, worked, counted and closed as before."""
+    name, sim, provider, worker, clock = setup
+    en = Track(files.route("/old.vtt", body(VTT)), "de-x-old")  # a tag Mux takes only from the worker, as above
+    asset_id = f"{name}/old"
+    remote_id = ready_asset(worker, provider, asset_id, (en,))
+    old_entry = {"state": "pending", "attempts": 0, "updated_at": time.time(), "via": "upload"}  # 0.3.0's shape
+    assert worker.ledger.arm_tracks(asset_id, remote_id, {track_key(en): old_entry}, time.time()).won
+    assert drive(worker, clock, asset_id).kind is FateKind.FINISHED
+    entry = states(worker, asset_id)[track_key(en)]
+    assert entry["state"] == "attached" and "kind" not in entry
+    assert set(held(sim, remote_id)) == {"de-x-old"} and "tracks_lane" not in worker.ledger.get(asset_id)
+
+
+def test_at_api_video_a_poster_time_alone_is_picked_once_the_video_exists(aws, table, files):
+    sim, provider, worker, clock = extras_setup("apivideo", aws, table, files)
+    try:
+        msg = AssetMessage("apivideo/timed", "https://media.example.com/a.mp4?duration=30", poster_time_s=12.25)
+        remote_id = ready_row(worker, provider, msg)
+        assert drive(worker, clock, msg.asset_id).kind is FateKind.FINISHED
+        entry = states(worker, msg.asset_id)["thumbnail"]
+        assert (entry["state"], entry["remote_track_id"]) == ("attached", "00:00:12.25")
+        picks = [r for r in sim.requests_log(ops=None) if r["op"] == "store_thumbnail_pick"]
+        assert len(picks) == 1
+        with sim._lock:
+            assert sim._store.videos[remote_id].extras["thumbnail_time"] == "00:00:12.25"
     finally:
         sim.stop()

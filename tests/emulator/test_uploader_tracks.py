@@ -42,6 +42,35 @@ def test_a_created_video_with_tracks_is_handed_to_the_tracks_worker_and_others_a
     assert received(aws("sqs"), tracks_queue) == [{"id": with_tracks}]
 
 
+def test_a_video_with_only_extras_a_thumbnail_or_collections_is_handed_to_the_tracks_worker_too(
+    aws, table, queue, tracks_queue, sim
+):
+    """Issue 42: a thumbnail, chapters or a collection rides the tracks worker as a caption does; a row with a
+    poster time alone does not here (the create carries it), only where the target picks the frame later."""
+    uploader = make_uploader(aws, table, queue, sim)
+    uploader.settings = replace(uploader.settings, tracks_queue_url=tracks_queue)
+    poster, filed, timed = unique("poster"), unique("filed"), unique("timed")
+    bodies = [
+        json.dumps(
+            {"id": poster, "source_url": "https://m.example.com/a.mp4", "thumbnail_url": "https://i.example/p.png"}
+        ),
+        json.dumps(
+            {
+                "id": filed,
+                "source_url": "https://m.example.com/b.mp4",
+                "collections": [{"id": "f1", "name": "Talks", "kind": "folder"}],
+            }
+        ),
+        json.dumps({"id": timed, "source_url": "https://m.example.com/c.mp4", "poster_time_s": 3}),
+    ]
+    uploader.handle_batch({"Records": send_and_receive(aws("sqs"), queue, bodies)}, lambda: 60.0)
+    got = received(aws("sqs"), tracks_queue)
+    got += received(aws("sqs"), tracks_queue) if len(got) < 2 else []
+    assert sorted(m["id"] for m in got) == sorted([poster, filed])
+    ledger = Ledger(table, aws("dynamodb"))
+    assert ledger.get(poster).get("tracks_lane") and not ledger.get(timed).get("tracks_lane")  # reconcile's backstop
+
+
 def test_a_video_settled_before_the_retry_that_would_have_moved_it_still_gets_its_tracks_message(
     aws, table, queue, tracks_queue, sim
 ):
