@@ -97,7 +97,7 @@ def source_options(parser: argparse.ArgumentParser, required: bool, rate_flag: s
     group.add_argument(
         "--no-tracks",
         action="store_true",
-        help="do not look up caption tracks, chapters or showcases, which cost requests of their own (fewer requests)",
+        help="do not look up caption tracks, chapters, showcases or playlists, which cost requests of their own",
     )
     group.add_argument(
         rate_flag,

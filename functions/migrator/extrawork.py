@@ -150,7 +150,7 @@ class ExtraPasses:
                 return TrackOutcome(TrackResult.ATTACHED, remote_track_id=language)
         chapters = extra.chapters
         if extra.track is not None:
-            fetched = self._fetch_extra(extra.track.url, self.policy.max_bytes)
+            fetched = self._fetch_extra(extra.track.url, self.policy.max_bytes, text_ok=True)
             if isinstance(fetched, TrackOutcome):
                 return fetched
             read = read_chapters(fetched[0])
@@ -248,14 +248,21 @@ class ExtraPasses:
 
     # --- fetching and keeping -------------------------------------------------------------------------------
 
-    def _fetch_extra(self, url: str, max_bytes: int) -> tuple[bytes, str | None] | TrackOutcome:
+    def _fetch_extra(self, url: str, max_bytes: int, text_ok: bool = False) -> tuple[bytes, str | None] | TrackOutcome:
         """The file at `url` (https, s3:// presigned, a source reference resolved), through the guarded fetch; and
-        the URL itself where a target may fetch it as it is (public https, no query: no signature to expire)."""
+        the URL itself where a target may fetch it as it is (public https, no query: no signature to expire).
+        `text_ok`: a source may serve the file as text through its API (Mux's chapters, read as WebVTT there)."""
         location = self._location(url)
         if isinstance(location, FetchFailed):
             return _failed(location)
-        if not isinstance(location, str):  # a source that serves only text: no image, no chapters file
-            return TrackOutcome(TrackResult.REFUSED, error="the source serves text here, not a file")
+        if not isinstance(location, str):  # text a source serves itself (trackworker.InlineCaption): no image
+            served = getattr(location, "text", None)
+            if not text_ok or not isinstance(served, str):
+                return TrackOutcome(TrackResult.REFUSED, error="the source serves text here, not a file")
+            body = served.encode("utf-8")
+            if len(body) > max_bytes:  # the cap a fetched file has, whatever the source serves
+                return TrackOutcome(TrackResult.REFUSED, error=f"the file is {len(body):,} bytes, over {max_bytes:,}")
+            return body, None
         fetched = self.fetch(location, replace(self.policy, max_bytes=max_bytes))
         if isinstance(fetched, FetchFailed):
             return _failed(fetched)

@@ -185,6 +185,7 @@ def _add_source(source: argparse._ArgumentGroup, knob: Knob) -> None:
     knob(source, "library_private_every", "every Nth video private (0: none)")
     knob(source, "library_unfetchable_every", "every Nth video unfetchable in one of the profile's ways (0: none)")
     knob(source, "library_captions_every", "every Nth video with two caption tracks (0: none)")
+    knob(source, "library_chapters_every", "every Nth video with a chapters text track (Brightcove, JW; 0: none)")
     knob(source, "library_stuck_every", "every Nth video's prepared file never becomes ready (0: none)")
     knob(source, "library_team_every", "every Nth video uploaded by another team member (Vimeo: not in /me/videos)")
     knob(source, "library_processing_done", "the videos still processing have finished (between two sweeps)")

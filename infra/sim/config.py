@@ -124,6 +124,7 @@ _KINDS: dict[str, object] = {
     "library_private_every": "int",
     "library_unfetchable_every": "int",
     "library_captions_every": "int",
+    "library_chapters_every": "int",
     "library_stuck_every": "int",
     "library_team_every": "int",
     "library_processing_done": "bool",
@@ -165,6 +166,7 @@ _NON_NEGATIVE = {
     "library_private_every",
     "library_unfetchable_every",
     "library_captions_every",
+    "library_chapters_every",
     "library_stuck_every",
     "library_team_every",
     "link_ttl_s",
@@ -282,6 +284,9 @@ class SimConfig:
     library_unfetchable_every: int = 0
     library_captions_every: int = 0
     library_stuck_every: int = 0
+    # Every Nth video with a chapters text track, where the platform keeps chapters as a WebVTT file (Brightcove,
+    # JW Player: platforms/chapter_cues.py); 0 = none.
+    library_chapters_every: int = 0
     # Every Nth video uploaded by another member of the token's team, held in the team's library: a platform
     # that lists the token's own uploads apart (Vimeo's /me/videos) lists it only in the team's (0 = none).
     library_team_every: int = 0

@@ -201,3 +201,34 @@ def test_inventory_with_the_az_cli_variables_then_plan_times_the_source_at_its_d
     mux = doc["providers"]["mux"]
     assert list(mux["source_time_s"]) == ["azure"] and mux["source_time_s"]["azure"] < 1  # 8 at 20,000 a second
     assert not any("azure" in w for w in doc.get("warnings", []) + mux.get("warnings", []))
+
+
+def test_sidecars_beside_a_blob_come_from_the_streamed_listing_across_pages_and_resolve(azurite, monkeypatch):
+    from tests.emulator.test_source_gcs import SIDECARS
+
+    name = unique("side").lower().replace("_", "-")
+    service = BlobServiceClient.from_connection_string(azurite.connection_string(), api_version=azure.SAS_VERSION)
+    client = service.create_container(name)
+    for key, body in SIDECARS.items():
+        settings = VIDEO if key.endswith(".mp4") else ContentSettings(content_type="application/octet-stream")
+        client.upload_blob(key.replace("v/", "lib/", 1), body, content_settings=settings)
+    source = build("azure", lambda: azurite.credentials(name, "lib/"), azurite.endpoint, patient=True)
+    monkeypatch.setattr(azure, "PAGE_SIZE", 2)
+    pages = every_page(source)
+    rows = {e.source_url.rsplit("/lib/", 1)[1]: e for p in pages for e in p.entries}
+    account = source.settings().account
+    assert {k: r.thumbnail_url for k, r in rows.items()} == {
+        "a.mp4": f"azure://{account}/{name}/lib/a.jpg",
+        "b.mp4": f"azure://{account}/{name}/lib/b.png",
+        "c.mp4": None,
+        "d/e.mp4": f"azure://{account}/{name}/lib/d/e.webp",
+        "g.mp4": None,
+    }
+    [chapters] = rows["a.mp4"].tracks
+    assert (chapters.url, chapters.kind) == (f"azure://{account}/{name}/lib/a.chapters.vtt", "chapters")
+    assert [(c.id, c.name) for c in rows["d/e.mp4"].collections] == [(f"{account}/{name}/lib/d", "d")]
+    assert source.requests <= 3 * len(pages)  # a page and at most two lookups a page: none per blob
+    image = source.resolve(parse_ref(rows["b.mp4"].thumbnail_url))
+    assert requests.get(image.url, timeout=10).content == SIDECARS["v/b.png"]
+    vtt = source.resolve(parse_ref(chapters.url))
+    assert requests.get(vtt.url, timeout=10).content == SIDECARS["v/a.chapters.vtt"]

@@ -231,3 +231,48 @@ def test_migrator_inventory_and_load_from_gcs(bucket, gcs_emulator, tmp_path, mo
     assert len(rows) == 7 and all(r["source_url"].startswith(f"gcs://{store.name}/v/") for r in rows)
     (named,) = [json.loads(line) for line in (tmp_path / "rows.jsonl.unfetchable.jsonl").read_text().splitlines()]
     assert named["title"] == "not-a-video.mov" and "not a video" in named["reason"]
+
+
+SIDECARS = {
+    "v/a.chapters.vtt": b"WEBVTT\n\n00:00.000 --> 00:05.000\nIntro\n",
+    "v/a.jpg": b"\xff\xd8\xff-a",
+    "v/a.mp4": b"\x00",
+    "v/b.mp4": b"\x00",
+    "v/b.png": b"\x89PNG-b",
+    "v/c.mp4": b"\x00",
+    "v/d/e.mp4": b"\x00",
+    "v/d/e.webp": b"RIFF-e",
+    "v/f.jpg": b"\xff\xd8\xff-f",  # a sidecar without its video
+    "v/g.mp4.jpg": b"\xff\xd8\xff-g",  # not g.mp4's: the video's whole name and .jpg does not count
+    "v/g.mp4": b"\x00",
+}
+
+
+def test_sidecars_beside_a_video_come_from_the_same_listing_across_pages_and_resolve(gcs_emulator, monkeypatch):
+    name = unique("side").lower()
+    store = gcs_emulator.client().create_bucket(name)
+    for key, body in SIDECARS.items():
+        store.blob(key).upload_from_string(body, content_type="video/mp4" if key.endswith(".mp4") else None)
+    source = build("gcs", lambda: gcs_emulator.credentials(name, "v/"), gcs_emulator.url, patient=True)
+    monkeypatch.setattr(gcs, "PAGE_SIZE", 2)  # a.jpg | a.mp4 ... : every stem crosses a page
+    pages = every_page(source)
+    rows = {e.source_url.rsplit("/v/", 1)[1]: e for p in pages for e in p.entries}
+    assert set(rows) == {"a.mp4", "b.mp4", "c.mp4", "d/e.mp4", "g.mp4"}
+    assert {k: r.thumbnail_url for k, r in rows.items()} == {
+        "a.mp4": f"gcs://{name}/v/a.jpg",
+        "b.mp4": f"gcs://{name}/v/b.png",
+        "c.mp4": None,
+        "d/e.mp4": f"gcs://{name}/v/d/e.webp",
+        "g.mp4": None,
+    }
+    [chapters] = rows["a.mp4"].tracks
+    assert (chapters.url, chapters.kind, chapters.format) == (f"gcs://{name}/v/a.chapters.vtt", "chapters", "vtt")
+    assert [(c.id, c.name, c.kind) for c in rows["d/e.mp4"].collections] == [(f"{name}/v/d", "d", "folder")]
+    assert not rows["a.mp4"].collections and rows["a.mp4"].published_at is None
+    assert source.requests <= 3 * len(pages) + 1  # a page, at most two lookups a page, and a token
+    image = source.resolve(parse_ref(rows["a.mp4"].thumbnail_url))
+    assert requests.get(image.url, timeout=10).content == SIDECARS["v/a.jpg"]
+    vtt = source.resolve(parse_ref(chapters.url))
+    assert requests.get(vtt.url, timeout=10).content == SIDECARS["v/a.chapters.vtt"]
+    (one,) = source.video(f"{name}/v/b.mp4").entries  # one object asked for: its stem looked up
+    assert one.thumbnail_url == f"gcs://{name}/v/b.png"

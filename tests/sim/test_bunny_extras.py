@@ -111,3 +111,11 @@ def test_a_collection_is_created_found_again_by_its_name_and_holds_the_videos_pl
     listed = web.get(client.url(f"/collections/{cid}"), headers=client.headers, timeout=5).json()
     assert (listed["name"], listed["videoCount"]) == ("Talks 2019", 2)
     assert {v["guid"] for v in client.list(collection=cid).json()["items"]} == {vid, other}
+
+
+def test_the_publish_time_has_no_field_at_bunny_and_is_noted_at_the_create(launch, web):
+    _sim, _client, provider, _ = setup(launch, web, protected=False)
+    made = provider.create(
+        row("lib/p", privacy="public", published_at="2019-05-01T10:00:00Z"), "https://m.example/p.mp4"
+    )
+    assert "published_at: not carried by bunny (kept in the ledger)" in made.notes

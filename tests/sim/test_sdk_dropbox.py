@@ -108,11 +108,11 @@ def test_the_latest_cursor_and_continue_give_what_changed_since(library):
     dbx = sdk(sim)
     latest = dbx.files_list_folder_get_latest_cursor("/Videos", recursive=True).cursor
     assert dbx.files_list_folder_continue(latest).entries == []
-    sim.patch_config({"library_size": 32})  # two files added
+    sim.patch_config({"library_size": 32})  # two videos added, and the poster beside video 30
     sim.change_library(delete=[3], make_private=[])
     changes = dbx.files_list_folder_continue(latest)
     added = [e.id for e in changes.entries if isinstance(e, files.FileMetadata)]
-    assert added == [file_id(30), file_id(31)]
+    assert added == [file_id(30), sidecar_id(30, "poster"), file_id(31)]
     assert [type(e).__name__ for e in changes.entries if not isinstance(e, files.FileMetadata)] == ["DeletedMetadata"]
     sim.reset()  # the library's secret is new: every cursor handed out before is invalid
     with pytest.raises(ApiError) as reset:
@@ -149,3 +149,17 @@ def test_a_429_is_waited_out_by_the_sdk_from_its_retry_after(library):
         dbx.files_get_metadata(file_id(1))
     assert limited.value.backoff == 1
     assert sdk(sim).files_get_metadata(file_id(1)).id == file_id(1)  # its default: retried after the backoff
+
+
+def test_the_sdk_finds_a_poster_and_a_chapters_file_beside_a_video_and_reads_them(library):
+    sim = library(library_size=13)
+    dbx = sdk(sim)
+    beside = dbx.files_list_folder("/Videos/Marketing")  # video 0's folder, not recursively: what the source asks
+    names = {e.name: e for e in beside.entries if isinstance(e, files.FileMetadata)}
+    assert {"Library video 000000.jpg", "Library video 000000.chapters.vtt"} <= set(names)
+    poster = dbx.files_get_temporary_link(names["Library video 000000.jpg"].id).link
+    image = requests.get(poster, timeout=5)
+    assert image.headers["Content-Type"] == "image/jpeg" and image.content[:3] == b"\xff\xd8\xff"
+    chapters = dbx.files_get_temporary_link(sidecar_id(0, "chapters")).link
+    assert requests.get(chapters, timeout=5).text.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:10.000\nIntro")
+    assert "Library video 000001.jpg" not in names and "Library video 000003.jpg" not in names  # 3 is in Webinars

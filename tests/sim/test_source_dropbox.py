@@ -12,6 +12,7 @@ import time
 
 import pytest
 import requests
+from migrator.extras import read_chapters
 from migrator.sources import ResolutionKind, Unfetchable, build, parse_ref
 from migrator.sources import dropbox as dropbox_source
 from migrator.sources.dropbox import NOT_ALLOWED, NOT_DOWNLOADABLE, UNSUPPORTED, sidecars
@@ -158,6 +159,29 @@ def test_a_folder_below_the_root_is_migrated_alone_with_its_folders_named_below_
     _sim, source = library(path="/Videos/Training")
     entries, _ = list_all(source)
     assert {e.folder for e in entries} == {"2021"} and len(entries) == 13  # every third: 1, 4, ..., 37
+
+
+def test_a_poster_and_a_chapters_file_beside_a_video_come_with_it_and_its_folder_is_a_collection(library):
+    _sim, source = library(library_size=13)  # a poster beside 0, 3, 6, 9, 12; chapters beside 0, 4, 8, 12
+    entries, _ = list_all(source)
+    rows = {e.asset_id.rsplit("/", 1)[1]: e for e in entries}
+    posters = {i for i in range(13) if rows[file_id(i)].thumbnail_url}
+    chaptered = {i for i in range(13) if any(t.kind == "chapters" for t in rows[file_id(i)].tracks)}
+    assert posters == {0, 3, 6, 9, 12} and chaptered == {0, 4, 8, 12}
+    zero = rows[file_id(0)]
+    assert parse_ref(zero.thumbnail_url).item == sidecar_id(0, "poster")
+    [chapters] = [t for t in zero.tracks if t.kind == "chapters"]
+    assert parse_ref(chapters.url).item == sidecar_id(0, "chapters") and chapters.language == "und"
+    image = source.resolve(parse_ref(zero.thumbnail_url))
+    assert requests.get(image.url, timeout=5).content[:3] == b"\xff\xd8\xff"
+    vtt = requests.get(source.resolve(parse_ref(chapters.url)).url, timeout=5).content
+    assert [(c.start_s, c.title) for c in read_chapters(vtt)] == [(0.0, "Intro"), (10.0, "Video 0: the demo")]
+    assert [(c.id, c.name, c.kind) for c in rows[file_id(1)].collections] == [
+        ("/videos/training/2021", "Training/2021", "folder")
+    ]
+    without = build("dropbox", lambda: {"token": TOKEN, "path": "/Videos"}, _sim.url, patient=True, rate_per_s=0)
+    bare = {e.asset_id: e for e in list_all(without, tracks=False)[0]}
+    assert not bare[zero.asset_id].thumbnail_url and bare[zero.asset_id].collections  # no folder listings
 
 
 def test_sidecars_are_matched_by_the_videos_name():

@@ -5,7 +5,7 @@ what it notes and keeps in the stack's bucket, and how a membership waits for it
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from migrator.extras import Extra, extras_of
@@ -16,7 +16,7 @@ from migrator.providers.extras import ChaptersLook, RemoteCollection, ThumbnailL
 from migrator.row_extras import Chapter, Collection
 from migrator.trackfetch import Fetched, FetchFailed
 from migrator.tracks import TrackOutcome, TrackResult, TrackState
-from migrator.trackworker import TracksWorker
+from migrator.trackworker import InlineCaption, TracksWorker
 
 from tests.unit.test_extras_logic import png
 
@@ -287,6 +287,26 @@ def test_a_chapters_track_is_fetched_and_read_in_its_own_language_and_a_bad_file
         worker(FakeProvider(), fetched=Fetched(b"1\n00:00:01,000 --> 00:00:02,000\nx\n", "u")), only(row, "chapters")
     )
     assert bad.kind is TrackResult.REFUSED and "SubRip" in bad.error
+
+
+def test_a_chapters_track_a_source_serves_as_text_is_read_and_an_image_served_as_text_is_refused():
+    """Mux serves a chapters track as JSON, which its source resolves to WebVTT text (sources/mux_extras.py)."""
+    row = AssetMessage(
+        "a",
+        "mux://A1",
+        thumbnail_url="mux://A1/thumbnail/S1",
+        tracks=(Track("mux://A1/chapters/T1", "en", "chapters"),),
+    )
+    provider = FakeProvider()
+    made = worker(provider)
+    made.resolve_source = lambda url: InlineCaption(VTT.decode(), "vtt")
+    assert run(made, only(row, "chapters")) == ATTACHED and made.fetches == []
+    assert provider.calls[0][:4] == ("chapters", "vid", "en", ["Opening", "Closing"])
+    made.policy = replace(made.policy, max_bytes=len(VTT) - 1)
+    over = run(made, only(row, "chapters"))
+    assert over.kind is TrackResult.REFUSED and "over" in over.error  # the cap a fetched file has
+    image = run(made, only(row, "thumbnail"))
+    assert image.kind is TrackResult.REFUSED and image.error == "the source serves text here, not a file"
 
 
 def test_a_later_pass_finds_the_chapters_written_and_writes_nothing():

@@ -23,6 +23,7 @@ from migrator.messages import (
     id_problem,
     parse_message,
 )
+from migrator.row_extras import Collection
 from migrator_cli.errors import CliError
 from migrator_cli.inventory import (
     MAX_LINE_BYTES,
@@ -472,6 +473,7 @@ def test_s3_record_for_a_video_carries_the_s3_source():
         source_url="s3://media/library/2019/Intro_Clip.MP4",
         title="Intro_Clip.MP4",
         metadata={"s3_bucket": "media", "s3_key": "library/2019/Intro_Clip.MP4"},
+        collections=(Collection("media/library/2019", "library/2019", "folder"),),  # its prefix: a folder
     )
     assert parse_message(encode_message(record.message)) == record.message
 

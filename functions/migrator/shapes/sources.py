@@ -119,18 +119,23 @@ WISTIA_MEDIA = obj(
     created=STR,
     updated=STR,
     duration=NUM,
-    folder=nullable(obj(name=STR)),
+    folder=nullable(obj(name=STR, hashedId=STR)),
     project=nullable(obj(name=STR)),
     subfolder=nullable(obj(name=STR)),
     tags=arr(obj(name=STR)),
     assets=arr(obj({"type": STR}, url=STR, file_size=INT)),
     cursor=STR,
+    thumbnail=obj(url=STR),  # what a viewer sees first (wistia_extras.py)
 )
+# A player's customizations: every value a string; the chapters a plugin's (wistia_extras.chapters_of).
+WISTIA_CHAPTERS = obj(on=STR, chapterList=arr(obj(title=STR, time=STR, deleted=STR)))
 WISTIA = Platform(
     "wistia",
     "source",
     (
-        Declared("the media list", "GET", r"/medias", arr(WISTIA_MEDIA), "WistiaSource.page"),
+        Declared(
+            "the media list", "GET", r"/medias", arr(WISTIA_MEDIA), "WistiaSource.page, wistia_extras.FolderOrder"
+        ),
         Declared("the media", "GET", rf"/medias/{ID}", WISTIA_MEDIA, "WistiaSource.video, .resolve"),
         Declared(
             "the captions",
@@ -141,6 +146,13 @@ WISTIA = Platform(
         ),
         Declared(
             "a caption's text", "GET", rf"/medias/{ID}/captions/{ID}", None, "HttpSource.api_caption", form="text"
+        ),
+        Declared(
+            "the customizations",
+            "GET",
+            rf"/medias/{ID}/customizations",
+            obj(plugin=obj(chapters=WISTIA_CHAPTERS)),
+            "WistiaSource._chapters",
         ),
     ),
 )
@@ -160,12 +172,14 @@ MUX_ASSET = obj(
         obj(
             {"type": STR},
             id=STR,
+            text_type=STR,  # chapters: the chapters track (mux_extras.is_chapters); else a caption track
             language_code=STR,
             name=STR,
             closed_captions=BOOL,
             status=one_of("preparing", "ready", "errored", "deleted"),
         )
     ),
+    thumbnail_time=NUM,  # the default thumbnail's frame (mux_extras.poster_time), omitted when not set
     master_access=one_of("none", "temporary"),
     master=obj(status=one_of("preparing", "ready", "errored"), url=STR),
     errors=obj(messages=arr(STR)),
@@ -199,6 +213,7 @@ STREAM_VIDEO = obj(
     requireSignedURLs=BOOL,
     allowedOrigins=arr(STR),
     thumbnailTimestampPct=NUM,
+    thumbnail=STR,  # the default thumbnail's link, "omitted until encoding is complete"
     creator=TEXT,
 )
 STREAM = r"/accounts/[^/]+/stream"
@@ -252,7 +267,8 @@ APIVIDEO_VIDEO = obj(
     updatedAt=STR,
     public=BOOL,
     mp4Support=BOOL,
-    assets=obj(mp4=STR, hls=STR),
+    assets=obj(mp4=STR, hls=STR, thumbnail=STR),
+    publishedAt=STR,
 )
 PAGINATION = obj(currentPage=INT, pagesTotal=INT, itemsTotal=INT)
 # `GET /videos/{id}/status` (sources.apivideo.encoding_state, providers.apivideo.read_status); the metadata's
@@ -289,6 +305,14 @@ APIVIDEO = Platform(
         ),
         Declared("a caption", "GET", rf"/videos/{ID}/captions/{ID}", obj({"src": STR}), "ApiVideoSource.resolve"),
         Declared(
+            "the chapters",
+            "GET",
+            rf"/videos/{ID}/chapters",
+            obj({"data": arr(obj({"language": STR}, src=STR)), "pagination": PAGINATION}),
+            "ApiVideoSource._chapters",
+        ),
+        Declared("a chapters file", "GET", rf"/videos/{ID}/chapters/{ID}", obj({"src": STR}), "ApiVideoSource.resolve"),
+        Declared(
             "a private video's session",
             "GET",
             rf"(/.*)?/{ID}/token/{ID}/session",
@@ -319,6 +343,8 @@ JW_MEDIA = obj(
     ),
 )
 JW_LIST = obj({"media": arr(JW_MEDIA)}, total=INT, page=INT, page_length=INT)
+# A playlist (jwplayer_extras.py): the list names its type where it says one; a manual one holds its media in order.
+JW_PLAYLIST_META = {"title": TEXT, "playlist_type": TEXT}
 JW_TRACKS = obj(
     {
         "text_tracks": arr(
@@ -347,11 +373,26 @@ JWPLAYER = Platform(
             obj({"playlist": arr(obj(sources=arr(obj({"file": STR}, type=STR, width=INT))))}),
             "JwPlayerSource._delivered",
         ),
+        Declared(
+            "the playlists",
+            "GET",
+            r"/v2/sites/[^/]+/playlists/?",
+            obj({"playlists": arr(obj({"id": STR}, metadata=obj(**JW_PLAYLIST_META)))}, total=INT, page_length=INT),
+            "jwplayer_extras.PlaylistIndex._playlists",
+        ),
+        Declared(
+            "a manual playlist",
+            "GET",
+            rf"/v2/sites/[^/]+/playlists/{ID}/manual_playlist/?",
+            obj(metadata=obj(media_filter=obj(include=obj(values=arr(STR))), **JW_PLAYLIST_META)),
+            "jwplayer_extras.PlaylistIndex._read",
+        ),
     ),
 )
 
 # --- Brightcove (sources/brightcove.py; CMS API, OAuth API v4) --------------------------------------------------
 
+BC_IMAGE = obj(src=TEXT, sources=arr(obj(src=STR, width=nullable(NUM))))
 BC_VIDEO = obj(
     {"id": STR, "complete": BOOL, "updated_at": STR},
     name=TEXT,
@@ -367,7 +408,11 @@ BC_VIDEO = obj(
     reference_id=TEXT,
     delivery_type=STR,
     text_tracks=arr(obj({"id": STR}, kind=STR, src=STR, srclang=TEXT, label=TEXT, status=TEXT, mime_type=TEXT)),
+    # What a viewer sees first (brightcove_extras.py): the images, the first activation.
+    images=obj(poster=BC_IMAGE, thumbnail=BC_IMAGE),
+    published_at=TEXT,
 )
+BC_PLAYLIST = obj({"id": STR, "type": STR}, name=TEXT, video_ids=arr(STR))
 BC_ACCOUNT = r"/v1/accounts/\d+"
 BRIGHTCOVE = Platform(
     "brightcove",
@@ -397,6 +442,16 @@ BRIGHTCOVE = Platform(
         Declared(
             "the folders", "GET", rf"{BC_ACCOUNT}/folders", arr(obj(id=STR, name=STR)), "BrightcoveSource._folder"
         ),
+        Declared(
+            "the playlists", "GET", rf"{BC_ACCOUNT}/playlists", arr(BC_PLAYLIST), "brightcove_extras.PlaylistIndex"
+        ),
+        Declared(
+            "a smart playlist's videos",
+            "GET",
+            rf"{BC_ACCOUNT}/playlists/\d+/videos",
+            arr(obj({"id": STR})),
+            "brightcove_extras.PlaylistIndex._smart",
+        ),
     ),
 )
 
@@ -420,6 +475,7 @@ KALTURA_ENTRY = obj(
     endDate=nullable(INT),
     referenceId=TEXT,
     userId=TEXT,
+    thumbnailUrl=TEXT,  # the entry's default image (kaltura_extras.py)
 )
 
 
@@ -517,6 +573,23 @@ KALTURA = Platform(
             form="text",
         ),
         kaltura_call(
+            "the thumb assets",
+            "POST",
+            service("thumbAsset", "list"),
+            kaltura(obj({"id": STR, "entryId": STR, "status": ENUM}, tags=TEXT)),
+            "kaltura_extras.default_thumbs",
+        ),
+        kaltura_call(
+            "a thumb asset's download URL", "POST", service("thumbAsset", "getUrl"), STR, "KalturaSource._thumb_url"
+        ),
+        kaltura_call(
+            "the chapters (thumb cue points)",
+            "POST",
+            service("cuepoint_cuepoint", "list"),
+            kaltura(obj({"entryId": STR, "cuePointType": STR}, subType=ENUM, status=ENUM, startTime=INT, title=TEXT)),
+            "kaltura_extras.chapters_by_entry",
+        ),
+        kaltura_call(
             "the access control profiles",
             "POST",
             service("accessControlProfile", "list"),
@@ -533,6 +606,7 @@ DROPBOX_ITEM = obj(
     id=STR,
     name=STR,
     path_display=STR,
+    path_lower=STR,  # the folder's id as a collection (DropboxSource._entry)
     client_modified=STR,
     server_modified=STR,
     size=INT,

@@ -27,6 +27,16 @@ docs.api.video "Video download", "Private videos", "Private video session tokens
   languages already read, an empty page under a total that says more follow, or more pages than a
   video could hold stops the listing with the reason (as a repeating video list does); one language
   at `GET /videos/{id}/captions/{language}`. Captions keep no status of their own;
+- what a viewer sees first (issue 42): the thumbnail, `assets.thumbnail` ("A link to the thumbnail for your
+  video": the image its owner uploaded or picked, else the frame api.video took), in the video's answer; a public
+  video's is a lasting link carried as it is, a private video's carries a private token good for one request, so
+  it is carried as `apivideo://<video>/thumbnail/assets` and resolved when it is set, inside a session as the MP4
+  is. Chapters: `GET /videos/{id}/chapters` ("Retrieve a list of all chapters for by video id"; Chapter `{uri,
+  src, language}`, `src` "The link to your VTT file, which contains your chapters information"), a WebVTT file a
+  language, each a track of kind chapters (`apivideo://<video>/chapters/<language>`, resolved to its `src` with
+  `GET /videos/{id}/chapters/{language}`), paged as the captions are, a request a video when tracks are.
+  `publishedAt` ("The date and time the API created the video") is the row's `published_at`. api.video has no
+  playlists or folders: `tags` and `metadata` stay as they are, no collection;
 - resolve: `GET /videos/{id}` for its `assets.mp4`. A private video's links carry a private token good
   for one request, and a target may ask more than once (Cloudflare Stream: HEAD, then range GETs; any
   retry), so the MP4 of a private video is handed on inside a session: `GET
@@ -61,8 +71,9 @@ from .base import HttpSource, Page, Resolution, SourceError, SourceRef, Unfetcha
 from .rows import TrackInfo, make_row, unfetchable
 
 PAGE_SIZE = 100
-# A video holds a caption per language: past this many pages (of 100) the list is not ending.
+# A video holds a caption (and a chapters file) per language: past this many pages (of 100) the list is not ending.
 MAX_CAPTION_PAGES = 10
+THUMBNAIL_ITEM = "assets"  # apivideo://<video>/thumbnail/assets: the video's assets.thumbnail, read when it is set
 # How many ids at the last position a cursor carries (videos made in the same second).
 MAX_CURSOR_IDS = 200
 NO_MP4 = (
@@ -257,6 +268,10 @@ class ApiVideoSource(HttpSource):
         metadata: dict[str, object] = {"apivideo_metadata": pairs} if pairs else {}
         if note:
             metadata["privacy_note"] = note
+        thumbnail = text(mapping(video.get("assets")).get("thumbnail"))
+        if thumbnail and session_url(thumbnail) is not None:  # a private token: good for one request only
+            thumbnail = self.ref(vid, "thumbnail", THUMBNAIL_ITEM)
+        found = self._captions(vid) + self._chapters(vid) if tracks else []
         return make_row(
             self.platform,
             vid,
@@ -267,53 +282,72 @@ class ApiVideoSource(HttpSource):
             created_at=video.get("createdAt"),
             duration_s=mapping(mapping(mapping(status).get("encoding")).get("metadata")).get("duration"),
             privacy=privacy,
-            tracks=self._captions(vid) if tracks else [],
+            tracks=found,
             metadata=metadata or None,
+            thumbnail_url=thumbnail,
+            published_at=video.get("publishedAt"),
         )
 
     def _captions(self, vid: str) -> list[TrackInfo]:
         """Every page of the video's captions (see the module's docstring for where it stops)."""
-        found: list[TrackInfo] = []
+        return [
+            TrackInfo(self.ref(vid, "captions", language), language, "captions", item.get("languageName"), format="vtt")
+            for item, language in self._by_language(vid, "captions", "srclang")
+        ]
+
+    def _chapters(self, vid: str) -> list[TrackInfo]:
+        """The video's chapters files, one a language: each a track of kind chapters."""
+        return [
+            TrackInfo(self.ref(vid, "chapters", language), language, "chapters", format="vtt")
+            for _item, language in self._by_language(vid, "chapters", "language")
+        ]
+
+    def _by_language(self, vid: str, what: str, key: str) -> list[tuple[Mapping, str]]:
+        """Every page of a video's list of files a language (captions, chapters), each language once; an answer
+        other than 200 ends it, and a list that does not end stops the listing with the reason."""
+        found: list[tuple[Mapping, str]] = []
         seen: set[str] = set()
         for number in range(1, MAX_CAPTION_PAGES + 1):
             params = {"currentPage": str(number), "pageSize": str(self.caption_page_size)}
-            answer = self.call("GET", f"/videos/{quote(vid)}/captions", params=params)
+            answer = self.call("GET", f"/videos/{quote(vid)}/{what}", params=params)
             if answer.status != 200:
                 return found
             body = mapping(answer.body)
             listed = [mapping(c) for c in entries(body.get("data"))]
             pages = mapping(body.get("pagination")).get("pagesTotal")
             more = isinstance(pages, int) and number < pages
-            languages = [language for c in listed if (language := text(c.get("srclang")))]
+            languages = [language for c in listed if (language := text(c.get(key)))]
             if not listed and more:
-                raise self._caption_stop(vid, f"page {number} is empty while the list says {pages} pages")
+                raise self._list_stop(vid, what, f"page {number} is empty while the list says {pages} pages")
             if languages and all(language in seen for language in languages):
-                raise self._caption_stop(vid, f"page {number} repeats captions already read")
-            for caption, language in ((c, text(c.get("srclang"))) for c in listed):
+                raise self._list_stop(vid, what, f"page {number} repeats {what} already read")
+            for item, language in ((c, text(c.get(key))) for c in listed):
                 if language and language not in seen:
                     seen.add(language)
-                    name = caption.get("languageName")
-                    found.append(
-                        TrackInfo(self.ref(vid, "captions", language), language, "captions", name, format="vtt")
-                    )
+                    found.append((item, language))
             if not more:
                 return found
-        raise self._caption_stop(vid, f"it runs past {MAX_CAPTION_PAGES} pages")
+        raise self._list_stop(vid, what, f"it runs past {MAX_CAPTION_PAGES} pages")
 
-    def _caption_stop(self, vid: str, why: str) -> SourceError:
-        return SourceError(f"{self.platform}: the caption list of video {vid} does not end: {why}")
+    def _list_stop(self, vid: str, what: str, why: str) -> SourceError:
+        noun = "caption" if what == "captions" else what
+        return SourceError(f"{self.platform}: the {noun} list of video {vid} does not end: {why}")
 
     # --- resolving --------------------------------------------------------------------------------
 
     def resolve(self, ref: SourceRef) -> Resolution:
+        if ref.kind == "thumbnail":
+            return self._thumbnail(ref)
         if ref.is_track:
-            if ref.kind != "captions":
-                return Resolution.unfetchable(f"not an api.video caption reference: {ref}")
-            caption = self.read("GET", f"/videos/{quote(ref.video_id)}/captions/{quote(ref.item or '')}", "the caption")
-            if caption is None:
+            if ref.kind not in ("captions", "chapters"):
+                return Resolution.unfetchable(f"not an api.video caption or chapters reference: {ref}")
+            what = "the caption" if ref.kind == "captions" else "the chapters"
+            path = f"/videos/{quote(ref.video_id)}/{ref.kind}/{quote(ref.item or '')}"
+            found = self.read("GET", path, what)
+            if found is None:
                 return Resolution.unfetchable(gone("api.video"))
-            src = text(mapping(caption).get("src"))
-            return Resolution.ready(src) if src else Resolution.unfetchable("the caption has no file link")
+            src = text(mapping(found).get("src"))
+            return Resolution.ready(src) if src else Resolution.unfetchable(f"{what} has no file link")
         video = self.read("GET", f"/videos/{quote(ref.video_id)}", "the video")
         if video is None:
             return Resolution.unfetchable(gone("api.video"))
@@ -327,6 +361,21 @@ class ApiVideoSource(HttpSource):
             return Resolution.ready(link, privacy=privacy)
         session = self._session(link)
         return Resolution.ready(with_session(link, session), self.clock() + SESSION_TTL_S, privacy=privacy)
+
+    def _thumbnail(self, ref: SourceRef) -> Resolution:
+        """The video's thumbnail as it is now (`assets.thumbnail`); a private video's inside a session, so the
+        fetch may ask for it more than once."""
+        if ref.item != THUMBNAIL_ITEM:
+            return Resolution.unfetchable(f"not an api.video thumbnail reference: {ref}")
+        video = self.read("GET", f"/videos/{quote(ref.video_id)}", "the video")
+        if video is None:
+            return Resolution.unfetchable(gone("api.video"))
+        link = text(mapping(mapping(video).get("assets")).get("thumbnail"))
+        if not link:
+            return Resolution.unfetchable("the video has no thumbnail at api.video")
+        if session_url(link) is None:
+            return Resolution.ready(link)
+        return Resolution.ready(with_session(link, self._session(link)), self.clock() + SESSION_TTL_S)
 
     def _session(self, link: str) -> str:
         """A session on the private token `link` carries, so the target may ask for the file many times."""

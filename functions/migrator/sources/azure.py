@@ -20,6 +20,12 @@
   the mark;
 - a row: the blob's metadata `title` (else its file name), `description`, `tags`, `Creation-Time`,
   `Content-Length`, its folder under the prefix, privacy private; the reference `azure://account/container/blob`;
+- what a viewer sees first (objects.py, sidecars.py): the sidecar image beside the blob (`talk.jpg` by `talk.mp4`)
+  as `thumbnail_url` and `talk.chapters.vtt` as a chapters track, each its own `azure://` reference (a read SAS
+  when it is fetched, as a video's), the folder below the prefix (a virtual directory: "/" in blob names) as a
+  collection. Read from the same List Blobs answers as they stream: a video is handed on once the listing has
+  passed its stem's names (`sidecars.Pairing`), and a stem that crosses the page's first or last name is listed
+  again by `prefix=<stem>.`, at most two requests a page;
 - not read at once ("Blob rehydration from the archive tier"): a blob in the Archive tier is offline, and Get
   Blob answers 409 BlobArchived until it is rehydrated to an online tier. One being rehydrated
   (`ArchiveStatus` rehydrate-pending-to-hot|cool|cold) goes to `page.pending`, asked for again next sweep
@@ -54,6 +60,7 @@ from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError
 from .base import HttpSource, Page, Resolution, SourceError, SourceRef, gone
 from .objects import listed, object_row, object_unfetchable, settings_of, sort_object
+from .sidecars import NO_SIDECARS, Pairing, Sidecars
 
 SAS_VERSION = "2025-11-05"
 PAGE_SIZE = 5000
@@ -264,16 +271,39 @@ class AzureSource(HttpSource):
         if answer.status != 200:
             raise self.failure(answer, "the blob list")
         page = Page()
+        pairing = Pairing(lambda prefix: self._names(creds, prefix), before=cursor is not None)
         try:
-            following = read_blob_list(answer.text, lambda blob: self._take(page, creds, blob, since))
+            following = read_blob_list(answer.text, lambda blob: self._take(page, creds, blob, since, pairing))
         except ElementTree.ParseError:
             raise SourceError("azure: the blob list is not the XML List Blobs answers") from None
         if following and following != cursor and len(following) <= 4096:
             page.cursor = following
+        pairing.end(after=page.cursor is not None)
         return page
 
-    def _take(self, page: Page, creds: AzureCredentials, blob: Mapping, since: float | None) -> None:
+    def _names(self, creds: AzureCredentials, prefix: str) -> list[str]:
+        """The blob names under `prefix` (a video's stem: its sidecars looked up past a page), one page of them."""
+        if not prefix.startswith(creds.prefix):
+            return []
+        endpoint = self.endpoint(creds)
+        https = urlsplit(endpoint).scheme == "https"
+        sas, _ = service_sas(
+            creds.account, creds.key, creds.container, None, "l", sas_time(self.clock() + API_TTL_S), https
+        )
+        params = {"restype": "container", "comp": "list", "prefix": prefix, "maxresults": str(PAGE_SIZE)}
+        answer = self.call("GET", f"{endpoint}/{creds.container}", params={**params, **sas})
+        if answer.status != 200:
+            raise self.failure(answer, "the blob list")
+        names: list[str] = []
+        try:
+            read_blob_list(answer.text, lambda blob: names.append(blob["name"]))
+        except ElementTree.ParseError:
+            raise SourceError("azure: the blob list is not the XML List Blobs answers") from None
+        return names
+
+    def _take(self, page: Page, creds: AzureCredentials, blob: Mapping, since: float | None, pairing: Pairing) -> None:
         name, props = blob["name"], blob["properties"]
+        pairing.see(name)
         if not listed(page, name, props.get("Content-Type"), http_epoch(props.get("Last-Modified")), since):
             return
         path = f"{creds.account}/{creds.container}/{name}"
@@ -281,13 +311,15 @@ class AzureSource(HttpSource):
         problem = blob_problem(blob)
         reason = sort_object(name, props.get("Content-Type")) or (problem[1] if problem else None)
         if problem is not None and problem[0] == "pending" and reason == problem[1]:
-            page.pending.append(object_unfetchable(self.platform, path, ref, name, reason))
+            pending = object_unfetchable(self.platform, path, ref, name, reason)
+            pairing.hold(None, lambda _: page.pending.append(pending))
         elif reason is not None:
-            page.entries.append(object_unfetchable(self.platform, path, ref, name, reason))
+            unfetchable = object_unfetchable(self.platform, path, ref, name, reason)
+            pairing.hold(None, lambda _: page.entries.append(unfetchable))
         else:
-            page.entries.append(self._row(creds, path, ref, blob))
+            pairing.hold(name, lambda sidecars: page.entries.append(self._row(creds, path, ref, blob, sidecars)))
 
-    def _row(self, creds: AzureCredentials, path: str, ref: str, blob: Mapping):
+    def _row(self, creds: AzureCredentials, path: str, ref: str, blob: Mapping, sidecars: Sidecars = NO_SIDECARS):
         props = blob["properties"]
         return object_row(
             self.platform,
@@ -304,6 +336,8 @@ class AzureSource(HttpSource):
                 "azure_blob": blob["name"],
                 "azure_access_tier": (props.get("AccessTier") or "")[:20] or None,
             },
+            sidecars=sidecars,
+            ref_of=lambda other: self.ref(f"{creds.account}/{creds.container}/{other}"),
         )
 
     def properties(self, creds: AzureCredentials, name: str) -> dict | None:
@@ -322,7 +356,9 @@ class AzureSource(HttpSource):
         page = Page()
         blob = self.properties(creds, name) if name else None
         if blob is not None:
-            self._take(page, creds, blob, None)
+            pairing = Pairing(lambda prefix: self._names(creds, prefix), before=True)  # its stem looked up
+            self._take(page, creds, blob, None, pairing)
+            pairing.end(after=True)
         return page
 
     def _name_of(self, creds: AzureCredentials, video_id: str) -> str | None:

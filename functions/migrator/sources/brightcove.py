@@ -39,9 +39,15 @@ official Python SDK.
   named unfetchable up front with that reason. Over an http API address (a simulator on loopback) plain
   http renditions count as well;
 - text tracks: the video's `text_tracks[]` (`id`, `src`, `srclang`, `label`, `kind`, `mime_type`,
-  `status` published | draft | null): captions and subtitles that are published (or have no status) are
-  carried, `brightcove://<id>/text_tracks/<track id>` resolved to the track's `src`; drafts are left out and
-  counted in the row's metadata (`text_tracks_note`). Brightcove keeps no processing status for a track;
+  `status` published | draft | null): captions, subtitles and chapters (a WebVTT file of chapter cues) that are
+  published (or have no status) are carried, `brightcove://<id>/text_tracks/<track id>` resolved to the track's
+  `src`; drafts are left out and counted in the row's metadata (`text_tracks_note`). Brightcove keeps no
+  processing status for a track;
+- what a viewer sees first (issue 42; brightcove_extras.py): the poster (`images.poster`, else `images.thumbnail`)
+  as `brightcove://<id>/images/poster`, resolved to the image the video shows when it is set; the folder and the
+  playlists that hold the video (the account's playlists read once a sweep: a manual one's order kept) as
+  `collections`; `published_at`, the first activation (or the schedule's start, where later). The poster, the
+  folder and the date come in the video's own answer; `tracks=False` (`--no-tracks`) leaves out the playlists;
 - rate limits: "too many simultaneous requests or too many requests per second" answers 429
   TOO_MANY_REQUESTS (api-references-raml); about 20 at once and under 10 a second per account (secondary:
   api-evangelist's brightcove-rate-limits), shared with the account's live integrations, which the CMS API
@@ -61,9 +67,10 @@ from typing import ClassVar
 from urllib.parse import urlsplit
 
 from ..link_life import LinkTerms
-from ..providers.facts import CredentialsError, entries, epoch_of, finite_number, mapping, text
+from ..providers.facts import CredentialsError, entries, finite_number, mapping, text
 from ..providers.http import HttpTransport, TransportError, quote
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, gone
+from .brightcove_extras import IMAGE_KINDS, PlaylistIndex, folder_of, image_kind, image_src, published_of, when
 from .brightcove_token import SharedToken, Token, TokenStore, default_store, seal_key
 from .rows import TrackInfo, clean_text, make_row, unfetchable
 
@@ -79,7 +86,7 @@ NO_RENDITION = (
 RENDITION_NOTE = (
     "Brightcove's CMS API does not serve the master: this is its widest HTTPS MP4 rendition, not the file as uploaded"
 )
-CARRIED_KINDS = ("captions", "subtitles")
+CARRIED_KINDS = ("captions", "subtitles", "chapters")
 # geo.countries: "An ISO 3166 list of 2-letter codes in lower-case" (Adding Geo-Filtering); "2- or 4-letter codes"
 # in the reference's request fields (api-references-raml video.js). Some 250 countries exist.
 COUNTRY = re.compile(r"[a-z]{2}(?:[a-z]{2})?")
@@ -100,14 +107,6 @@ def _iso(epoch: float) -> str:
 def _vid(value: object) -> str | None:
     vid = text(value)
     return vid if vid and vid.isdigit() and len(vid) <= 24 else None
-
-
-def _when(value: object) -> float | None:
-    """A Brightcove time: ISO 8601 as the API sends it, or milliseconds from the epoch as its reference says."""
-    epoch = epoch_of(value)
-    if epoch is not None and not isinstance(value, str) and epoch > 1e11:
-        return epoch / 1000.0
-    return epoch
 
 
 def _renditions(sources: object, schemes: tuple[str, ...]) -> list[dict]:
@@ -202,7 +201,7 @@ def _scheduled(video: Mapping, now: float) -> tuple[str, str | None]:
     """The privacy `state` and `schedule` give, and the note where Brightcove's could not be kept as it is."""
     state = text(video.get("state")) or ""
     schedule = mapping(video.get("schedule"))
-    starts, ends = _when(schedule.get("starts_at")), _when(schedule.get("ends_at"))
+    starts, ends = when(schedule.get("starts_at")), when(schedule.get("ends_at"))
     if state != "ACTIVE":
         return "private", None if state == "INACTIVE" else f"Brightcove state {clean_text(state, 20)!r}: not playable"
     if (starts is not None and starts > now) or (ends is not None and ends <= now):
@@ -234,10 +233,10 @@ class Window:
 
     def next(self, videos: list[dict]) -> str | None:
         last = text(videos[-1].get("updated_at")) if videos else None
-        at = _when(last)
+        at = when(last)
         if last is None or at is None:
             return None
-        same = {v for video in videos if (v := _vid(video.get("id"))) and _when(video.get("updated_at")) == at}
+        same = {v for video in videos if (v := _vid(video.get("id"))) and when(video.get("updated_at")) == at}
         if len(same) == len(videos) and last == self.after:  # a whole page at one instant: count past it
             return f"{last}|{self.skip + len(videos)}|{','.join(sorted(same | self.seen))}"
         return f"{last}|0|{','.join(sorted(same))}"
@@ -266,6 +265,7 @@ class BrightcoveSource(HttpSource):
         self._oauth = HttpTransport(oauth, dict, None, *self.http.timeout)
         self.token = SharedToken(tokens or default_store(), self._mint, clock=self.clock)
         self._folders: dict[str, str] | None = None
+        self._playlists: PlaylistIndex | None = None  # read on the first video that asks, kept for the sweep
         secure = urlsplit(self.base_url).scheme == "https"
         self.schemes = ("https",) if secure else ("https", "http")
 
@@ -338,7 +338,7 @@ class BrightcoveSource(HttpSource):
         videos = [mapping(v) for v in entries(body)]
         page = Page()
         for video in videos:
-            page.saw(_when(video.get("updated_at")))
+            page.saw(when(video.get("updated_at")))
             if _vid(video.get("id")) not in window.seen:
                 self._place(page, video, tracks)
         if cursor is None:
@@ -395,6 +395,8 @@ class BrightcoveSource(HttpSource):
         extra = {k: video[k] for k in ("reference_id", "delivery_type") if isinstance(video.get(k), str)}
         duration = finite_number(video.get("duration"))
         description = text(video.get("long_description")) or video.get("description")
+        folder = self._folder(text(video.get("folder_id")))
+        seen_first = self._seen_first(vid, video, folder, tracks, metadata)
         page.entries.append(
             make_row(
                 self.platform,
@@ -403,15 +405,37 @@ class BrightcoveSource(HttpSource):
                 title=title,
                 description=description,
                 tags=entries(video.get("tags")),
-                created_at=_when(video.get("created_at")),
+                created_at=when(video.get("created_at")),
                 duration_s=duration / 1000.0 if duration is not None else None,
                 size_bytes=chosen.get("size"),
                 privacy=privacy,
-                folder=self._folder(text(video.get("folder_id"))),
+                folder=folder,
                 tracks=found,
                 metadata={**extra, **metadata},
+                **seen_first,
             )
         )
+
+    def _seen_first(self, vid: str, video: Mapping, folder: str | None, tracks: bool, metadata: dict) -> dict:
+        """What a viewer sees first, as make_row takes it (brightcove_extras.py): the poster as a reference, the
+        folder and (with tracks) the playlists, the publish time; a refused playlist read said in `metadata`."""
+        image = image_kind(video, self.schemes)
+        collections = folder_of(text(video.get("folder_id")), folder)
+        if tracks:
+            collections += self.playlists().of(vid)
+            if self.playlists().refused:
+                metadata["playlists_note"] = self.playlists().refused
+        return {
+            "thumbnail_url": self.ref(vid, "images", image) if image else None,
+            "collections": collections,
+            "published_at": published_of(video, self.clock()),
+        }
+
+    def playlists(self) -> PlaylistIndex:
+        """The account's playlists, read once a sweep (brightcove_extras.PlaylistIndex)."""
+        if self._playlists is None:
+            self._playlists = PlaylistIndex(self.call, self._account())
+        return self._playlists
 
     def _tracks(self, vid: str, video: Mapping) -> tuple[list[TrackInfo], int]:
         found, drafts = [], 0
@@ -463,6 +487,8 @@ class BrightcoveSource(HttpSource):
         return Resolution.ready(chosen["src"], privacy=privacy_of(video, self.clock())[0])
 
     def _track(self, video: Mapping, ref: SourceRef) -> Resolution:
+        if ref.kind == "images":
+            return self._image(video, ref)
         if ref.kind != "text_tracks":
             return Resolution.unfetchable(f"not a Brightcove text track reference: {ref}")
         track = next((mapping(t) for t in entries(video.get("text_tracks")) if mapping(t).get("id") == ref.item), None)
@@ -470,6 +496,16 @@ class BrightcoveSource(HttpSource):
         if not src or urlsplit(src).scheme not in self.schemes:
             return Resolution.unfetchable("the text track is no longer on the video (or has no file)")
         return Resolution.ready(src)
+
+    def _image(self, video: Mapping, ref: SourceRef) -> Resolution:
+        """The image the video shows now: the one named (its poster), else the other where that one was removed
+        since the inventory. Its link's life is Brightcove's account setting, told to no one (link_terms)."""
+        if ref.item not in IMAGE_KINDS:
+            return Resolution.unfetchable(f"not a Brightcove image reference: {ref}")
+        images = mapping(video.get("images"))
+        shown = [ref.item, *(kind for kind in IMAGE_KINDS if kind != ref.item)]
+        src = next((found for kind in shown if (found := image_src(images.get(kind), self.schemes))), None)
+        return Resolution.ready(src) if src else Resolution.unfetchable("the video shows no poster on Brightcove now")
 
 
 def _shape(rendition: Mapping) -> str:

@@ -34,6 +34,15 @@
   one in error is left out. One file at `GET .../captions/{language}/vtt` (the API serves the text itself),
   read up to the stack's caption cap (trackfetch.MAX_TRACK_BYTES) and refused past it, as the tracks
   worker's guarded fetch refuses a larger file;
+- what a viewer sees first (issue 42): the poster frame, `thumbnailTimestampPct` ("The timestamp for a thumbnail
+  image calculated as a percentage value of the video's duration ... If this value is not set, the default
+  thumbnail image is taken from 0s of the video") times the duration as `poster_time_s`, and the video's
+  `thumbnail` ("The media item's thumbnail URI. This field is omitted until encoding is complete",
+  `.../<uid>/thumbnails/thumbnail.jpg`), the default thumbnail at that time, as `thumbnail_url`: as it is for a
+  video without signed URLs (it lasts), else the reference `cloudflare://<uid>/thumbnail/default`, resolved to
+  that link with a token (not downloadable) in place of the uid ("If signed URLs are required, you must use a
+  signed URL instead of video UIDs", "Display thumbnails"). Stream has no chapters and no collections (`meta`
+  keys stay metadata; the `creator` too), and no publish time (`scheduledDeletion` is a deletion's);
 - rate limits: 1,200 requests per 5 minutes per user, then every call blocked for 5 minutes
   (developers.cloudflare.com/fundamentals/api/reference/limits); `retry-after` on a 429.
 """
@@ -225,8 +234,16 @@ class CloudflareSource(HttpSource):
                 poster_time_s=poster_from_pct(video.get("thumbnailTimestampPct"), video.get("duration")),
                 tracks=captions,
                 metadata={**extra, **kept},
+                thumbnail_url=self._thumbnail(uid, video),
             )
         )
+
+    def _thumbnail(self, uid: str, video: Mapping) -> str | None:
+        """The default thumbnail a viewer sees: Stream's link as it is, or a signed video's reference."""
+        link = text(video.get("thumbnail"))
+        if not link or not link.startswith(("https://", "http://")):
+            return None  # none until encoding is complete
+        return self.ref(uid, "thumbnail", "default") if video.get("requireSignedURLs") is True else link
 
     def _captions(self, uid: str) -> tuple[list[TrackInfo], str | None]:
         """The video's captions, or why it must wait: one still being generated (`status` inprogress)."""
@@ -250,6 +267,8 @@ class CloudflareSource(HttpSource):
 
     def resolve(self, ref: SourceRef) -> Resolution:
         video_path = f"{self._stream()}/{quote(ref.video_id)}"
+        if ref.kind == "thumbnail":
+            return self._thumbnail_image(video_path, ref.video_id)
         if ref.is_track:
             return self._caption_text(ref, video_path)
         body = self.read("GET", video_path, "the video")
@@ -276,10 +295,26 @@ class CloudflareSource(HttpSource):
             return Resolution.ready(made.url, privacy=privacy)
         return self._signed(video_path, ref.video_id, made.url, privacy)
 
-    def _signed(self, video_path: str, uid: str, url: str, privacy: str) -> Resolution:
-        """The ready download of a video that requires signed URLs, with a downloadable token in place of its uid."""
+    def _thumbnail_image(self, video_path: str, uid: str) -> Resolution:
+        """A signed video's default thumbnail: its `thumbnail` link read again, a token in place of its uid."""
+        body = self.read("GET", video_path, "the video")
+        if body is None:
+            return Resolution.unfetchable(gone("Stream"))
+        video = mapping(mapping(body).get("result"))
+        link = text(video.get("thumbnail"))
+        if not link:
+            return Resolution.unfetchable("Stream gives the video no thumbnail (its encoding is not complete)")
+        if video.get("requireSignedURLs") is not True:
+            return Resolution.ready(link)
+        return self._signed(video_path, uid, link, None, downloadable=False)
+
+    def _signed(
+        self, video_path: str, uid: str, url: str, privacy: str | None, downloadable: bool = True
+    ) -> Resolution:
+        """The ready download (or thumbnail: not `downloadable`) of a video that requires signed URLs, with a token
+        in place of its uid."""
         now = self.clock()
-        body = token_body(DOWNLOAD_TOKEN_TTL_S, now, downloadable=True)
+        body = token_body(DOWNLOAD_TOKEN_TTL_S, now, downloadable=downloadable)
         answer = self.call("POST", f"{video_path}/token", json_body=body)
         if answer.status == 404:
             return Resolution.unfetchable(gone("Stream"))

@@ -44,6 +44,12 @@ it: `files_list_folder`, `files_list_folder_continue`, `files_list_folder_get_la
   in its name is `und` (undetermined), named "Captions"; `dropbox://<video id>/sidecar/<file id>` resolves to
   the sidecar's own temporary link. The video's folder is listed (not recursively) once to find them, and the
   last few folders are remembered;
+- what a viewer sees first (issue 42; sidecars.py): from the same folder listing, a poster image beside the video
+  (`Talk.jpg`, `.jpeg`, `.png` or `.webp` by `Talk.mp4`, compared without case) is its `thumbnail_url` and a
+  `Talk.chapters.vtt` its chapters track, each `dropbox://<video id>/sidecar/<file id>` as captions are (only
+  with `tracks`: the folder listing is a request of its own); the folder the file is in, below the migrated
+  path, is a collection of kind folder (its id the folder's `path_lower`, read from the file's own path: no
+  request). Dropbox keeps no publish time (`client_modified` is the creation time already);
 - rate limits: no numbers are published; a 429 carries `Retry-After` (or a JSON RateLimitError's
   `retry_after`), waited out. Errors are `{"error_summary", "error": {".tag": ...}}`, a route's own on 409.
 """
@@ -60,8 +66,9 @@ from typing import ClassVar
 from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from .base import HttpSource, Page, Resolution, ResolutionKind, SourceDenied, SourceError, SourceRef, gone
-from .rows import TrackInfo, clean_text, language_tag, make_row, unfetchable
+from .rows import CollectionInfo, TrackInfo, clean_text, language_tag, make_row, unfetchable
 from .s3 import is_video_key
+from .sidecars import SidecarIndex, sidecar_of
 
 PAGE_LIMIT = 2000  # files/list_folder's `limit` maximum (the SDK's validator: UInt32, max 2000)
 LINK_TTL_S = 4 * 3600.0  # "This link will expire in four hours"
@@ -214,7 +221,16 @@ class DropboxSource(HttpSource):
         if link.kind is ResolutionKind.UNFETCHABLE:
             return unfetchable(self.platform, fid, ref, link.reason or UNSUPPORTED, title)
         path = text(item.get("path_display")) or ""
-        found = self._tracks(fid, name, posixpath.dirname(path)) if tracks and path else []
+        beside = self._sidecar_names(posixpath.dirname(path)) if tracks and path else {}
+        found = self._tracks(fid, name, beside)
+        index = SidecarIndex(fold=True)
+        index.add_all(beside)
+        extras = index.of(name)
+        if extras.chapters:
+            chapters = self.ref(fid, "sidecar", beside[extras.chapters])
+            found.append(TrackInfo(chapters, None, "chapters", "Chapters", format="vtt"))
+        folder = self._folder_of(path)
+        held = posixpath.dirname(text(item.get("path_lower")) or path.lower())
         return make_row(
             self.platform,
             fid,
@@ -222,9 +238,11 @@ class DropboxSource(HttpSource):
             title=title,
             created_at=item.get("client_modified"),
             size_bytes=item.get("size"),
-            folder=self._folder_of(path),
+            folder=folder,
             tracks=found,
             metadata={"file_name": name, **_kept(item, "content_hash")},
+            thumbnail_url=self.ref(fid, "sidecar", beside[extras.image]) if extras.image else None,
+            collections=[CollectionInfo(held, folder, "folder")] if folder else (),
         )
 
     def _folder_of(self, path: str) -> str | None:
@@ -234,15 +252,16 @@ class DropboxSource(HttpSource):
             parent = parent[len(root) :]
         return parent.strip("/") or None
 
-    def _tracks(self, fid: str, name: str, folder: str) -> list[TrackInfo]:
+    def _tracks(self, fid: str, name: str, beside: Mapping[str, str]) -> list[TrackInfo]:
         found = []
-        for sid, language, form in sidecars(name, self._sidecar_names(folder)):
+        for sid, language, form in sidecars(name, beside):
             label = None if language else "Captions"
             found.append(TrackInfo(self.ref(fid, "sidecar", sid), language or "und", "captions", label, format=form))
         return found
 
     def _sidecar_names(self, folder: str) -> dict[str, str]:
-        """{name: id} of the .vtt and .srt files directly in `folder` (listed once, the last few kept)."""
+        """{name: id} of the caption files (.vtt, .srt) and the posters and chapters files (sidecars.py) directly in
+        `folder` (listed once, the last few kept)."""
         key = folder.lower()
         if key in self._folders:
             self._folders.move_to_end(key)
@@ -253,7 +272,7 @@ class DropboxSource(HttpSource):
         while body is not None and not error:
             for item in (mapping(e) for e in entries(body.get("entries"))):
                 name, fid = text(item.get("name")), _file_id(item.get("id"))
-                if item.get(".tag") == "file" and name and fid and _SIDECAR.match(name):
+                if item.get(".tag") == "file" and name and fid and (_SIDECAR.match(name) or sidecar_of(name)):
                     names[name] = fid
             following = text(body.get("cursor"))
             if body.get("has_more") is not True or not following:

@@ -17,6 +17,11 @@
 - a row: the object's `metadata.title` (else its file name), `description`, `tags`, `timeCreated`, `size`, its
   folder under the prefix; privacy private (an object is served to no one without a signature); the source
   reference `gcs://bucket/object`. No caption tracks: a bucket has none of its own;
+- what a viewer sees first (objects.py, sidecars.py): the sidecar image beside the object (`talk.jpg` by
+  `talk.mp4`) as `thumbnail_url` and `talk.chapters.vtt` as a chapters track, each its own `gcs://` reference
+  (signed as a video is when it is fetched), the folder below the prefix as a collection; read from the same
+  listing (objects are "ordered in the list lexicographically by name", "Listing objects"), a stem that crosses
+  the page's first or last name listed again by `prefix=<stem>.`, at most two requests a page;
 - unfetchable, each with its reason: an object named as a video and stored as another type
   (`objects.sort_object`), and one encrypted with a customer-supplied key (`customerEncryption` in its
   resource): reading it needs the key in `x-goog-encryption-*` request headers ("Customer-supplied encryption
@@ -56,6 +61,7 @@ from ..providers.facts import CredentialsError, entries, epoch_of, finite_number
 from ..providers.http import HttpTransport, TransportError
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceError, SourceRef, SourceThrottled, gone
 from .objects import listed, object_row, object_unfetchable, settings_of, sort_object
+from .sidecars import NO_SIDECARS, SidecarIndex, Sidecars, boundary_stems, stem_of
 
 PAGE_SIZE = 1000
 SEVEN_DAYS_S = 7 * 24 * 3600
@@ -211,26 +217,46 @@ class GcsSource(HttpSource):
         params = {"prefix": creds.prefix, "maxResults": str(PAGE_SIZE), "fields": FIELDS}
         if cursor:
             params["pageToken"] = cursor
-        path = f"/storage/v1/b/{quote(creds.bucket, safe='')}/o"
-        body = mapping(self.read("GET", path, "the object list", gone_ok=False, params=params))
+        body = mapping(self.read("GET", self._objects(creds), "the object list", gone_ok=False, params=params))
         page = Page()
-        for item in entries(body.get("items")):
-            self._take(page, creds, mapping(item), since)
+        items = [mapping(item) for item in entries(body.get("items"))]
+        names = [text(item.get("name")) or "" for item in items]
+        index = SidecarIndex()
+        index.add_all(names)
+        taken = [item for item in items if self._listed(page, item, since)]
         following = text(body.get("nextPageToken"))
         if following and following != cursor and len(following) <= 4096:
             page.cursor = following
+        videos = [text(item.get("name")) or "" for item in taken]
+        rows = [n for n, i in zip(videos, taken, strict=True) if not (sort_object(n, i.get("contentType")) or _csek(i))]
+        first, last = (names[0], names[-1]) if names else (None, None)
+        for stem in boundary_stems(rows, first, last, before=cursor is not None, after=page.cursor is not None):
+            index.add_all(self._names(creds, stem + "."))
+        page.entries = [self.entry_of(creds, item, index.of(name)) for item, name in zip(taken, videos, strict=True)]
         return page
 
-    def _take(self, page: Page, creds: GcsCredentials, item: Mapping, since: float | None) -> None:
-        if listed(page, text(item.get("name")), item.get("contentType"), epoch_of(item.get("updated")), since):
-            page.entries.append(self.entry_of(creds, item))
+    @staticmethod
+    def _objects(creds: GcsCredentials) -> str:
+        return f"/storage/v1/b/{quote(creds.bucket, safe='')}/o"
 
-    def entry_of(self, creds: GcsCredentials, item: Mapping):
+    @staticmethod
+    def _listed(page: Page, item: Mapping, since: float | None) -> bool:
+        return listed(page, text(item.get("name")), item.get("contentType"), epoch_of(item.get("updated")), since)
+
+    def _names(self, creds: GcsCredentials, prefix: str) -> list[str]:
+        """The names under `prefix` (a video's stem: its sidecars looked up past a page), one page of them."""
+        if not prefix.startswith(creds.prefix):
+            return []
+        params = {"prefix": prefix, "maxResults": str(PAGE_SIZE), "fields": "items(name)"}
+        body = mapping(self.read("GET", self._objects(creds), "the object list", gone_ok=False, params=params))
+        return [name for item in entries(body.get("items")) if (name := text(mapping(item).get("name")))]
+
+    def entry_of(self, creds: GcsCredentials, item: Mapping, sidecars: Sidecars = NO_SIDECARS):
         name = text(item.get("name")) or ""
         path = f"{creds.bucket}/{name}"
         ref = self.ref(path)
         reason = sort_object(name, item.get("contentType"))
-        if reason is None and item.get("customerEncryption") is not None:
+        if reason is None and _csek(item):
             reason = CSEK
         if reason is not None:
             return object_unfetchable(self.platform, path, ref, name, reason)
@@ -245,19 +271,24 @@ class GcsSource(HttpSource):
             created_at=item.get("timeCreated"),
             size_bytes=int(size) if isinstance(size := item.get("size"), str) and size.isdigit() else None,
             extra={"gcs_bucket": creds.bucket, "gcs_object": name, "gcs_storage_class": storage[:40]},
+            sidecars=sidecars,
+            ref_of=lambda other: self.ref(f"{creds.bucket}/{other}"),
         )
 
     def video(self, video_id: str, tracks: bool = True) -> Page:
-        """The object `video_id` (`bucket/object`) as a page lists it; empty when gone or not a video."""
+        """The object `video_id` (`bucket/object`) as a page lists it, with its sidecars (its stem looked up);
+        empty when gone or not a video."""
         creds = self.settings()
         bucket, _, name = video_id.partition("/")
         if bucket != creds.bucket or not name:
             return Page()
-        path = f"/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
+        path = f"{self._objects(creds)}/{quote(name, safe='')}"
         item = self.read("GET", path, "the object")
         page = Page()
-        if item is not None:
-            self._take(page, creds, mapping(item), None)
+        if item is not None and self._listed(page, mapping(item), None):
+            index = SidecarIndex()
+            index.add_all(self._names(creds, stem_of(name) + "."))
+            page.entries.append(self.entry_of(creds, mapping(item), index.of(name)))
         return page
 
     # --- resolving ---------------------------------------------------------------------------------------
@@ -305,6 +336,11 @@ class GcsSource(HttpSource):
         if answer.status == 429:
             raise SourceThrottled("gcs: HTTP 429 (rate limited)", 5.0)
         raise SourceError(f"gcs: a signed HEAD answered HTTP {answer.status}")
+
+
+def _csek(item: Mapping) -> bool:
+    """Whether the object is encrypted with a customer-supplied key (its resource's `customerEncryption`)."""
+    return item.get("customerEncryption") is not None
 
 
 FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded"}

@@ -37,6 +37,11 @@ sends the same requests).
   and counted in the row's `text_tracks_note` (as a failed one is), never dropped without a word. A track's
   file is the Delivery API's `/tracks/{id}.{format}`, signed with `exp` and `sig` (md5 of path, expiry and
   secret: "Legacy URL token signing") where the secret is given: no Management API call at the resolve;
+- what a viewer sees first (issue 42; jwplayer_extras.py): the poster as `jwplayer://<id>/poster/poster.jpg`,
+  resolved to the Delivery API's `/v2/media/{id}/poster.jpg` (signed where the secret is given: no Management API
+  call); a text track of kind chapters carried as a chapters track; the manual playlists that hold the media (read
+  once a sweep, each media's place kept; playlists JW fills by rule are not carried) as `collections`;
+  `publish_start_date` as `published_at`. `tracks=False` (`--no-tracks`) leaves out the playlists;
 - rate limit: "60 requests/minute per API token. Calls that exceed this rate will not be executed and will
   return a 429" (authentication), listing and resolving together: paced at one a second, a 429 with no
   hint waited out as a lock-out of up to the minute (`lockout_s`).
@@ -76,6 +81,7 @@ from .base import (
     Unfetchable,
     gone,
 )
+from .jwplayer_extras import POSTER, POSTER_WIDTH, PlaylistIndex
 from .rows import TrackInfo, make_row, unfetchable
 
 STILL_PROCESSING = "still processing at the source: list it again once JW Player has finished"
@@ -94,7 +100,7 @@ REFUSED_SIGNED = "JW Player refused the signed request (403): check the credenti
 # a queue may hold the create for hours.
 SIGNED_TTL_S = 6 * 3600.0
 PROCESSING_RETRY_S = 60.0
-TRACK_KINDS = {"captions": "captions", "subtitles": "subtitles"}
+TRACK_KINDS = {"captions": "captions", "subtitles": "subtitles", "chapters": "chapters"}
 DELIVERY_MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -156,6 +162,10 @@ class JwPlayerSource(HttpSource):
     requests_per_video = 1  # the media read at the resolve (the Delivery API is the CDN's)
     lockout_s = 60.0  # a 429 with no hint: the minute's budget is spent
     link_terms = LinkTerms("JW Player's signed links are signed here for 6 hours (SIGNED_TTL_S)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._playlists: PlaylistIndex | None = None  # read on the first media that asks, kept for the sweep
 
     @property
     def delivery(self) -> str:
@@ -228,6 +238,9 @@ class JwPlayerSource(HttpSource):
         custom = {k: v for k, v in mapping(metadata.get("custom_params")).items() if isinstance(v, str)}
         if custom:
             extra["custom_params"] = custom
+        playlists = self.playlists().of(mid) if tracks else []
+        if tracks and self.playlists().refused:
+            extra["playlists_note"] = self.playlists().refused
         return make_row(
             self.platform,
             mid,
@@ -240,7 +253,16 @@ class JwPlayerSource(HttpSource):
             privacy=privacy_of(media, self.jw().signing_secret is not None, self.clock()),
             tracks=found,
             metadata=extra,
+            thumbnail_url=self.ref(mid, "poster", POSTER),
+            collections=playlists,
+            published_at=metadata.get("publish_start_date"),
         )
+
+    def playlists(self) -> PlaylistIndex:
+        """The property's manual playlists, read once a sweep (jwplayer_extras.PlaylistIndex)."""
+        if self._playlists is None:
+            self._playlists = PlaylistIndex(self.call, f"/v2/sites/{quote(self.jw().site_id)}")
+        return self._playlists
 
     def _tracks(self, mid: str) -> tuple[list[TrackInfo], str | None] | None:
         """The media's caption and subtitle tracks to carry and the note on those left behind (drafts, failed);
@@ -317,6 +339,8 @@ class JwPlayerSource(HttpSource):
         return Resolution.ready(url, expires_at=float(expires) if creds.signing_secret else None, privacy=privacy)
 
     def _track(self, ref: SourceRef, creds: Credentials) -> Resolution:
+        if ref.kind == "poster":
+            return self._poster(ref, creds)
         if ref.kind != "tracks" or not ref.item or "." not in ref.item:
             return Resolution.unfetchable(f"not a JW Player track reference: {ref}")
         tid, _, fmt = ref.item.partition(".")
@@ -327,6 +351,19 @@ class JwPlayerSource(HttpSource):
             return Resolution.ready(url)
         expires = int(self.clock() + SIGNED_TTL_S)
         return Resolution.ready(signed_file_url(url, expires, creds.signing_secret), expires_at=float(expires))
+
+    def _poster(self, ref: SourceRef, creds: Credentials) -> Resolution:
+        """The media's poster at the Delivery API, its widest, signed with a JWT for that resource where the
+        property's secret is given ("Protect your content with signed URLs"): no Management API call."""
+        if ref.item != POSTER or not ref.video_id.isalnum() or len(ref.video_id) > 64:
+            return Resolution.unfetchable(f"not a JW Player poster reference: {ref}")
+        resource = f"/v2/media/{quote(ref.video_id)}/{POSTER}"
+        url = f"{self.delivery}{resource}?width={POSTER_WIDTH}"
+        if not creds.signing_secret:
+            return Resolution.ready(url)
+        expires = int(self.clock() + SIGNED_TTL_S)
+        token = hs256_jwt({"resource": resource, "exp": expires}, creds.signing_secret)
+        return Resolution.ready(f"{url}&token={token}", expires_at=float(expires))
 
     def _cdn(self) -> HttpTransport:
         """The Delivery API: the API's pool and timeouts, no credentials (the API secret stays with the API)."""

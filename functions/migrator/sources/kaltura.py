@@ -43,6 +43,11 @@ sends the same calls).
   `page.pending`); one track's text from `caption_captionasset.serveWebVTT` with `segmentIndex` -1, the whole file
   as WebVTT whatever its format (without a segment index it serves an HLS playlist of segments instead:
   CaptionAssetService::serveWebVTTAction, kWebVTTGenerator::buildWebVTTSegment);
+- what a viewer sees first (issue 42; kaltura_extras.py): the default thumb asset (`thumbAsset.list`), carried as
+  `kaltura://<entry>/thumb/<asset>` and resolved with `thumbAsset.getUrl` when it is set; the chapters (thumb cue
+  points of sub-type CHAPTER, `cuepoint_cuepoint.list`), both asked for a chunk of entries at a time with the
+  captions, and only when tracks are; the categories as collections; `startDate` once passed, else `createdAt`,
+  as `published_at`;
 - rate limits: Kaltura publishes no number; none is kept here (`documented_rate_per_s` None), a 429 is waited out.
 """
 
@@ -58,9 +63,20 @@ from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, mapping, text
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceRef, gone
 from .kaltura_api import Credentials, KalturaError, Session, api_error, is_entry_id, number, refusal
+from .kaltura_extras import (
+    DEFAULT_ITEM,
+    THUMB_KIND,
+    chapter_filter,
+    chapters_by_entry,
+    collections_of,
+    default_thumbs,
+    published_at,
+    thumb_filter,
+    thumb_ref_item,
+)
 from .kaltura_privacy import privacy_of, schedule_metadata
 from .kaltura_walk import PAGE_SIZE, STATUSES_HIDDEN, FilterIgnored, Walk, categories_of
-from .rows import TrackInfo, make_row, unfetchable
+from .rows import ChapterInfo, TrackInfo, make_row, unfetchable
 
 CHUNK = 100  # entries whose flavors (or captions) one list asks for: a few each, under a page of 500
 MAX_LISTED = 10_000  # no list answers past its 10,000th object
@@ -96,6 +112,8 @@ class Lookups:
     flavors: dict[str, list[dict]] = field(default_factory=dict)
     captions: dict[str, list[dict]] = field(default_factory=dict)
     links: dict[str, set[int]] = field(default_factory=dict)  # each entry's ACTIVE categories, categoryEntry.list's
+    thumbs: dict[str, str] = field(default_factory=dict)  # each entry's default thumb asset (kaltura_extras.py)
+    chapters: dict[str, list[ChapterInfo]] = field(default_factory=dict)
 
 
 class KalturaSource(HttpSource):
@@ -256,7 +274,14 @@ class KalturaSource(HttpSource):
             if tracks:
                 for caption in self._all("caption_captionasset", {"objectType": "KalturaCaptionAssetFilter", **chunk}):
                     looked.captions.setdefault(str(caption.get("entryId")), []).append(caption)
+                self._extras(ids[start : start + CHUNK], looked)
         return looked
+
+    def _extras(self, ids: list[str], looked: Lookups) -> None:
+        """The chunk's default thumb assets and chapters (kaltura_extras.py), a list call each."""
+        looked.thumbs.update(default_thumbs(self._all("thumbAsset", thumb_filter(ids))))
+        chapters = chapters_by_entry(self._all("cuepoint_cuepoint", chapter_filter(ids)), ids)
+        looked.chapters.update(chapters or {})
 
     def _place(self, page: Page, entry: dict, looked: Lookups, tracks: bool) -> None:
         eid, title = str(entry["id"]), entry.get("name")
@@ -293,6 +318,7 @@ class KalturaSource(HttpSource):
             if text(entry.get(key)):
                 extra[name] = entry[key][:200]
         ms = number(entry.get("msDuration"))
+        thumb = thumb_ref_item(entry, looked.thumbs.get(eid))
         return make_row(
             self.platform,
             eid,
@@ -307,6 +333,10 @@ class KalturaSource(HttpSource):
             folder=names[0] if names else None,
             tracks=self._tracks(eid, looked.captions.get(eid, [])) if tracks else (),
             metadata=extra,
+            thumbnail_url=self.ref(eid, THUMB_KIND, thumb) if thumb else None,
+            chapters=looked.chapters.get(eid, []),
+            collections=collections_of(categories_of(entry, looked.links), self._categories),
+            published_at=published_at(entry, self.clock()),
         )
 
     def _tracks(self, eid: str, captions: list[dict]) -> list[TrackInfo]:
@@ -389,6 +419,8 @@ class KalturaSource(HttpSource):
     # --- resolving ------------------------------------------------------------------------------------------
 
     def resolve(self, ref: SourceRef) -> Resolution:
+        if ref.kind == THUMB_KIND:
+            return self._thumbnail(ref)
         if ref.is_track:
             return self._caption(ref)
         entry = self._entry(ref.video_id)
@@ -419,6 +451,40 @@ class KalturaSource(HttpSource):
             return Resolution.unfetchable("Kaltura's flavorAsset.getUrl answered no download URL")
         expires = self.clock() + URL_KS_TTL_S if "/ks/" in url else None
         return Resolution.ready(url, expires_at=expires, privacy=privacy)
+
+    def _thumbnail(self, ref: SourceRef) -> Resolution:
+        """The thumb asset's download URL (`thumbAsset.getUrl`, minted now); the entry's default thumbnail now where
+        the asset is gone or none was named, and its `thumbnailUrl` where it has no thumb asset at all."""
+        eid, item = ref.video_id, ref.item or ""
+        if not is_entry_id(eid) or not (item == DEFAULT_ITEM or is_entry_id(item)):
+            return Resolution.unfetchable(f"not a Kaltura thumbnail reference: {ref}")
+        if item != DEFAULT_ITEM:
+            url = self._thumb_url(item)
+            if url is not None:
+                return url
+        chosen = default_thumbs(self._all("thumbAsset", thumb_filter([eid]))).get(eid)
+        url = self._thumb_url(chosen) if chosen else None
+        if url is not None:
+            return url
+        entry = self._entry(eid)
+        if entry is None:
+            return Resolution.unfetchable(gone("Kaltura"))
+        link = text(entry.get("thumbnailUrl"))
+        if not link or not link.startswith(("https://", "http://")):
+            return Resolution.unfetchable("the entry has no thumbnail at Kaltura any more")
+        return Resolution.ready(link)
+
+    def _thumb_url(self, asset: str) -> Resolution | None:
+        """A thumb asset's download URL, or None where Kaltura has it no more (or not READY)."""
+        try:
+            url = text(self.api("thumbAsset", "getUrl", {"id": asset}))
+        except KalturaError as exc:
+            if exc.code in ("THUMB_ASSET_ID_NOT_FOUND", "THUMB_ASSET_IS_NOT_READY", "ENTRY_ID_NOT_FOUND"):
+                return None
+            raise
+        if not url or not url.startswith(("https://", "http://")):
+            return None
+        return Resolution.ready(url, expires_at=self.clock() + URL_KS_TTL_S if "/ks/" in url else None)
 
     def _caption(self, ref: SourceRef) -> Resolution:
         """A caption's WebVTT as serveWebVTT makes it (segmentIndex -1: the whole file), up to the stack's cap."""

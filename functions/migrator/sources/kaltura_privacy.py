@@ -53,7 +53,7 @@ def category_privacy(category: Mapping | None) -> tuple[str, str | None]:
     return "private", f"in {name}, a category of a privacy this tool does not know"
 
 
-def _date(entry: Mapping, name: str) -> tuple[int | None, bool]:
+def schedule_date(entry: Mapping, name: str) -> tuple[int | None, bool]:
     """(the window's date, whether it could be read): (None, True) where none is set."""
     value = entry.get(name)
     if value is None or value == "":
@@ -67,7 +67,7 @@ def _date(entry: Mapping, name: str) -> tuple[int | None, bool]:
 def window_of(entry: Mapping, now: float) -> tuple[str | None, str | None]:
     """What the entry's scheduling window allows now: (None, None) where it narrows nothing, else ("private" or
     "signed", why)."""
-    (start, start_read), (end, end_read) = _date(entry, "startDate"), _date(entry, "endDate")
+    (start, start_read), (end, end_read) = schedule_date(entry, "startDate"), schedule_date(entry, "endDate")
     if not (start_read and end_read):
         return "private", "a scheduling window (startDate/endDate) this tool cannot read"
     if start is not None and start > now:
@@ -89,7 +89,7 @@ def schedule_metadata(entry: Mapping) -> dict[str, str]:
     """The window as the row keeps it (`metadata.schedule`): the dates set, RFC 3339."""
     found = {}
     for name, key in (("startDate", "start_date"), ("endDate", "end_date")):
-        when, _ = _date(entry, name)
+        when, _ = schedule_date(entry, name)
         said = rfc3339(when) if when is not None else None
         if said:
             found[key] = said

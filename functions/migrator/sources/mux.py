@@ -33,6 +33,11 @@ video playback"; mux-python 5.1.2's `AssetsApi.list_assets`, `get_asset`, `updat
   the private key, shown once, has nowhere the stack's roles may write; without one such a track is
   unfetchable, with what to add. When the API address is overridden (a simulator), stream.mux.com is
   looked for under it, at `/_play/mux`;
+- what a viewer sees first (issue 42; mux_extras.py): the poster frame (the asset's `thumbnail_time`, else the
+  middle, as `poster_time_s`, and its default thumbnail at image.mux.com as `thumbnail_url`: a public playback
+  id's link, else a reference signed at the fetch with a token of audience `t`), a chapters text track
+  (`text_type: chapters`) as a chapters track, resolved to its JSON read as WebVTT cues; no collections, no
+  publish time. image.mux.com is looked for at `/_play/mux` too under an overridden API address;
 - rate limits: 5 requests a second other than creates (docs.mux.com, "Make API requests").
 """
 
@@ -44,16 +49,19 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..link_life import LinkTerms
-from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
+from ..playback_tokens import THUMBNAIL, VIDEO, SigningKey, SigningKeyError, mux_playback_token
 from ..providers.facts import entries, epoch_of, mapping, text
-from ..providers.http import quote
+from ..providers.http import HttpTransport, TransportError, quote
 from ..providers.mux import basic_auth
-from .base import HttpSource, Page, Resolution, ResolutionKind, SourceRef, Unfetchable, gone
+from ..trackfetch import MAX_TRACK_BYTES
+from .base import HttpSource, Page, Resolution, ResolutionKind, SourceError, SourceRef, Unfetchable, gone
+from .mux_extras import THUMBNAIL_FILE, chapters_text, is_chapters, playback_ids, poster_time, thumbnail_link
 from .rows import TrackInfo, make_row, unfetchable
 
 ASSETS = "/video/v1/assets"
 PAGE_SIZE = 100
 STREAM = "https://stream.mux.com"
+IMAGE = "https://image.mux.com"
 STILL_PROCESSING = "still processing at the source: list it again once Mux has finished"
 LIVE = "a live stream's asset still recording: list it again once the stream has ended"
 CAPTIONS_PREPARING = "a text track Mux is still making: listed once it is ready"
@@ -126,12 +134,20 @@ class MuxSource(HttpSource):
         "Mux's master file lives 24 hours from when Mux made it ready, not from the hand-off", expires_unsaid=True
     )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._plain: HttpTransport | None = None  # stream.mux.com's chapters, asked without the API's credentials
+
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         return basic_auth(json.dumps({k: creds.get(k) for k in ("token_id", "token_secret")}))
 
     @property
     def stream_url(self) -> str:
         return STREAM if self.base_url == self.default_base_url else self.base_url + "/_play/mux"
+
+    @property
+    def image_url(self) -> str:
+        return IMAGE if self.base_url == self.default_base_url else self.base_url + "/_play/mux"
 
     def page(self, cursor: str | None, since: float | None = None, tracks: bool = True) -> Page:
         params = {"limit": str(PAGE_SIZE), **({"cursor": cursor} if cursor else {})}
@@ -169,6 +185,7 @@ class MuxSource(HttpSource):
             return _Pending(unfetchable(self.platform, aid, ref, CAPTIONS_PREPARING, meta.get("title")))
         found = [self._track_info(aid, t) for t in texts if t.get("status") == "ready" and text(t.get("id"))]
         extra = {k: meta[k] for k in ("creator_id", "external_id") if isinstance(meta.get(k), str)}
+        policies = dict(playback_ids(asset))
         if isinstance(asset.get("passthrough"), str):
             extra["passthrough"] = asset["passthrough"]
         return make_row(
@@ -179,11 +196,28 @@ class MuxSource(HttpSource):
             created_at=asset.get("created_at"),
             duration_s=asset.get("duration"),
             privacy=privacy_of(asset),
+            poster_time_s=poster_time(asset) if policies else None,
             tracks=found,
             metadata=extra,
+            thumbnail_url=self._thumbnail(aid, policies),
         )
 
+    def _thumbnail(self, aid: str, policies: Mapping[str, str]) -> str | None:
+        """The default thumbnail a viewer sees: a public playback id's link, else a signed one's reference."""
+        if "public" in policies:
+            return thumbnail_link(self.image_url, policies["public"])
+        signed = policies.get("signed") or policies.get("drm")
+        return self.ref(aid, "thumbnail", signed) if signed else None
+
     def _track_info(self, aid: str, track: Mapping) -> TrackInfo:
+        if is_chapters(track):
+            return TrackInfo(
+                self.ref(aid, "chapters", track["id"]),
+                track.get("language_code"),
+                "chapters",
+                track.get("name"),
+                format="vtt",
+            )
         closed = track.get("closed_captions") is True
         return TrackInfo(
             self.ref(aid, "tracks", track["id"]),
@@ -221,7 +255,9 @@ class MuxSource(HttpSource):
         return Resolution.preparing(PREPARING, PREPARE_POLL_S)
 
     def _track(self, asset: Mapping, ref: SourceRef) -> Resolution:
-        if ref.kind != "tracks":
+        if ref.kind == "thumbnail":
+            return self._thumbnail_image(asset, ref.item or "")
+        if ref.kind not in ("tracks", "chapters"):
             return Resolution.unfetchable(f"not a Mux track reference: {ref}")
         track = next((mapping(t) for t in entries(asset.get("tracks")) if mapping(t).get("id") == ref.item), None)
         if track is None:
@@ -233,18 +269,63 @@ class MuxSource(HttpSource):
         served = playback or signed
         if not served:
             return Resolution.unfetchable("the asset has no playback id: Mux serves its text tracks to no one")
-        url = f"{self.stream_url}/{quote(served)}/text/{quote(ref.item or '')}.vtt"
-        if signed is None:
+        chapters = ref.kind == "chapters"
+        url = (
+            f"{self.stream_url}/{quote(served)}/chapters/{quote(ref.item or '')}.json"
+            if chapters
+            else f"{self.stream_url}/{quote(served)}/text/{quote(ref.item or '')}.vtt"
+        )
+        expires_at = None
+        if signed is not None:
+            token = self._token(signed, VIDEO)
+            if isinstance(token, Resolution):
+                return token
+            url, expires_at = f"{url}?token={token[0]}", token[1]
+        if chapters:
+            return self._chapters(url, text(track.get("language_code")), asset.get("duration"))
+        return Resolution.ready(url, expires_at=expires_at)
+
+    def _thumbnail_image(self, asset: Mapping, pid: str) -> Resolution:
+        """The default thumbnail of the asset's signed (or DRM) playback id `pid`, with a token of audience `t`."""
+        policy = dict((p, k) for k, p in playback_ids(asset)).get(pid)
+        if policy is None:
+            return Resolution.unfetchable("the playback id is no longer the asset's: Mux serves no thumbnail by it")
+        url = f"{self.image_url}/{quote(pid)}/{THUMBNAIL_FILE}"
+        if policy == "public":
             return Resolution.ready(url)
+        token = self._token(pid, THUMBNAIL)
+        if isinstance(token, Resolution):
+            return token
+        return Resolution.ready(f"{url}?token={token[0]}", expires_at=token[1])
+
+    def _token(self, pid: str, audience: str) -> tuple[str, float] | Resolution:
+        """A playback token of the credentials' signing key for `pid`'s `audience`, and when it ends."""
         key = self._signing_key()
         if isinstance(key, Resolution):
             return key
         expires_at = self.clock() + TRACK_TOKEN_TTL_S
         try:
-            token = mux_playback_token(signed, key, expires_at)
+            return mux_playback_token(pid, key, expires_at, audience), expires_at
         except SigningKeyError as exc:
             return Resolution(ResolutionKind.DENIED, reason=f"the Mux source credentials' signing key: {exc}")
-        return Resolution.ready(f"{url}?token={token}", expires_at=expires_at)
+
+    def _chapters(self, url: str, language: str | None, duration: object) -> Resolution:
+        """A chapters track's JSON read from stream.mux.com (no API credentials sent there) as WebVTT cues."""
+        if self._plain is None:
+            self._plain = HttpTransport("", dict, self.http.session, *self.http.timeout)
+        self.requests += 1
+        try:
+            answer = self._plain.send("GET", url, max_body_bytes=MAX_TRACK_BYTES)
+        except TransportError as exc:
+            raise SourceError(f"mux: the chapters: {exc.kind}") from None
+        if answer.status == 404:
+            return Resolution.unfetchable("Mux serves no chapters for the track (HTTP 404)")
+        if answer.status != 200 or answer.truncated:
+            raise SourceError(f"mux: the chapters answered HTTP {answer.status}")
+        found = chapters_text(answer.body, language, duration if isinstance(duration, int | float) else None)
+        if found is None:
+            return Resolution.unfetchable("the chapters track holds no chapter this migration can read")
+        return Resolution.ready_text(found, "vtt")
 
     def _signing_key(self) -> SigningKey | Resolution:
         """The credentials' URL signing key: UNFETCHABLE without one, DENIED when it does not read as a key."""

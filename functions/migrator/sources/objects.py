@@ -12,6 +12,11 @@ Titles, descriptions and tags come from the object's user metadata where it has 
 `description`, `tags` comma-separated, any case: Azure's metadata names are case-insensitive), else the title
 is the file name. An object is private (its store serves it to no one without a signature), so its row says
 so: the create is never made wider than the source.
+
+What a viewer sees first (issue 42; sidecars.py): a sidecar image beside the object is its `thumbnail_url` and a
+`<stem>.chapters.vtt` its chapters track, each as the store's own reference to that object (`gcs://bucket/...`,
+`azure://account/container/...`, signed when it is fetched, as a video is); the folder below the listed prefix
+is a collection of kind folder. A store keeps no publish time (its times are writes).
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from collections.abc import Callable, Mapping
 from ..messages import MAX_TITLE_LENGTH
 from ..providers.facts import CredentialsError
 from .base import Entry, HttpSource, Page, SourceDenied, Unfetchable
-from .rows import make_row
+from .rows import CollectionInfo, TrackInfo, make_row
 from .s3 import is_video_key
+from .sidecars import NO_SIDECARS, Sidecars, folder_collection
 
 SKIP = "skip"  # sort_object: no video at all
 GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
@@ -97,11 +103,17 @@ def object_row(
     created_at: object,
     size_bytes: object,
     extra: Mapping,
+    sidecars: Sidecars = NO_SIDECARS,
+    ref_of: Callable[[str], str] | None = None,
 ) -> Entry:
     """The row of one video object at `path` (its store's whole path, the id's source), `name` within its
-    bucket or container, listed under `prefix` (its folder is the rest of its directory)."""
+    bucket or container, listed under `prefix` (its folder is the rest of its directory); `sidecars` beside it,
+    each referred to as `ref_of(its name)` says."""
     tags = user_field(metadata, "tags", "keywords")
     folder = posixpath.dirname(name[len(prefix) :] if name.startswith(prefix) else name).strip("/")
+    store = path[: len(path) - len(name)]
+    held = folder_collection(store, name, prefix)
+    chapters = ref_of(sidecars.chapters) if ref_of and sidecars.chapters else None
     return make_row(
         platform,
         path,
@@ -115,6 +127,9 @@ def object_row(
         folder=folder or None,
         metadata={"source_platform": platform, "source_id": path, **extra},
         asset_id=object_asset_id(platform, path),
+        thumbnail_url=ref_of(sidecars.image) if ref_of and sidecars.image else None,
+        tracks=[TrackInfo(chapters, None, "chapters", "Chapters", format="vtt")] if chapters else (),
+        collections=[CollectionInfo(held[0], held[1], "folder")] if held else (),
     )
 
 

@@ -10,7 +10,13 @@
   uploader at hand-off (`presign.py`), so nothing can expire in the queue;
 - unfetchable: a key that does not survive the trip through an s3:// URL ('?', '#', whitespace), and
   an archived object not restored. Objects that are not videos (by extension) and "directory" markers
-  are skipped, not counted.
+  are skipped, not counted;
+- what a viewer sees first (issue 42; sidecars.py): a sidecar image beside the object (`talk.mp4` and `talk.jpg`,
+  `.jpeg`, `.png` or `.webp`) is its `thumbnail_url` (`s3://bucket/talk.jpg`, presigned when it is fetched), a
+  `talk.chapters.vtt` its chapters track, and its folder (the key's prefix below the listed one) a collection of
+  kind folder (id `<bucket>/<prefix>`): prefixes are the only structure a bucket has. The sidecars are read from
+  the same listing; where a video's stem crosses the page's first or last key, that stem alone is listed again
+  (`Prefix=<stem>.`), at most two requests a page. S3 has no publish time (LastModified is a write's).
 
 Archived objects (the S3 User Guide, "Working with archived objects" and "Restoring an archived
 object"): objects in the S3 Glacier Flexible Retrieval (GLACIER) and Glacier Deep Archive
@@ -47,7 +53,8 @@ from urllib.parse import urlsplit
 
 from ..messages import MAX_TITLE_LENGTH
 from .base import Page, Resolution, Source, SourceError, SourceRef, Unfetchable, gone
-from .rows import make_row
+from .rows import CollectionInfo, TrackInfo, make_row
+from .sidecars import NO_SIDECARS, SidecarIndex, Sidecars, boundary_stems, folder_collection
 
 VIDEO_EXTENSIONS = frozenset(
     ("mp4", "mov", "m4v", "mkv", "webm", "avi", "mpg", "mpeg", "ts", "mts", "m2ts", "mxf", "flv", "wmv", "3gp", "ogv")
@@ -145,6 +152,25 @@ def restoring(where: str, hours: str) -> str:
     return f"being restored from {where} (a restore takes {hours} at the Standard tier): once it is done, {AGAIN}"
 
 
+# --- what a viewer sees first ----------------------------------------------------------------------------
+
+
+def sidecar_fields(
+    bucket: str, key: str, prefix: str, sidecars: Sidecars
+) -> tuple[str | None, list[TrackInfo], list[CollectionInfo]]:
+    """The row's thumbnail_url, chapters track and folder collection for object `key` listed under `prefix`: each
+    sidecar as its s3:// URL (presigned when it is fetched), where its key travels as one."""
+
+    def url(name: str | None) -> str | None:
+        return f"s3://{bucket}/{name}" if name and key_problem(bucket, name) is None else None
+
+    chapters = url(sidecars.chapters)
+    tracks = [TrackInfo(chapters, None, "chapters", "Chapters", format="vtt")] if chapters else []
+    folder = folder_collection(bucket, key, prefix)
+    collections = [CollectionInfo(folder[0], folder[1], "folder")] if folder else []
+    return url(sidecars.image), tracks, collections
+
+
 # --- the source --------------------------------------------------------------------------------------
 
 
@@ -166,9 +192,11 @@ class S3Source(Source):
             kwargs["ContinuationToken"] = cursor
         answer = self._list(**kwargs)
         page, listed = Page(), []
+        index = SidecarIndex()
         for obj in answer.get("Contents", []):
             page.listed += 1
             key = obj.get("Key", "")
+            index.add(key)
             if key.endswith("/") or not is_video_key(key):
                 page.skipped += 1
                 continue
@@ -179,13 +207,34 @@ class S3Source(Source):
             page.saw(when)
             listed.append((key, obj, when))
         tiers = self._tiers([key for key, obj, _ in listed if self._needs_head(key, obj)])
-        page.entries = [self.entry(key, obj, when, tiers.get(key)) for key, obj, when in listed]
-        if answer.get("IsTruncated") and answer.get("NextContinuationToken"):
+        keys = [obj.get("Key", "") for obj in answer.get("Contents", [])]
+        more = bool(answer.get("IsTruncated") and answer.get("NextContinuationToken"))
+        first, last = (keys[0], keys[-1]) if keys else (None, None)
+        rows = [k for k, obj, _ in listed if not (tiers.get(k) or key_problem(self.bucket, k) or class_problem(obj))]
+        for stem in boundary_stems(rows, first, last, before=cursor is not None, after=more):
+            index.add_all(self._names(stem + "."))
+        page.entries = [self.entry(key, obj, when, tiers.get(key), index.of(key)) for key, obj, when in listed]
+        if more:
             page.cursor = answer["NextContinuationToken"]
         return page
 
-    def entry(self, key: str, obj: dict | None = None, modified: float | None = None, tier: str | None = None):
-        """The row (or Unfetchable) for one video object; `tier`: why its access tier keeps it from being read."""
+    def _names(self, prefix: str) -> list[str]:
+        """The keys under `prefix` within the listed one (a video's stem, its sidecars looked up past a page)."""
+        if not prefix.startswith(self.prefix):
+            return []
+        answer = self._list(Bucket=self.bucket, Prefix=prefix, MaxKeys=MAX_KEYS)
+        return [str(obj.get("Key", "")) for obj in answer.get("Contents", [])]
+
+    def entry(
+        self,
+        key: str,
+        obj: dict | None = None,
+        modified: float | None = None,
+        tier: str | None = None,
+        sidecars: Sidecars = NO_SIDECARS,
+    ):
+        """The row (or Unfetchable) for one video object; `tier`: why its access tier keeps it from being read;
+        `sidecars`: its poster image and chapters file beside it."""
         obj = obj or {}
         source_url = f"s3://{self.bucket}/{key}"
         asset_id = s3_asset_id(self.bucket, key)
@@ -196,6 +245,7 @@ class S3Source(Source):
         reason = tier or class_problem(obj)
         if reason:
             return Unfetchable(asset_id, source_url, reason, title)
+        thumbnail, tracks, collections = sidecar_fields(self.bucket, key, self.prefix, sidecars)
         return make_row(
             "s3",
             key,
@@ -205,6 +255,9 @@ class S3Source(Source):
             size_bytes=obj.get("Size"),
             metadata={"s3_bucket": self.bucket, "s3_key": key},
             asset_id=asset_id,
+            thumbnail_url=thumbnail,
+            tracks=tracks,
+            collections=collections,
         )
 
     def _needs_head(self, key: str, obj: dict) -> bool:

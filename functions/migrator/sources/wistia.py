@@ -35,6 +35,11 @@ docs.wistia.com "Making API requests" and "Migration Guide: API v1 to API 2026-0
   read up to the stack's cap on a caption (`trackfetch.MAX_TRACK_BYTES`): a longer one is refused
   with that reason. Wistia keeps no status of a caption being made: a draft (`is_draft`) is one
   nobody has published, and is not carried;
+- what a viewer sees first (issue 42; wistia_extras.py): the thumbnail (`thumbnail.url` without its resizing query,
+  in the media's answer), the chapters (the player's customizations, a request a media), the folder as a collection
+  with the media's place in the folder's order (read once a sweep a folder). Wistia keeps no publish time of a
+  media (`created` is "The date when the media was originally uploaded", the row's `created_at`): no
+  `published_at`. `tracks=False` (`--no-tracks`) leaves out the requests of their own: chapters, the folders' order;
 - rate limits: 600 requests a minute per account ("Making API requests", Rate limit: docs.wistia.com
   /docs/making-api-requests#rate-limit, earlier wistia.com/support/developers/data-api#rate, as
   quoted by the wystia client and by api-evangelist/wistia in 2026), past it a 429 with
@@ -51,7 +56,8 @@ from typing import ClassVar
 from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from ..providers.http import quote
 from .base import HttpSource, Page, Resolution, SourceRef, Unfetchable, gone
-from .rows import TrackInfo, make_row, unfetchable
+from .rows import ChapterInfo, TrackInfo, make_row, unfetchable
+from .wistia_extras import FolderOrder, chapters_of, thumbnail_link
 
 API_VERSION = "2026-03"  # the release of the OpenAPI file this module reads (2026.03.0)
 VERSION_HEADER = "X-Wistia-API-Version"
@@ -107,6 +113,10 @@ class WistiaSource(HttpSource):
     credential_env: ClassVar[Mapping[str, str]] = {"token": "WISTIA_TOKEN"}
     default_base_url = "https://api.wistia.com/modern"
     documented_rate_per_s = 10.0  # 600 requests a minute per account
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.folders = FolderOrder(self.call)  # each folder's order, read once a sweep
 
     def auth_headers(self, creds: Mapping) -> dict[str, str]:
         token = creds.get("token")
@@ -169,7 +179,15 @@ class WistiaSource(HttpSource):
             folder=f"{folder}/{subfolder}" if folder and subfolder else folder,
             tracks=self._captions(hid) if tracks else [],
             metadata={"wistia_id": media.get("id")} if isinstance(media.get("id"), int) else None,
+            thumbnail_url=thumbnail_link(media),
+            chapters=self._chapters(hid) if tracks else [],
+            collections=self.folders.collection(media, ordered=tracks),
         )
+
+    def _chapters(self, hid: str) -> list[ChapterInfo]:
+        """The chapters of the media's player (its customizations); none where Wistia answers otherwise than 200."""
+        answer = self.call("GET", f"/medias/{quote(hid)}/customizations")
+        return chapters_of(answer.body) if answer.status == 200 else []
 
     def _captions(self, hid: str) -> list[TrackInfo]:
         answer = self.call("GET", f"/medias/{quote(hid)}/captions")

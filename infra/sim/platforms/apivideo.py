@@ -184,9 +184,12 @@ class ApiVideo(Library, Extras, Profile):
         ("/videos/{id}/captions/{language}", {"POST": "track_add", "GET": "src_caption"}),
         ("/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
     )
+    # A library lists its own captions and chapters (apivideo_library.py); a target, what it was sent.
     source_ops: ClassVar[dict[str, str]] = {
-        "track_list": "src_captions"
-    }  # a library lists its captions; a target, what it was sent
+        "track_list": "src_captions",
+        "store_chapters_list": "src_chapters",
+        "store_chapter_get": "src_chapter",
+    }
     # Captions "are uploaded per language" (docs.api.video/vod/add-captions): one file per language.
     one_track_per_language = True
     # "api.video retries sending the webhook notification 3 times, with 3 second intervals".

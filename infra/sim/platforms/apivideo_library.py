@@ -13,7 +13,10 @@ As api.video's OpenAPI file (apivideo/api.video-api-client-generator `oas_apivid
   the delivery host (here `/_stream/apivideo/vod/{id}/token/{token}/...`, api.video's
   `https://vod.api.video/vod/{id}/token/{token}/...`), whose rules are apivideo_vod's;
 - captions (Caption `{uri, src, srclang, languageName, default}`) keep no status of their own, so
-  `library_captions_processing` has nothing to render here.
+  `library_captions_processing` has nothing to render here;
+- what a viewer sees first (issue 42): the thumbnail's image at `assets.thumbnail`, a public video's at this
+  simulator's delivery host too, and chapters (`GET /videos/{id}/chapters`, `.../chapters/{language}`, the file at
+  its `src`), each documented in apivideo_source_extras.py.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..library import Item, Served, Shelf, serve_media
 from ..profile import Call, ParamError, Reply, int_param, iso_offset
+from . import apivideo_source_extras as extras
 from .apivideo_vod import REFUSED, admit, private_token, session_ttl
 
 # The encodings a 1080p source gets: each HLS rendition, and one MP4 when mp4Support is on.
@@ -126,8 +130,8 @@ class Library:
         if video.private:  # a fresh private token in every link, each time the video is read
             token = private_token(shelf.state.secret, vid)
             base, embed = f"{shelf.base_url}/_stream/apivideo/vod/{vid}/token/{token}", f"{embed}?token={token}"
-        else:
-            base = f"https://vod.api.video/vod/{vid}"
+        else:  # the delivery host (cdn.api.video's), here the simulator's: it serves the thumbnail's image
+            base = f"{shelf.base_url}/_stream/apivideo/vod/{vid}"
         assets = {
             "iframe": f'<iframe src="{embed}" width="100%" height="100%"></iframe>',
             "player": embed,
@@ -206,6 +210,13 @@ class Library:
             return Reply(200, self.render_library(shelf, video))
         if op == "status":
             return Reply(200, self._library_status(video))
+        if op in ("src_chapters", "src_chapter"):
+            held = extras.chapters(shelf, library_id(video), video)
+            if op == "src_chapters":
+                chosen = paged(call, f"/videos/{library_id(video)}/chapters", held)
+                return chosen if isinstance(chosen, Reply) else Reply(200, {"data": chosen[0], "pagination": chosen[1]})
+            one = next((c for c in held if c["language"] == call.params.get("language")), None)
+            return Reply(200, one) if one else self.error("not_found")
         captions = self._library_captions(shelf, video)
         if op == "src_captions":
             chosen = paged(call, f"/videos/{library_id(video)}/captions", captions)
@@ -217,8 +228,11 @@ class Library:
         self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
     ) -> Served | None:
         """A private library video at its delivery host: `/_stream/apivideo/vod/{id}/token/{token}/...`, the
-        session route and the MP4 (`mp4/source.mp4`), under apivideo_vod's rules; anything else 404."""
+        session route, the MP4 (`mp4/source.mp4`) and the thumbnail, under apivideo_vod's rules; a public video's
+        thumbnail and any video's chapters files (`_public`); anything else 404."""
         parts = [urllib.parse.unquote(p) for p in path.split("/")]
+        if len(parts) in (6, 7) and parts[2:4] == ["apivideo", "vod"]:
+            return self._public(shelf, method, parts[4], parts[5:])
         if len(parts) < 8 or parts[2:4] != ["apivideo", "vod"] or parts[5] != "token":
             return None
         video = shelf.video(library_index(parts[4]))
@@ -230,6 +244,8 @@ class Library:
             admitted = admit(shelf.state.secret, spent, parts[4], parts[6], parts[7:], query, ttl)
         if admitted.session is not None:
             return Served(200, {"Content-Type": "application/json"}, admitted.session)
+        if admitted.rest == ["thumbnail.jpg"]:
+            return _image(method, extras.thumbnail(parts[4]))
         if admitted.rest != ["mp4", "source.mp4"] or video.fault == "no_mp4":
             return Served(404, TEXT, REFUSED)
         # The file itself, as the library serves it (HEAD with its size, ranges answered 206).
@@ -237,3 +253,20 @@ class Library:
         return serve_media(
             shelf.cfg, shelf.state, method, link.path, link.query, range_header, shelf.faults, lambda v, n: True
         )
+
+    def _public(self, shelf: Shelf, method: str, vid: str, rest: list[str]) -> Served:
+        """A public video's thumbnail (`thumbnail.jpg`), or a video's chapters file (`chapters/{language}.vtt`)."""
+        video = shelf.video(library_index(vid))
+        if video is not None and rest == ["thumbnail.jpg"] and not video.private:
+            return _image(method, extras.thumbnail(vid))
+        if video is not None and len(rest) == 2 and rest[0] == "chapters" and rest[1].endswith(".vtt"):
+            body = extras.chapters_vtt(video, rest[1].removesuffix(".vtt"))
+            if body is not None:
+                headers = {"Content-Type": "text/vtt; charset=utf-8", "Content-Length": str(len(body))}
+                return Served(200, headers, b"" if method == "HEAD" else body)
+        return Served(404, TEXT, REFUSED)
+
+
+def _image(method: str, body: bytes) -> Served:
+    headers = {"Content-Type": "image/jpeg", "Content-Length": str(len(body))}
+    return Served(200, headers, b"" if method == "HEAD" else body)

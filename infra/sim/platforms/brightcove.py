@@ -37,6 +37,9 @@ Reference". Brightcove is no target here: creates are not routed.
   `src` on /_media. Brightcove keeps no processing status for a track: library_captions_processing has
   nothing to show;
 - folders: the library's three, a `/` made a space ("illegal characters: /" in folder names);
+- what a viewer sees first (issue 42), each documented in brightcove_library.py: the videos' images (and a real
+  PNG at each link, `serve_delivery`), chapters tracks (`library_chapters_every`), `published_at`, and the account's
+  playlists (`GET .../playlists`, `GET .../playlists/{id}/videos`) in their order;
 - rate limits: 429 `TOO_MANY_REQUESTS` ("too many simultaneous requests or too many requests per second",
   asset.js), with no Retry-After (none documented); the profile's `limits` give 10 reads a second (secondary: under
   10 a second per account). Errors are a JSON array `[{"error_code", "message"}]` (asset.js).
@@ -56,10 +59,11 @@ from typing import ClassVar
 
 from ..bucket import RateState
 from ..config import SimConfig
-from ..library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Shelf
+from ..library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Served, Shelf
 from ..profile import Call, MadeUp, ParamError, Profile, Reply, basic_matches, int_param, iso_z, same
+from . import brightcove_library as extras
+from .brightcove_library import ID_BASE
 
-ID_BASE = 6_300_000_000_000
 FAULTS = ("processing", "no_mp4")
 SORTS = (
     "name",
@@ -158,6 +162,9 @@ class Brightcove(Profile):
         ("/v1/accounts/{account}/videos/{id}", {"GET": "get"}),
         ("/v1/accounts/{account}/videos/{id}/sources", {"GET": "src_sources"}),
         ("/v1/accounts/{account}/folders", {"GET": "src_folders"}),
+        # The account's playlists and a playlist's videos (brightcove_library.py).
+        ("/v1/accounts/{account}/playlists", {"GET": "src_playlists"}),
+        ("/v1/accounts/{account}/playlists/{playlist}/videos", {"GET": "src_playlist_videos"}),
     )
 
     def made_up_source(self) -> MadeUp:
@@ -199,6 +206,8 @@ class Brightcove(Profile):
             return self._count(shelf, call)
         if op == "src_folders":
             return Reply(200, self._folders(shelf))
+        if op in ("src_playlists", "src_playlist_videos"):
+            return self._playlists(op, shelf, call)
         video = shelf.video(index_of(call.params.get("id", "")))
         if video is None:
             return self.error("not_found", "The resource you requested does not exist.")
@@ -248,7 +257,7 @@ class Brightcove(Profile):
             "tags": list(video.tags),
             "created_at": iso_z(video.created),
             "updated_at": iso_z(video.modified),
-            "published_at": iso_z(video.created),
+            "published_at": iso_z(extras.published(video)),
             "duration": round(video.duration * 1000),
             "state": state,
             "schedule": schedule,
@@ -258,7 +267,8 @@ class Brightcove(Profile):
             "folder_id": folder_id(video.folder),
             "economics": "AD_SUPPORTED",
             "custom_fields": {},
-            "text_tracks": self._text_tracks(shelf, video),
+            "text_tracks": self._text_tracks(shelf, video) + extras.chapters_track(shelf, video),
+            "images": extras.images(shelf, video),
         }
 
     def _text_tracks(self, shelf: Shelf, video: Item) -> list[dict]:
@@ -318,6 +328,32 @@ class Brightcove(Profile):
             }
             for name in FOLDERS
         ]
+
+    def _playlists(self, op: str, shelf: Shelf, call: Call) -> Reply:
+        """A page of the account's playlists, or one playlist's videos in its order (brightcove_library.py)."""
+        account = shelf.cfg.account_id or "1"
+        if op == "src_playlist_videos":
+            playlist = extras.playlist_of(call.params.get("playlist", ""))
+            if playlist is None:
+                return self.error("not_found", "The resource you requested does not exist.")
+            return Reply(200, [self.render_library(shelf, v) for v in playlist.videos(shelf)])
+        query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
+        try:
+            limit = int_param(query, "limit", 20, 1, 100)
+            offset = int_param(query, "offset", 0, 0, None)
+        except ParamError as exc:
+            return self.error("invalid", str(exc))
+        found = extras.listed_playlists(query)
+        if isinstance(found, str):  # playlist.js: "INVALID_SORT 400", "INVALID_SEARCH 400"
+            code = "INVALID_SORT" if found.startswith("sort") else "INVALID_SEARCH"
+            return Reply(400, [{"error_code": code, "message": found}])
+        return Reply(200, [extras.render_playlist(p, shelf, account) for p in found[offset : offset + limit]])
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """The videos' images and chapters files at the delivery host (brightcove_library.serve)."""
+        return extras.serve(shelf, method, path, query)
 
     def _window(self, shelf: Shelf, call: Call) -> tuple[dict, int, int]:
         query = urllib.parse.parse_qs(call.query, keep_blank_values=True)

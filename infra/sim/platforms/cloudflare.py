@@ -19,7 +19,10 @@ is refused at its uid's URLs (playback and MP4 download) and served at a valid, 
 its download only with `downloadable` in the token ("Download links will not work for videos which
 already require signed URLs if the `downloadable` flag is not present in the token", .../download-videos/).
 As a source, the MP4 download lives at the delivery host `/_stream/<uid>/downloads/default.mp4`
-(Stream's `customer-<CODE>.cloudflarestream.com/<uid>/downloads/default.mp4`).
+(Stream's `customer-<CODE>.cloudflarestream.com/<uid>/downloads/default.mp4`), a ready video's `thumbnail`
+("omitted until encoding is complete") at `/_stream/<uid>/thumbnails/thumbnail.jpg` ("Display thumbnails"), a
+JPEG; with requireSignedURLs only at a valid token, downloadable or not ("If signed URLs are required, you must
+use a signed URL instead of video UIDs").
 """
 
 from __future__ import annotations
@@ -185,16 +188,16 @@ def _library_captions(video: Item) -> list[dict]:
     ]
 
 
-def _delivered(shelf: Shelf, key: str) -> tuple[Item | None, bool]:
+def _delivered(shelf: Shelf, key: str, download: bool = True) -> tuple[Item | None, bool]:
     """The library video a delivery URL's key names (its uid, or a token), and whether it is refused: a video
-    that requires signed URLs at its uid, or a token that does not hold for a download."""
+    that requires signed URLs at its uid, or a token that does not hold (for a download: not downloadable)."""
     index = library_index(key)
     if index >= 0:
         video = shelf.video(index)
         return video, video is not None and _restriction(shelf, video)[0]
     claims = token_claims(key)
     video = shelf.video(library_index(claims["sub"])) if claims else None
-    return video, not token_holds(shelf.state.secret, key, time.time(), download=True)
+    return video, not token_holds(shelf.state.secret, key, time.time(), download=download)
 
 
 def library_uid(video: Item) -> str:
@@ -219,11 +222,12 @@ class StreamLibrary:
         fault = video.fault
         state = {"processing": "inprogress", "error": "error"}.get(fault or "", "ready")
         code, text = _ERROR_REASONS["corrupt"] if state == "error" else ("", "")
-        ready = state == "ready"
+        ready, uid = state == "ready", library_uid(video)
         return {
-            "uid": library_uid(video),
+            "uid": uid,
             "creator": f"creator-{video.index % 3}",
             "thumbnailTimestampPct": 0.25,
+            **({"thumbnail": f"{shelf.base_url}/_stream/{uid}/thumbnails/thumbnail.jpg"} if ready else {}),
             "readyToStream": ready,
             "readyToStreamAt": iso_z(video.modified) if ready else None,
             "status": {"state": state, "pctComplete": "100.000000" if ready else "40.000000", "errorReasonCode": code,
@@ -293,6 +297,14 @@ class StreamLibrary:
         as the library's files (library.serve_media); refused 403 at a signed video's uid, or with a token that
         does not hold for a download ("If your video is public, the MP4 will also be publicly accessible")."""
         parts = path.split("/")
+        if len(parts) == 5 and parts[3:] == ["thumbnails", "thumbnail.jpg"]:
+            video, refused = _delivered(shelf, parts[2], download=False)
+            if video is None or video.fault:  # "omitted until encoding is complete"
+                return Served(404, {"Content-Type": "text/plain"}, b"Not Found")
+            if refused:
+                return Served(403, {"Content-Type": "text/plain"}, b"This video requires a signed URL token")
+            body = media.THUMBNAIL
+            return Served(200, {"Content-Type": "image/jpeg", "Content-Length": str(len(body))}, body)
         if len(parts) != 5 or parts[3:] != ["downloads", "default.mp4"]:
             return None
         video, refused = _delivered(shelf, parts[2])

@@ -30,6 +30,10 @@ describe it. Dropbox is no target here: creates are not routed.
   `<title>.mp4` in its folder (FileMetadata: `id`, `name`, `path_lower`, `path_display`, `client_modified`,
   `server_modified` (the SDK's '%Y-%m-%dT%H:%M:%SZ'), `rev` (hex, 9 or more), `size`, `is_downloadable`,
   `content_hash` (64 hex)); a captioned video has sidecars `<title>.en.vtt` and `<title>.fr.srt` beside it;
+  what a viewer sees first (issue 42; migrator.sources.sidecars): every third video (0, 3, ...) has a poster
+  `<title>.jpg` beside it (a real JPEG, media.THUMBNAIL) and every fourth (0, 4, ...) a `<title>.chapters.vtt`
+  (WebVTT chapter cues, CHAPTERS): files like any other, FileMetadata in the same listings (Dropbox has no
+  thumbnail or chapters of its own for a file);
 - faults in turn (library_unfetchable_every): "not_downloadable" (`is_downloadable: false`, left out of a
   listing with include_non_downloadable_files false), "unsupported" and "not_allowed" (get_temporary_link's
   409 `unsupported_file` / `not_allowed`, GetTemporaryLinkError). Dropbox processes nothing: no video is
@@ -57,6 +61,7 @@ from typing import ClassVar
 from ..bucket import RateState
 from ..config import SimConfig
 from ..library import FOLDERS, Item, Served, Shelf, media_url, serve_media
+from ..media import THUMBNAIL
 from ..profile import Call, MadeUp, Profile, Reply, same
 
 ROOT = "/Videos"
@@ -65,6 +70,9 @@ LINK_TTL_S = 4 * 3600.0
 MAX_LIMIT = 2000
 SIDECARS = (("en", "vtt"), ("fr", "srt"))
 SRT = "1\n00:00:00,000 --> 00:00:02,000\nVideo {i}, {language}\n"
+POSTER_EVERY, CHAPTERS_EVERY = 3, 4
+# A chapters file's cues: where each chapter starts and its title (within the shortest library video, 30 s).
+CHAPTERS = "WEBVTT\n\n00:00:00.000 --> 00:00:10.000\nIntro\n\n00:00:10.000 --> 00:00:20.000\nVideo {i}: the demo\n"
 
 
 def file_id(index: int) -> str:
@@ -171,8 +179,15 @@ class Dropbox(Profile):
 
     def sidecars(self, video: Item) -> list[dict]:
         found = []
-        for (language, _kind, _label), (_, ext) in zip(video.captions, SIDECARS, strict=False):
-            name = f"{video.title}.{language}.{ext}"
+        named = [
+            (f"{video.title}.{language}.{ext}", language)
+            for (language, _kind, _label), (_, ext) in zip(video.captions, SIDECARS, strict=False)
+        ]
+        if video.index % POSTER_EVERY == 0:
+            named.append((f"{video.title}.jpg", "poster"))
+        if video.index % CHAPTERS_EVERY == 0:
+            named.append((f"{video.title}.chapters.vtt", "chapters"))
+        for name, language in named:
             path = f"{ROOT}/{video.folder}/{name}"
             found.append(
                 {
@@ -351,10 +366,17 @@ class Dropbox(Profile):
         media = "/_media/" + path[len("/_stream/") :]
         served = serve_media(shelf.cfg, shelf.state, method, media, query, range_header, self.faults, lambda v, n: True)
         name = media.rsplit("/", 1)[1]
-        if served.status == 200 and name.endswith(".srt"):
-            video_index = int(media.split("/")[3])
+        if served.status != 200:
+            return served
+        video_index = int(media.split("/")[3])
+        if name.endswith(".srt"):
             text = SRT.format(i=video_index, language=name.split(".")[-2]).encode()
             return Served(200, {"Content-Type": "application/x-subrip", "Content-Length": str(len(text))}, text)
+        if name.endswith(".chapters.vtt"):
+            text = CHAPTERS.format(i=video_index).encode()
+            return Served(200, {"Content-Type": "text/vtt", "Content-Length": str(len(text))}, text)
+        if name.endswith(".jpg"):
+            return Served(200, {"Content-Type": "image/jpeg", "Content-Length": str(len(THUMBNAIL))}, THUMBNAIL)
         return served
 
     # ----- rate limits

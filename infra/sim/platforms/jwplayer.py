@@ -30,7 +30,9 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
   in it; a media whose publish window is closed is delivered to no one. `media.json` stands for the Delivery
   API's `/v2/media/{id}` (a playlist of one item, its `sources` and `tracks`; on a signing property only with
   a JWT `token` for that resource): its `tracks` are the published (`ready`) ones only, each file at
-  `tracks/<track id>.<format>` (JW's `/tracks/{id}.{ext}`), which serves no file of a draft.
+  `tracks/<track id>.<format>` (JW's `/tracks/{id}.{ext}`), which serves no file of a draft;
+- as a source, what a viewer sees first (issue 42): chapters tracks and publish dates (jwplayer_library.py), the
+  poster at the Delivery API and the property's playlists, manual ones in order (jwplayer_extras.py).
 """
 
 from __future__ import annotations
@@ -51,10 +53,12 @@ from ..library import Item, Served, Shelf
 from ..profile import Account, Call, Draft, Event, MadeUp, Profile, Reply, Store, alnum_id, same
 from ..texttracks import label_of
 from ..video import ERRORED, READY, TextTrack, Video
+from . import jwplayer_extras as extras
 from .jwplayer_library import (
     CEILING,
     FAULTS,
     Query,
+    chapter_tracks,
     epoch,
     error,
     file_sig,
@@ -133,6 +137,9 @@ class JwPlayer(Profile):
         ("/v2/sites/{site}/media/{id}/text_tracks/{track}", {"GET": "video_track_get"}),
         ("/v2/sites/{site}/media/{id}/text_tracks/{track}/publish", {"PUT": "video_track_publish"}),
         ("/v2/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
+        # A library's playlists (jwplayer_extras.py).
+        ("/v2/sites/{site}/playlists", {"GET": "src_playlists"}),
+        ("/v2/sites/{site}/playlists/{playlist}/manual_playlist", {"GET": "src_manual_playlist"}),
     )
     source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
 
@@ -329,17 +336,22 @@ class JwPlayer(Profile):
         if op == "list":
             query = parse_query(call.query)
             return query if isinstance(query, Reply) else list_library(shelf, query)
+        if op in ("src_playlists", "src_manual_playlist"):
+            return extras.playlists_reply(op, shelf, call)
         video = shelf.video(library_index(call.params.get("id", "")))
         if video is None:
             return error("not_found", "Media not found")
         if op == "src_tracks":
-            tracks = library_tracks(video)
+            tracks = library_tracks(video) + chapter_tracks(shelf.cfg, video)
             return Reply(200, {"text_tracks": tracks, "page": 1, "page_length": 10, "total": len(tracks)})
         return Reply(200, render_library(video))
 
     def serve_delivery(
         self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
     ) -> Served | None:
+        rest = path.removeprefix("/_stream/jwplayer/")
+        if rest != path and (poster := extras.serve_poster(shelf, method, rest, query)) is not None:
+            return poster
         return serve_delivery(shelf, method, path, query, range_header)
 
     # ----- playback of the media made here

@@ -29,7 +29,13 @@ As JW Player documents them (docs.jwplayer.com), each beside the code:
   captioned media's published tracks a German one in `draft` ("Prevents a text track from delivering via the
   Delivery API by changing the track status from ready to draft": the unpublish reference,
   put_v2-sites-site-id-media-media-id-text-tracks-track-id-unpublish): the Delivery API's playlist lists only
-  `ready` tracks and serves no file of any other.
+  `ready` tracks and serves no file of any other;
+- what a viewer sees first (issue 42): `publish_start_date` up to three hours after the upload (when it is first
+  delivered, apart from `created`); a chapters track (`track_kind` chapters, a WebVTT file of chapter cues:
+  chapter_cues.py) on every `library_chapters_every`th media, every third of them its owner's draft; the Delivery
+  API's media item with its poster, `image` ("Poster image URL", at `width=720`) and `images[]` of {src, width,
+  type} from 320 to 1920 wide (the Delivery API's media answer); the poster itself and the playlists are
+  jwplayer_extras.py's.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from datetime import UTC, datetime
 from ..config import SimConfig
 from ..library import EPOCH, STEP_S, VTT, Item, Served, Shelf, serve_media
 from ..profile import KIND_STATUS, Reply
+from . import chapter_cues
 
 CEILING = 10_000
 EXACT_MAX = 15
@@ -80,6 +87,7 @@ _RANGE = re.compile(r"^\s*(created|last_modified)\s*:\s*\[\s*(\S+)\s+TO\s+(\S+)\
 _EXTERNAL = re.compile(r'^\s*external_id\s*:\s*(?:"([^"]*)"|(\S+))\s*$')
 # A draft track of a captioned library media, beside its published ones (language, kind, label).
 DRAFT_TRACK = ("de", "captions", "Deutsch (Entwurf)")
+POSTER_WIDTHS = (320, 480, 640, 720, 1280, 1920)  # the widths the Delivery API lists a poster at
 
 
 def error(kind: str, message: str | None = None) -> Reply:
@@ -253,7 +261,7 @@ def render_library(video: Item) -> dict:
         "custom_params": {"series": video.tags[0]},
         "external_id": f"lib-{video.index}",
         "author": "Library",
-        "publish_start_date": iso(video.created),
+        "publish_start_date": iso(published(video)),
         "publish_end_date": iso(video.created + 86_400) if video.private else None,
         "permalink": f"https://example.com/videos/{video.index}",
     }
@@ -293,6 +301,28 @@ def library_tracks(video: Item) -> list[dict]:
             "metadata": {"label": name, "srclang": language, "track_kind": kind},
         }
         for n, (language, kind, name, status) in enumerate(published + drafts)
+    ]
+
+
+def published(video: Item) -> float:
+    """When the media was first delivered: up to three hours after its upload (apart from `created`)."""
+    return video.created + (video.index % 4) * 3600
+
+
+def chapter_tracks(cfg: SimConfig, video: Item) -> list[dict]:
+    """The media's chapters track where it has one (chapter_cues.has_chapters), id `C<index>0`: published, or
+    on every third chaptered media its owner's draft."""
+    if not chapter_cues.has_chapters(cfg, video.index):
+        return []
+    draft = (video.index // max(1, cfg.library_chapters_every)) % 3 == 2
+    return [
+        {
+            "id": f"C{video.index:06d}0",
+            "type": "text_track",
+            "status": "draft" if draft else "ready",
+            "track_kind": "chapters",
+            "metadata": {"label": "Chapters", "srclang": "en", "track_kind": "chapters"},
+        }
     ]
 
 
@@ -368,12 +398,15 @@ def playlist(shelf: Shelf, video: Item, token_exp: int | None) -> dict:
     # changing the track status from draft to ready": put_v2-sites-site-id-media-media-id-text-tracks-track-id-publish).
     tracks = [
         {"file": url(f"tracks/{t['id']}.vtt"), "kind": t["metadata"]["track_kind"], "label": t["metadata"]["label"]}
-        for t in library_tracks(video)
+        for t in library_tracks(video) + chapter_tracks(shelf.cfg, video)
         if t["status"] == "ready"
     ]
+    poster = f"{base}/v2/media/{mid}/poster.jpg"
     item = {
         "mediaid": mid,
         "title": video.title,
+        "image": f"{poster}?width=720",
+        "images": [{"src": f"{poster}?width={w}", "width": w, "type": "image/jpeg"} for w in POSTER_WIDTHS],
         "duration": round(video.duration),
         "sources": sources,
         "tracks": tracks,
@@ -404,17 +437,24 @@ def serve_delivery(shelf: Shelf, method: str, path: str, query: str, range_heade
 
 def _serve_file(shelf: Shelf, method: str, rest: str, query: str, range_header: str | None) -> Served:
     text = {"Content-Type": "text/plain"}
-    found = re.match(r"^(videos/(J\d{7})-([A-Za-z0-9]{8})\.mp4|tracks/T(\d{6})(\d)\.vtt)$", rest)
+    found = re.match(r"^(videos/(J\d{7})-([A-Za-z0-9]{8})\.mp4|tracks/([TC])(\d{6})(\d)\.vtt)$", rest)
     if not found:
         return Served(404, text, b"Not Found")
-    index = int(found.group(2)[1:]) if found.group(2) else int(found.group(4))
+    index = int(found.group(2)[1:]) if found.group(2) else int(found.group(5))
     video = shelf.video(index)
     if video is None:
         return Served(404, text, b"Not Found")
     if shelf.cfg.signing_secret and not signed_file(f"_stream/jwplayer/{rest}", query, shelf.cfg.signing_secret):
         return Served(403, text, b"Forbidden: the URL is not signed, or its signature has expired")
+    if found.group(4) == "C":  # a chapters file: served while the track is published
+        if not any(t["status"] == "ready" for t in chapter_tracks(shelf.cfg, video)):
+            return Served(404, text, b"Not Found")
+        body = chapter_cues.vtt(video)
+        return Served(
+            200, {"Content-Type": "text/vtt", "Content-Length": str(len(body))}, b"" if method == "HEAD" else body
+        )
     if found.group(4) is not None:
-        n = int(found.group(5))
+        n = int(found.group(6))
         if n >= len(video.captions) or video.captions_processing:  # past the captions: the draft, never delivered
             return Served(404, text, b"Not Found")
         body = VTT.format(i=video.index, language=video.captions[n][0]).encode()

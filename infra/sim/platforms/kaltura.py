@@ -32,7 +32,9 @@ Modelled, each where its document says:
   outside its window to an admin session as any other; only playback and download refuse it (above);
 - caption_captionasset.list and serveWebVTT (without segmentIndex: the HLS playlist of segments; with -1: the
   whole file as WebVTT, CaptionAssetService::serveWebVTTAction, kWebVTTGenerator); category.list by idIn;
-  accessControlProfile.list.
+  accessControlProfile.list;
+- what a viewer sees first (issue 42), each documented in kaltura_extras.py: thumbAsset.list and getUrl, the image
+  at each thumb's URL and at the entry's `thumbnailUrl`, and chapters as thumb cue points (cuepoint_cuepoint.list).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from ..config import SimConfig
 from ..library import VTT, Item, Served, Shelf, serve_media
 from ..profile import Call, MadeUp, Profile, Reply
 from . import kaltura_entries as lib
+from . import kaltura_extras as extras
 
 KS_DEFAULT_S = 86_400  # session.start's default expiry
 URL_KS_S = 86_400  # the KS in a download URL: getDownloadUrlWithExpiry(86400)
@@ -214,6 +217,9 @@ class Kaltura(Profile):
             ("category", "list"): self._category_list,
             ("categoryentry", "list"): self._category_entry_list,
             ("accesscontrolprofile", "list"): self._access_list,
+            ("thumbasset", "list"): self._thumb_list,
+            ("thumbasset", "geturl"): self._thumb_url,
+            ("cuepoint_cuepoint", "list"): self._cue_point_list,
         }.get((service, action))
         if handler is None:
             return answer(kerror("SERVICE_DOES_NOT_EXISTS", f"Service [{service}] does not exist"), fmt)
@@ -287,13 +293,14 @@ class Kaltura(Profile):
                 found.append(item)
         for item in found:
             item.pop("_position", None)
+            item["thumbnailUrl"] = call.base_url + extras.entry_thumbnail_path(lib.index_of(item["id"]))
         return self._listing("KalturaMediaListResponse", found, total)
 
     def _media_get(self, shelf: Shelf, call: Call, params: Mapping) -> object:
         video = shelf.video(lib.index_of(params.get("entryId")))
         if video is None:
             return kerror("ENTRY_ID_NOT_FOUND", f'Entry id "{params.get("entryId")}" not found')
-        return lib.entry(shelf, video)
+        return {**lib.entry(shelf, video), "thumbnailUrl": call.base_url + extras.entry_thumbnail_path(video.index)}
 
     def _videos_of(self, shelf: Shelf, flt: Mapping) -> list[Item]:
         ids = lib._strs(flt.get("entryIdIn") or flt.get("entryIdEqual") or "")
@@ -334,6 +341,15 @@ class Kaltura(Profile):
         found = lib.access_profiles()
         return self._listing("KalturaAccessControlProfileListResponse", found, len(found))
 
+    def _thumb_list(self, shelf: Shelf, call: Call, params: Mapping) -> object:
+        return self._assets(shelf, params, lambda _shelf, video: extras.thumbs(video), "KalturaThumbAssetListResponse")
+
+    def _cue_point_list(self, shelf: Shelf, call: Call, params: Mapping) -> object:
+        size, index = self._pager(params)
+        flt = mapping(params.get("filter"))
+        found = extras.cue_points_matching(self._videos_of(shelf, flt), flt)
+        return self._listing("KalturaCuePointListResponse", found[(index - 1) * size : index * size], len(found))
+
     # ----- files
 
     def _flavor_url(self, shelf: Shelf, call: Call, params: Mapping) -> object:
@@ -352,11 +368,29 @@ class Kaltura(Profile):
             path += "/ks/" + make_ks(shelf, 0, time.time() + lifetime, f"download:{eid},sview:{eid}")
         return f"{call.base_url}{path}/a.mp4?{urllib.parse.urlencode(video.media_query())}"
 
+    def _thumb_url(self, shelf: Shelf, call: Call, params: Mapping) -> object:
+        """thumbAsset.getUrl: the thumb's download URL, a KS of the entry's download privileges in it where its
+        access control asks for one (kaltura_extras.py)."""
+        found = extras.thumb_of(shelf, params.get("id"))
+        if found is None:
+            asked = params.get("id")
+            return kerror("THUMB_ASSET_ID_NOT_FOUND", f"The requested thumbnail asset id [{asked}] not found")
+        video, k = found
+        path = extras.thumb_path(video.index, k)
+        if lib.private_kind(shelf, video) == "restricted":
+            eid = lib.entry_id(video.index)
+            path += "/ks/" + make_ks(shelf, 0, time.time() + URL_KS_S, f"download:{eid},sview:{eid}")
+        return call.base_url + path
+
     def serve_delivery(
         self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
     ) -> Served | None:
         """A download URL getUrl handed out: its flavor's bytes, with the KS it carries checked where the entry's
-        access control asks for one (403 without it, or once it has expired)."""
+        access control asks for one (403 without it, or once it has expired); a thumbnail's image likewise
+        (kaltura_extras.serve_thumbnail)."""
+        thumbnail = extras.serve_thumbnail(shelf, path, lambda video, ks: self._thumb_allowed(shelf, video, ks))
+        if thumbnail is not None:
+            return thumbnail
         parts = path.split("/")
         parts = parts[parts.index("playManifest") + 1 :] if "playManifest" in parts else []
         pairs = dict(zip(parts[0:-1:2], parts[1::2], strict=False))
@@ -375,6 +409,14 @@ class Kaltura(Profile):
         return serve_media(
             shelf.cfg, shelf.state, method, inner.path, inner.query, range_header, self.faults, lambda v, n: True
         )
+
+    def _thumb_allowed(self, shelf: Shelf, video: Item, ks: str | None) -> bool:
+        """A thumbnail is refused only by an access control profile with a rule, short of a KS of the entry's
+        (KSecureEntryHelper, ContextType::THUMBNAIL: validateAccessControl, not moderation or scheduling)."""
+        if lib.private_kind(shelf, video) != "restricted":
+            return True
+        fields, _ = read_ks(shelf, ks or "")
+        return fields is not None and f"download:{lib.entry_id(video.index)}" in fields["v"].split(",")
 
     def _webvtt(self, shelf: Shelf, params: Mapping, fmt: int) -> Reply:
         index, k = lib.asset_of(params.get("captionAssetId"), "2")

@@ -13,7 +13,8 @@ no hint unless the rate_headers knob adds X-RateLimit-*. Its documented limits (
 defaults: its `limits`. URL signing keys (/system/v1/signing-keys) and the tokens a
 signed playback id's stream.mux.com URLs need (`/_play/mux/...` here): mux_signing.py. As a
 source (library_size > 0): the library's assets, master access, test assets, live recordings,
-text tracks still preparing, and their WebVTT at stream.mux.com (`render_library`, `serve_playback`).
+text tracks still preparing, and their WebVTT at stream.mux.com (`render_library`, `serve_playback`);
+each asset's thumbnail_time, default thumbnail and chapters track (issue 42): mux_library.py.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ..profile import (
 )
 from ..signing import sign_timestamped
 from ..video import ERRORED, READY, TextTrack, Video
+from . import mux_library
 from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
@@ -482,7 +484,10 @@ class Mux(Profile):
                 },
                 {"id": f"AT{video.index:08d}", "type": "audio", "max_channels": 2, "status": "ready"},
                 *text_tracks(video),
+                *mux_library.chapters_track(shelf.cfg, video),
             ]
+            if (chosen := mux_library.thumbnail_time(video)) is not None and fault != "test":
+                out["thumbnail_time"] = chosen
         elif status == "errored":
             out["errors"] = {"type": "invalid_input", "messages": ["The input file could not be processed"]}
         state, _done = shelf.preparation(video, now)
@@ -533,7 +538,11 @@ class Mux(Profile):
     ) -> media.Answer:
         """stream.mux.com and image.mux.com, both at `/_play/mux/...` here: a library asset's text tracks, else
         the playback of the assets made here (mux_signing.serve_playback). `held`: the signing keys made here."""
-        video = library_by_playback(shelf, key) if len(rest) == 2 and rest[0] == "text" else None
+        extra = library_by_playback(shelf, key)
+        served = mux_library.serve(shelf.cfg, extra, key, rest, query, held) if extra is not None else None
+        if served is not None:  # its default thumbnail, its chapters (mux_library.py)
+            return served
+        video = extra if len(rest) == 2 and rest[0] == "text" else None
         if video is None:
             return serve_playback(videos, playback_ids, held, key, rest, query)
         # A ready text track's WebVTT at `stream.mux.com/{PLAYBACK_ID}/text/{TRACK_ID}.vtt` (Mux's captions

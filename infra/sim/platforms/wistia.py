@@ -8,8 +8,9 @@ sort_direction 0 desc | 1 asc, page; or cursor paging: cursor[enabled]=1, cursor
 cursor[before], each media then carrying its `cursor`; archived=true|false) -> a JSON array; GET
 /modern/medias/{hashed_id}; GET /modern/medias/{hashed_id}/captions -> [{language (ISO 639-2),
 english_name, native_name, text (SRT), is_draft, id}]; GET .../captions/{language} as JSON, or
-as the file itself with `Accept: text/vtt` (or a .vtt / .srt ending). A media's `assets[]`
-hold its OriginalFile, whose `url` points at this simulator's /_media. Each answer notes in the
+as the file itself with `Accept: text/vtt` (or a .vtt / .srt ending); GET /modern/medias/{hashed_id}/customizations
+and a folder's medias in their order (`folder_id`, `sort_by=position`), its thumbnail's image: wistia_extras.py. A
+media's `assets[]` hold its OriginalFile, whose `url` points at this simulator's /_media. Each answer notes in the
 request log the API release it was served as (`api_version`) and the one asked for
 (`api_version_asked`, None when unversioned). Wistia is no target here: creates are not routed.
 
@@ -48,8 +49,9 @@ from typing import ClassVar
 
 from ..bucket import RateState
 from ..config import SimConfig
-from ..library import Item, Shelf
+from ..library import Item, Served, Shelf
 from ..profile import KIND_STATUS, Call, MadeUp, ParamError, Profile, Reply, int_param, iso_offset, same
+from . import wistia_extras as extras
 
 # Unfetchable in turn: still processing, failed processing, not a video, archived, no original kept.
 FAULTS = ("processing", "failed", "not_video", "archived", "no_original")
@@ -127,6 +129,7 @@ class Wistia(Profile):
         ("/modern/medias/{id}", {"GET": "get"}),
         ("/modern/medias/{id}/captions", {"GET": "src_captions"}),
         ("/modern/medias/{id}/captions/{language}", {"GET": "src_caption"}),
+        ("/modern/medias/{id}/customizations", {"GET": "src_customizations"}),
     )
 
     def made_up_source(self) -> MadeUp:
@@ -162,8 +165,8 @@ class Wistia(Profile):
             "description": video.description,
             "progress": 0.5 if fault == "processing" else 1.0,
             "status": {"processing": "processing", "failed": "failed"}.get(fault or "", "ready"),
-            "thumbnail": {"url": shelf.url(video, "thumbnail.jpg"), "width": 200, "height": 120},
-            "folder": {"id": 10 + len(video.folder), "name": video.folder, "hashedId": f"f{len(video.folder):09d}"},
+            "thumbnail": extras.thumbnail(shelf, video),
+            "folder": extras.folder(video),
             "subfolder": None,
             "tags": [{"name": t} for t in video.tags],
             "assets": [] if fault in ("processing", "failed") else self._assets(shelf, video),
@@ -222,6 +225,8 @@ class Wistia(Profile):
             return self.error("not_found")
         if op == "get":
             return Reply(200, self.render_library(shelf, video))
+        if op == "src_customizations":
+            return Reply(200, extras.customizations(video))
         captions = self._captions(video)
         if op == "src_captions":
             return Reply(200, captions)
@@ -257,6 +262,12 @@ class Wistia(Profile):
         if cursor_on and sort_by not in ("id", "created"):
             return Reply(400, {"error": "cursor pagination supports sort_by id and created only"})
         newest_first = query.get("sort_direction", ["1"])[0] == "0"
+        folder = query.get("folder_id", [None])[0]
+        if folder is not None and not cursor_on:  # a folder's medias, in the order asked (wistia_extras.py)
+            found = extras.folder_videos(shelf, folder, sort_by, newest_first)
+            kept = [v for v in found if archived is None or (v.fault == "archived") == archived]
+            chosen = kept[(page - 1) * per_page : page * per_page]
+            return Reply(200, [self.render_library(shelf, v) for v in chosen])
         if archived is not None:
             skip = 0 if cursor_on else (page - 1) * per_page
             videos = self._filtered(shelf, archived, newest_first, start_after, start_before, skip, per_page)
@@ -310,6 +321,12 @@ class Wistia(Profile):
             video = shelf.video(index)
             if video is not None:
                 yield video
+
+    def serve_delivery(
+        self, shelf: Shelf, method: str, path: str, query: str, range_header: str | None
+    ) -> Served | None:
+        """A thumbnail at Wistia's delivery host (wistia_extras.serve_thumbnail)."""
+        return extras.serve_thumbnail(shelf, method, path, hashed_id)
 
     # ----- rate limits
 
