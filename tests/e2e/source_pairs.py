@@ -198,17 +198,25 @@ def track_errors(aws, target: Target, ids: list[str]) -> dict:
     return {i: entries for i, entries in errors.items() if entries}
 
 
+# An entry's settled states: a caption or an extra attached or failed for good, or an extra the target noted.
+SETTLED = {"attached", "failed", "noted"}
+
+
 def tracks_attached(aws, target: Target, ids: list[str], timeout_s: float = 180) -> dict:
-    """Until every asset's caption tracks are settled; {asset id: {track key: state}}."""
+    """Until every asset's entries are settled (captions and the extras: a thumbnail, chapters, a collection
+    place, which a target may note instead); {asset id: {caption track key: state}}, the captions only."""
     from migrator.ledger import Ledger
 
     ledger, deadline = Ledger(target.outputs["LedgerTableName"], aws("dynamodb")), time.time() + timeout_s
     while True:
         found = ledger.get_many(ids)
-        states = {i: {k: e.get("state") for k, e in (found.get(i, {}).get("track_states") or {}).items()} for i in ids}
-        settled = all(entries and set(entries.values()) <= {"attached", "failed"} for entries in states.values())
+        entries = {i: (found.get(i, {}).get("track_states") or {}) for i in ids}
+        settled = all(e and {s.get("state") for s in e.values()} <= SETTLED for e in entries.values())
         if settled or time.time() > deadline:
-            return states
+            return {
+                i: {k: s.get("state") for k, s in e.items() if s.get("kind", "caption") == "caption"}
+                for i, e in entries.items()
+            }
         time.sleep(1)
 
 

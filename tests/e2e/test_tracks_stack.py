@@ -88,7 +88,8 @@ def tracks_settled(dynamodb, table: str, ids: list[str], timeout_s: float = 180,
         def done(item):
             states = item.get("track_states") or {}
             return states and all(
-                e["state"] == "attached" or (e["state"] == "failed" and "retry_after" not in e) for e in states.values()
+                e["state"] in ("attached", "noted") or (e["state"] == "failed" and "retry_after" not in e)
+                for e in states.values()
             )
 
         if len(items) == len(ids) and all(done(i) for i in items.values()):

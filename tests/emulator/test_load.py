@@ -10,6 +10,7 @@ import threading
 import pytest
 from migrator.ledger import Ledger
 from migrator.messages import ALLOWED_SCHEMES, AssetMessage, parse_message
+from migrator.row_extras import Collection
 from migrator_cli.errors import CliError
 from migrator_cli.inventory import s3_asset_id
 from migrator_cli.load import SourceBucket, load_inventory
@@ -136,14 +137,20 @@ def test_s3_listing_sends_s3_sources_with_stable_ids(aws, queue):
     assert (summary.rows_read, summary.good, summary.skipped, summary.sent) == (4, 2, 2, 2)
     assert summary.exit_code == 0
     arrived = {m.asset_id: m for m in drain(sqs, queue)}
+    # A folder below the listed prefix is the video's collection (sources/sidecars.py); the prefix itself is none.
+    folders = {
+        "library/intro.mp4": (),
+        "library/2019/Finale.MOV": (Collection(f"{bucket}/library/2019", "2019", "folder"),),
+    }
     assert arrived == {
         s3_asset_id(bucket, key): AssetMessage(
             s3_asset_id(bucket, key),
             f"s3://{bucket}/{key}",
             key.rsplit("/", 1)[-1],
             metadata={"s3_bucket": bucket, "s3_key": key},
+            collections=collections,
         )
-        for key in ("library/intro.mp4", "library/2019/Finale.MOV")
+        for key, collections in folders.items()
     }
     again = load_inventory(f"s3://{bucket}/library/", sqs=sqs, queue_url=queue, s3=s3, out=io.StringIO())
     assert again.sent == 2
