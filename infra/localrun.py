@@ -216,7 +216,10 @@ class LocalRun:
         """The source simulator's API address as its platform's clients address it."""
         if self.source_sim is None or self.source is None:
             raise RuntimeError("no source is running")
-        return self.source_sim.url + catalog.profile(self.source).api_path  # below it, as below the platform's
+        # Below it, as below the platform's (Wistia's /modern); an object store's emulator has no simulator
+        # profile, and its clients address it at its root.
+        below = catalog.profile(self.source).api_path if catalog.has(self.source) else ""
+        return self.source_sim.url + below
 
     def stop(self) -> None:
         if self.outputs and healthy(self.endpoint):

@@ -87,3 +87,17 @@ def test_a_table_line_names_the_pair_its_verdict_and_its_time():
     assert line_of(ok) == "     vimeo -> mux        OK       151.8 s  OK: every asset resolved and verified"
     failed = verdict_of(Pair(SAMPLE, "bunny"), "", 1, 3.0)
     assert line_of(failed).startswith("    sample -> bunny      NOT OK     3.0 s  exit 1")
+
+
+@pytest.mark.parametrize("source", sorted(PLATFORMS))
+def test_every_source_gets_an_address_its_clients_use(source):
+    """The stack's SourceBaseUrls names every source: a simulator below its platform's API path, an object
+    store's emulator (gcs, azure: no simulator profile) at its root. A KeyError here stopped two matrix pairs."""
+    from types import SimpleNamespace
+
+    from infra.localrun import LocalRun
+
+    run = LocalRun([], {}, source=source)
+    run.source_sim = SimpleNamespace(url="http://127.0.0.1:9", stop=lambda: None)
+    assert run.source_url.startswith("http://127.0.0.1:9")
+    assert run.source_url.endswith("/modern") == (source == "wistia")
