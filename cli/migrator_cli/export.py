@@ -6,6 +6,8 @@ and a new one from templates the operator gives (`--old-url 'https://vimeo.com/{
 old_url,new_url CSV. Nothing here holds the library in memory: rows stream from the scan to the
 file, and the old URLs already written are remembered on disk (inventory.Deduper), so a million
 rows export in flat memory and no old URL is written twice (nginx refuses a map with a repeated key).
+Beside it, the collections map (`collections_out`: export_collections.py) takes the collections' own
+ledger items out of the same stream.
 
 Everything in a row is untrusted (ids and titles from the inventory, URLs from the provider), so:
 template values are percent-encoded (ids keep their `/`), every URL written must be an absolute
@@ -31,6 +33,7 @@ from migrator.providers.facts import playback_url
 
 from .cutover import COLUMNS, SIGNED, row_of, tracks_text
 from .errors import CliError
+from .export_collections import CollectionMap, is_collection_item
 from .inventory import Deduper
 from .report import csv_cell
 
@@ -51,6 +54,8 @@ class ExportSummary:
     no_playback: int = 0  # ready assets without playback recorded
     repeated: int = 0  # old URLs met again with the same new URL (written once)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (asset id, why it has no map entry)
+    collections: int = 0  # rows of the collections map written (--collections)
+    collections_made: int = 0  # of them, collections made at the target (the rest: not made yet, or failed)
 
     def as_dict(self) -> dict:
         return {
@@ -72,6 +77,12 @@ class ExportSummary:
             out.append(f"repeated        {self.repeated:,} old URLs met twice with the same new URL (one entry)")
         if self.problems:
             out.append(f"not mapped      {len(self.problems):,} ready assets (listed above)")
+        if self.collections:
+            unmade = self.collections - self.collections_made
+            out.append(
+                f"collections     {self.collections:,} written, {self.collections_made:,} made at the target"
+                + (f" ({unmade:,} not made: see their note)" if unmade else "")
+            )
         return out
 
 
@@ -122,12 +133,16 @@ def export(
     nginx_variable: str = "migrator_new_url",
     nginx_sizes: bool = True,
     report=None,
+    collections_out: TextIO | None = None,
 ) -> ExportSummary:
-    """Write the map of `items` (ledger items) to `out`; `report(asset_id, why)` hears each problem."""
+    """Write the map of `items` (ledger items) to `out`; `report(asset_id, why)` hears each problem. The
+    collections' own items among them go to `collections_out` (CSV, or JSON Lines where `fmt` is jsonl), or are
+    passed over."""
     if fmt not in FORMATS:
         raise CliError(f"unknown export format {fmt!r}")
     summary = ExportSummary(fmt)
-    rows = _rows(items, provider, mux_hosts, summary)
+    collections = CollectionMap(collections_out, fmt, provider) if collections_out is not None else None
+    rows = _rows(_assets(items, collections, summary), provider, mux_hosts, summary)
     if fmt == "csv":
         columns = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
         columns.writeheader()
@@ -151,6 +166,16 @@ def export(
                 writer.writerow((old, new))  # both checked URLs: no cell can start a formula
                 summary.written += 1
     return summary
+
+
+def _assets(items: Iterable[dict], collections: CollectionMap | None, summary: ExportSummary) -> Iterator[dict]:
+    """The asset items; each collection's item written to the collections map as it comes (or passed over)."""
+    for item in items:
+        if not is_collection_item(item):
+            yield item
+        elif collections is not None:
+            collections.write(item)
+            summary.collections, summary.collections_made = collections.written, collections.made
 
 
 def _rows(items: Iterable[dict], provider: str, mux_hosts, summary: ExportSummary) -> Iterator[dict]:

@@ -2,12 +2,14 @@
 
 It streams the inventory (inventory.read_inventory, the loader's own validation and repeat check) and
 counts: assets, hours of video, total size where the rows say it, what the provider could never fetch
-(by reason), caption tracks, privacy; then, for each provider (or the one named), the time at its
+(by reason), caption tracks, privacy, what a viewer sees (thumbnails, chapters, collections, publish dates:
+plan_extras.py); then, for each provider (or the one named), the time at its
 documented or configured create rate, its cost from the shipped price table (data/prices.json: each
 price with its date and source; --prices FILE overrides), and the AWS cost from requests per asset
 measured on the stack (data/aws-requests.json, which says how) at the region's prices
 (data/aws-prices.json; --aws-prices FILE overrides); and warnings (sources above 1080p on Mux,
-Cloudflare storage beyond the account's capacity, unknown durations, unverified prices).
+Cloudflare storage beyond the account's capacity, unknown durations, unverified prices), and what becomes
+of the extras there: carried, or noted (the target's class facts).
 
 Rows without a duration are costed at the mean of the rows with one, and said to be. `summarise` and
 `estimate` are pure; the CLI front end prints a Plan's `lines()` or `as_dict()` (plan_report.py).
@@ -23,12 +25,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from migrator.extras import CHAPTERS_TRACK
 from migrator.messages import SOURCE_PLATFORMS, AssetMessage
 from migrator.providers import PROVIDERS as REGISTERED_PROVIDERS  # each one's documented create rate
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
+from .plan_extras import ExtrasCount, ExtrasOutlook, TargetFacts, outlook
 
 # Every registered target, in the registry's order (migrator.platforms, providers.REGISTERED).
 PROVIDERS = tuple(REGISTERED_PROVIDERS)
@@ -56,7 +60,7 @@ class Inventory:
     seconds_known: float = 0.0
     size_known: int = 0
     bytes_known: int = 0
-    tracks: int = 0
+    tracks: int = 0  # caption tracks (a chapters track is counted with the chapters: `extras`)
     assets_with_tracks: int = 0
     track_languages: Counter = field(default_factory=Counter)
     privacy: Counter = field(default_factory=Counter)
@@ -65,6 +69,8 @@ class Inventory:
     references: Counter = field(default_factory=Counter)  # source references by platform
     # Videos the source platform's listing found it could never fetch (`--from`), by reason: never sent.
     source_unfetchable: Counter = field(default_factory=Counter)
+    # What a viewer sees besides the video: thumbnails, chapters, collections, publish dates (plan_extras.py).
+    extras: ExtrasCount = field(default_factory=ExtrasCount)
 
     @property
     def seconds_estimated(self) -> float:
@@ -111,10 +117,12 @@ def _count(inv: Inventory, msg: AssetMessage) -> None:
     if msg.size_bytes is not None:
         inv.size_known += 1
         inv.bytes_known += msg.size_bytes
-    if msg.tracks:
+    captions = [t for t in msg.tracks if t.kind != CHAPTERS_TRACK]
+    if captions:
         inv.assets_with_tracks += 1
-        inv.tracks += len(msg.tracks)
-        inv.track_languages.update(t.language for t in msg.tracks)
+        inv.tracks += len(captions)
+        inv.track_languages.update(t.language for t in captions)
+    inv.extras.add(msg)
     inv.privacy[msg.privacy or "default"] += 1
     width, height = (msg.metadata or {}).get("width"), (msg.metadata or {}).get("height")
     if _number(height) > HIGH_DEFINITION or _number(width) > HIGH_DEFINITION * 16 / 9:
@@ -216,6 +224,8 @@ class Estimate:
     # read budget (platform -> seconds). `time_s` is the slower of this and the target's creates.
     source_time_s: dict[str, float] = field(default_factory=dict)
     target_time_s: float | None = None
+    # What becomes of the inventory's thumbnails, chapters, collections and publish dates at this target.
+    extras: ExtrasOutlook | None = None
 
     @property
     def one_off_usd(self) -> float | None:
@@ -261,6 +271,7 @@ def estimate(
         warnings,
         source_time_s,
         target_time_s,
+        outlook(inv.extras, TargetFacts.of(provider, REGISTERED_PROVIDERS.get(provider))),
     )
 
 

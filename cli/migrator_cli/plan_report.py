@@ -1,4 +1,7 @@
-"""How a plan reads: the lines `migrator plan` prints and its JSON; use it to show an Inventory and its Estimates."""
+"""How a plan reads: the lines `migrator plan` prints and its JSON; use it to show an Inventory and its Estimates.
+
+Beside the video: the inventory's thumbnails, chapters, collections (by kind, and the places in them) and publish
+dates, and per target how many of each are carried and how many noted, with why (plan_extras.py)."""
 
 from __future__ import annotations
 
@@ -38,6 +41,11 @@ class Plan:
             "track_languages": dict(inv.track_languages.most_common()),
             "privacy": dict(inv.privacy.most_common()),
             "source_references": dict(inv.references.most_common()),
+            "thumbnails": inv.extras.thumbnails,
+            "chapters": inv.extras.chapters,
+            "collections": inv.extras.by_kind(),
+            "memberships": inv.extras.memberships,
+            "published": inv.extras.published,
             "region": self.region,
             "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
         }
@@ -71,6 +79,7 @@ class Plan:
             if inv.privacy
             else "privacy         -",
         ]
+        out += _extras_lines(inv)
         if inv.references:  # resolved by the uploader at the create: a fresh link from the platform
             out.append(f"sources         {', '.join(f'{k}:// {n:,}' for k, n in inv.references.most_common())}")
         for reason, n in inv.bad_reasons.most_common(MAX_SHOWN_REASONS):
@@ -85,6 +94,9 @@ class Plan:
         for e in self.estimates:
             pace = f"{e.rate_per_s:.4g} creates a second ({e.rate_source})" if e.rate_per_s else e.rate_source
             out.append(f"  {e.provider}: time at {pace}; AWS {_breakdown(e)}")
+            if e.extras is not None and inv.extras.any:
+                out.append(f"  {e.provider}: extras: {e.extras.line()}")
+                out += [f"  {e.provider}: {note}" for note in e.extras.notes()]
             for platform, seconds in e.source_time_s.items():
                 slower = (
                     "the target's rate unknown: at least this"
@@ -138,7 +150,28 @@ def _estimate_dict(e: Estimate) -> dict:
         "ledger_storage_usd_month": e.ledger_storage_usd_month,
         "prices": e.prices,
         "warnings": e.warnings,
+        "extras": e.extras.as_dict() if e.extras is not None else None,
     }
+
+
+def _extras_lines(inv: Inventory) -> list[str]:
+    """What a viewer sees besides the video, as the inventory has it: one line each, or one saying there is none."""
+    extras = inv.extras
+    if not extras.any:
+        return ["extras          none (no thumbnail, chapters, collection or publish date in the rows)"]
+    of = f" of {inv.assets:,} assets"
+    surplus = (
+        f" ({extras.chapters_surplus:,} more chapters tracks: one list a video)" if extras.chapters_surplus else ""
+    )
+    kinds = ", ".join(f"{n:,} {kind}" for kind, n in extras.by_kind().items())
+    return [
+        f"thumbnails      {extras.thumbnails:,}{of}",
+        f"chapters        {extras.chapters:,}{of}{surplus}",
+        f"collections     {extras.collections:,}"
+        + (f" ({kinds})" if kinds else "")
+        + f": {extras.memberships:,} places on {extras.assets_in_collections:,} assets",
+        f"published       {extras.published:,}{of} say when they were first published",
+    ]
 
 
 def _unit_price(usd: float) -> str:

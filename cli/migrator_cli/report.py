@@ -29,6 +29,7 @@ from decimal import Decimal
 
 from migrator.dynamo import listed_item, plain, typed
 from migrator.extras import CAPTION, COLLECTION, entry_kind
+from migrator.ledger.collections import PREFIX as COLLECTION_PREFIX
 from migrator.states import State
 from migrator.tracks import caption_counts
 from migrator.tracks import counts as track_counts
@@ -144,10 +145,16 @@ def csv_cell(value) -> str | int | float:
 
 
 def scan_ledger(
-    dynamodb, table: str, states: list[State] | None = None, drift_only: bool = False, with_tracks: bool = False
+    dynamodb,
+    table: str,
+    states: list[State] | None = None,
+    drift_only: bool = False,
+    with_tracks: bool = False,
+    with_collections: bool = False,
 ) -> Iterator[dict]:
     """Every asset item (control items skipped), by a parallel Scan; order is not defined. `with_tracks`:
-    only assets whose caption tracks are armed."""
+    only assets whose caption tracks are armed. `with_collections`: each collection's own item too
+    (`#collection#<key>`: ledger/collections.py), whatever the other filters, in the same one pass over the table."""
     filters, values, names = ["NOT begins_with(asset_id, :control)"], {":control": "#"}, {}
     if states:
         names["#state"] = "state"
@@ -160,9 +167,13 @@ def scan_ledger(
         filters.append("attribute_exists(drift_s)")
     if with_tracks:
         filters.append("attribute_exists(track_states)")
+    expression = " AND ".join(filters)
+    if with_collections:
+        expression = f"({expression}) OR begins_with(asset_id, :collections)"
+        values[":collections"] = COLLECTION_PREFIX
     base: dict = {
         "TableName": table,
-        "FilterExpression": " AND ".join(filters),
+        "FilterExpression": expression,
         "ExpressionAttributeValues": typed(values),
         "TotalSegments": SEGMENTS,
     }

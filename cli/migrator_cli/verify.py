@@ -5,7 +5,9 @@ and list variants, the top variant's media playlist must be a finished one whose
 add up to the duration the provider reports; the provider's duration must match the source's (the
 inventory's or the probe's `duration_s`), and the top variant's resolution must reach the source's
 (the inventory's `metadata.width`/`height`, else what the provider reports it read from the
-source), each within a tolerance. A mismatch is listed with its numbers.
+source), each within a tolerance. A mismatch is listed with its numbers. Beside the video, its thumbnail,
+chapters and places in collections are read back from the target where the ledger says they were set
+(verify_extras.py): a noted one (carried otherwise) is counted apart, a missing one is a mismatch.
 
 Bounded, paced and resumable for a million assets: the ledger is streamed (a filtered parallel
 scan), at most `concurrency` assets are in flight, fetches leave at `rate` a second, and each
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from urllib.parse import urljoin
 
+from migrator.extras import item_needs_extras
 from migrator.providers import PROVIDERS, SignedPlayback, SigningUnavailable
 from migrator.providers.http import TransportError
 
@@ -46,7 +49,9 @@ MAX_SHOWN = 50
 @dataclass(frozen=True)
 class Finding:
     asset_id: str
-    kind: str  # duration, manifest_duration, resolution, manifest_missing, manifest_invalid, no_playback, refused
+    # duration, manifest_duration, resolution, manifest_missing, manifest_invalid, no_playback, refused; and for the
+    # extras (verify_extras.py, with the entry's `key`): thumbnail, chapters, collection
+    kind: str
     detail: str
     numbers: dict = field(default_factory=dict)
 
@@ -60,6 +65,8 @@ class Verdict:
     status: str  # passed, failed, signed (needs a token: not fetched), unchecked (no answer: next run)
     findings: tuple[Finding, ...] = ()
     reason: str = ""
+    extras_found: int = 0  # extras read back from the target as the ledger says (verify_extras.py)
+    extras_noted: int = 0  # extras the target cannot carry, settled as noted: not a mismatch
 
 
 @dataclass
@@ -297,6 +304,8 @@ class VerifySummary:
     stopped: bool = False
     by_kind: dict = field(default_factory=dict)
     signed_reason: str = ""  # why signed assets were not fetched (the first one's reason)
+    extras_found: int = 0  # in all: thumbnails, chapters and places found at the target as the ledger says
+    extras_noted: int = 0  # in all: extras the target cannot carry (noted: carried otherwise, not a mismatch)
 
     @property
     def ok(self) -> bool:
@@ -319,12 +328,17 @@ class VerifySummary:
         """One line that counts exactly what was checked: "every" only when every ready asset was."""
         if not self.ok:
             return "MISMATCHES above" if self.failed else "NOT DONE: run again with the same --checkpoint"
+        extras = (
+            f"; extras {self.extras_found:,} found, {self.extras_noted:,} noted"
+            if self.extras_found or self.extras_noted
+            else ""
+        )
         if self.signed:
             return (
                 f"OK: {self.compared:,} of {self.seen:,} checked and matched;"
-                f" {self.signed:,} signed not fetched ({self.signed_reason or 'no token'})"
+                f" {self.signed:,} signed not fetched ({self.signed_reason or 'no token'})" + extras
             )
-        return f"OK: every ready asset checked ({self.compared:,}) and matched"
+        return f"OK: every ready asset checked ({self.compared:,}) and matched" + extras
 
     def lines(self) -> list[str]:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.by_kind.items()))
@@ -336,6 +350,11 @@ class VerifySummary:
         ]
         if self.signed:
             out.append(f"signed          {self.signed:,} not fetched: {self.signed_reason or 'needs a token'}")
+        if self.extras_found or self.extras_noted:
+            out.append(
+                f"extras          {self.extras_found:,} found at the target, {self.extras_noted:,} noted"
+                " (carried otherwise: report's extras_notes)"
+            )
         if self.unchecked:
             out.append(f"unchecked       {self.unchecked:,} got no answer (run again with the same --checkpoint)")
         out.append(f"took            {self.elapsed_s:.1f} s")
@@ -376,22 +395,38 @@ class Checkpoint:
         for column in ("remote_id", "run"):  # a checkpoint from before these: its verdicts are checked again
             if column not in columns:
                 self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
+        # Verdicts made before the extras were checked have none: an asset with extras is checked again.
+        for column in ("extras_found", "extras_noted"):
+            if column not in columns:
+                self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} INTEGER")
         self.run = f"{time.time():.6f}-{os.getpid()}"
         self.pending = 0
         self.db.execute("BEGIN")
 
     def done(self, item: Mapping) -> bool:
-        """Whether `item` needs no check this run: a final verdict (`is_final`) for the same video."""
+        """Whether `item` needs no check this run: a final verdict (`is_final`) for the same video, its extras
+        checked too where it has any."""
         row = self.db.execute(
-            "SELECT status, remote_id FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
+            "SELECT status, remote_id, extras_found FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
         ).fetchone()
-        return row is not None and is_final(row[0]) and row[1] == _remote_id(item)
+        if row is None or not is_final(row[0]) or row[1] != _remote_id(item):
+            return False
+        return row[2] is not None or not item_needs_extras(item)
 
     def record(self, verdict: Verdict, remote_id: str | None = None) -> None:
         findings = json.dumps([f.as_dict() for f in verdict.findings])
         self.db.execute(
-            "INSERT OR REPLACE INTO verdicts (id, status, findings, remote_id, run) VALUES (?, ?, ?, ?, ?)",
-            (verdict.asset_id, verdict.status, findings, remote_id, self.run),
+            "INSERT OR REPLACE INTO verdicts (id, status, findings, remote_id, run, extras_found, extras_noted)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                verdict.asset_id,
+                verdict.status,
+                findings,
+                remote_id,
+                self.run,
+                verdict.extras_found,
+                verdict.extras_noted,
+            ),
         )
         self.pending += 1
         if self.pending >= 100:
@@ -404,6 +439,11 @@ class Checkpoint:
 
     def totals(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT status, COUNT(*) FROM verdicts GROUP BY status").fetchall())
+
+    def extras(self) -> tuple[int, int]:
+        """(extras found, extras noted) over every verdict kept."""
+        found, noted = self.db.execute("SELECT SUM(extras_found), SUM(extras_noted) FROM verdicts").fetchone()
+        return int(found or 0), int(noted or 0)
 
     def kinds(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -482,6 +522,7 @@ def run_verify(
     totals = checkpoint.totals()
     summary.passed, summary.failed, summary.signed = (totals.get(k, 0) for k in ("passed", "failed", "signed"))
     summary.by_kind = checkpoint.kinds()
+    summary.extras_found, summary.extras_noted = checkpoint.extras()
     summary.elapsed_s = round(clock() - started, 3)
     return summary
 

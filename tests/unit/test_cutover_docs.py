@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from migrator_cli.cutover import COLUMNS
 from migrator_cli.export import ExportSummary
+from migrator_cli.export_collections import COLLECTION_COLUMNS
 from migrator_cli.load import LoadSummary
 from migrator_cli.plan import Inventory
 from migrator_cli.plan_report import Plan
@@ -18,10 +19,12 @@ def test_the_guide_documents_every_field_of_the_new_outputs():
     assert {"type", *LoadSummary("f", "send").as_dict()} == documented["load summary"]  # main adds the type
     assert set(Plan("f", Inventory(), [], "us-east-1").as_dict()) == documented["plan"]
     assert set(COLUMNS) == documented["export"]
+    assert set(COLLECTION_COLUMNS) == documented["export --collections"]
     assert set(ExportSummary("csv").as_dict()) | {"output"} == documented["export summary"]
     assert set(VerifySummary().as_dict()) == documented["verify summary"]
     numbers = {"target_s": 1.0, "source_s": 2.0, "manifest_s": 1.0, "target": "1x1", "source": "2x2"}
     mismatch = set(Finding("a", "duration", "d", numbers).as_dict()) | {"reason"}
+    mismatch |= set(Finding("a", "thumbnail", "d", {"key": "thumbnail"}).as_dict())  # an extra's (verify_extras.py)
     assert mismatch == documented["verify mismatch"]
 
 

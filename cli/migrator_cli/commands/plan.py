@@ -20,7 +20,9 @@ def register(subparsers) -> None:
         description=(
             "Read an inventory (CSV or JSON Lines, as load reads it) and print what migrating it will be: assets, "
             "hours of video, total size where the rows say it, assets the provider could never fetch (by reason), "
-            "caption tracks, the time at the provider's documented create rate (or --rate), the provider's cost "
+            "caption tracks, thumbnails, chapters, collections and publish dates (and per provider how many of each "
+            "it carries and how many it notes, with why), the time at the provider's documented create rate (or "
+            "--rate), the provider's cost "
             "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
             "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
             "overrides) at the region's prices (--aws-prices FILE), and warnings. Nothing is sent; no AWS "

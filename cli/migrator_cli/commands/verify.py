@@ -1,4 +1,5 @@
-"""`migrator verify`: its options and its run, the parity check of each ready asset's HLS against its source."""
+"""`migrator verify`: its options and its run, the parity check of each ready asset's HLS against its source, and
+of its thumbnail, chapters and places in collections against what the ledger says was set (verify_extras.py)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ def register(subparsers) -> None:
             "For each ready asset, fetch its HLS manifest from the provider (master and top variant) and check it "
             "exists and is a finished playlist, that its duration matches the provider's and the source's "
             "(duration_s from the inventory or the probe), and that its top resolution reaches the source's "
-            "(metadata width/height from the inventory, else what the provider read from the source). Each "
+            "(metadata width/height from the inventory, else what the provider read from the source). Its "
+            "thumbnail, chapters and places in collections are read back from the provider where the ledger says "
+            "they were set; a noted one (the provider cannot carry it) is counted apart, a missing or failed one is "
+            "a mismatch, and an asset whose extras are still being worked is left for the next run. Each "
             "mismatch is listed with its numbers; exit 1 when any asset fails or got no answer. Bounded "
-            "(--concurrency), paced (--rate fetches a second) and resumable (--checkpoint FILE: a second run "
+            "(--concurrency), paced (--rate requests a second) and resumable (--checkpoint FILE: a second run "
             "skips what passed; what failed, and signed videos not fetched for want of a token or signing key, "
             "are checked again). The fetches go from this machine to public addresses only, redirects included. "
             "Signed playback is fetched with tokens the stack makes; where it cannot sign, those are counted apart."
@@ -44,7 +48,13 @@ def register(subparsers) -> None:
     p.add_argument(
         "--resolution-tolerance", type=int, default=0, metavar="PX", help="pixels the target may fall short (0)"
     )
-    p.add_argument("--rate", type=float, default=10.0, metavar="N", help="fetches a second at most (default 10)")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=10.0,
+        metavar="N",
+        help="requests a second at most: fetches and the provider's looks at the extras (default 10)",
+    )
     p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="assets at once (default 4)")
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="per fetch (default 10)")
     p.add_argument("--checkpoint", metavar="FILE", help="keep verdicts here; a later run resumes from it")
@@ -84,16 +94,13 @@ def through_throttles(call, waits=THROTTLED_WAITS_S, sleep=None, jitter=None):
     return call()  # the last try: whatever it raises goes to the caller
 
 
-def _signer(target, allow_private: bool, hosts: dict[str, str]):
+def _signer(target, provider, hosts: dict[str, str]):
     """Signs a signed video's playback for verify's own fetches, through the stack's provider (its tokens,
     its signing key in Secrets Manager: playback_keys.py), on the host --mux-stream-url names if given."""
     from ..cutover import playback_links
     from ..playback_keys import StackPlaybackKeys
     from ..verify import TOKEN_TTL_S
 
-    provider = target.provider()
-    if allow_private:  # a local simulator: no proxy from the environment between us and loopback
-        provider.http.session.trust_env = False
     keys = StackPlaybackKeys(target.client("secretsmanager"), target.outputs.get("StackName") or target.name, provider)
 
     def sign(playback):
@@ -107,6 +114,7 @@ def _signer(target, allow_private: bool, hosts: dict[str, str]):
 def run(args) -> int:
     from ..report import scan_ledger
     from ..verify import Checkpoint, Tolerance, checker, run_verify
+    from ..verify_extras import ExtrasChecker, WithExtras
 
     target = resolve_target(args)
     provider = target.outputs.get("Provider") or "generic"
@@ -117,15 +125,20 @@ def run(args) -> int:
         items = [found[i] for i in args.ids if i in found and found[i].get("state") == State.READY.value]
     else:
         items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), [State.READY])
-    check = checker(
+    stack_provider = target.provider()  # signs playback for the fetches, and reads the extras back
+    if args.allow_private_addresses:  # a local simulator: no proxy from the environment between us and loopback
+        stack_provider.http.session.trust_env = False
+    video = checker(
         provider,
         Tolerance(args.tolerance, max(0, args.resolution_tolerance)),
         rate=args.rate,
         timeout_s=args.timeout,
         allow_private=args.allow_private_addresses,
         mux_hosts=mux_hosts(args),
-        signer=_signer(target, args.allow_private_addresses, mux_hosts(args)),
+        signer=_signer(target, stack_provider, mux_hosts(args)),
     )
+    # The provider's looks go on the same pace as the manifest fetches: --rate requests a second in all.
+    check = WithExtras(video, ExtrasChecker(stack_provider, video.pace), stack_provider.poster_time_later)
     progress = Progress(
         sys.stderr, len(items) if isinstance(items, list) else count_in(target, State.READY), "verified"
     )
