@@ -1,5 +1,6 @@
 """Vimeo as a target: the "vimeo" simulator profile driven by Vimeo's own SDK, PyVimeo 1.1.2 (VimeoClient: the
-bearer token, the versioned Accept header, its `upload_texttrack`), against what api.yaml documents.
+bearer token, the versioned Accept header, its `upload_texttrack` and `upload_picture`), against what api.yaml and the
+API reference (chapters, folders, showcases) document.
 
 Each test reads back what the simulator holds at the end (its videos, their tracks, its request log), not
 what was sent."""
@@ -16,6 +17,7 @@ from vimeo.exceptions import APIRateLimitExceededFailure
 
 from infra.sim.platforms import vimeo_target
 from tests.sim.support import wait_for
+from tests.sim.test_sdk_apivideo_extras import png
 from tests.track_files import SRT, VTT
 
 TOKEN = "vimeo-target-token"
@@ -239,3 +241,81 @@ def test_vimeo_pulls_the_link_later_than_the_create_so_one_that_ends_first_fails
     assert wait_for(lambda: client.get(made["uri"]).json()["status"] == ends, timeout=12)
     assert client.get(made["uri"]).json()["upload"]["status"] == ("error" if link_ttl_s else "complete")
     assert sim.stats()["source_checks_failed"] == (1 if link_ttl_s else 0)
+
+
+# --- what a viewer sees (issue 42): pictures, chapters, folders, showcases (vimeo_target_extras.py) -------------------
+
+
+def ready_video(client, **fields) -> dict:
+    made = pull(client, **fields).json()
+    assert wait_for(lambda: client.get(made["uri"]).json()["status"] == "available", timeout=5)
+    return made
+
+
+def test_pyvimeo_uploads_a_picture_in_three_steps_and_it_is_the_active_picture_served_at_its_link(
+    target, tmp_path, web
+):
+    sim, client = target()
+    made = ready_video(client, name="With a poster")
+    assert client.get(made["uri"]).json()["pictures"]["type"] == "default"  # the video's own frame
+    image = png(8, 6)
+    path = tmp_path / "poster.png"
+    path.write_bytes(image)
+    # upload_picture: the video's pictures connection, POST for a new picture and its link, PUT the file, PATCH it
+    # active ({"active": "true"}, a string: Vimeo's own SDK sends it so).
+    picture = client.upload_picture(made["uri"], str(path), activate=True)
+    assert picture["active"] is True and "/picture-uploads/" in picture["link"]
+    shown = client.get(made["uri"]).json()["pictures"]
+    assert (shown["uri"], shown["type"], shown["active"]) == (picture["uri"], "custom", True)
+    served = web.get(shown["sizes"][0]["link"], timeout=5)
+    assert served.status_code == 200 and served.content == image  # what a player shows, no token needed
+    listed = client.get(f"{made['uri']}/pictures").json()["data"]
+    assert [(p["type"], p["active"]) for p in listed] == [("default", False), ("custom", True)]
+    assert web.put(picture["link"], data=image, timeout=5).status_code == 403  # "when you create it for the first time"
+    frame = client.post(f"{made['uri']}/pictures", data={"time": 5, "active": True})
+    assert frame.status_code == 201 and "link" not in frame.json()  # a frame of the video: nothing to upload
+    assert client.get(made["uri"]).json()["pictures"]["uri"] == frame.json()["uri"]  # one active picture
+    assert client.delete(picture["uri"]).status_code == 204
+    assert len(sim._store.videos[made["uri"].rsplit("/", 1)[1]].extras["pictures"]) == 1
+
+
+def test_chapters_are_added_listed_in_timecode_order_edited_and_deleted(target):
+    _sim, client = target()
+    uri = ready_video(client)["uri"]
+    second = client.post(f"{uri}/chapters", data={"timecode": 40, "title": "Part two"})
+    first = client.post(f"{uri}/chapters", data={"timecode": 0, "title": "test"})  # vimeo.py#173's example
+    assert (first.status_code, second.status_code) == (201, 201)
+    listed = client.get(f"{uri}/chapters").json()
+    assert [(c["timecode"], c["title"]) for c in listed["data"]] == [(0, "test"), (40, "Part two")]
+    assert client.patch(first.json()["uri"], data={"title": "Intro"}).json()["title"] == "Intro"
+    assert client.post(f"{uri}/chapters", data={"timecode": -1, "title": "x"}).status_code == 400
+    assert client.delete(second.json()["uri"]).status_code == 204
+    assert [c["title"] for c in client.get(f"{uri}/chapters").json()["data"]] == ["Intro"]
+
+
+def test_folders_hold_videos_and_showcases_keep_the_arrangement_a_replace_gives(target):
+    _sim, client = target()
+    one, two, three = (ready_video(client, name=f"v{n}")["uri"] for n in range(3))
+    ids = [u.rsplit("/", 1)[1] for u in (one, two, three)]
+    folder = client.post("/me/projects", data={"name": "Rough cuts"})
+    assert folder.status_code == 201
+    fid = folder.json()["uri"].rsplit("/", 1)[1]
+    assert client.put(f"/me/projects/{fid}/videos/{ids[0]}").status_code == 204
+    assert [v["uri"] for v in client.get(f"/me/projects/{fid}/videos").json()["data"]] == [one]
+    assert client.get(one).json()["parent_folder"]["uri"].endswith(f"/projects/{fid}")
+    assert [p["name"] for p in client.get("/me/projects", params={"query": "rough"}).json()["data"]] == ["Rough cuts"]
+    album = client.post("/me/albums", data={"name": "Featured", "sort": "arranged"})
+    assert album.status_code == 201 and album.json()["sort"] == "arranged"
+    aid = album.json()["uri"].rsplit("/", 1)[1]
+    for vid in ids[:2]:
+        assert client.put(f"/me/albums/{aid}/videos/{vid}").status_code == 204
+    manual = client.get(f"/me/albums/{aid}/videos", params={"sort": "manual", "fields": "uri"}).json()["data"]
+    assert manual == [{"uri": one}, {"uri": two}]  # each added last
+    replaced = client.put(f"/me/albums/{aid}/videos", data={"videos": f"{three},{one},{two}"})
+    assert replaced.status_code == 201
+    manual = client.get(f"/me/albums/{aid}/videos", params={"sort": "manual", "fields": "uri"}).json()["data"]
+    assert manual == [{"uri": three}, {"uri": one}, {"uri": two}]
+    assert client.get(f"/me/albums/{aid}/videos/{ids[2]}").status_code == 200
+    assert client.delete(f"/me/albums/{aid}/videos/{ids[2]}").status_code == 204
+    assert client.get(f"/me/albums/{aid}/videos/{ids[2]}").status_code == 404  # "whether the album contains" it
+    assert client.post("/me/albums", data={"name": "Bad", "sort": "random"}).status_code == 400

@@ -40,7 +40,9 @@ official Node library's examples send the same requests).
   text track per language and type can be active"). A track of ours left inactive is half made (its
   file may never have arrived): the next attach deletes it and makes it again;
 - playback: the video's `link` (its page) and `player_embed_url` (the player to embed), the picture's
-  `base_link`, width and height; Vimeo gives no HLS URL to this token and signs none.
+  `base_link`, width and height; Vimeo gives no HLS URL to this token and signs none;
+- what a viewer sees (the thumbnail as the active picture, chapters, folders and showcases in source order; no
+  field takes the publish time, noted): vimeo_extras.py.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from ..pacing import RateSignal
 from ..signatures import Scheme
 from ..states import State
 from ..tracks import TrackOutcome, TrackResult
-from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listing_pages, lookup_failure, secret_text, too_many_pages
+from .base import FIND_MARGIN_S, FIND_MAX_PAGES, listing_pages, lookup_failure, secret_text, too_many_pages
 from .base import verified_event as _verified_event
 from .facts import (
     AssetRef,
@@ -84,6 +86,7 @@ from .fidelity import PUBLIC, SIGNED, details_of, not_carried
 from .http import Answer, HttpTransport, TransportError, quote
 from .keys import asset_tag
 from .ratelimit import read_rate_headers
+from .vimeo_extras import VimeoExtras
 
 ACCEPT = "application/vnd.vimeo.*+json;version=3.4"  # the version pinned, as Vimeo asks
 PAGE_SIZE = 100  # "up to a maximum of 100"
@@ -235,7 +238,7 @@ def find_page_cap(created_after: float | None, now: float) -> int:
     return math.ceil(window_s * MAX_CREATES_PER_S / PAGE_SIZE) + 2
 
 
-class VimeoProvider(Provider):
+class VimeoProvider(VimeoExtras):
     name = "vimeo"
     default_base_url = "https://api.vimeo.com"
     # "the maximum number of requests that can be made per minute to the API by a user": every call counts.
@@ -295,6 +298,8 @@ class VimeoProvider(Provider):
         notes.append("description: ends with our reference line (Vimeo has no field of its own for it)")
         carried_not = ("tags", "metadata", "created_at", "folder")
         notes += not_carried(details, self.name, carried_not, "Vimeo's create takes none")
+        why = "no field of Vimeo's takes it: the video's release_time is read-only"
+        notes += not_carried(details, self.name, ("published_at",), why)
         notes += not_carried(details, self.name, ("poster_time_s",), "a thumbnail is chosen by a later call")
         return body, notes
 
@@ -502,16 +507,17 @@ class VimeoProvider(Provider):
             return self._track_failure(active)
         return TrackOutcome(TrackResult.ATTACHED, remote_track_id=track_id)
 
-    def _put_file(self, link: str, content: bytes) -> Answer | TrackOutcome:
-        """PUT the file to the track's link ("Content-Type: text/plain", as Vimeo's example says), with our
-        token only where the link is Vimeo's (a *.vimeo.com host over https) or the API's own host."""
+    def _put_file(self, link: str, content: bytes, media_type: str = "text/plain") -> Answer | TrackOutcome:
+        """PUT the file to an upload link Vimeo handed (a track's as "Content-Type: text/plain", as Vimeo's example
+        says; a picture's as its image type), with our token only where the link is Vimeo's (a *.vimeo.com host
+        over https) or the API's own host."""
         parts, api = urlsplit(link), urlsplit(self.http.base)
         vimeo = parts.scheme == "https" and (parts.hostname or "").endswith(".vimeo.com")
         auth = self.auth_headers if vimeo or parts.netloc == api.netloc else (lambda: {"Accept": ACCEPT})
         origin = HttpTransport(f"{parts.scheme}://{parts.netloc}", auth, self.http.session, *self.http.timeout)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
-            return origin.send("PUT", path, data=content, headers={"Content-Type": "text/plain"})
+            return origin.send("PUT", path, data=content, headers={"Content-Type": media_type})
         except TransportError as exc:
             return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: {exc.kind}")
 

@@ -17,7 +17,9 @@ What each behaviour rests on, beside the code that models it:
 - a video still transcoding, then done (library_processing_done, in library.item);
 - what a viewer sees first, each documented in infra/sim/platforms/vimeo_library.py: the video's pictures (and the
   images at their links, `serve_delivery`), chapters, release time, and the account's showcases in order;
-- the API's JSON filter, `fields` (dot paths), on the library's lists and videos as on the target's (`filtered`).
+- the API's JSON filter, `fields` (dot paths), on the library's lists and videos as on the target's (`filtered`);
+- as a target, what a viewer sees, each documented in infra/sim/platforms/vimeo_target_extras.py: pictures uploaded
+  to their links and made active, chapters, folders, showcases in their arrangement.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..profile import KIND_STATUS, Call, MadeUp, Profile, Reply, iso_offset, sam
 from . import vimeo_library as extras
 from .vimeo_target import SORTS, VimeoTarget, filtered, list_query, paging
 from .vimeo_target import _fields as fields_of
+from .vimeo_target_extras import TargetExtras
 
 ID_BASE = 700_000_000
 # The token's own user (what /me is) and the team account it is a member of. Help centre, "Managing team
@@ -105,7 +108,7 @@ def in_view(cfg: SimConfig, user: str | None) -> Callable[[int], bool] | Literal
     return False
 
 
-class Vimeo(VimeoTarget, Profile):
+class Vimeo(VimeoTarget, TargetExtras, Profile):
     name = "vimeo"
     hls_master = ("hls", "playlist.m3u8")  # where its video object's HLS link points (media.py)
     # As a source: Vimeo publishes no number (its limits vary by plan and are told in X-RateLimit-*): 10 reads/s in
@@ -130,17 +133,47 @@ class Vimeo(VimeoTarget, Profile):
         ("/videos/{id}/texttracks/{track}", {"GET": "src_track", "PATCH": "track_add", "DELETE": "track_add"}),
         # A new text track's upload link (Vimeo's captions.cloud.vimeo.com), here on the simulator itself.
         ("/captions/{id}/{track}", {"PUT": "track_add"}),
-        # The library's pictures, chapters and showcases (vimeo_library.py).
-        ("/videos/{id}/pictures", {"GET": "src_pictures"}),
-        ("/videos/{id}/pictures/{picture}", {"GET": "src_picture"}),
-        ("/videos/{id}/chapters", {"GET": "src_chapters"}),
+        # Pictures, chapters and showcases: a library's (vimeo_library.py, through `source_ops`), or a target's
+        # with its folders (vimeo_target_extras.py).
+        (
+            "/videos/{id}/pictures",
+            {"GET": "store_pictures", "POST": "store_picture_add"},
+        ),
+        (
+            "/videos/{id}/pictures/{picture}",
+            {"GET": "store_picture", "PATCH": "store_picture_edit", "DELETE": "store_picture_delete"},
+        ),
+        # A new picture's upload link (Vimeo's image upload host), here on the simulator itself.
+        ("/picture-uploads/{id}/{picture}", {"PUT": "store_picture_upload"}),
+        ("/videos/{id}/chapters", {"GET": "store_chapters", "POST": "store_chapter_add"}),
+        (
+            "/videos/{id}/chapters/{chapter}",
+            {"GET": "store_chapter", "PATCH": "store_chapter_edit", "DELETE": "store_chapter_delete"},
+        ),
         ("/videos/{id}/albums", {"GET": "src_video_albums"}),
-        ("/me/albums", {"GET": "src_albums"}),
+        ("/me/albums", {"GET": "store_albums", "POST": "store_album_create"}),
         ("/users/{user}/albums", {"GET": "src_albums"}),
-        ("/me/albums/{album}/videos", {"GET": "src_album_videos"}),
+        ("/me/albums/{album}", {"GET": "store_album"}),
+        ("/me/albums/{album}/videos", {"GET": "store_album_videos", "PUT": "store_album_replace"}),
+        (
+            "/me/albums/{album}/videos/{id}",
+            {"GET": "store_album_video", "PUT": "store_album_add", "DELETE": "store_album_remove"},
+        ),
         ("/users/{user}/albums/{album}/videos", {"GET": "src_album_videos"}),
+        ("/me/projects", {"GET": "store_projects", "POST": "store_project_create"}),
+        ("/me/projects/{project}", {"GET": "store_project"}),
+        ("/me/projects/{project}/videos", {"GET": "store_project_videos"}),
+        ("/me/projects/{project}/videos/{id}", {"PUT": "store_project_add", "DELETE": "store_project_remove"}),
     )
-    source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
+    # One path, two sides: what a library answers where a target answers with what it was sent.
+    source_ops: ClassVar[dict[str, str]] = {
+        "track_list": "src_tracks",
+        "store_pictures": "src_pictures",
+        "store_picture": "src_picture",
+        "store_chapters": "src_chapters",
+        "store_albums": "src_albums",
+        "store_album_videos": "src_album_videos",
+    }
 
     def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
         """A personal access token; Vimeo sends no webhooks (the secret is the doctor's test)."""
@@ -148,7 +181,7 @@ class Vimeo(VimeoTarget, Profile):
         return MadeUp({"token": token}, {"token": token}, secrets.token_hex(16))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
-        if call.method == "PUT" and call.op == "track_add":
+        if call.method == "PUT" and call.op in ("track_add", "store_picture_upload"):
             return None  # an upload link is its own credential (signed, expiring: checked with the file)
         given = call.headers.get("Authorization") or ""
         scheme, _, token = given.partition(" ")

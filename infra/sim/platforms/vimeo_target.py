@@ -187,6 +187,10 @@ class VimeoTarget:
 
         def error(self, kind: str, message: str | None = None, **detail: object) -> Reply: ...
 
+        def viewer_fields(self, video: Video, at: str, ready: bool) -> dict: ...
+
+        def picture_file(self, video: Video, rest: builtins.list[str]) -> tuple[int, str, bytes] | None: ...
+
     # The pull's link "must be valid for at least 24 hours" (api.yaml, POST /me/videos, upload.link): Vimeo fetches
     # it later than the create, at a time it does not say. With check_source the link is fetched when the upload
     # phase ends (a third of the processing time), not at the create: one that expired by then ends uploading_error.
@@ -229,6 +233,8 @@ class VimeoTarget:
         at = f"{media.base(video, 'vimeo')}/{video.id}"
         hashed = f"?h={derived_id(video.id, 10)}" if privacy["view"] == "unlisted" else ""
         width, height = media.top_size(video) if ready else (0, 0)
+        viewer = self.viewer_fields(video, at, ready)  # the active picture, the folder (vimeo_target_extras.py)
+        texttracks = {"uri": f"/videos/{video.id}/texttracks", "total": len(video.texts)}
         out = {
             "uri": f"/videos/{video.id}",
             "name": request.get("name") or "Untitled",
@@ -254,21 +260,14 @@ class VimeoTarget:
             "is_playable": legacy == "available",
             "user": {"uri": f"/users/{USER_ID}"},
             "resource_key": derived_id(f"key/{video.id}", 40),
-            "metadata": {
-                "connections": {"texttracks": {"uri": f"/videos/{video.id}/texttracks", "total": len(video.texts)}}
-            },
+            "metadata": {"connections": {"texttracks": texttracks, **viewer.pop("connections")}},
         }
         if ready:
             expires = int(time.time() + PLAY_TTL_S)  # wall-clock: the link says when, as Vimeo's does
             signed = urllib.parse.urlencode({"s": _play_sig(video.id, expires), "expires": expires})
             hls = f"{at}/hls/playlist.m3u8?{signed}"
             out["play"] = {"status": "playable", "hls": {"link": hls, "link_expiration_time": iso_offset(expires)}}
-            out["pictures"] = {
-                "uri": f"/videos/{video.id}/pictures/1",
-                "active": True,
-                "base_link": f"{at}/thumbnail.jpg",
-            }
-        return out
+        return {**out, **viewer}
 
     def created(self, video: Video, now: float, replay: bool) -> Reply:
         return Reply(201, self.render_video(video, now))
@@ -337,7 +336,11 @@ class VimeoTarget:
 
     def open_playback(self, cfg: SimConfig, kept: dict, video: Video, rest: builtins.list[str], query: str):
         """The player plays what anyone with the link may watch: anybody, and unlisted with its hash; a `play`
-        link (signed for the owner's token, expiring) plays whatever the privacy."""
+        link (signed for the owner's token, expiring) plays whatever the privacy. A picture's image is served to
+        anyone, as Vimeo's image CDN serves it (vimeo_target_extras.py)."""
+        picture = self.picture_file(video, rest)
+        if picture is not None:
+            return picture
         if _play_signed(video.id, query):
             return None
         view = (video.request.get("privacy") or {}).get("view", "anybody")
