@@ -45,7 +45,13 @@
   "Enables a text track to be delivered via the Delivery API by changing the track status from draft to ready"
   (put_v2-sites-site-id-media-media-id-text-tracks-track-id-publish). So a track is created to publish itself,
   and one the tracks worker finds in draft (auto_publish not honoured, or made by a version of ours that sent
-  none) is published by `publish_track`; a track is attached only once JW lists it ready.
+  none) is published by `publish_track`; a track is attached only once JW lists it ready. A track of `track_kind`
+  chapters is not a caption: it is the chapters extra's;
+- what a viewer sees first (jwplayer_extras.py, docs/providers.md "What a viewer sees"): the poster a thumbnail made
+  from the image's link and promoted, chapters a text track of kind chapters, collections manual playlists in
+  source order; the row's original publish time is the create's `metadata.publish_start_date` (jwplatform-go's
+  MediaMetadata), unless the media is held or the time lies ahead (then custom_params, noted). The walk of the
+  media list by date is jwplayer_walk.py's.
 """
 
 from __future__ import annotations
@@ -55,7 +61,6 @@ import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from ..fate import Outcome, OutcomeKind, excerpt
@@ -68,7 +73,6 @@ from .base import (
     FIND_MARGIN_S,
     FIND_MAX_PAGES,
     ListingError,
-    Provider,
     json_event,
     listing_pages,
     too_many_pages,
@@ -100,13 +104,12 @@ from .facts import (
 )
 from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
 from .http import Answer, TransportError, quote
+from .jwplayer_extras import JwExtras, is_chapters
+from .jwplayer_walk import CEILING, CeilingError, Slice
 from .keys import idempotency_key
 from .ratelimit import read_rate_headers
 
 DELIVERY = "https://cdn.jwplayer.com"
-# "The API returns an upper limit of 10,000 media per search query. Regardless of pagination, only the first
-# 10,000 results based on the sorting used may be retrieved" (listing-media).
-CEILING = 10_000
 # No maximum page_length is published (the default is 10); a page is asked for at this size and read at the size
 # the answer says it used, so a smaller cap at JW costs requests, never videos.
 PAGE_LENGTH = 1000
@@ -197,74 +200,6 @@ def signed_file_url(url: str, expires: int, secret: str) -> str:
     return parts._replace(query=f"{parts.query}&{query}" if parts.query else query).geturl()
 
 
-# --- a walk by date under the 10,000-result ceiling ---------------------------------------------------
-
-
-def stamp(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class CeilingError(ValueError):
-    """More media share one second than one query may return: what lies past them cannot be listed."""
-
-
-@dataclass(frozen=True)
-class Slice:
-    """Where a walk of the library by a time field stands: the query `<field>:[lo TO hi]` (whole seconds),
-    sorted on the field ascending, read from its first page; the ids already listed in its first second
-    (`tail`, dropped there). Each page moves `lo` up to the second of the page's last media, so every query
-    reads its first page only and none comes near the ceiling; a page wholly inside one second reads that
-    query's next page instead (`page`), up to the ceiling."""
-
-    lo: int
-    hi: int
-    page: int = 1
-    tail: tuple[str, ...] = ()
-
-    @classmethod
-    def parse(cls, cursor: str | None) -> Slice | None:
-        """`<lo>:<hi>:<page>:<id,id,...>`; None for anything else."""
-        head = (cursor or "").split(":", 3)
-        if len(head) != 4 or not all(h.isdigit() for h in head[:3]) or int(head[2]) < 1:
-            return None
-        tail = tuple(i for i in head[3].split(",") if i.isalnum())
-        return cls(int(head[0]), int(head[1]), int(head[2]), tail)
-
-    def __str__(self) -> str:
-        return f"{self.lo}:{self.hi}:{self.page}:{','.join(self.tail)}"
-
-    def params(self, field: str, size: int) -> dict[str, str]:
-        return {
-            "q": f"{field}:[{stamp(self.lo)} TO {stamp(self.hi)}]",
-            "sort": f"{field}:asc",
-            "page": str(self.page),
-            "page_length": str(size),
-        }
-
-    def following(self, items: list, total: object, size: int, when: Callable[[Mapping], float | None]) -> Slice | None:
-        """The slice after a page of `items` (read at page length `size`), None when the query is done."""
-        listed = (self.page - 1) * size + len(items)
-        told_total = total if isinstance(total, int) and not isinstance(total, bool) else None
-        if not items or (told_total is not None and told_total <= listed) or (told_total is None and len(items) < size):
-            return None
-        times = [t for t in (when(mapping(i)) for i in items) if t is not None and math.isfinite(t)]
-        if not times:
-            raise CeilingError("a page of media without the times it is sorted on")
-        last = math.floor(max(times))
-        if last > self.lo:
-            ids = [(text(mapping(m).get("id")), second_of(m, when)) for m in items]
-            tail = tuple(i for i, second in ids if i and second == last)
-            return Slice(last, self.hi, 1, tail)
-        if self.page * size >= CEILING:
-            raise CeilingError(f"more than {CEILING:,} media share the second {stamp(self.lo)}")
-        return Slice(self.lo, self.hi, self.page + 1, self.tail)
-
-
-def second_of(item: object, when: Callable[[Mapping], float | None]) -> int | None:
-    moment = when(mapping(item))
-    return math.floor(moment) if moment is not None and math.isfinite(moment) else None
-
-
 def jw_rate_signal(headers: Mapping[str, str], now: float) -> RateSignal:
     """`jw-request-limit` (a minute's) and `jw-request-remaining`, read as the X-RateLimit pair; Retry-After too."""
     lowered = {str(k).lower(): v for k, v in headers.items() if isinstance(v, str)}
@@ -323,7 +258,7 @@ def delivery_urls(delivery: str, media_id: str) -> dict[str, str]:
             "player": f"{delivery}/{mid}/player"}  # fmt: skip
 
 
-class JwPlayerProvider(Provider):
+class JwPlayerProvider(JwExtras):
     name = "jwplayer"
     default_base_url = "https://api.jwplayer.com"
     # "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return a 429"
@@ -359,6 +294,9 @@ class JwPlayerProvider(Provider):
 
     def creds(self) -> Credentials:
         return parse_secret(self.secret())
+
+    def _site_id(self) -> str:
+        return self.creds().site_id
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.creds().api_secret}"}
@@ -426,6 +364,12 @@ class JwPlayerProvider(Provider):
         if self.playback(asset) == SIGNED and not self._signs():
             metadata["publish_start_date"] = HELD_UNTIL
             notes.append(HELD_NOTE)
+        published, published_note = publish_start(details.published_at, self.clock(), "publish_start_date" in metadata)
+        if published is not None:
+            metadata["publish_start_date"] = published
+        elif published_note and details.published_at is not None:
+            metadata["custom_params"]["published_at"] = details.published_at
+            notes.append(published_note)
         if details.poster_time_s is not None:
             notes.append("poster_time_s: kept in custom_params only (JW picks a thumbnail by a later call)")
         body = {"upload": {"method": "fetch", "download_url": source_url}, "metadata": metadata}
@@ -555,7 +499,8 @@ class JwPlayerProvider(Provider):
             listed += found
             total = body.get("total")
             if not found or not isinstance(total, int) or isinstance(total, bool) or len(listed) >= total:
-                return TrackList(tuple(remote_track(t) for t in listed))
+                # A chapters track is the chapters extra's (chapters_of), never a caption of its language.
+                return TrackList(tuple(remote_track(t) for t in listed if not is_chapters(t)))
         return TrackOutcome(TrackResult.TRANSIENT, error=f"provider: {len(listed)} text tracks read, more listed")
 
     def attach_track(self, remote_id: str, track: Track, upload: TrackUpload, label: str) -> TrackOutcome:
@@ -592,6 +537,23 @@ class JwPlayerProvider(Provider):
         if text(mapping(answer.body).get("status")) == "ready":
             return TrackOutcome(TrackResult.ATTACHED, remote_track_id=remote.remote_id)
         return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=remote.remote_id)
+
+
+def publish_start(published_at: str | None, now: float, held: bool) -> tuple[str | None, str]:
+    """The create's `publish_start_date` from the row's original publish time, and the note where it is not set
+    there: a media held unpublished keeps its hold, and a time ahead of now is not made a hold of its own (JW
+    delivers a media to no one before its start: the row's privacy decides who sees it, not a date)."""
+    at = epoch_of(published_at)
+    if published_at is None or at is None:
+        return None, ""
+    if held:
+        return None, "published_at: kept in custom_params.published_at (publish_start_date holds the media unpublished)"
+    if at > now:
+        return (
+            None,
+            "published_at: ahead of now, kept in custom_params.published_at (a publish_start_date would hold it)",
+        )
+    return published_at, ""
 
 
 def _created(media: Mapping) -> float | None:

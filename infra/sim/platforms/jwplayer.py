@@ -32,7 +32,11 @@ Bearer v2 API secret (`token`) and the property id in the path (`account_id`, th
   a JWT `token` for that resource): its `tracks` are the published (`ready`) ones only, each file at
   `tracks/<track id>.<format>` (JW's `/tracks/{id}.{ext}`), which serves no file of a draft;
 - as a source, what a viewer sees first (issue 42): chapters tracks and publish dates (jwplayer_library.py), the
-  poster at the Delivery API and the property's playlists, manual ones in order (jwplayer_extras.py).
+  poster at the Delivery API and the property's playlists, manual ones in order (jwplayer_extras.py);
+- as a target, what a viewer sees first (jwplayer_target.py): thumbnails promoted to the poster (served as the
+  media's `poster.jpg` and its Delivery API `image`), a text track of `track_kind` chapters, uploaded "direct" to
+  its `upload_link` (delivered with `kind` chapters), deleted by `DELETE .../text_tracks/{track}/`
+  (jwplatform-go text_tracks.go), and manual playlists holding their media in order.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from ..profile import Account, Call, Draft, Event, MadeUp, Profile, Reply, Store
 from ..texttracks import label_of
 from ..video import ERRORED, READY, TextTrack, Video
 from . import jwplayer_extras as extras
+from . import jwplayer_target as target
 from .jwplayer_library import (
     CEILING,
     FAULTS,
@@ -82,7 +87,14 @@ _STATUS = {READY: "ready", ERRORED: "failed"}
 _ERRORED = {False: "The source file could not be transcoded", True: "The file could not be fetched from the URL"}
 _METADATA_TEXT = ("title", "description", "author", "category", "external_id", "permalink")
 _DATES = ("publish_start_date", "publish_end_date")
-_TRACK_STATUS = {"preparing": "processing", "ready": "ready", "errored": "failed", "draft": "draft"}
+_TRACK_STATUS = {
+    "preparing": "processing",
+    "ready": "ready",
+    "errored": "failed",
+    "draft": "draft",
+    "created": "created",
+}
+TRACK_KINDS = "jw_track_kinds"  # in a media's extras: track id -> track_kind (captions where none is kept)
 MAX_TRACKS = 50  # "Each media can have a maximum of 50 text tracks"
 WEBHOOK_ID = "SimHook1"
 
@@ -122,7 +134,7 @@ def held(video: Video, now_epoch: float) -> bool:
     return (start is not None and start > now_epoch) or (end is not None and end <= now_epoch)
 
 
-class JwPlayer(Profile):
+class JwPlayer(target.TargetExtras, Profile):
     name = "jwplayer"
     # "60 requests/minute per API token. Calls that exceed this rate will not be executed and will return a 429"
     # (https://docs.jwplayer.com/platform/reference/authentication): every call, a minute's budget, refused to the
@@ -134,14 +146,27 @@ class JwPlayer(Profile):
         ("/v2/sites/{site}/media/{id}", {"GET": "get"}),
         # One list, two sides: a target's tracks (track_list), or a library's (src_tracks: `source_ops`).
         ("/v2/sites/{site}/media/{id}/text_tracks", {"POST": "track_add", "GET": "track_list"}),
-        ("/v2/sites/{site}/media/{id}/text_tracks/{track}", {"GET": "video_track_get"}),
+        ("/v2/sites/{site}/media/{id}/text_tracks/{track}", {"GET": "video_track_get", "DELETE": "video_track_delete"}),
         ("/v2/sites/{site}/media/{id}/text_tracks/{track}/publish", {"PUT": "video_track_publish"}),
         ("/v2/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
-        # A library's playlists (jwplayer_extras.py).
-        ("/v2/sites/{site}/playlists", {"GET": "src_playlists"}),
-        ("/v2/sites/{site}/playlists/{playlist}/manual_playlist", {"GET": "src_manual_playlist"}),
+        # The property's thumbnails and manual playlists (jwplayer_target.py); a library's playlists as a source
+        # (jwplayer_extras.py) on the same routes.
+        ("/v2/sites/{site}/thumbnails", {"POST": "store_thumbnail_create", "GET": "store_thumbnails"}),
+        ("/v2/sites/{site}/thumbnails/{thumb}", {"GET": "store_thumbnail", "PATCH": "store_thumbnail_update"}),
+        ("/v2/sites/{site}/playlists", {"GET": "store_playlists"}),
+        ("/v2/sites/{site}/playlists/manual_playlist", {"POST": "store_playlist_create"}),
+        (
+            "/v2/sites/{site}/playlists/{playlist}/manual_playlist",
+            {"GET": "store_playlist", "PATCH": "store_playlist_update"},
+        ),
+        # A text track's file, PUT to the link its direct upload answered with (S3's, here on the simulator's host).
+        ("/_upload/jwplayer/{id}/{token}", {"PUT": "store_upload"}),
     )
-    source_ops: ClassVar[dict[str, str]] = {"track_list": "src_tracks"}
+    source_ops: ClassVar[dict[str, str]] = {
+        "track_list": "src_tracks",
+        "store_playlists": "src_playlists",
+        "store_playlist": "src_manual_playlist",
+    }
 
     def made_up_target(self, webhook_scheme: str = "standard") -> MadeUp:
         """A property: its id, a v2 API secret, and its secret with URL signing on; a webhook secret."""
@@ -151,6 +176,8 @@ class JwPlayer(Profile):
         return MadeUp(creds, sim, secrets.token_urlsafe(32))
 
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
+        if call.op == "store_upload":
+            return None  # a pre-signed upload link is its own authority (its one-time token)
         scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")
         if cfg.token is not None and not (scheme.lower() == "bearer" and same(token.strip(), cfg.token)):
             return error("unauthorized", "Unauthorized: invalid API credentials")
@@ -242,12 +269,12 @@ class JwPlayer(Profile):
             return error("invalid", "the body must be JSON")
         upload = body.get("upload") if isinstance(body, dict) else None
         meta = body.get("metadata") if isinstance(body, dict) else None
-        if (
-            not isinstance(upload, dict)
-            or upload.get("method") != "fetch"
-            or not is_http_url(upload.get("download_url"))
+        direct = isinstance(upload, dict) and upload.get("method", "direct") == "direct"
+        if not isinstance(upload, dict) or not (
+            (upload.get("method") == "fetch" and is_http_url(upload.get("download_url")))
+            or (direct and upload.get("file_format") in ("vtt", "srt"))
         ):
-            return error("invalid", "upload.method must be fetch, with an http(s) download_url")
+            return error("invalid", "upload: method fetch with an http(s) download_url, or direct with a file_format")
         if not isinstance(meta, dict) or not isinstance(meta.get("srclang"), str) or not meta["srclang"]:
             return error("invalid", "metadata.srclang must be a language code")
         if meta.get("track_kind", "captions") not in ("captions", "subtitles", "chapters"):
@@ -259,24 +286,29 @@ class JwPlayer(Profile):
         label = meta.get("label") if isinstance(meta.get("label"), str) else label_of(meta["srclang"])
         # Read, it is held as a draft unless the create asked JW to publish it (jwplatform-go's auto_publish).
         ready_as = "ready" if upload.get("auto_publish") else "draft"
-        return TextTrack(
-            alnum_id(8), meta["srclang"], label, url=upload["download_url"], status="preparing", ready_as=ready_as
-        )
+        tid = alnum_id(8)
+        video.extras.setdefault(TRACK_KINDS, {})[tid] = meta.get("track_kind", "captions")
+        if direct:  # created: no file until it is PUT to the upload link (jwplayer_target.py)
+            video.extras.setdefault("jw_upload_links", {})[tid] = target.upload_link(video, call.base_url, tid)
+            return TextTrack(tid, meta["srclang"], label, status="created", ready_as=ready_as)
+        return TextTrack(tid, meta["srclang"], label, url=upload["download_url"], status="preparing", ready_as=ready_as)
 
-    def _track(self, track: TextTrack) -> dict:
+    def _track(self, video: Video, track: TextTrack) -> dict:
+        kind = video.extras.get(TRACK_KINDS, {}).get(track.id, "captions")
         out = {
             "id": track.id,
             "type": "text_track",
             "status": _TRACK_STATUS.get(track.status, "processing"),
-            "track_kind": "captions",  # jwplatform-go's TextTrackResource
-            "metadata": {"label": track.name, "srclang": track.language, "track_kind": "captions"},
+            "track_kind": kind,  # jwplatform-go's TextTrackResource
+            "metadata": {"label": track.name, "srclang": track.language, "track_kind": kind},
         }
         if track.error:
             out["error_message"] = track.error
         return out
 
     def track_taken(self, video: Video, track: TextTrack, now: float) -> Reply:
-        return Reply(201, self._track(track))
+        link = video.extras.get("jw_upload_links", {}).pop(track.id, None)
+        return Reply(201, {**self._track(video, track), **({"upload_link": link} if link else {})})
 
     def list_tracks(self, video: Video | None, call: Call, now: float) -> Reply:
         if video is None:
@@ -285,7 +317,7 @@ class JwPlayer(Profile):
         if isinstance(paged, Reply):
             return paged
         page, length = paged
-        tracks = [self._track(t) for t in video.texts]
+        tracks = [self._track(video, t) for t in video.texts]
         shown = tracks[(page - 1) * length : page * length]
         return Reply(200, {"text_tracks": shown, "page": page, "page_length": length, "total": len(tracks)})
 
@@ -298,11 +330,15 @@ class JwPlayer(Profile):
         track = next((t for t in video.texts if t.id == call.params.get("track")), None)
         if track is None:
             return error("not_found", "Text track not found")
+        if op == "video_track_delete":
+            video.texts.remove(track)
+            return Reply(204, raw=b"")  # no body: a keep-alive connection stays in step
         if op == "video_track_publish" and track.status != "ready":
             if track.status != "draft":
-                return error("conflict", f"a text track that is {self._track(track)['status']} cannot be published")
+                status = self._track(video, track)["status"]
+                return error("conflict", f"a text track that is {status} cannot be published")
             track.status = "ready"
-        return Reply(200, self._track(track))
+        return Reply(200, self._track(video, track))
 
     # ----- the account: webhook subscriptions
 
@@ -380,8 +416,11 @@ class JwPlayer(Profile):
             return 200, "application/vnd.apple.mpegurl", media.master_playlist(video, variant).encode()
         if last.endswith("p.m3u8") and last[:-6].isdigit() and int(last[:-6]) in {h for _, h in media.ladder(video)}:
             return 200, "application/vnd.apple.mpegurl", media.media_playlist(video).encode()
-        if last == "poster.jpg":
-            return 200, "image/jpeg", media.THUMBNAIL
+        if last == "poster.jpg":  # the promoted custom image once JW has it, else the frame
+            kind, image = target.poster_image(kept, video) or ("image/jpeg", media.THUMBNAIL)
+            return 200, kind, image
+        if len(rest) == 2 and rest[0] == "thumbnails" and (own := target.thumbnail_image(kept, video, last)):
+            return 200, *own
         if last == "player":
             return 200, "text/html; charset=utf-8", media.player_page(video).encode()
         if len(rest) == 2 and rest[0] == "tracks":
@@ -409,14 +448,20 @@ class JwPlayer(Profile):
                 return plain
             return sign_file(plain, f"_play/jwplayer/{video.id}/{path}", secret, expires)
 
+        kinds = video.extras.get(TRACK_KINDS, {})
         tracks = [
-            {"file": url(f"tracks/{t.id}.{t.format or 'vtt'}"), "kind": "captions", "label": t.name or t.language}
+            {
+                "file": url(f"tracks/{t.id}.{t.format or 'vtt'}"),
+                "kind": kinds.get(t.id, "captions"),
+                "label": t.name or t.language,
+            }
             for t in video.texts
             if t.status == "ready"
         ]
         item = {
             "mediaid": video.id,
             "title": _metadata(video).get("title", ""),
+            "image": url("poster.jpg"),  # "Poster image URL": the promoted custom one once JW has it
             "duration": round(video.duration),
             "sources": [{"file": url("manifest.m3u8"), "type": "application/vnd.apple.mpegurl"}],
             "tracks": tracks,
