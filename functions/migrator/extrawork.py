@@ -11,7 +11,9 @@ entry's next state, written fenced by the entry's claim (trackworker.py):
   poster time is set and the image kept in the stack's bucket (`noted`, its key in the note); a row with a
   poster time and no image, on a target that picks the frame after the create, sets that time;
 - chapters: the row's list, or its chapters track fetched and read (`extras.read_chapters`), written as the
-  target takes them; a target without chapters gets `noted`, the WebVTT file kept in the stack's bucket;
+  target takes them (a target that fetches the file by URL, Mux, is handed a copy staged in the stack's bucket, in
+  its own format: `Provider.chapters_file`); a target without chapters gets `noted`, the WebVTT file kept in the
+  stack's bucket;
 - collection: the collection made once (its own ledger item: `ledger/collections.py`; a pass that finds another
   making it waits), the video placed in it, and where the target keeps an order, the order of every member
   placed so far set from their source positions.
@@ -159,7 +161,14 @@ class ExtraPasses:
             chapters = read
         vtt = chapters_webvtt(chapters, duration)
         if provider.takes_chapters:
-            return provider.set_chapters(remote_id, ChaptersUpload(chapters, vtt, language, duration))
+            upload = ChaptersUpload(chapters, vtt, language, duration)
+            if provider.chapters_by_url:  # the target fetches the file itself: a copy staged in the stack's bucket
+                name, body, media_type = provider.chapters_file(upload)
+                handed = self._put_extra(handoff_key(remote_id, name), body, media_type)
+                if isinstance(handed, TrackOutcome):
+                    return handed
+                upload = replace(upload, url=handed)
+            return provider.set_chapters(remote_id, upload)
         kept = self._keep(remote_id, "chapters.vtt", vtt, WEBVTT, "chapters file (WebVTT)")
         if isinstance(kept, TrackOutcome):
             return kept

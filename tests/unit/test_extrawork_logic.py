@@ -33,6 +33,7 @@ class FakeProvider:
     thumbnail_max_bytes: int = 10 * 1024 * 1024
     poster_time_later: bool = False
     takes_chapters: bool = True
+    chapters_by_url: bool = False
     takes_collections: bool = True
     one_collection_per_video: bool = False
     keeps_collection_order: bool = False
@@ -60,8 +61,12 @@ class FakeProvider:
         self.calls.append(("chapters?", remote_id, language))
         return self.chapters_look
 
+    def chapters_file(self, upload):
+        return "chapters.json", b"[]", "application/json"
+
     def set_chapters(self, remote_id, upload):
         self.calls.append(("chapters", remote_id, upload.language, [c.title for c in upload.chapters], upload.webvtt))
+        self.handed = upload.url
         return ATTACHED
 
     def find_collection(self, name, ref):
@@ -315,6 +320,18 @@ def test_a_later_pass_finds_the_chapters_written_and_writes_nothing():
     assert got == TrackOutcome(TrackResult.ATTACHED, remote_track_id="fr") and provider.calls == [
         ("chapters?", "vid", "fr")
     ]
+
+
+def test_a_target_that_fetches_chapters_by_url_is_handed_a_staged_copy_in_its_own_format_or_why_not():
+    """Mux fetches a chapters track itself, a JSON file: the worker stages the provider's file and hands its link."""
+    provider = FakeProvider(chapters_by_url=True)
+    made = worker(provider)
+    assert run(made, only(CHAPTERED, "chapters"), row=CHAPTERED) == ATTACHED
+    assert made.staged == [("handoff/vid/chapters.json", "application/json")]
+    assert provider.handed == "https://bucket.s3.example.com/handoff/vid/chapters.json?X-Amz-Signature=s"
+    bare = FakeProvider(chapters_by_url=True)
+    got = run(worker(bare, bucket=False), only(CHAPTERED, "chapters"), row=CHAPTERED)
+    assert got.kind is TrackResult.REFUSED and "no staging bucket" in got.error and bare.calls == []
 
 
 def test_a_target_without_chapters_notes_them_and_keeps_the_webvtt_file_in_the_bucket():

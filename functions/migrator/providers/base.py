@@ -331,6 +331,7 @@ class Provider(ABC):
     thumbnail_max_bytes: int = MAX_IMAGE_BYTES
     poster_time_later: bool = False  # the row's poster time is set after the create (set_thumbnail_time)
     takes_chapters: bool = False
+    chapters_by_url: bool = False  # the target fetches the chapters file itself (chapters_file, ChaptersUpload.url)
     takes_collections: bool = False
     one_collection_per_video: bool = False  # a video sits in one collection (Bunny): the row's first
     keeps_collection_order: bool = False  # order_collection sets the members' order (a showcase, a playlist)
@@ -353,6 +354,11 @@ class Provider(ABC):
         """The look before chapters are written: how many the video holds (in `language`, where it keeps one
         list a language)."""
         return ChaptersLook()
+
+    def chapters_file(self, upload: ChaptersUpload) -> tuple[str, bytes, str]:
+        """The file a target that fetches chapters by URL is handed (name, body, media type), staged in the stack's
+        bucket: the WebVTT file by default, another format where the target reads one (Mux's JSON)."""
+        return "chapters.vtt", upload.webvtt, "text/vtt"
 
     def set_chapters(self, remote_id: str, upload: ChaptersUpload) -> TrackOutcome:
         return TrackOutcome(TrackResult.REFUSED, error=f"the {self.name} provider takes no chapters")

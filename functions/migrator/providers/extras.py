@@ -37,6 +37,7 @@ class ChaptersUpload:
     webvtt: bytes
     language: str  # BCP 47: the chapters track's own, else the row's first caption's, else "en"
     duration_s: float | None = None  # where the last chapter ends, where the video's duration is known
+    url: str | None = None  # a target that fetches the file by URL (Provider.chapters_by_url): a link to a staged copy
 
 
 @dataclass(frozen=True)
