@@ -9,7 +9,7 @@ from . import catalog
 from .config import SimConfig
 from .fetch import source_problem
 from .state import SimState
-from .texttracks import fetch_caption, read_caption
+from .texttracks import fetch_caption, read_caption, read_chapters_json
 from .threads import Threads
 from .video import ERRORED, PROCESSING, READY, TextTrack, Video
 from .webhooks import Webhooks, hooks_on
@@ -94,7 +94,7 @@ class Processing:
         content, why = fetch_caption(url, max_bytes)
         fmt = None
         if content is not None:
-            fmt, why = read_caption(content, webvtt_only=False)
+            fmt, why = read_chapters_json(content) if track.kind == "chapters" else read_caption(content, False)
         with state.lock:
             if generation != state.generation or track.status != "preparing":
                 return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import json
 import urllib.error
 import urllib.request
 from email.parser import BytesParser
@@ -48,6 +49,30 @@ def read_caption(raw: bytes, webvtt_only: bool) -> tuple[str | None, str | None]
         return ("srt", None) if list(srt.parse(text)) else (None, "the file has no cues")
     except Exception:
         return None, "the file is not a valid WebVTT or SRT file"
+
+
+def read_chapters_json(raw: bytes) -> tuple[str | None, str | None]:
+    """("json", None) for a chapters file in Apple's HLS chapter notation, the form Mux serves a chapters track in
+    (`[{"chapter": 1, "start-time": 0, "titles": [{"language": "en", "title": "Intro"}]}]`: docs.mux.com "Add
+    chapters", "Retrieve chapters"), each start a number from 0, rising, each chapter titled; else (None, why)."""
+    try:
+        doc = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        return None, "the chapters file is not JSON"
+    if not isinstance(doc, list) or not doc:
+        return None, "the chapters file is not a list of chapters"
+    last = -1.0
+    for entry in doc:
+        start = entry.get("start-time") if isinstance(entry, dict) else None
+        titles = entry.get("titles") if isinstance(entry, dict) else None
+        if isinstance(start, bool) or not isinstance(start, int | float) or start < 0 or start <= last:
+            return None, "each chapter needs a start-time from 0, later than the one before"
+        if not isinstance(titles, list) or not titles:
+            return None, "each chapter needs a title"
+        if not all(isinstance(t, dict) and isinstance(t.get("title"), str) and t["title"] for t in titles):
+            return None, "each chapter needs a title"
+        last = start
+    return "json", None
 
 
 def fetch_caption(url: str, max_bytes: int) -> tuple[bytes | None, str | None]:

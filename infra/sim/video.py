@@ -66,6 +66,7 @@ class TextTrack:
     name: str | None = None
     closed_captions: bool = False
     ref: str | None = None  # Mux's track passthrough
+    kind: str = "subtitles"  # Mux's text_type: subtitles, or chapters (a JSON file of chapters, issue 42)
     url: str | None = None  # where Mux fetches it from (the file is uploaded to the others)
     status: str = "ready"  # preparing (Mux fetching it) | ready | errored | draft (JW: read, not published)
     ready_as: str = "ready"  # the status a fetched file takes once read: "draft" where JW waits for a publish

@@ -146,15 +146,15 @@ def test_api_video_metadata_pairs_carry_our_reference_and_what_has_no_field_of_i
     assert notes == ["metadata: 1 values sent as JSON text (api.video keeps text): episode"]
 
 
-def test_mux_has_no_place_for_description_tags_custom_fields_poster_creation_time_or_folder_and_says_so():
+def test_mux_has_no_place_for_description_tags_custom_fields_creation_time_or_folder_and_says_so():
     _, notes = body_of("mux")
+    # The poster time is no note: the tracks worker sets the asset's thumbnail_time once it is ready (extras.py).
     assert notes == [
         "description: not carried by mux (kept in the ledger)",
         "tags: not carried by mux (kept in the ledger)",
         "metadata: not carried by mux (kept in the ledger)",
         "created_at: not carried by mux (kept in the ledger)",
         "folder: not carried by mux (kept in the ledger)",
-        "poster_time_s: not carried by mux (kept in the ledger; a Mux thumbnail's time is chosen per image request)",
     ]
 
 

@@ -7,9 +7,9 @@
   `passthrough` (255 characters at most; a longer id travels as its hash), the attempt's key
   in `meta.external_id`, the title in `meta.title` (512), and the operator's `video_quality`,
   `max_resolution_tier`, `static_renditions` and `test`; 201 `{"data": asset}`. Mux has no
-  field for a description, tags, custom metadata, a poster time (a thumbnail's time is chosen
-  per image request), the original's creation time or a folder: those stay in the ledger,
-  and the create's notes say so;
+  field for a description, tags, custom metadata, the original's creation or publish time or a
+  folder: those stay in the ledger, and the create's notes say so (the poster time is set once
+  the asset is ready: below);
 - no idempotency key and no filter by passthrough: an earlier create is found by paging
   the asset list (newest first, 100 a page) back to the time the caller gives, as many
   pages as the creates Mux allows since then can fill (see `find_page_cap`);
@@ -33,7 +33,16 @@
   once the asset is ready (docs.mux.com/api-reference/video/assets/create-asset-track;
   mux-python InputSettings, CreateTrackRequest, Track). A track is attached when the
   asset's `tracks` list shows it `ready` (matched by its `passthrough`), failed when
-  `errored`.
+  `errored`;
+- what a viewer sees first (docs/providers.md "What a viewer sees"): Mux keeps no poster image, only the frame
+  its default thumbnail shows, `thumbnail_time`: "can only be set on an asset in the `ready` state, and cannot
+  be set at asset creation time", `PATCH /video/v1/assets/{id} {"thumbnail_time": 12.67}`, "at least 0 and less
+  than the asset's duration" (docs.mux.com/guides/set-a-default-thumbnail); so the row's poster time is set by
+  the tracks worker, and a thumbnail image is kept in the stack's bucket with that time noted. Chapters: "Mux
+  stores chapters as a track on the asset": `type` text, `text_type` chapters, its `url` a JSON file Mux
+  fetches (docs.mux.com/guides/add-chapters; create-asset-track), written here in the form Mux serves a chapters
+  track back, Apple's HLS chapter notation (sources/mux_extras.py); staged in the stack's bucket and handed as a
+  link, attached once the asset lists the track `ready`. No folders, playlists or publish time: noted.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from ..extras import CHAPTERS_TRACK
 from ..fate import Outcome, OutcomeKind, excerpt
 from ..messages import Track, track_key
 from ..playback_tokens import SigningKey, SigningKeyError, mux_playback_token
@@ -53,6 +63,7 @@ from ..states import State
 from ..trackfetch import url_problem
 from ..tracks import TrackOutcome, TrackResult, track_labels
 from .base import FIND_MARGIN_S, FIND_MAX_PAGES, Provider, listing_pages, lookup_failure, too_many_pages, verified_event
+from .extras import ChaptersLook, ChaptersUpload
 from .facts import (
     AssetRef,
     CredentialsError,
@@ -106,6 +117,9 @@ TITLE_MAX = 512
 # waits for the asset's tracks endpoint, where a refusal fails that track alone.
 CREATE_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-([A-Za-z]{2}|[0-9]{3}|[A-Za-z]{4}(-[A-Za-z]{2})?))?$")
 TRACK_STATUS = {"ready": "ready", "errored": "errored", "preparing": "preparing"}
+# The chapters track: its text_type (add-chapters), the name it is listed under (a text track's `name` "must be
+# unique within each group of text ... track types": not a caption's language name), our passthrough on it.
+CHAPTERS_TEXT_TYPE, CHAPTERS_NAME, CHAPTERS_REF = "chapters", "Chapters", "migration-chapters"
 # Where a playback id plays (the asset object carries ids, never URLs): HLS at
 # stream.mux.com/{id}.m3u8 (docs.mux.com/guides/play-your-videos), a thumbnail at
 # image.mux.com/{id}/thumbnail.jpg (docs.mux.com/guides/get-images-from-a-video), Mux Player's
@@ -273,10 +287,8 @@ class MuxProvider(Provider):
         if isinstance(renditions, list) and renditions:  # the current form; `mp4_support` is deprecated, exclusive
             body["static_renditions"] = [{"resolution": r} for r in renditions]
         notes += option_notes
-        notes += not_carried(details, self.name, ("description", "tags", "metadata", "created_at", "folder"))
-        notes += not_carried(
-            details, self.name, ("poster_time_s",), "a Mux thumbnail's time is chosen per image request"
-        )
+        fields = ("description", "tags", "metadata", "created_at", "published_at", "folder")
+        notes += not_carried(details, self.name, fields)
         return body, notes
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:
@@ -409,7 +421,11 @@ class MuxProvider(Provider):
         internal, in a language tag Mux is sure to take. s3:// and source references wait for the worker."""
         tracks = asset.details.tracks if asset.details else ()
         return [
-            t for t in tracks if url_problem(t.url, self.track_policy) is None and CREATE_LANGUAGE.match(t.language)
+            t
+            for t in tracks
+            if t.kind != CHAPTERS_TRACK  # a WebVTT chapters file: the worker's, sent as JSON (set_chapters)
+            and url_problem(t.url, self.track_policy) is None
+            and CREATE_LANGUAGE.match(t.language)
         ]
 
     def tracks_at_create(self, asset: AssetRef) -> list[dict]:
@@ -442,6 +458,68 @@ class MuxProvider(Provider):
             created = _remote_track(mapping(answer.body).get("data"))
             return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=created.remote_id)
         return self._track_failure(answer)
+
+    # --- what a viewer sees: the poster frame and chapters (no collections, no publish time) ------------------
+
+    takes_thumbnail = "time"  # the asset's `thumbnail_time`: Mux keeps no image of its own
+    poster_time_later = True  # "cannot be set at asset creation time": PATCHed once the asset is ready
+    takes_chapters = True
+    chapters_by_url = True  # a text track of text_type chapters: Mux fetches its file from `url`
+    collections_instead = "kept in the ledger only (Mux has no folders or playlists)"
+
+    def set_thumbnail_time(self, remote_id: str, time_s: float) -> TrackOutcome:
+        """The frame the asset's default thumbnail shows (a 400 for a time at or past its end: refused)."""
+        chosen = round(max(0.0, time_s), 3)
+        answer = self._extra_call("PATCH", f"{ASSETS}/{quote(remote_id)}", json_body={"thumbnail_time": chosen})
+        if isinstance(answer, TrackOutcome):
+            return answer
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=f"{chosen:g}")
+
+    def chapters_file(self, upload: ChaptersUpload) -> tuple[str, bytes, str]:
+        """The chapters as the JSON Mux serves a chapters track in, Apple's HLS chapter notation."""
+        doc = [
+            {"chapter": n, "start-time": c.start_s, "titles": [{"language": upload.language, "title": c.title}]}
+            for n, c in enumerate(upload.chapters, 1)
+        ]
+        return "chapters.json", json.dumps(doc, ensure_ascii=False).encode("utf-8"), "application/json"
+
+    def chapters_of(self, remote_id: str, language: str) -> ChaptersLook | TrackOutcome:
+        """The asset's chapters track (one list a video): there once `ready`; waited for while Mux fetches it, refused
+        with Mux's reason once `errored`."""
+        answer = self._extra_call("GET", f"{ASSETS}/{quote(remote_id)}")
+        if isinstance(answer, TrackOutcome):
+            return answer
+        asset = mapping(mapping(answer.body).get("data"))
+        if asset.get("status") == "errored":
+            return TrackOutcome(TrackResult.VIDEO_GONE, error="the asset errored at Mux")
+        listed = [mapping(t) for t in entries(asset.get("tracks"))]
+        found = [_remote_track(t) for t in listed if (t.get("type"), t.get("text_type")) == ("text", "chapters")]
+        if not found:
+            return ChaptersLook()
+        track = next((t for t in found if t.ref == CHAPTERS_REF), found[0])
+        if track.status == "ready":
+            return ChaptersLook(1)
+        if track.status == "errored":
+            return TrackOutcome(TrackResult.REFUSED, error=track.error or "provider: Mux could not read the chapters")
+        return TrackOutcome(TrackResult.WAITING, error="Mux is still fetching the chapters file")
+
+    def set_chapters(self, remote_id: str, upload: ChaptersUpload) -> TrackOutcome:
+        """A chapters text track fetched from the staged file: SUBMITTED (a later pass's look finds it ready)."""
+        if not upload.url:
+            return TrackOutcome(TrackResult.REFUSED, error="Mux fetches chapters from a URL, and none was handed")
+        body = {
+            "url": upload.url,
+            "type": "text",
+            "text_type": CHAPTERS_TEXT_TYPE,
+            "language_code": upload.language,
+            "name": CHAPTERS_NAME,
+            "passthrough": CHAPTERS_REF,
+        }
+        answer = self._extra_call("POST", f"{ASSETS}/{quote(remote_id)}/tracks", json_body=body)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        created = _remote_track(mapping(answer.body).get("data"))
+        return TrackOutcome(TrackResult.SUBMITTED, remote_track_id=created.remote_id)
 
 
 def signed_playback_id(playback: Mapping) -> str | None:

@@ -14,7 +14,8 @@ defaults: its `limits`. URL signing keys (/system/v1/signing-keys) and the token
 signed playback id's stream.mux.com URLs need (`/_play/mux/...` here): mux_signing.py. As a
 source (library_size > 0): the library's assets, master access, test assets, live recordings,
 text tracks still preparing, and their WebVTT at stream.mux.com (`render_library`, `serve_playback`);
-each asset's thumbnail_time, default thumbnail and chapters track (issue 42): mux_library.py.
+each asset's thumbnail_time, default thumbnail and chapters track (issue 42): mux_library.py; as a target, an
+asset's thumbnail_time (PATCH) and chapters track, served back at stream.mux.com: mux_target.py.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from ..profile import (
 )
 from ..signing import sign_timestamped
 from ..video import ERRORED, READY, TextTrack, Video
-from . import mux_library
+from . import mux_library, mux_target
 from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
@@ -120,8 +121,8 @@ def _text_problem(entry: dict, where: str, taken: set[str]) -> str | None:
         return f"{where}.type must be text (the simulator takes text tracks only)"
     if not is_http_url(entry.get("url")):
         return f"{where}.url must be an http(s) URL"
-    if entry.get("text_type") != "subtitles":
-        return f"{where}.text_type must be subtitles"  # "Required when type is text"
+    if entry.get("text_type") not in ("subtitles", "chapters"):  # "Required when type is text"; add-chapters
+        return f"{where}.text_type must be subtitles or chapters"
     language = entry.get("language_code")
     if not isinstance(language, str) or not _BCP47.match(language):
         return f"{where}.language_code must be a BCP 47 language tag"
@@ -146,6 +147,7 @@ def _text_track(entry: dict) -> TextTrack:
         name=entry.get("name") or entry["language_code"],
         closed_captions=entry.get("closed_captions", False),
         ref=entry.get("passthrough"),
+        kind=entry["text_type"],
         url=entry["url"],
         status="preparing",
     )
@@ -155,7 +157,7 @@ def _render_track(track: TextTrack) -> dict:
     out: dict[str, Any] = {
         "type": "text",
         "id": track.id,
-        "text_type": "subtitles",
+        "text_type": track.kind,
         "text_source": "uploaded",
         "language_code": track.language,
         "name": track.name,
@@ -342,7 +344,7 @@ class Mux(Profile):
     faults = FAULTS
     routes = (
         ("/video/v1/assets", {"POST": "create", "GET": "list"}),
-        ("/video/v1/assets/{id}", {"GET": "get"}),
+        ("/video/v1/assets/{id}", {"GET": "get", "PATCH": "video_update"}),
         ("/video/v1/assets/{id}/tracks", {"POST": "track_add"}),
         ("/video/v1/assets/{id}/master-access", {"PUT": "src_master"}),
         # The library's playback ids (mux-python PlaybackIDApi.get_asset_or_livestream_id); assets made here
@@ -418,6 +420,8 @@ class Mux(Profile):
         out["tracks"] = tracks + [_render_track(t) for t in video.texts]
         if video.state == READY:
             out["duration"] = video.duration
+            if mux_target.THUMBNAIL_TIME in video.extras:  # "omitted entirely when no value is set"
+                out["thumbnail_time"] = video.extras[mux_target.THUMBNAIL_TIME]
         elif video.state == ERRORED:
             out["errors"] = {"type": "invalid_input", "messages": [_ERRORED_MESSAGES[video.failure == "fetch"]]}
         return out
@@ -542,6 +546,8 @@ class Mux(Profile):
         served = mux_library.serve(shelf.cfg, extra, key, rest, query, held) if extra is not None else None
         if served is not None:  # its default thumbnail, its chapters (mux_library.py)
             return served
+        if extra is None and len(rest) == 2 and rest[0] == "chapters":  # a made asset's chapters (mux_target.py)
+            return mux_target.serve_chapters(videos, playback_ids, held, key, rest[1], query)
         video = extra if len(rest) == 2 and rest[0] == "text" else None
         if video is None:
             return serve_playback(videos, playback_ids, held, key, rest, query)
@@ -560,6 +566,14 @@ class Mux(Profile):
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, {"data": self.render(video, now)})
+
+    def video_op(
+        self, cfg: SimConfig, op: str, video: Video | None, call: Call, body: object, problem: str | None, now: float
+    ) -> Reply:
+        refused = mux_target.update(video, body, problem, self.error)  # the asset update: thumbnail_time
+        if refused is not None or video is None:
+            return refused or self.error("not_found")
+        return Reply(200, {"data": self.render(video, now)})
 
     def take_track(self, video: Video | None, call: Call, raw: bytes, cfg: SimConfig) -> TextTrack | Reply:
         if video is None:
