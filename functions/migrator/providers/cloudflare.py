@@ -5,7 +5,8 @@
 - create: `POST /accounts/{account}/stream/copy` with `input` (the source URL; the older `url`
   is deprecated), `creator` (a 64-character field Cloudflare can filter on: our per-asset tag
   `vm-<hash>`), `meta` (a free map: the title as `name`, our exact id as `migration_ref`, the
-  attempt's key, and the row's description, tags, creation time, folder and custom fields),
+  attempt's key, and the row's description, tags, creation and publish times, folder, collections
+  and custom fields),
   `requireSignedURLs` from the row's privacy, `thumbnailTimestampPct` from its poster time and
   duration, and the operator's `allowedOrigins`; 200 with the video in `result`, its id `uid`;
 - no idempotency key: an earlier create is found by the `creator` filter, exactly;
@@ -26,7 +27,16 @@
   cloudflare-python `stream.token.create`: `exp` at most 24 h ahead, one hour without it), and the HLS
   manifest with the token "in place of the video id" (developers.cloudflare.com/stream/viewing-videos/
   securing-your-stream: `https://customer-<CODE>.cloudflarestream.com/<TOKEN>/manifest/video.m3u8`); the
-  manifest's relative variant URIs resolve under the token's path, so nothing else carries it.
+  manifest's relative variant URIs resolve under the token's path, so nothing else carries it;
+- what a viewer sees first (docs/providers.md "What a viewer sees"): Stream keeps no poster image, only a
+  frame, `thumbnailTimestampPct`, "a percentage value of the video's duration ... If this value is not set, the
+  default thumbnail image is taken from 0s" (cloudflare-python 5.9.0 CopyCreateParams, StreamEditParams): set at
+  the create where the row's duration is known, and by the tracks worker through "Edit video details", `POST
+  /accounts/{a}/stream/{uid}` (stream.edit), from the video's own duration, where the row has an image (kept in
+  the stack's bucket, the time noted). Stream documents no chapters (its API's video resources are captions,
+  audio tracks, downloads, clips, watermarks, keys, tokens, embeds, webhooks and live inputs), no folders or
+  playlists and no publish time: the chapters file is kept in the stack's bucket, the collections and the
+  publish time ride in `meta`.
 """
 
 from __future__ import annotations
@@ -74,7 +84,7 @@ from .keys import asset_tag, idempotency_key
 WORKING = frozenset({"pendingupload", "downloading", "queued", "inprogress", "live-inprogress"})
 PAGE_SIZE = 1000  # the list's maximum
 # The row's fields `meta` carries under their own names (Stream documents no size limit for `meta`).
-META_FIELDS = ("description", "tags", "created_at", "folder")
+META_FIELDS = ("description", "tags", "created_at", "published_at", "folder")
 
 
 def credentials(raw: str | None) -> tuple[str, str]:
@@ -268,6 +278,8 @@ class CloudflareProvider(Provider):
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
             **row_fields(details, META_FIELDS),
         }
+        if details.collections:  # no folders or playlists at Stream: the row's list, in meta
+            ours["collections"] = [c.as_dict() for c in details.collections]
         options, option_notes = self.create_options(asset)
         # The row's poster time as a fraction of its duration, else the option (the row's, else the stack's).
         pct = options.get("thumbnailTimestampPct")  # checked: a number from 0 to 1 (create_options)
@@ -385,6 +397,32 @@ class CloudflareProvider(Provider):
         if isinstance(answer, TrackOutcome):
             return answer
         return TrackOutcome(TrackResult.ATTACHED, remote_track_id=track.language)
+
+    # --- what a viewer sees: the poster frame (no chapters, no collections: meta at the create) ---------------
+
+    takes_thumbnail = "time"  # thumbnailTimestampPct: Stream keeps no image of its own
+    collections_instead = "carried in meta.collections at the create (Stream has no folders or playlists)"
+
+    def set_thumbnail_time(self, remote_id: str, time_s: float) -> TrackOutcome:
+        """The frame at `time_s` as the fraction of the video's duration Stream takes (read from the video: the row
+        may not know it); nothing is written when the video shows that frame already (the create set it)."""
+        path = f"{self._stream()}/{quote(remote_id)}"
+        answer = self._extra_call("GET", path)
+        if isinstance(answer, TrackOutcome):
+            return answer
+        video = mapping(mapping(answer.body).get("result"))
+        duration = duration_of(video.get("duration"))
+        if not duration:
+            return TrackOutcome(TrackResult.WAITING, error="Stream does not know the video's duration yet")
+        pct = round(min(1.0, max(0.0, time_s) / duration), 6)
+        if video.get("thumbnailTimestampPct") == pct:
+            return TrackOutcome(TrackResult.ATTACHED, remote_track_id=str(pct))
+        # An edit changes what it names only (StreamEditParams: every field optional, "omit the field to indicate no
+        # change"): the video's meta, signing and origins stay as the create set them.
+        edited = self._extra_call("POST", path, json_body={"thumbnailTimestampPct": pct})
+        if isinstance(edited, TrackOutcome):
+            return edited
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=str(pct))
 
 
 def _caption(caption: dict) -> RemoteTrack:

@@ -3,8 +3,10 @@
 - create: `POST {base}/videos` `{"input": url, "metadata": {"migration_ref": id, ...}}` with an
   `Idempotency-Key` (a hash of the id and its generation, see `idempotency_key`); the seed
   documents only `input` and `metadata`, so `metadata` (a free map) carries the rest of the
-  row under its own names (title, description, tags, poster_time_s, created_at, folder,
-  privacy as public | signed, and the row's custom fields);
+  row under its own names (title, description, tags, poster_time_s, created_at, published_at,
+  folder, collections, privacy as public | signed, and the row's custom fields); it documents no
+  thumbnail, chapters or collections, so the tracks worker keeps a thumbnail image and a chapters
+  file in the stack's bucket and notes each (docs/providers.md "What a viewer sees");
 - find: `GET {base}/videos?metadata[migration_ref]=<id>`;
 - poll: `GET {base}/videos/{id}`; statuses preparing | ready | errored;
 - webhooks: the seed's `x-signature` or Standard Webhooks, chosen by `WebhookScheme`;
@@ -45,7 +47,7 @@ PAGE_SIZE = 100  # the listing's page (`limit`), where the provider pages it
 # The statuses the seed contract uses for a video the provider is still working on.
 WORKING = frozenset({"preparing", "processing", "queued", "pending", "waiting", "uploading", "created"})
 # The row's fields `metadata` carries under their own names, beside our reference and the privacy.
-METADATA_FIELDS = ("description", "tags", "poster_time_s", "created_at", "folder")
+METADATA_FIELDS = ("description", "tags", "poster_time_s", "created_at", "published_at", "folder")
 
 
 def bearer_token(raw: str | None) -> dict[str, str]:
@@ -122,6 +124,9 @@ class GenericProvider(Provider):
     events_per_asset = 1
     # The seed contract says nothing of when `input` is fetched: taken as at once (a link alive at the create).
     link_valid_for_s = None
+    # What a viewer sees: the contract documents no thumbnail, chapters or collections (base.py's defaults: a
+    # thumbnail image and a chapters file kept in the stack's bucket, noted).
+    collections_instead = "carried in metadata.collections at the create (the seed contract has no collections)"
 
     def __init__(self, *args, webhook_scheme: str = "seed", **kwargs):
         super().__init__(*args, **kwargs)
@@ -147,6 +152,8 @@ class GenericProvider(Provider):
         if asset.title:
             ours["title"] = asset.title
         ours.update(row_fields(details, METADATA_FIELDS))
+        if details.collections:  # the contract has no collections: the row's list, in metadata
+            ours["collections"] = [c.as_dict() for c in details.collections]
         ours["privacy"] = self.playback(asset)
         metadata, notes = free_map(ours, details.metadata, "metadata")
         return {"input": source_url, "metadata": metadata}, notes + privacy_notes(details.privacy, self.name)

@@ -22,7 +22,8 @@ As a source, the MP4 download lives at the delivery host `/_stream/<uid>/downloa
 (Stream's `customer-<CODE>.cloudflarestream.com/<uid>/downloads/default.mp4`), a ready video's `thumbnail`
 ("omitted until encoding is complete") at `/_stream/<uid>/thumbnails/thumbnail.jpg` ("Display thumbnails"), a
 JPEG; with requireSignedURLs only at a valid token, downloadable or not ("If signed URLs are required, you must
-use a signed URL instead of video UIDs").
+use a signed URL instead of video UIDs"). "Edit video details" (the poster frame, after the create):
+cloudflare_edit.py.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from ..profile import (
 from ..signing import sign_timestamped
 from ..texttracks import label_of, uploaded_caption
 from ..video import ERRORED, READY, TextTrack, Video
+from . import cloudflare_edit
 from .cloudflare_signing import TOKEN_SECRET, mint_token, token_claims, token_holds, token_problem
 
 # Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
@@ -356,7 +358,7 @@ class Cloudflare(StreamLibrary, Profile):
         ("/accounts/{account}/stream/copy", {"POST": "create"}),
         ("/accounts/{account}/stream/webhook", {"PUT": "webhook", "GET": "webhook", "DELETE": "webhook"}),
         ("/accounts/{account}/stream", {"GET": "list"}),
-        ("/accounts/{account}/stream/{id}", {"GET": "get"}),
+        ("/accounts/{account}/stream/{id}", {"GET": "get", "POST": "video_edit"}),
         # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/accounts/{account}/stream/{id}/captions", {"GET": "track_list"}),
         ("/accounts/{account}/stream/{id}/captions/{language}", {"PUT": "track_add"}),
@@ -502,6 +504,14 @@ class Cloudflare(StreamLibrary, Profile):
 
     def get(self, video: Video | None, now: float) -> Reply:
         return self.error("not_found") if video is None else Reply(200, _envelope(self.render(video, now)))
+
+    def video_op(
+        self, cfg: SimConfig, op: str, video: Video | None, call: Call, body: object, problem: str | None, now: float
+    ) -> Reply:
+        refused = cloudflare_edit.edit(video, body, problem, self.error)  # "Edit video details"
+        if refused is not None or video is None:
+            return refused or self.error("not_found")
+        return Reply(200, _envelope(self.render(video, now)))
 
     def playback_video(self, store: Store, key: str, query: str) -> tuple[Video | None, bool] | None:
         """A target's video at its uid (refused when it requires signed URLs: "This option will prevent any
