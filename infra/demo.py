@@ -51,8 +51,11 @@ from .storage_emulators import LIBRARY_NAME
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
-# How long the demo waits for caption tracks the provider is still fetching before it says which are pending.
+# How long the demo waits with no track or extra settling before it says which are pending: a library's extras
+# (a thumbnail, chapters, a collection place a video) settle at the target's pace, longer than any fixed wait.
 TRACKS_SETTLE_S = 180
+# The most it waits in all, however steadily they settle.
+TRACKS_SETTLE_CAP_S = 1800.0
 # The least the demo gives a drain before it stops watching, whatever the rate.
 DRAIN_TIMEOUT_FLOOR_S = 600.0
 # How long the demo waits on an emulator that does not answer before it gives up with the reason.
@@ -519,18 +522,24 @@ def unarmed_extras(item: dict) -> int:
         return 0
 
 
-def settle_tracks(run: LocalRun, timeout_s: float, sleep=time.sleep, clock=time.time) -> tuple[TrackTally, float]:
+def settle_tracks(
+    run: LocalRun, timeout_s: float, sleep=time.sleep, clock=time.time, cap_s: float = TRACKS_SETTLE_CAP_S
+) -> tuple[TrackTally, float]:
     """Wait until no ready video has a caption track pending (each attached or failed, and none unarmed), so
     the status that follows counts every track in its final state; (the tally, the seconds really waited).
+    It gives up once none has settled for `timeout_s`, or after `cap_s` in all: tracks and extras settle at
+    the target's pace, so a steady one is waited for, a stuck one is not.
     The tracks queue being empty is not enough: a track the provider is still fetching is asked about again
     by a delayed message, which no queue depth counts, and a video's tracks are armed only when the tracks
     worker first finds it ready."""
-    started = clock()
+    started = last_progress = clock()
     tally = tally_tracks(run.items("ready"))
     shown = None
-    while tally.pending and clock() - started < timeout_s:
+    while tally.pending and clock() - last_progress < timeout_s and clock() - started < cap_s:
         if tally.pending != shown:
-            print(f"[demo] waiting for {tracks_waiting(tally)} (at most {timeout_s:.0f} s)")
+            print(f"[demo] waiting for {tracks_waiting(tally)} (until none settles for {timeout_s:.0f} s)")
+            if shown is not None and tally.pending < shown:
+                last_progress = clock()
             shown = tally.pending
         sleep(2)
         tally = tally_tracks(run.items("ready"))
