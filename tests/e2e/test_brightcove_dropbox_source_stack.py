@@ -18,7 +18,7 @@ from infra.sim.library import item
 from infra.sim.platforms import brightcove as sim_brightcove
 from infra.sim.platforms import dropbox as sim_dropbox
 from tests.e2e.source_pairs import Target, assert_never_sent
-from tests.e2e.test_tracks_stack import tracks_settled
+from tests.e2e.test_tracks_stack import assert_captions_attached_extras_settled, captions_of, tracks_settled
 
 pytestmark = pytest.mark.e2e
 PAIRS = {"brightcove": ("cloudflare", sim_brightcove), "dropbox": ("mux", sim_dropbox)}
@@ -40,27 +40,10 @@ def assert_moved(sources, aws, platform: str, target: Target, rows: list[dict], 
     for row in rows:
         assert row["title"] == held_by(sources, platform, row).title
         assert target.title_of(items[row["id"]]["remote_id"]) == row["title"]
-    # The caption tracks (a chapters file rides `tracks` too, as its own kind: an extra, not a caption)
-    captions_of = {
-        row["id"]: {t["language"] for t in row.get("tracks", ()) if t.get("kind") != "chapters"} for row in rows
-    }
-    captioned = {asset_id: languages for asset_id, languages in captions_of.items() if languages}
+    captioned = captions_of(rows)
     assert captioned, "no captions in the library: the test would prove nothing"
     settled = tracks_settled(aws("dynamodb"), target.outputs["LedgerTableName"], list(captioned))
-    states = {i: {k: e["state"] for k, e in entry["track_states"].items()} for i, entry in settled.items()}
-    captions = {
-        e["state"]
-        for x in settled.values()
-        for e in x["track_states"].values()
-        if e.get("kind", "caption") == "caption"
-    }
-    extras = {
-        e["state"]
-        for x in settled.values()
-        for e in x["track_states"].values()
-        if e.get("kind", "caption") != "caption"
-    }
-    assert captions == {"attached"} and extras <= {"attached", "noted"}, states  # a target may note an extra
+    assert_captions_attached_extras_settled(settled)
     held = captions_at(target)
     for asset_id, languages in captioned.items():
         assert held.get(asset_id) == languages, (asset_id, held.get(asset_id))

@@ -15,7 +15,7 @@ import pytest
 from infra.sim.library import item
 from infra.sim.platforms import kaltura_entries
 from tests.e2e.source_pairs import Target, assert_never_sent
-from tests.e2e.test_tracks_stack import tracks_settled
+from tests.e2e.test_tracks_stack import assert_captions_attached_extras_settled, captions_of, tracks_settled
 
 pytestmark = pytest.mark.e2e
 
@@ -45,27 +45,10 @@ def test_a_kaltura_library_moves_to_apivideo_with_its_titles_and_captions(source
         assert target.title_of(items[row["id"]]["remote_id"]) == row["title"]
     privacies = {row["privacy"] for row in rows}
     assert {"public", "private", "signed"} <= privacies, privacies
-    # The caption tracks (a chapters file rides `tracks` too, as its own kind: an extra, not a caption)
-    captions_of = {
-        row["id"]: {t["language"] for t in row.get("tracks", ()) if t.get("kind") != "chapters"} for row in rows
-    }
-    captioned = {asset_id: languages for asset_id, languages in captions_of.items() if languages}
+    captioned = captions_of(rows)
     assert captioned, "no captions in the library: the test would prove nothing"
     settled = tracks_settled(aws("dynamodb"), target.outputs["LedgerTableName"], list(captioned))
-    states = {i: {k: e["state"] for k, e in item["track_states"].items()} for i, item in settled.items()}
-    captions = {
-        e["state"]
-        for x in settled.values()
-        for e in x["track_states"].values()
-        if e.get("kind", "caption") == "caption"
-    }
-    extras = {
-        e["state"]
-        for x in settled.values()
-        for e in x["track_states"].values()
-        if e.get("kind", "caption") != "caption"
-    }
-    assert captions == {"attached"} and extras <= {"attached", "noted"}, states  # a target may note an extra
+    assert_captions_attached_extras_settled(settled)
     held = captions_at(target)
     for asset_id, languages in captioned.items():
         assert held.get(asset_id) == languages, (asset_id, held.get(asset_id))

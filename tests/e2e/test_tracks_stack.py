@@ -99,6 +99,23 @@ def tracks_settled(dynamodb, table: str, ids: list[str], timeout_s: float = 180,
     raise AssertionError(f"tracks not settled after {timeout_s:.0f} s: {left}")
 
 
+def captions_of(rows: list[dict]) -> dict[str, set[str]]:
+    """{asset id: its caption languages} of the rows that have any: a chapters file rides `tracks` too, as its
+    own kind (an extra, not a caption)."""
+    languages = {r["id"]: {t["language"] for t in r.get("tracks", ()) if t.get("kind") != "chapters"} for r in rows}
+    return {asset_id: found for asset_id, found in languages.items() if found}
+
+
+def assert_captions_attached_extras_settled(settled: dict) -> None:
+    """Every caption entry attached; every extra (thumbnail, chapters, a collection place) attached or noted,
+    as a target may note what it cannot carry."""
+    entries = [e for item in settled.values() for e in item["track_states"].values()]
+    captions = {e["state"] for e in entries if e.get("kind", "caption") == "caption"}
+    extras = {e["state"] for e in entries if e.get("kind", "caption") != "caption"}
+    states = {i: {k: e["state"] for k, e in item["track_states"].items()} for i, item in settled.items()}
+    assert captions == {"attached"} and extras <= {"attached", "noted"}, states
+
+
 def held(sim) -> dict[str, dict[str, dict]]:
     """What the provider holds: our asset id -> language -> the track as stored."""
     return {v["ref"]: {t["language"]: t for t in v["tracks"]} for v in sim.text_tracks()}
