@@ -118,8 +118,14 @@ def test_fields_the_create_has_no_place_for_are_noted():
     row = {"tags": ("a",), "metadata": {"k": "v"}, "created_at": "2020-01-01T00:00:00Z", "poster_time_s": 3.0}
     provider, _ = vimeo((201, video()))
     notes = provider.create(asset(**row), SOURCE).notes
-    for name in ("tags", "metadata", "created_at", "poster_time_s"):
+    for name in ("tags", "metadata", "created_at"):
         assert any(note.startswith(f"{name}: not carried by vimeo") for note in notes), name
+    # A poster time alone is a picture made from its frame once the video exists (vimeo_extras): no note at the
+    # create; beside a thumbnail image, the image is the poster and the time is noted.
+    assert not any(note.startswith("poster_time_s") for note in notes)
+    provider, _ = vimeo((201, video()))
+    notes = provider.create(asset(**row, thumbnail_url="https://i.example/p.jpg"), SOURCE).notes
+    assert "poster_time_s: not set (the row's thumbnail image is the poster)" in notes
 
 
 @pytest.mark.parametrize("code", [4101, 4102])

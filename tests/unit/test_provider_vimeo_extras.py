@@ -268,3 +268,29 @@ def test_the_publish_time_has_no_field_at_vimeo_and_is_noted():
     notes = provider.create(asset(published_at="2019-05-01T10:00:00Z"), SOURCE).notes
     assert any(n.startswith("published_at: not carried by vimeo") and "release_time" in n for n in notes)
     assert provider.published_field is None and provider.takes_thumbnail == "image"
+
+
+@pytest.mark.parametrize(
+    ("collection_id", "keeps"),
+    [("albums/12", True), ("projects/12", False), ("albums/x", False), ("", False)],
+)
+def test_only_a_showcase_keeps_an_order_of_its_videos_for_verify_to_read_back(collection_id, keeps):
+    provider, _ = vimeo()
+    assert provider.keeps_order_of(collection_id) is keeps
+
+
+def test_a_poster_time_is_a_picture_made_from_the_frame_and_made_active_in_one_call():
+    listed = {"data": [picture("1", True, "default")]}
+    provider, session = vimeo((200, listed), (201, picture("78", True)))
+    outcome = provider.set_thumbnail_time(VIDEO_ID, 12.3456)
+    assert (outcome.kind, outcome.remote_track_id) == (TrackResult.ATTACHED, "78")
+    look, made = session.sent
+    assert (look.method, made.method, made.url) == ("GET", "POST", f"https://api.vimeo.com/videos/{VIDEO_ID}/pictures")
+    assert session.json(1) == {"time": 12.346, "active": True}
+
+
+def test_a_poster_time_a_lost_answer_already_made_stands_and_no_second_picture_is_made():
+    provider, session = vimeo((200, {"data": [picture("1", False, "default"), picture("78", True)]}))
+    outcome = provider.set_thumbnail_time(VIDEO_ID, 4.0)
+    assert (outcome.kind, outcome.remote_track_id) == (TrackResult.ATTACHED, "78")
+    assert [r.method for r in session.sent] == ["GET"]

@@ -380,6 +380,10 @@ class Provider(ABC):
         """The collection's videos, in its order."""
         return ()
 
+    def keeps_order_of(self, collection_id: str) -> bool:
+        """Whether this collection keeps an order of its videos (what `order_collection` sets and verify reads back)."""
+        return self.keeps_collection_order
+
     def placed_in(self, remote_id: str, collection_id: str) -> bool | TrackOutcome:
         """The look before a placement: whether the video is in the collection already."""
         members = self.collection_members(collection_id)

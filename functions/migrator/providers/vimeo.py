@@ -7,7 +7,8 @@ official Node library's examples send the same requests).
 - create: `POST /me/videos` with `upload: {approach: "pull", link: <the source URL>}` ("The public URL at
   which the video is hosted. The URL must be valid for at least 24 hours"), `name` (the title),
   `description` and `privacy: {view}`; 201 with the video, its id the last segment of `uri`. The create
-  takes no tags, folder, custom fields, creation time or poster time: those stay in the ledger, noted.
+  takes no tags, folder, custom fields or creation time: those stay in the ledger, noted (a poster time is a picture
+  made from that frame once the video exists: vimeo_extras.py).
   The link is handed only when it lives those 24 hours (`link_valid_for_s`; the uploader's hand-off signs
   an S3, Cloud Storage or Azure link for that long, and refuses one that cannot live it, a Dropbox link's
   four hours, before any create: link_life.py);
@@ -300,7 +301,8 @@ class VimeoProvider(VimeoExtras):
         notes += not_carried(details, self.name, carried_not, "Vimeo's create takes none")
         why = "no field of Vimeo's takes it: the video's release_time is read-only"
         notes += not_carried(details, self.name, ("published_at",), why)
-        notes += not_carried(details, self.name, ("poster_time_s",), "a thumbnail is chosen by a later call")
+        if details.poster_time_s is not None and details.thumbnail_url:  # else the frame is picked once it exists
+            notes.append("poster_time_s: not set (the row's thumbnail image is the poster)")
         return body, notes
 
     def _view(self, asset: AssetRef) -> tuple[str, list[str]]:

@@ -177,6 +177,9 @@ class VimeoExtras(Provider):
     """Thumbnails, chapters and collections at Vimeo (mixed into VimeoProvider, whose `_put_file` uploads)."""
 
     takes_thumbnail = "image"
+    # A row's poster time with no image: `POST /videos/{id}/pictures {time, active}` "Creates an image of the video
+    # from the given time offset" once the video exists (set_thumbnail_time).
+    poster_time_later = True
     takes_chapters = True
     takes_collections = True
     keeps_collection_order = True  # a showcase made `arranged`; a folder keeps none (order_collection: nothing)
@@ -234,6 +237,22 @@ class VimeoExtras(Provider):
         if isinstance(active, TrackOutcome):
             return active
         return TrackOutcome(TrackResult.ATTACHED, remote_track_id=picture.picture_id)
+
+    def set_thumbnail_time(self, remote_id: str, time_s: float) -> TrackOutcome:
+        """The frame at `time_s` made the video's active picture, in one call ("Creates an image of the video from the
+        given time offset"); where a pass whose answer was lost made it already (the active picture is a custom one:
+        only we give a migrated video one), it stands, so a retry never makes a second."""
+        seen = self.thumbnail_state(remote_id)
+        if isinstance(seen, TrackOutcome):
+            return seen
+        if seen.custom:
+            return TrackOutcome(TrackResult.ATTACHED, remote_track_id=seen.digest)
+        body = {"time": round(max(0.0, time_s), 3), "active": True}
+        made = self._extra_call("POST", f"/videos/{quote(remote_id)}/pictures", json_body=body)
+        if isinstance(made, TrackOutcome):
+            return made
+        picture = read_picture(made.body)
+        return TrackOutcome(TrackResult.ATTACHED, remote_track_id=picture.picture_id if picture else None)
 
     # --- chapters -------------------------------------------------------------------------------------------
 
@@ -371,6 +390,11 @@ class VimeoExtras(Provider):
             if len(items) < PER_PAGE or not mapping(mapping(answer.body).get("paging")).get("next"):
                 return tuple(found)
         return TrackOutcome(TrackResult.TRANSIENT, error=str(too_many_pages()))
+
+    def keeps_order_of(self, collection_id: str) -> bool:
+        """A showcase keeps its videos' arrangement; a folder keeps none."""
+        parsed = read_collection_id(collection_id)
+        return parsed is not None and parsed[0] == SHOWCASE
 
     def order_collection(self, collection_id: str, ordered: Sequence[str]) -> TrackOutcome:
         """A showcase's videos in source order (`showcase_order`), written only where they are not so already; a
