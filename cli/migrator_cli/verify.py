@@ -44,6 +44,8 @@ from .hls import Master, Media, PlaylistError, Variant, is_master, parse_master,
 from .sender import run_bounded
 
 MAX_SHOWN = 50
+# The extras' kinds (migrator.extras) as the summary names them.
+EXTRA_NAMES = {"thumbnail": "thumbnails", "chapters": "chapters", "collection": "places"}
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,24 @@ class Verdict:
     status: str  # passed, failed, signed (needs a token: not fetched), unchecked (no answer: next run)
     findings: tuple[Finding, ...] = ()
     reason: str = ""
-    extras_found: int = 0  # extras read back from the target as the ledger says (verify_extras.py)
-    extras_noted: int = 0  # extras the target cannot carry, settled as noted: not a mismatch
+    found_kinds: tuple[str, ...] = ()  # each extra read back from the target as the ledger says, by its kind
+    noted_kinds: tuple[str, ...] = ()  # each extra the target cannot carry, settled as noted (not a mismatch)
+
+    @property
+    def extras_found(self) -> int:
+        return len(self.found_kinds)
+
+    @property
+    def extras_noted(self) -> int:
+        return len(self.noted_kinds)
+
+    def extras_kinds(self) -> dict[str, list[int]]:
+        """{kind: [found, noted]} of this verdict's extras (verify_extras.py)."""
+        kinds: dict[str, list[int]] = {}
+        for column, named in enumerate((self.found_kinds, self.noted_kinds)):
+            for kind in named:
+                kinds.setdefault(kind, [0, 0])[column] += 1
+        return kinds
 
 
 @dataclass
@@ -306,10 +324,13 @@ class VerifySummary:
     signed_reason: str = ""  # why signed assets were not fetched (the first one's reason)
     extras_found: int = 0  # in all: thumbnails, chapters and places found at the target as the ledger says
     extras_noted: int = 0  # in all: extras the target cannot carry (noted: carried otherwise, not a mismatch)
+    extras_kinds: dict = field(default_factory=dict)  # the same by kind: {kind: [found, noted]}
+    collections_line: str | None = None  # the collections' own check (verify_collections.py), where made
+    collections_findings: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.unchecked and not self.stopped
+        return not self.failed and not self.unchecked and not self.stopped and not self.collections_findings
 
     def as_dict(self) -> dict:
         return {"type": "summary", **self.__dict__, "compared": self.compared, "ok": self.ok, "result": self.result()}
@@ -327,7 +348,9 @@ class VerifySummary:
     def result(self) -> str:
         """One line that counts exactly what was checked: "every" only when every ready asset was."""
         if not self.ok:
-            return "MISMATCHES above" if self.failed else "NOT DONE: run again with the same --checkpoint"
+            if self.failed or self.collections_findings:
+                return "MISMATCHES above"
+            return "NOT DONE: run again with the same --checkpoint"
         extras = (
             f"; extras {self.extras_found:,} found, {self.extras_noted:,} noted"
             if self.extras_found or self.extras_noted
@@ -355,6 +378,12 @@ class VerifySummary:
                 f"extras          {self.extras_found:,} found at the target, {self.extras_noted:,} noted"
                 " (carried otherwise: report's extras_notes)"
             )
+            for kind, (found, noted) in sorted(self.extras_kinds.items()):
+                out.append(
+                    f"  {EXTRA_NAMES.get(kind, kind):<14}{found:,} found" + (f", {noted:,} noted" if noted else "")
+                )
+        if self.collections_line:
+            out.append(self.collections_line)
         if self.unchecked:
             out.append(f"unchecked       {self.unchecked:,} got no answer (run again with the same --checkpoint)")
         out.append(f"took            {self.elapsed_s:.1f} s")
@@ -395,10 +424,11 @@ class Checkpoint:
         for column in ("remote_id", "run"):  # a checkpoint from before these: its verdicts are checked again
             if column not in columns:
                 self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
-        # Verdicts made before the extras were checked have none: an asset with extras is checked again.
-        for column in ("extras_found", "extras_noted"):
+        # Verdicts made before the extras were checked (or counted by kind) have none: an asset with extras is
+        # checked again.
+        for column, kind in (("extras_found", "INTEGER"), ("extras_noted", "INTEGER"), ("extras_kinds", "TEXT")):
             if column not in columns:
-                self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} INTEGER")
+                self.db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} {kind}")
         self.run = f"{time.time():.6f}-{os.getpid()}"
         self.pending = 0
         self.db.execute("BEGIN")
@@ -407,7 +437,7 @@ class Checkpoint:
         """Whether `item` needs no check this run: a final verdict (`is_final`) for the same video, its extras
         checked too where it has any."""
         row = self.db.execute(
-            "SELECT status, remote_id, extras_found FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
+            "SELECT status, remote_id, extras_kinds FROM verdicts WHERE id = ?", (str(item.get("asset_id")),)
         ).fetchone()
         if row is None or not is_final(row[0]) or row[1] != _remote_id(item):
             return False
@@ -416,8 +446,9 @@ class Checkpoint:
     def record(self, verdict: Verdict, remote_id: str | None = None) -> None:
         findings = json.dumps([f.as_dict() for f in verdict.findings])
         self.db.execute(
-            "INSERT OR REPLACE INTO verdicts (id, status, findings, remote_id, run, extras_found, extras_noted)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO verdicts"
+            " (id, status, findings, remote_id, run, extras_found, extras_noted, extras_kinds)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 verdict.asset_id,
                 verdict.status,
@@ -426,6 +457,7 @@ class Checkpoint:
                 self.run,
                 verdict.extras_found,
                 verdict.extras_noted,
+                json.dumps(verdict.extras_kinds()),
             ),
         )
         self.pending += 1
@@ -444,6 +476,15 @@ class Checkpoint:
         """(extras found, extras noted) over every verdict kept."""
         found, noted = self.db.execute("SELECT SUM(extras_found), SUM(extras_noted) FROM verdicts").fetchone()
         return int(found or 0), int(noted or 0)
+
+    def extras_kinds(self) -> dict[str, list[int]]:
+        """{kind: [found, noted]} over every verdict kept."""
+        kinds: dict[str, list[int]] = {}
+        for (text,) in self.db.execute("SELECT extras_kinds FROM verdicts WHERE extras_kinds IS NOT NULL"):
+            for kind, counts in json.loads(text).items():
+                held = kinds.setdefault(kind, [0, 0])
+                held[0], held[1] = held[0] + counts[0], held[1] + counts[1]
+        return kinds
 
     def kinds(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -523,6 +564,7 @@ def run_verify(
     summary.passed, summary.failed, summary.signed = (totals.get(k, 0) for k in ("passed", "failed", "signed"))
     summary.by_kind = checkpoint.kinds()
     summary.extras_found, summary.extras_noted = checkpoint.extras()
+    summary.extras_kinds = checkpoint.extras_kinds()
     summary.elapsed_s = round(clock() - started, 3)
     return summary
 

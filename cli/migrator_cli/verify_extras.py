@@ -22,6 +22,7 @@ its extras'.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -59,9 +60,18 @@ class ExtrasPlan:
 
     looks: tuple[Look, ...] = ()
     findings: tuple[Finding, ...] = ()  # mismatches the ledger already shows (no entry, failed for good)
-    noted: int = 0  # settled as noted: carried otherwise, not a mismatch
-    taken: int = 0  # attached with nothing at the target to read back (a frame time picked): the ledger's word
+    noted_kinds: tuple[str, ...] = ()  # the kind of each extra settled as noted: carried otherwise, not a mismatch
+    # the kind of each extra attached with nothing at the target to read back (a frame time picked): the ledger's word
+    taken_kinds: tuple[str, ...] = ()
     unsettled: str = ""  # why the extras cannot be judged yet ("" when they can)
+
+    @property
+    def noted(self) -> int:
+        return len(self.noted_kinds)
+
+    @property
+    def taken(self) -> int:
+        return len(self.taken_kinds)
 
 
 def plan_extras(item: Mapping, poster_time_later: bool = False) -> ExtrasPlan:
@@ -81,7 +91,8 @@ def plan_extras(item: Mapping, poster_time_later: bool = False) -> ExtrasPlan:
     looks: list[Look] = []
     findings: list[Finding] = []
     unsettled: list[str] = []
-    noted = taken = 0
+    noted: list[str] = []
+    taken: list[str] = []
     for extra in expected:
         entry = states.get(extra.key)
         state = entry.get("state") if isinstance(entry, Mapping) else None
@@ -89,7 +100,7 @@ def plan_extras(item: Mapping, poster_time_later: bool = False) -> ExtrasPlan:
             detail = f"{WHAT[extra.kind]} ({extra.key}): the row has it, the ledger has no entry for it"
             findings.append(_finding(asset_id, extra.kind, extra.key, detail))
         elif state == TrackState.NOTED.value:
-            noted += 1
+            noted.append(extra.kind)
         elif state == TrackState.FAILED.value and "retry_after" not in entry:
             why = str(entry.get("error") or "no reason given")[:300]
             findings.append(
@@ -98,7 +109,7 @@ def plan_extras(item: Mapping, poster_time_later: bool = False) -> ExtrasPlan:
         elif state != TrackState.ATTACHED.value:
             unsettled.append(f"{extra.key} {'failed, to be retried' if state == 'failed' else state}")
         elif extra.kind == THUMBNAIL and extra.url is None:
-            taken += 1  # a frame time picked (the row's poster time): nothing at the target tells it
+            taken.append(extra.kind)  # a frame time picked (the row's poster time): nothing at the target tells it
         else:
             look = _look(extra, entry, item)
             if isinstance(look, Look):
@@ -106,8 +117,8 @@ def plan_extras(item: Mapping, poster_time_later: bool = False) -> ExtrasPlan:
             else:
                 findings.append(_finding(asset_id, extra.kind, extra.key, look))
     if unsettled:  # nothing is asked of the target for an asset still being worked
-        return ExtrasPlan((), tuple(findings), noted, taken, ", ".join(unsettled))
-    return ExtrasPlan(tuple(looks), tuple(findings), noted, taken)
+        return ExtrasPlan((), tuple(findings), tuple(noted), tuple(taken), ", ".join(unsettled))
+    return ExtrasPlan(tuple(looks), tuple(findings), tuple(noted), tuple(taken))
 
 
 def _look(extra: Extra, entry: Mapping, item: Mapping) -> Look | str:
@@ -160,26 +171,27 @@ class ExtrasChecker:
     ):
         self.provider, self.pace, self.sleep, self.waits, self.jitter = provider, pace, sleep, waits, jitter
 
-    def check(self, item: Mapping, looks: Sequence[Look]) -> tuple[list[Finding], int, str]:
-        """(mismatches, extras found, "" or why the asset is left for the next run)."""
+    def check(self, item: Mapping, looks: Sequence[Look]) -> tuple[list[Finding], tuple[str, ...], str]:
+        """(mismatches, the kind of each extra found, "" or why the asset is left for the next run)."""
         asset_id, remote_id = str(item.get("asset_id")), str(item.get("remote_id"))
         findings: list[Finding] = []
-        found = 0
+        found: list[str] = []
         for look in looks:
-            verdict = judge(asset_id, look, self._ask(remote_id, look))
+            verdict = judge(asset_id, look, self.ask(functools.partial(self._call, remote_id, look)))
             if isinstance(verdict, str):
-                return findings, found, verdict
+                return findings, tuple(found), verdict
             if verdict is None:
-                found += 1
+                found.append(look.kind)
             else:
                 findings.append(verdict)
-        return findings, found, ""
+        return findings, tuple(found), ""
 
-    def _ask(self, remote_id: str, look: Look) -> object:
-        """The provider's look, paced; a 429 waited out (THROTTLED_WAITS_S) before it is given up as no answer."""
+    def ask(self, call: Callable[[], object]) -> object:
+        """`call()` (one of the provider's looks), paced; a 429 waited out (THROTTLED_WAITS_S) before it is given up
+        as no answer."""
         for wait in (*self.waits, None):
             self.pace.wait()
-            answer = self._call(remote_id, look)
+            answer = call()
             if not (isinstance(answer, TrackOutcome) and answer.kind is TrackResult.THROTTLED) or wait is None:
                 return answer
             told = answer.retry_after
@@ -209,7 +221,7 @@ class WithExtras:
         verdict = self.video(item)
         if verdict.status == "unchecked":
             return verdict
-        findings, found = list(plan.findings), plan.taken
+        findings, found = list(plan.findings), plan.taken_kinds
         if not plan.unsettled:
             looked, seen, why = self.extras.check(item, plan.looks)
             if why:
@@ -222,6 +234,6 @@ class WithExtras:
             status,
             (*verdict.findings, *findings),
             verdict.reason,
-            extras_found=found,
-            extras_noted=plan.noted,
+            found_kinds=found,
+            noted_kinds=plan.noted_kinds,
         )

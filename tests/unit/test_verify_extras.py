@@ -194,13 +194,13 @@ def test_a_429_is_waited_out_on_the_targets_word_then_given_up_as_no_answer():
     target = FakeTarget(thumbnails={"v1"}, script={"thumbnail": [throttled, TrackOutcome(TrackResult.THROTTLED)]})
     pace = CountingPace()
     checker = ExtrasChecker(target, pace, sleep=slept.append, waits=(1.0, 2.0), jitter=lambda: 1.0)
-    assert checker.check(with_extras(1), [THUMB]) == ([], 1, "")
+    assert checker.check(with_extras(1), [THUMB]) == ([], ("thumbnail",), "")
     assert slept == [30.0, 2.0] and pace.waits == 3  # Retry-After capped at 30 s, then the schedule; each ask paced
     stuck = FakeTarget(script={"chapters": [TrackOutcome(TrackResult.THROTTLED)] * 3})
     findings, found, why = ExtrasChecker(stuck, CountingPace(), sleep=slept.append, waits=(1.0, 2.0)).check(
         with_extras(1), [CHAPS, IN]
     )
-    assert (findings, found) == ([], 0) and why.startswith("the chapters (chapters): no answer from the target")
+    assert (findings, found) == ([], ()) and why.startswith("the chapters (chapters): no answer from the target")
     assert [a[0] for a in stuck.asked] == ["chapters"] * 3  # the asset is left: its other looks wait for the next run
 
 
@@ -243,9 +243,14 @@ def test_each_extra_is_read_back_a_noted_one_counted_apart_and_a_missing_one_nam
     assert ("thumbnail", "v2") not in target.asked  # noted: nothing to read back
     assert pace.waits == len(origin.asked) + len(target.asked)  # manifests and looks on the one pace
     assert summary.by_kind == {"thumbnail": 1}
-    assert (
-        "extras          7 found at the target, 1 noted (carried otherwise: report's extras_notes)" in summary.lines()
-    )
+    lines = summary.lines()
+    at = lines.index("extras          7 found at the target, 1 noted (carried otherwise: report's extras_notes)")
+    assert lines[at + 1 : at + 4] == [  # the same by kind: what the demo's summary reads
+        "  chapters      3 found",
+        "  places        3 found",
+        "  thumbnails    1 found, 1 noted",
+    ]
+    assert summary.extras_kinds == {"thumbnail": [1, 1], "chapters": [3, 0], "collection": [3, 0]}
 
 
 def test_all_there_says_so_in_the_result():

@@ -6,12 +6,13 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from migrator.ledger import Ledger
 from migrator.states import State
 
 from ..errors import CliError
+from ..export_collections import is_collection_item
 from ..options import (
     count_in,
     mux_host_options,
@@ -114,17 +115,23 @@ def _signer(target, provider, hosts: dict[str, str]):
 def run(args) -> int:
     from ..report import scan_ledger
     from ..verify import Checkpoint, Tolerance, checker, run_verify
+    from ..verify_collections import CollectionsCheck
     from ..verify_extras import ExtrasChecker, WithExtras
 
     target = resolve_target(args)
     provider = target.outputs.get("Provider") or "generic"
     items: Iterable[dict]
+    collections: list[dict] | None = None  # each collection's own item, checked after the videos (not with --id)
     if args.ids:
         ledger = Ledger(target.output("LedgerTableName"), target.client("dynamodb"))
         found = ledger.get_many(list(args.ids))
         items = [found[i] for i in args.ids if i in found and found[i].get("state") == State.READY.value]
     else:
-        items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"), [State.READY])
+        collections = []
+        scanned = scan_ledger(
+            target.client("dynamodb"), target.output("LedgerTableName"), [State.READY], with_collections=True
+        )
+        items = _assets(scanned, collections)
     stack_provider = target.provider()  # signs playback for the fetches, and reads the extras back
     if args.allow_private_addresses:  # a local simulator: no proxy from the environment between us and loopback
         stack_provider.http.session.trust_env = False
@@ -138,7 +145,8 @@ def run(args) -> int:
         signer=_signer(target, stack_provider, mux_hosts(args)),
     )
     # The provider's looks go on the same pace as the manifest fetches: --rate requests a second in all.
-    check = WithExtras(video, ExtrasChecker(stack_provider, video.pace), stack_provider.poster_time_later)
+    looks = ExtrasChecker(stack_provider, video.pace)
+    check = WithExtras(video, looks, stack_provider.poster_time_later)
     progress = Progress(
         sys.stderr, len(items) if isinstance(items, list) else count_in(target, State.READY), "verified"
     )
@@ -167,6 +175,10 @@ def run(args) -> int:
             on_finding=on_finding,
             progress=progress.update,
         )
+        if collections and not summary.stopped and args.limit is None:  # every collection item came with the scan
+            made = CollectionsCheck(stack_provider, looks.ask).run(collections, on_finding)
+            summary.collections_line, summary.collections_findings = made.line(), len(made.findings)
+            summary.unchecked += made.unchecked
     finally:
         progress.close()
         checkpoint.close()
@@ -177,3 +189,12 @@ def run(args) -> int:
             print(f"… and {shown[0] - 50:,} more (--json lists them all)", file=sys.stderr)
         print("\n".join(summary.lines()), file=sys.stderr)
     return 0 if summary.ok else 1
+
+
+def _assets(items: Iterable[dict], collections: list[dict]) -> Iterator[dict]:
+    """The asset items of one scan; each collection's own item kept aside in `collections` as it comes."""
+    for item in items:
+        if is_collection_item(item):
+            collections.append(item)
+        else:
+            yield item
