@@ -39,23 +39,18 @@ import requests
 from botocore.exceptions import BotoCoreError, ClientError
 from migrator.platforms import SOURCES, TARGETS
 from migrator.providers import PROVIDERS
-from migrator_cli.audit import paced
 from migrator_cli.main import main as migrator
 from migrator_cli.status import gather
 from migrator_cli.target import resolve
 
 from .captions import SRT, VTT, FileServer, body
+from .demo_tracks import TRACKS_SETTLE_S, fidelity_of, settle_tracks
 from .localrun import LocalRun
 from .sim.platforms.mux_signing import mux_host_flags
 from .storage_emulators import LIBRARY_NAME
 
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
-# How long the demo waits with no track or extra settling before it says which are pending: a library's extras
-# (a thumbnail, chapters, a collection place a video) settle at the target's pace, longer than any fixed wait.
-TRACKS_SETTLE_S = 180
-# The most it waits in all, however steadily they settle.
-TRACKS_SETTLE_CAP_S = 1800.0
 # The least the demo gives a drain before it stops watching, whatever the rate.
 DRAIN_TIMEOUT_FLOOR_S = 600.0
 # How long the demo waits on an emulator that does not answer before it gives up with the reason.
@@ -206,9 +201,9 @@ def result_line(ok: bool, problems: str, verify_result: str, failed_tracks: int)
     return f"OK: every asset resolved; verify: {verify_result.removeprefix('OK: ')}{tracks}"
 
 
-def teed(call, *args) -> tuple[int, str]:
-    """call(*args), its stderr shown as it is and its `result` line kept: the summary quotes verify's own
-    words (how many it checked of how many), never a word of its own."""
+def teed(call, *args) -> tuple[int, str, tuple[str, ...]]:
+    """call(*args), its stderr shown as it is, and kept: (exit code, its `result` line, every line). The summary
+    quotes verify's own words (how many it checked of how many, what it read back), never a word of its own."""
     import contextlib
     import io
 
@@ -222,8 +217,9 @@ def teed(call, *args) -> tuple[int, str]:
 
     with contextlib.redirect_stderr(Tee()):
         code = call(*args)
-    results = [line.split(None, 1)[1] for line in captured.getvalue().splitlines() if line.startswith("result ")]
-    return code, results[-1].strip() if results else ""
+    lines = tuple(captured.getvalue().splitlines())
+    results = [line.split(None, 1)[1] for line in lines if line.startswith("result ")]
+    return code, results[-1].strip() if results else "", lines
 
 
 def watch(run: LocalRun, expected: int, timeout_s: float) -> tuple[Counter, float]:
@@ -395,6 +391,7 @@ class Walk:
     verified: bool
     verify_result: str
     tracks_waited_s: float
+    verify_lines: tuple[str, ...] = ()  # verify's whole output: what it read back of the extras
 
 
 def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
@@ -421,8 +418,10 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     print(f"\n$ migrator export -o {cutover}")
     cli(run, "export", "-o", str(cutover), *hosts)
     print("\n$ migrator verify   (--allow-private-addresses: the simulator is on this machine)")
-    verify_code, verify_result = teed(cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts)
-    return Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s)
+    verify_code, verify_result, verify_lines = teed(
+        cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts
+    )
+    return Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
 
 
 def print_summary(
@@ -446,7 +445,7 @@ def print_summary(
         print("rejected, by reason:")
     for reason, n in reasons.most_common():
         print(f"  {n:>4}  {reason}")
-    fidelity = fidelity_of(run)
+    fidelity = fidelity_of(run, walk.verify_lines)
     for line in fidelity.lines:
         print(line)
     print(f"429s absorbed         {stats['throttled']}")
@@ -470,134 +469,6 @@ def print_summary(
     ok = problems is None
     print("result                " + result_line(ok, problems or "", verify_result, failed_tracks))
     return 0 if ok else 1
-
-
-@dataclass(frozen=True)
-class TrackTally:
-    """The caption tracks (and the extras beside them: thumbnails, chapters, collection places) of the ready
-    videos, as the ledger holds them: by state (noted, carried otherwise, is settled and counted apart), the
-    failures' reasons, and the tracks of videos whose tracks the tracks worker has not armed yet (`unarmed`:
-    their row names them, no state does), which are as pending as a track the provider is still fetching."""
-
-    states: Counter
-    why_failed: Counter
-    unarmed: int
-
-    @property
-    def pending(self) -> int:
-        return self.states.get("pending", 0) + self.unarmed
-
-
-def tally_tracks(ready: list[dict]) -> TrackTally:
-    """Count the tracks of `ready` ledger items (pure): each armed track by its state, each track a row
-    names for a video it is not armed for (`tracks_video` is not the item's `remote_id`) as unarmed."""
-    from migrator.extras import item_needs_extras
-    from migrator.messages import parse_tracks
-    from migrator.tracks import counts as track_counts
-    from migrator.tracks import failures as track_failures
-
-    states: Counter = Counter()
-    why: Counter = Counter()
-    unarmed = 0
-    for item in ready:
-        track_states = item.get("track_states")
-        if item.get("tracks_video") == item.get("remote_id") and isinstance(track_states, dict):
-            states.update(track_counts(track_states))
-            why.update(reason[:70] for _, reason in track_failures(track_states))
-        elif item.get("tracks") or item_needs_extras(item):
-            named = parse_tracks(item["tracks"]) if item.get("tracks") else ()
-            unarmed += len(named) if isinstance(named, tuple) else 0
-            unarmed += unarmed_extras(item)
-    return TrackTally(states, why, unarmed)
-
-
-def unarmed_extras(item: dict) -> int:
-    """The extras a ready item's row names (a thumbnail, chapters, its collections), not armed yet."""
-    from migrator.extras import extras_of
-    from migrator.ledger import NotResendable, message_of
-
-    try:
-        return len(extras_of(message_of(item)))
-    except NotResendable:
-        return 0
-
-
-def settle_tracks(
-    run: LocalRun, timeout_s: float, sleep=time.sleep, clock=time.time, cap_s: float = TRACKS_SETTLE_CAP_S
-) -> tuple[TrackTally, float]:
-    """Wait until no ready video has a caption track pending (each attached or failed, and none unarmed), so
-    the status that follows counts every track in its final state; (the tally, the seconds really waited).
-    It gives up once none has settled for `timeout_s`, or after `cap_s` in all: tracks and extras settle at
-    the target's pace, so a steady one is waited for, a stuck one is not.
-    The tracks queue being empty is not enough: a track the provider is still fetching is asked about again
-    by a delayed message, which no queue depth counts, and a video's tracks are armed only when the tracks
-    worker first finds it ready."""
-    started = last_progress = clock()
-    tally = tally_tracks(run.items("ready"))
-    shown = None
-    while tally.pending and clock() - last_progress < timeout_s and clock() - started < cap_s:
-        if tally.pending != shown:
-            print(f"[demo] waiting for {tracks_waiting(tally)} (until none settles for {timeout_s:.0f} s)")
-            if shown is not None and tally.pending < shown:
-                last_progress = clock()
-            shown = tally.pending
-        sleep(2)
-        tally = tally_tracks(run.items("ready"))
-    return tally, clock() - started
-
-
-def tracks_waiting(tally: TrackTally) -> str:
-    """What the tracks wait is for, in words: '12 caption tracks (8 not yet armed)'."""
-    unarmed = f" ({tally.unarmed} not yet armed)" if tally.unarmed else ""
-    return f"{tally.pending} caption tracks{unarmed}"
-
-
-@dataclass(frozen=True)
-class Fidelity:
-    """What arrived besides the bytes, read back at the end: the tracks, and the private rows played signed."""
-
-    lines: list[str]
-    tracks: TrackTally
-    private: int
-    private_signed: int
-
-
-def fidelity_of(run: LocalRun) -> Fidelity:
-    """What arrived besides the bytes: caption tracks by state (and why the failed ones failed), and
-    whether each row asked to be private is private at the provider, read back from the simulator."""
-    target = resolve(None, str(run.outputs_path), run.endpoint, None)
-    provider = paced(target.provider())  # read as `migrator audit` reads: a provider's 429 is waited out
-    provider.http.session.trust_env = False  # the simulator is on loopback
-    ready = run.items("ready")
-    tracks = tally_tracks(ready)
-    if not tracks.states and not tracks.unarmed and not provider.takes_tracks:
-        lines = [f"caption tracks        none sent: {provider.name} takes no text tracks (--provider mux carries them)"]
-    else:
-        lines = [f"caption tracks        {track_line(tracks)}"]
-    lines += [f"  {n:>4}  failed: {reason}" for reason, n in tracks.why_failed.most_common()]
-    private = [i for i in ready if i.get("privacy") in ("private", "signed")]
-    default = [i for i in ready if not i.get("privacy")]
-    # Read back as `migrator audit` reads the library: the provider's listing, a page a request, paced.
-    played = {video.remote_id: video.privacy for video in provider.videos()}
-    private_at_provider = sum(1 for i in private if played.get(i.get("remote_id")) == "signed")
-    lines.append(
-        f"private rows          {len(private)}, signed at the provider: {private_at_provider} of {len(private)}"
-        f" (read back from the simulator's listing); rows with no privacy: {len(default)}, played"
-        f" {target.outputs.get('DefaultPlayback') or 'by DefaultPlayback'}"
-    )
-    return Fidelity(lines, tracks, len(private), private_at_provider)
-
-
-def track_line(tracks: TrackTally) -> str:
-    """'20 attached, 3 failed, 1 noted, 4 pending (2 not yet armed)': every track (and extra) the ready rows name,
-    in one state."""
-    states = tracks.states
-    line = f"{states.get('attached', 0)} attached, {states.get('failed', 0)} failed"
-    if states.get("noted"):  # settled, carried otherwise (a frame time for an image, the file in the bucket)
-        line += f", {states['noted']} noted"
-    if tracks.pending:
-        line += f", {tracks.pending} pending" + (f" ({tracks.unarmed} not yet armed)" if tracks.unarmed else "")
-    return line
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ EXTRAS_ROW = {
     ],
 )
 def test_the_tracks_tally_counts_the_tracks_of_unarmed_videos_as_pending(items, attached, failed, pending, unarmed):
-    from infra.demo import tally_tracks
+    from infra.demo_tracks import tally_tracks
 
     tally = tally_tracks(items)
     assert (tally.states.get("attached", 0), tally.states.get("failed", 0)) == (attached, failed)
@@ -162,7 +162,7 @@ class Ledger:
 
 
 def test_the_tracks_wait_outlasts_videos_not_yet_armed_and_says_what_it_waited(capsys):
-    from infra.demo import settle_tracks
+    from infra.demo_tracks import settle_tracks
 
     clock = Clock()
     unarmed = [ready("a", "v1", tracks=2)]
@@ -178,7 +178,7 @@ def test_the_tracks_wait_outlasts_videos_not_yet_armed_and_says_what_it_waited(c
 
 
 def test_the_tracks_wait_gives_up_at_its_limit_and_reports_what_it_really_waited():
-    from infra.demo import settle_tracks
+    from infra.demo_tracks import settle_tracks
 
     clock = Clock()
     tally, waited = settle_tracks(Ledger([ready("a", "v1", tracks=3)]), 10, sleep=clock.sleep, clock=clock)
@@ -192,7 +192,7 @@ def test_the_tracks_wait_goes_on_while_they_settle_and_stops_at_its_cap():
     """A library's extras settle at the target's pace, past any fixed wait: one settling every 8 s is waited
     for beyond the 10 s limit (the vimeo -> mux demo gave up on 571 settling steadily at 180 s), and the cap
     still ends a wait that never finishes."""
-    from infra.demo import settle_tracks
+    from infra.demo_tracks import settle_tracks
 
     def falling(n: int) -> list:  # n entries pending, one fewer every four reads (a read every 2 s)
         def read(k: int) -> list:
@@ -220,7 +220,7 @@ def test_the_tracks_wait_goes_on_while_they_settle_and_stops_at_its_cap():
 def test_the_summary_accounts_for_every_track_the_rows_name(states, unarmed, line):
     from collections import Counter
 
-    from infra.demo import TrackTally, track_line
+    from infra.demo_tracks import TrackTally, track_line
 
     assert track_line(TrackTally(Counter(states), Counter(), unarmed)) == line
 
@@ -238,3 +238,82 @@ def test_the_drain_is_watched_for_twice_what_it_takes_at_the_slower_rate(assets,
     from infra.demo import drain_timeout
 
     assert drain_timeout(assets, simulated, documented) == pytest.approx(timeout)
+
+
+def kinded(asset: str, remote: str, **entries: tuple[str, str]) -> dict:
+    """A ready item whose entries are armed for its video: key=(kind, state)."""
+    states = {key: {"kind": kind, "state": state} for key, (kind, state) in entries.items()}
+    return {"asset_id": asset, "state": "ready", "remote_id": remote, "tracks_video": remote, "track_states": states}
+
+
+def test_the_tally_tells_each_kind_of_entry_apart_armed_or_not():
+    from infra.demo_tracks import tally_tracks
+
+    armed = kinded(
+        "a",
+        "v1",
+        en=("caption", "attached"),
+        thumbnail=("thumbnail", "noted"),
+        chapters=("chapters", "attached"),
+        **{"collection:ab": ("collection", "pending")},
+    )
+    chapters_file = {"url": "https://c.example/ch.vtt", "language": "en", "kind": "chapters"}
+    unarmed = {**ready("b", "v2", tracks=1), **EXTRAS_ROW}
+    unarmed["tracks"] = [*unarmed["tracks"], chapters_file]  # armed as the chapters extra, not as a caption
+    tally = tally_tracks([armed, unarmed])
+    assert (tally.states["attached"], tally.states["noted"], tally.states["pending"], tally.unarmed) == (2, 1, 1, 4)
+    of = {kind: tally.of(kind) for kind in ("caption", "thumbnail", "chapters", "collection")}
+    assert {k: (dict(t.states), t.unarmed) for k, t in of.items()} == {
+        "caption": ({"attached": 1}, 1),
+        "thumbnail": ({"noted": 1}, 1),
+        "chapters": ({"attached": 1}, 1),
+        "collection": ({"pending": 1}, 1),
+    }
+    assert tally.pending == sum(t.pending for t in of.values()) == 5
+
+
+def verify_lines() -> list[str]:
+    """What `migrator verify` prints for a library with extras, made by verify's own summary (so a change of its
+    wording fails here, not in a demo an hour long)."""
+    from migrator_cli.verify import VerifySummary
+    from migrator_cli.verify_collections import CollectionsSummary
+
+    summary = VerifySummary(passed=20, extras_found=1_045, extras_noted=8)
+    summary.extras_kinds = {"thumbnail": [12, 8], "chapters": [33, 0], "collection": [1_000, 0]}
+    summary.collections_line = CollectionsSummary(named=3, made=3, ordered=2, in_order=2).line()
+    return ["verifying…", *summary.lines()]
+
+
+def test_the_demo_reads_what_verify_read_back_by_kind():
+    from infra.demo_tracks import read_back
+
+    found, collections = read_back(verify_lines())
+    assert found == {"thumbnail": (12, 8), "chapters": (33, 0), "collection": (1_000, 0)}
+    assert collections == "3 of 3 made at the target; 2 of 2 ordered ones hold their videos in the source's order"
+    assert read_back(["result          NOT DONE: run again with the same --checkpoint"]) == ({}, None)
+
+
+def test_the_summary_says_per_kind_how_many_verify_found_of_what_the_rows_name():
+    from collections import Counter
+
+    from infra.demo_tracks import TrackTally, extras_lines
+
+    by_kind = {
+        "caption": Counter(attached=40),
+        "thumbnail": Counter(attached=12, noted=8),
+        "chapters": Counter(attached=33, failed=1),
+        "collection": Counter(attached=999, unarmed=1),
+    }
+    tally = TrackTally(Counter(), Counter(), 1, by_kind)
+    assert extras_lines(tally, verify_lines()) == [
+        "thumbnails            12 of 20 set at the target (read back by verify), 8 noted (carried otherwise)",
+        "chapters              33 of 34 written at the target (read back by verify); ledger: 33 attached, 1 failed",
+        "collection places     1000 of 1000 made at the target (read back by verify); ledger: 999 attached, 0 failed,"
+        " 1 pending (1 not yet armed)",
+        "collections           3 of 3 made at the target; 2 of 2 ordered ones hold their videos in the source's order",
+    ]
+    plain = [
+        "verified        4 of 4 ready assets checked",
+        "result          OK: every ready asset checked (4) and matched",
+    ]
+    assert extras_lines(TrackTally(Counter(), Counter(), 0, {"caption": Counter(attached=4)}), plain) == []
