@@ -5,9 +5,9 @@ No test of this project can reach a real account: every adapter and every simula
 platforms' documents. So on the operator's first day each assumption they share is checked against the platform
 itself, with the operator's credentials: the adapter's own calls are made (a page of the listing, one video's
 read, its link and a 1-byte range GET of it, its captions; for a target its listing, one video's read, its
-tracks, the lost-create lookup, where its webhooks point), each answer is held to its declaration
-(migrator.shapes: the fields and values the adapter reads), and the behaviours the documents leave uncertain are
-tried where that is safe (first_contact_probes.py).
+tracks, its thumbnail's and chapters' looks, the lost-create lookup, a collection's lookup, where its webhooks
+point), each answer is held to its declaration (migrator.shapes: the fields and values the adapter reads), and the
+behaviours the documents leave uncertain are tried where that is safe (first_contact_probes.py).
 
 Never a write: every request goes through a `Watch` (providers.http.watching) that refuses, before it is sent,
 anything the platform's declarations do not name as a read (an adapter that would create a download, ask for a
@@ -16,7 +16,8 @@ master file or sign a token is stopped there, and the line says so). Every messa
 link.
 
 This module holds what both sides share: the report and its lines, the watch, the declarations' lines, the
-link's probe and its life; first_contact_source.py and first_contact_target.py run each side.
+link's probe and its life; first_contact_source.py and first_contact_target.py run each side
+(first_contact_extras.py: a target's looks for what a viewer sees).
 """
 
 from __future__ import annotations

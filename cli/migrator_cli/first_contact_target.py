@@ -3,9 +3,11 @@
 With the credentials the stack will use (read from the stack's secret, or given as a file or a variable before
 any stack exists), the provider adapter's own reads are made, never a write: the cheap authenticated read
 (`check`), the first page of the library (the audit's listing), one video's read (the poll), its text tracks (the
-tracks worker's look before an upload), the lost-create lookup (`find`, for an id nothing can carry: it must find
-nothing) and where the provider's webhooks point where its API can say; then each declared answer is checked,
-and the provider's uncertain behaviours are tried (first_contact_probes.py).
+tracks worker's look before an upload), the extras' looks on that video where the target takes them (its
+thumbnail's and its chapters': first_contact_extras.py), the lost-create lookup (`find`, for an id nothing can
+carry: it must find nothing) and a collection's lookup (likewise), and where the provider's webhooks point where its
+API can say; then each declared answer is checked, and the provider's uncertain behaviours are tried
+(first_contact_probes.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ LOOKUP_WINDOW_S = 3600.0
 
 def check_target(provider, clock: Callable[[], float] = time.time) -> Report:
     """Every read-only check of `provider` (a migrator.providers provider, with the credentials to use)."""
+    from .first_contact_extras import collection_lookups, video_looks
     from .first_contact_probes import TARGET_PROBES
 
     name = provider.name
@@ -38,13 +41,14 @@ def check_target(provider, clock: Callable[[], float] = time.time) -> Report:
         if _reached(provider, report):
             video = _listing(provider, report)
             if video is None or not video.remote_id:
-                report.lines.append(
-                    line(f"{name} one video", SKIP, "the library is empty: its read and its tracks were not checked")
-                )
+                said = "the library is empty: its read, its tracks and the extras' looks were not checked"
+                report.lines.append(line(f"{name} one video", SKIP, said))
             else:
                 _poll(provider, video, report)
                 _tracks(provider, video.remote_id, report)
+                report.lines += video_looks(provider, video.remote_id)
             _lookup(provider, report, clock)
+            report.lines += collection_lookups(provider, clock)
             report.lines.append(webhooks_line(provider))
             for extra in TARGET_PROBES.get(name, ()):
                 report.lines += extra(provider, watch, clock)

@@ -1,6 +1,7 @@
 """`migrator doctor --source P` / `--target T` against every simulator: each simulator answers as the adapters
-assume (the declarations of migrator.shapes), every read-only check passes, and a simulator told to answer as a
-drifted platform would (the `drift` test knob) fails the check, naming the field.
+assume (the declarations of migrator.shapes), every read-only check passes (a target's extras' looks and its
+collection lookup among them), and a simulator told to answer as a drifted platform would (the `drift` test knob)
+fails the check, naming the field.
 
 Object stores (S3, Cloud Storage, Azure Blob) need their emulators: tests/emulator/test_first_contact_stores.py.
 """
@@ -11,12 +12,16 @@ import json
 import time
 
 import pytest
+from migrator.extras import chapters_webvtt
 from migrator.messages import AssetMessage
 from migrator.providers import AssetRef
 from migrator.providers import build as build_provider
+from migrator.providers.extras import ChaptersUpload
+from migrator.row_extras import Chapter
 from migrator.sources import build as build_source
 from migrator.sources import parse_ref
-from migrator_cli.first_contact import FAIL, PASS
+from migrator.tracks import TrackResult
+from migrator_cli.first_contact import FAIL, PASS, SKIP
 from migrator_cli.first_contact_source import RESOLVE_TRIES, check_source
 from migrator_cli.first_contact_target import check_target
 from migrator_cli.main import main
@@ -54,10 +59,40 @@ TARGETS = {
     "vimeo": ({"token": "t"}, json.dumps({"token": "t"})),
 }
 HOOK = "https://hooks.example/live/webhook"
+# profile -> the lines of what a viewer sees that PASS (first_contact_extras.py; the others say why they SKIP), and the
+# declared answers those looks read, each asked and fitting its declaration.
+EXTRAS = {
+    "generic": ((), ()),
+    "cloudflare": ((), ()),
+    "mux": (("chapters look of one video",), ("the asset",)),
+    "apivideo": (("thumbnail look of one video", "chapters look of one video"), ("the video", "the chapters")),
+    "bunny": (
+        ("thumbnail look of one video", "chapters look of one video", "collection lookup"),
+        ("the video", "the collections"),
+    ),
+    "jwplayer": (
+        ("thumbnail look of one video", "chapters look of one video", "collection lookup"),
+        ("the thumbnails", "the text tracks", "the playlists"),
+    ),
+    "vimeo": (
+        (
+            "thumbnail look of one video",
+            "chapters look of one video",
+            "collection lookup, a folder",
+            "collection lookup, a showcase",
+        ),
+        ("the pictures", "the chapters", "the folders", "the showcases"),
+    ),
+}
 
 
 def results(report) -> dict[str, str]:
     return {each.name: each.result for each in report.lines}
+
+
+def shape_result(report, profile: str, declared: str) -> str | None:
+    """The result of the line holding the answers of `declared` to its declaration (`<p> <name> (<METHOD> <path>)`)."""
+    return next((each.result for each in report.lines if each.name.startswith(f"{profile} {declared} (")), None)
 
 
 def failures(report) -> list[str]:
@@ -126,6 +161,14 @@ def test_every_target_simulator_answers_as_its_adapter_assumes(launch, profile):
         assert said[f"{profile} text tracks of one video"] == PASS, report.text()
     if profile in ("apivideo", "jwplayer", "cloudflare"):  # the providers whose API says where webhooks point
         assert said[f"{profile} webhooks"] == PASS and HOOK in report.text(), report.text()
+    looks, answers = EXTRAS[profile]
+    for step in looks:  # the extras' looks the tracks worker makes, and the lookup for a collection no one has
+        assert said[f"{profile} {step}"] == PASS, report.text()
+    for declared in answers:
+        assert shape_result(report, profile, declared) == PASS, report.text()
+    extras = [n for n in said if " look of one video" in n or " collection lookup" in n]
+    assert all(said[n] == SKIP for n in extras if n.removeprefix(f"{profile} ") not in looks), report.text()
+    assert len(extras) == (4 if profile == "vimeo" else 3), report.text()  # a lookup a place at Vimeo
 
 
 def test_a_source_that_drifted_fails_naming_the_field(source_sim):
@@ -146,6 +189,40 @@ def test_a_target_that_drifted_fails_naming_the_field(launch):
     failed = failures(report)
     assert any("media[0].status: expected one of created/processing/updating/ready/failed/error" in f for f in failed)
     assert any("the webhooks" in f and "webhooks: missing" in f for f in failed), failed
+    assert not report.ok
+
+
+def chapters_on(provider, ids: list[str]) -> None:
+    """Chapters written on each video through the adapter's own write (the test's setup: doctor writes nothing)."""
+    chapters = (Chapter(0.0, "Intro"), Chapter(5.0, "Part two"))
+    upload = ChaptersUpload(chapters, chapters_webvtt(chapters, 10.0), "en", 10.0)
+    for remote_id in ids:
+        assert provider.set_chapters(remote_id, upload).kind is TrackResult.ATTACHED
+
+
+@pytest.mark.parametrize(
+    ("profile", "rule", "declared", "said"),
+    [
+        # api.video's chapters each name their language, which the look counts by
+        ("apivideo", "rename data.*.language lang", "the chapters", "data[0].language: missing"),
+        # Bunny's custom thumbnail is the file the video names
+        ("bunny", "set thumbnailFileName 7", "the video", "thumbnailFileName: expected string or null, got number 7"),
+        # JW Player's playlists, where a lost create's playlist is found again
+        ("jwplayer", "rename playlists lists", "the playlists", "playlists: missing"),
+    ],
+)
+def test_an_extras_answer_in_another_shape_fails_naming_the_field(launch, profile, rule, declared, said):
+    knobs, secret = TARGETS[profile]
+    sim = launch(profile, **knobs)
+    provider = build_provider(profile, sim.url, lambda: secret)
+    ids = made(provider, 1)
+    if declared == "the chapters":
+        chapters_on(provider, ids)
+    sim.patch_config({"drift": [rule]})
+    report = check_target(provider)
+    failed = failures(report)
+    assert shape_result(report, profile, declared) == FAIL, report.text()
+    assert any(f"{profile} {declared} (" in f and said in f for f in failed), failed
     assert not report.ok
 
 

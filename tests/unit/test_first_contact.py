@@ -1,6 +1,7 @@
 """`migrator doctor --source/--target`'s pure parts as tables: a link's life against what the adapter counts, the
 uncertain behaviours' relations (a range, an order, Kaltura's filters), where webhooks point, the watch that
-refuses what is not a read, the report and its JSON (held to the operator's guide), and the simulators' drift knob."""
+refuses what is not a read, the extras' looks and a collection's lookup, the report and its JSON (held to the
+operator's guide), and the simulators' drift knob."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 from migrator.link_life import LinkTerms
+from migrator.providers.extras import ChaptersLook, RemoteCollection, ThumbnailLook
 from migrator.providers.http import TransportError
 from migrator.shapes import platform
+from migrator.tracks import TrackOutcome, TrackResult
 from migrator_cli.first_contact import (
     FAIL,
     PASS,
@@ -24,6 +27,7 @@ from migrator_cli.first_contact import (
     link_life_line,
     shape_lines,
 )
+from migrator_cli.first_contact_extras import chapters_look, collection_lookups, thumbnail_look
 from migrator_cli.first_contact_probes import link_differences, order_differences, range_differences
 from migrator_cli.main import main
 from migrator_cli.webhook_targets import webhook_check
@@ -241,6 +245,91 @@ def test_one_side_at_a_time(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["doctor", "--source", "vimeo", "--target", "mux"])
     assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+# --- what a viewer sees: the extras' looks and a collection's lookup (first_contact_extras.py) ----------------------
+
+
+@dataclass
+class Looks:
+    """A target's extras as doctor meets them: each look answers `seen` (or raises it: a refused request)."""
+
+    takes_thumbnail: str | None = "image"
+    takes_chapters: bool = True
+    takes_collections: bool = True
+    seen: object = None
+    name: str = "fake"
+    collections_instead: str = "kept in the ledger only"
+
+    def _answer(self, default):
+        if isinstance(self.seen, Exception):
+            raise self.seen
+        return default if self.seen is None else self.seen
+
+    def thumbnail_state(self, remote_id):
+        return self._answer(ThumbnailLook())
+
+    def chapters_of(self, remote_id, language):
+        assert language == "en"  # the worker's language where the row says none
+        return self._answer(ChaptersLook(2))
+
+    def find_collection(self, name, ref):
+        assert "doctor" in name and "/" in ref  # a name and a reference no collection of ours carries
+        return self.seen if not isinstance(self.seen, Exception) else self._answer(None)
+
+
+GONE = TrackOutcome(TrackResult.TRANSIENT, error="provider: timeout")
+HALF_MADE = NotSent("DELETE", "/videos/1/pictures/7")
+
+
+@pytest.mark.parametrize(
+    ("look", "provider", "result", "said"),
+    [
+        (thumbnail_look, Looks(), PASS, "v1: answered and read; none set by a pass"),
+        (thumbnail_look, Looks(seen=ThumbnailLook(True, "abc")), PASS, "a custom one set by a pass (abc)"),
+        (thumbnail_look, Looks(takes_thumbnail="time"), SKIP, "takes a poster frame's time only"),
+        (thumbnail_look, Looks(takes_thumbnail=None), SKIP, "takes no thumbnail"),
+        (thumbnail_look, Looks(seen=GONE), FAIL, "v1: transient: provider: timeout"),
+        # A look that would finish a half-made extra asks for a write: refused, and said, never sent.
+        (thumbnail_look, Looks(seen=HALF_MADE), SKIP, "DELETE /videos/1/pictures/7, a write this check never sends"),
+        (thumbnail_look, Looks(seen=NotSent("GET", "/x")), FAIL, "would need GET /x, which is no read"),
+        (chapters_look, Looks(), PASS, "v1: answered and read; 2 held (en)"),
+        (chapters_look, Looks(seen=TrackOutcome(TrackResult.WAITING, error="reading")), PASS, "would wait"),
+        (chapters_look, Looks(seen=TrackOutcome(TrackResult.VIDEO_GONE, error="404")), FAIL, "video_gone: 404"),
+        (chapters_look, Looks(takes_chapters=False), SKIP, "takes no chapters"),
+    ],
+)
+def test_the_extras_looks_are_made_where_the_target_takes_them(look, provider, result, said):
+    got = look(provider, "v1")
+    assert (got.result, got.name) == (result, f"fake {look.__name__.split('_')[0]} look of one video")
+    assert said in got.detail, got
+
+
+@pytest.mark.parametrize(
+    ("provider", "result", "said"),
+    [
+        (Looks(), PASS, "are not found, as they must not be"),
+        (Looks(seen=RemoteCollection("c9", "x")), FAIL, "were 'found' as c9: the lookup's match is not applied"),
+        (Looks(seen=TrackOutcome(TrackResult.THROTTLED)), FAIL, "throttled"),
+        (Looks(seen=NotSent("GET", "/me/x")), FAIL, "would need GET /me/x"),
+        (Looks(takes_collections=False), SKIP, "keeps no collections: kept in the ledger only"),
+    ],
+)
+def test_a_collection_nothing_can_carry_is_looked_up_and_must_not_be_found(provider, result, said):
+    (got,) = collection_lookups(provider, lambda: NOW)
+    assert (got.name, got.result) == ("fake collection lookup", result) and said in got.detail, got
+    assert result != FAIL or got.fix
+
+
+def test_vimeo_looks_a_name_up_in_its_folders_and_its_showcases():
+    asked = []
+    vimeo = SimpleNamespace(name="vimeo", takes_collections=True, _named=lambda place, name: asked.append(place))
+    lines = collection_lookups(vimeo, lambda: NOW)
+    assert [(each.name, each.result) for each in lines] == [
+        ("vimeo collection lookup, a folder", PASS),
+        ("vimeo collection lookup, a showcase", PASS),
+    ]
+    assert asked == ["projects", "albums"]
 
 
 # --- the simulators' drift knob (a test knob, infra/sim/drift.py) ---------------------------------------------------

@@ -128,6 +128,22 @@ def test_a_declared_answer_is_checked_only_in_the_form_the_adapter_reads():
         ("target", "apivideo", "POST", "/videos", None),
         ("target", "jwplayer", "GET", "/v2/webhooks/", "the webhooks"),
         ("target", "vimeo", "GET", "/me", "the account"),
+        # What a viewer sees: the looks and a collection's lookup are reads; what sets, makes or mends is not.
+        ("target", "apivideo", "GET", "/videos/vi1/chapters", "the chapters"),
+        ("target", "apivideo", "POST", "/videos/vi1/chapters/en", None),
+        ("target", "bunny", "GET", "/library/123/collections", "the collections"),
+        ("target", "bunny", "POST", "/library/123/collections", None),
+        ("target", "jwplayer", "GET", "/v2/sites/abcd1234/thumbnails/", "the thumbnails"),
+        ("target", "jwplayer", "PATCH", "/v2/sites/abcd1234/thumbnails/th1/", None),
+        ("target", "jwplayer", "GET", "/v2/sites/abcd1234/playlists/", "the playlists"),
+        ("target", "jwplayer", "POST", "/v2/sites/abcd1234/playlists/manual_playlist/", None),
+        ("target", "jwplayer", "PUT", "/v2/sites/abcd1234/media/m1/text_tracks/t1/publish/", None),
+        ("target", "vimeo", "GET", "/videos/42/pictures", "the pictures"),
+        ("target", "vimeo", "DELETE", "/videos/42/pictures/7", None),
+        ("target", "vimeo", "GET", "/videos/42/chapters", "the chapters"),
+        ("target", "vimeo", "GET", "/me/projects", "the folders"),
+        ("target", "vimeo", "GET", "/me/albums", "the showcases"),
+        ("target", "vimeo", "POST", "/me/albums", None),
     ],
 )
 def test_only_reads_are_declared(side, name, method, path, declared):

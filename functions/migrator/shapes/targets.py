@@ -2,7 +2,10 @@
 
 The reads a migration makes of a target: the cheap authenticated read doctor's stack check makes (`check`), the
 library's listing (the audit, and the lost-create lookup's `find`), one video's read (the poll), its text tracks
-(the tracks worker's look before an upload) and where the platform keeps them, its webhook subscriptions.
+(the tracks worker's look before an upload) and where the platform keeps them, its webhook subscriptions; and what
+a viewer sees (issue 42, providers/base.py "--- extras"): the looks the tracks worker makes before it sets a
+thumbnail (`thumbnail_state`) or chapters (`chapters_of`), and the lookup before a collection is made
+(`find_collection`, Vimeo's `_named`).
 """
 
 from __future__ import annotations
@@ -50,7 +53,15 @@ GENERIC = Platform(
 
 # --- Mux (providers/mux.py) ---------------------------------------------------------------------------------------
 
-MUX_TARGET_ASSET = MUX_ASSET
+# A track's `passthrough` too: `_remote_track` reads it (the chapters track the worker made: mux.CHAPTERS_REF).
+_MUX_TRACK = MUX_ASSET["properties"]["tracks"]["items"]
+MUX_TARGET_ASSET = {
+    **MUX_ASSET,
+    "properties": {
+        **MUX_ASSET["properties"],
+        "tracks": arr({**_MUX_TRACK, "properties": {**_MUX_TRACK["properties"], "passthrough": STR}}),
+    },
+}
 MUX = Platform(
     "mux",
     "target",
@@ -67,7 +78,7 @@ MUX = Platform(
             "GET",
             rf"/video/v1/assets/{ID}",
             obj({"data": MUX_TARGET_ASSET}),
-            "mux.read_asset, MuxProvider.track_list",
+            "mux.read_asset, MuxProvider.track_list, .chapters_of",
         ),
     ),
 )
@@ -124,7 +135,13 @@ APIVIDEO = Platform(
             obj({"data": arr(APIVIDEO_VIDEO), "pagination": PAGINATION}),
             "ApiVideoProvider.videos, .find, .check",
         ),
-        Declared("the video", "GET", rf"/videos/{ID}", APIVIDEO_VIDEO, "apivideo.read_listed, .signed_playback"),
+        Declared(
+            "the video",
+            "GET",
+            rf"/videos/{ID}",
+            APIVIDEO_VIDEO,
+            "apivideo.read_listed, .signed_playback, ApiVideoProvider.thumbnail_state (metadata: our mark)",
+        ),
         Declared("the video's status", "GET", rf"/videos/{ID}/status", APIVIDEO_STATUS, "apivideo.read_status"),
         Declared(
             "the captions",
@@ -132,6 +149,14 @@ APIVIDEO = Platform(
             rf"/videos/{ID}/captions",
             obj({"data": arr(obj({"srclang": STR}, uri=STR))}),
             "ApiVideoProvider.track_list",
+        ),
+        # One chapters file a language; the look counts those of the language asked (one page: a video has a few).
+        Declared(
+            "the chapters",
+            "GET",
+            rf"/videos/{ID}/chapters",
+            obj({"data": arr(obj({"language": STR}))}),
+            "ApiVideoProvider.chapters_of",
         ),
         Declared(
             "the webhooks",
@@ -156,6 +181,10 @@ BUNNY_VIDEO = obj(
     metaTags=nullable(arr(obj(property=TEXT, value=TEXT))),
     transcodingMessages=nullable(arr(obj(level=INT, message=TEXT))),
     captions=nullable(arr(obj({"srclang": STR}, label=TEXT))),
+    # What a viewer sees (bunny.py): the custom thumbnail's file name (bunny_formats.custom_thumbnail), the chapters
+    # counted by the look.
+    thumbnailFileName=TEXT,
+    chapters=nullable(arr()),
 )
 LIBRARY = r"/library/\d+"
 BUNNY = Platform(
@@ -169,7 +198,13 @@ BUNNY = Platform(
             obj({"items": arr(BUNNY_VIDEO), "totalItems": INT}, itemsPerPage=INT, currentPage=INT),
             "BunnyProvider.videos, .find, .check",
         ),
-        Declared("the video", "GET", rf"{LIBRARY}/videos/{ID}", BUNNY_VIDEO, "bunny_formats.read_video, .track_list"),
+        Declared(
+            "the video",
+            "GET",
+            rf"{LIBRARY}/videos/{ID}",
+            BUNNY_VIDEO,
+            "bunny_formats.read_video, BunnyProvider.track_list, .thumbnail_state, .chapters_of",
+        ),
         Declared(
             "the video's play data",
             "GET",
@@ -184,12 +219,27 @@ BUNNY = Platform(
             ),
             "bunny_formats.read_play",
         ),
+        # Collection_List, searched by name: the lookup before a collection is made (Bunny keeps no reference of ours).
+        Declared(
+            "the collections",
+            "GET",
+            rf"{LIBRARY}/collections",
+            obj({"items": arr(obj({"guid": STR}, name=TEXT)), "totalItems": INT}, itemsPerPage=INT),
+            "BunnyProvider.find_collection (bunny_formats.list_page)",
+        ),
     ),
 )
 
 # --- JW Player (providers/jwplayer.py) ------------------------------------------------------------------------------
 
 JW_MEDIA_PATH = r"/v2/sites/[^/]+/media"
+JW_THUMBNAIL = obj(
+    {"id": STR},
+    source_type=STR,
+    thumbnail_type=STR,
+    status=STR,
+    relationships=obj(media=arr(obj({"id": STR}, is_poster=BOOL))),
+)
 JWPLAYER = Platform(
     "jwplayer",
     "target",
@@ -207,7 +257,36 @@ JWPLAYER = Platform(
             "GET",
             rf"{JW_MEDIA_PATH}/{ID}/text_tracks/?",
             {**JW_TRACKS, "properties": {**JW_TRACKS["properties"], "total": INT}},
-            "JwPlayerProvider.track_list",
+            "JwPlayerProvider.track_list, .chapters_of (jwplayer_extras.chapters_tracks)",
+        ),
+        # The media's thumbnails (`q=media_id:<id>`): the poster look. The list's key is read as `thumbnails` (peer
+        # code) or `thumbnail` (jwplatform-go's struct tag), so neither is required.
+        Declared(
+            "the thumbnails",
+            "GET",
+            r"/v2/sites/[^/]+/thumbnails/?",
+            obj(thumbnails=arr(JW_THUMBNAIL), thumbnail=arr(JW_THUMBNAIL)),
+            "JwExtras.thumbnail_state (jwplayer_extras.poster_of)",
+        ),
+        # The property's playlists, paged: the lookup before a manual playlist is made (our reference, else the title).
+        Declared(
+            "the playlists",
+            "GET",
+            r"/v2/sites/[^/]+/playlists/?",
+            obj(
+                {
+                    "playlists": arr(
+                        obj(
+                            {"id": STR},
+                            playlist_type=TEXT,
+                            metadata=obj(title=TEXT, playlist_type=TEXT, custom_params=nullable(obj())),
+                        )
+                    )
+                },
+                total=INT,
+                page_length=INT,
+            ),
+            "JwExtras.find_collection",
         ),
         Declared(
             "the webhooks",
@@ -231,6 +310,9 @@ VIMEO_TARGET_VIDEO = obj(
     upload=obj(status=one_of("complete", "error", "in_progress")),
     transcode=nullable(obj(status=one_of("complete", "error", "in_progress"))),
 )
+# A page of folders or showcases found by name (`fields=uri,name`; vimeo_extras.named); the next page where `paging`
+# says one (the pages of the chapters alike).
+VIMEO_NAMED = obj({"data": arr(obj({"uri": STR}, name=TEXT))}, paging=obj(next=TEXT))
 VIMEO = Platform(
     "vimeo",
     "target",
@@ -256,6 +338,36 @@ VIMEO = Platform(
             rf"/videos/{ID}/texttracks",
             obj({"data": arr(obj({"uri": STR}, active=BOOL, type=STR, language=TEXT, name=TEXT))}),
             "VimeoProvider._tracks",
+        ),
+        # What a viewer sees (vimeo_extras.py): the pictures (the thumbnail's look), the chapters (their look and
+        # each write's list), and the folders and showcases a name's lookup reads before one is made.
+        Declared(
+            "the pictures",
+            "GET",
+            rf"/videos/{ID}/pictures",
+            obj({"data": arr(obj({"uri": STR}, active=BOOL, type=STR))}),
+            "VimeoExtras.thumbnail_state (vimeo_extras.read_picture)",
+        ),
+        Declared(
+            "the chapters",
+            "GET",
+            rf"/videos/{ID}/chapters",
+            obj({"data": arr(obj({"uri": STR, "timecode": NUM}, title=TEXT))}, paging=obj(next=TEXT)),
+            "VimeoExtras.chapters_of (vimeo_extras.read_chapter)",
+        ),
+        Declared(
+            "the folders",
+            "GET",
+            r"/me/projects",
+            VIMEO_NAMED,
+            "VimeoExtras._named (create_collection's lookup by name)",
+        ),
+        Declared(
+            "the showcases",
+            "GET",
+            r"/me/albums",
+            VIMEO_NAMED,
+            "VimeoExtras._named (create_collection's lookup by name)",
         ),
     ),
 )
