@@ -10,7 +10,9 @@ tracks worker and reconcile, and read back from what the simulator holds at the 
 - caption tracks arrive once each, active, with their files, despite lost answers, and none is left half made;
 - a Mux library is refused at the hand-off (`migrator inventory --from mux`, `migrator load`): Mux's master
   lives 24 hours from when Mux made it, less than the 24 hours Vimeo needs its pull's link for, so every
-  fetchable video is rejected with why and what to do before any create, what cannot be fetched never sent.
+  fetchable video is rejected with why and what to do before any create, what cannot be fetched never sent;
+- a Kaltura library arrives with what a viewer sees (issue 42): each entry's thumbnail, chapters and categories
+  held by Vimeo as Kaltura holds them, despite lost answers.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from migrator_cli.main import main
 from tests.conftest import unique
 from tests.e2e import stacks as stacks_module
 from tests.e2e.conftest import wait_for_states
+from tests.e2e.extras_pairs import SourceFiles, assert_entries_settled, assert_extras_held, patient_tracks
+from tests.e2e.test_tracks_stack import tracks_settled
 from tests.e2e.test_uploader_stack import asset, send_all
 
 pytestmark = pytest.mark.e2e
@@ -194,23 +198,30 @@ def test_caption_tracks_arrive_once_each_active_with_their_files_despite_lost_an
         assert all(t.content and t.content.startswith(b"WEBVTT") for t in video.texts)  # files, as WebVTT
 
 
+def inventory(platform: str, sources, tmp_path, capsys) -> tuple:
+    """`migrator inventory --from platform` of the source simulator's library, as it began: (the file, its rows, the
+    unfetchable ones, those the platform was still preparing)."""
+    sources.reset()
+    credentials = tmp_path / "sources.json"
+    credentials.write_text(json.dumps(sources.credentials))
+    out = tmp_path / f"{platform}-vimeo.jsonl"
+    argv = ["inventory", "--from", platform, "-o", str(out), "--mark-file", str(tmp_path / "marks.json")]
+    argv += ["--source-url", sources.base(platform), "--credentials", str(credentials), "--restart"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    unfetchable = [json.loads(line) for line in out.with_name(out.name + ".unfetchable.jsonl").read_text().splitlines()]
+    pending = json.loads((tmp_path / "marks.json").read_text()).get(platform, {}).get("pending", {})
+    return out, rows, unfetchable, pending
+
+
 def test_a_mux_library_is_refused_at_the_hand_off_since_its_masters_cannot_live_vimeos_24_hours(
     deployed, vimeo_sim, sources, aws, cli, endpoint, tmp_path, capsys
 ):
     """Issue 47, item 2.6: Mux's master lives 24 hours from when Mux made it ready, and Vimeo needs the link it pulls
     "valid for at least 24 hours": each fetchable video is rejected at the hand-off, after its master was
     prepared, with why and what to do; no create reaches Vimeo, and what cannot be fetched is never sent."""
-    sources.reset()
-    credentials = tmp_path / "sources.json"
-    credentials.write_text(json.dumps(sources.credentials))
-    out = tmp_path / "mux-vimeo.jsonl"
-    argv = ["inventory", "--from", "mux", "-o", str(out), "--mark-file", str(tmp_path / "marks.json")]
-    argv += ["--source-url", sources.base("mux"), "--credentials", str(credentials), "--restart"]
-    assert main(argv) == 0, capsys.readouterr().err
-    capsys.readouterr()
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    unfetchable = [json.loads(line) for line in out.with_name(out.name + ".unfetchable.jsonl").read_text().splitlines()]
-    pending = json.loads((tmp_path / "marks.json").read_text()).get("mux", {}).get("pending", {})
+    out, rows, unfetchable, pending = inventory("mux", sources, tmp_path, capsys)
     assert rows and len(rows) + len(unfetchable) + len(pending) == 20
     code, _out, err = cli("load", str(out))
     assert code == 0, err
@@ -225,3 +236,32 @@ def test_a_mux_library_is_refused_at_the_hand_off_since_its_masters_cannot_live_
     table = deployed.outputs["LedgerTableName"]
     for entry in [*unfetchable, *({"id": i} for i in pending)]:
         assert "Item" not in aws("dynamodb").get_item(TableName=table, Key={"asset_id": {"S": entry["id"]}})
+
+
+def test_a_kaltura_library_arrives_with_its_thumbnails_chapters_and_categories_despite_lost_answers(
+    deployed, vimeo_sim, sources, aws, cli, tmp_path, capsys
+):
+    """Issue 42: each Kaltura entry's default thumb asset, its chapter cue points and its categories are held by Vimeo
+    (a new active picture, chapters, folders and showcases), read back from the Vimeo simulator, while a tenth of the
+    extras' answers are lost: no collection made twice, no chapter written twice."""
+    out, rows, _, _ = inventory("kaltura", sources, tmp_path, capsys)
+    assert rows and any(row.get("collections") for row in rows)
+    table, ids = deployed.outputs["LedgerTableName"], [row["id"] for row in rows]
+    before = vimeo_sim.stats()
+    vimeo_sim.patch_config({"check_source": True, "track_lose_rate": 0.1, "seed": 13})  # Vimeo pulls Kaltura's links
+    try:
+        with patient_tracks(aws, deployed.stack_name):
+            code, _out, err = cli("load", str(out))
+            assert code == 0, err
+            items = settle(aws, deployed, cli, ids, DONE, 300)
+            assert {items[i]["state"] for i in ids} == {"ready"}, {i: items[i].get("last_error") for i in ids}
+            assert_entries_settled(tracks_settled(aws("dynamodb"), table, ids, timeout_s=300))
+        files = SourceFiles(sources.credentials, {p: sources.base(p) for p in sources.sims})
+        carried = assert_extras_held(files, "kaltura", "vimeo", vimeo_sim, table, aws("dynamodb"), rows)
+    finally:
+        vimeo_sim.patch_config({"check_source": False, "track_lose_rate": 0.0})
+    assert vimeo_sim.stats()["duplicate_videos"] == 0
+    # Kaltura's library (infra/sim/platforms/kaltura_extras.py): an image for every entry, chapters on one in four;
+    # its categories become folders (one a video: a second is noted) and showcases, in the source's order.
+    assert carried.thumbnails >= len(rows) // 2 and carried.chapters >= 2 and carried.places >= 2, carried
+    assert vimeo_sim.stats()["lost_track_responses"] > before.get("lost_track_responses", 0)
