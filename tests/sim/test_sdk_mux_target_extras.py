@@ -100,8 +100,10 @@ def test_a_chapters_file_mux_cannot_read_errors_its_track_and_the_look_refuses_i
     _sim, provider, vid = ready
     upload = replace(staged(files, provider), url=files.route("/bad.json", body(b"WEBVTT\n\nnot json")))
     assert provider.set_chapters(vid, upload).kind is TrackResult.SUBMITTED
-    assert wait_for(lambda: isinstance(provider.chapters_of(vid, "en"), TrackOutcome))
+    # While Mux is still fetching the file the look answers WAITING (a TrackOutcome too): wait for the refusal itself.
+    assert wait_for(lambda: getattr(provider.chapters_of(vid, "en"), "kind", None) is TrackResult.REFUSED)
     refused = provider.chapters_of(vid, "en")
+    assert isinstance(refused, TrackOutcome)
     assert refused.kind is TrackResult.REFUSED and "not JSON" in refused.error
 
 
