@@ -52,6 +52,23 @@ def patient_tracks(aws, stack_name: str) -> Iterator[None]:
         _set_environment(lambda_client, name, before)
 
 
+@contextlib.contextmanager
+def answers_lost(aws, stack_name: str, sim, rate: float, seed: int, **during) -> Iterator[None]:
+    """For the body: a share `rate` of the target simulator `sim`'s track and extras write answers lost (the write
+    performed), `during` set on it too, and the stack's tracks worker patient (`patient_tracks`); then each setting
+    as it was. A body that ends with no answer lost proved nothing, and fails."""
+    changes = {**during, "track_lose_rate": rate, "seed": seed}
+    kept = {name: value for name, value in sim.config_dict().items() if name in changes}
+    lost_before = sim.stats().get("lost_track_responses", 0)
+    sim.patch_config(changes)
+    try:
+        with patient_tracks(aws, stack_name):
+            yield
+    finally:
+        sim.patch_config(kept)
+    assert sim.stats()["lost_track_responses"] > lost_before, "no answer was lost: the test would prove nothing"
+
+
 def assert_entries_settled(settled: Mapping[str, Mapping], refused_by_design: str | None = None) -> None:
     """Every caption entry of the ledger `settled` items attached, every extra attached or noted; each that is not
     named with its state and error. `refused_by_design`: the start of a failure the target's documents make (api.video
@@ -83,6 +100,11 @@ class SourceFiles:
     credentials: Mapping[str, Mapping]
     bases: Mapping[str, str]
     built: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, sources) -> SourceFiles:
+        """Every source simulator of the e2e package (tests/e2e/sources.py)."""
+        return cls(sources.credentials, {platform: sources.base(platform) for platform in sources.sims})
 
     def read(self, url: str) -> bytes:
         ref = parse_ref(url)

@@ -30,7 +30,7 @@ from migrator_cli.main import main
 
 from tests.conftest import unique
 from tests.e2e.conftest import wait_for_states
-from tests.e2e.extras_pairs import SourceFiles, assert_entries_settled, assert_extras_held, patient_tracks
+from tests.e2e.extras_pairs import SourceFiles, answers_lost, assert_entries_settled, assert_extras_held
 from tests.e2e.stacks import QUIET, SOURCE_PREPARE_TIMEOUT_S, Deployed, deploy
 from tests.e2e.test_tracks_stack import tracks_settled
 from tests.e2e.test_uploader_stack import asset, send_all
@@ -242,19 +242,15 @@ def test_a_vimeo_library_moves_to_bunny_with_its_pictures_chapters_and_folders(
     past = time.time() - 3600
     source = CollectionSource("vimeo", first["id"], first["name"], first["kind"])
     assert Ledger(table, aws("dynamodb")).claim_collection(key, source, "dead-pass", past, past + 60)
-    before = deployed.sim.stats()
-    deployed.sim.patch_config({"check_source": True, "track_lose_rate": 0.2, "seed": 7})  # Bunny fetches Vimeo's links
-    try:
-        with patient_tracks(aws, deployed.stack_name):
-            code, _, err = cli("load", str(out))
-            assert code == 0, err
-            ids = [row["id"] for row in rows]
-            items = settle(deployed, cli, aws, ids, {"ready"})
-            assert_entries_settled(tracks_settled(aws("dynamodb"), table, ids))
-        files = SourceFiles({"vimeo": vimeo.creds}, {"vimeo": vimeo.url})
-        carried = assert_extras_held(files, "vimeo", "bunny", deployed.sim, table, aws("dynamodb"), rows)
-    finally:
-        deployed.sim.patch_config({"check_source": False, "track_lose_rate": 0.0})
+    # Bunny fetches Vimeo's links (check_source)
+    with answers_lost(aws, deployed.stack_name, deployed.sim, 0.2, 7, check_source=True):
+        code, _, err = cli("load", str(out))
+        assert code == 0, err
+        ids = [row["id"] for row in rows]
+        items = settle(deployed, cli, aws, ids, {"ready"})
+        assert_entries_settled(tracks_settled(aws("dynamodb"), table, ids))
+    files = SourceFiles({"vimeo": vimeo.creds}, {"vimeo": vimeo.url})
+    carried = assert_extras_held(files, "vimeo", "bunny", deployed.sim, table, aws("dynamodb"), rows)
     assert any(row.get("privacy") == "private" for row in rows)  # private at Vimeo, token-protected at Bunny
     for row in rows:
         video = held(deployed, items[row["id"]]["remote_id"])
@@ -264,5 +260,3 @@ def test_a_vimeo_library_moves_to_bunny_with_its_pictures_chapters_and_folders(
     # chapters, every one in a folder (Bunny keeps a video in one collection: a showcase besides it is noted).
     assert carried.thumbnails >= 4 and carried.chapters >= 2 and carried.places == len(rows), carried
     assert made.remote_track_id in carried.collections  # the dead pass's collection adopted, not made again
-    lost = deployed.sim.stats()["lost_track_responses"] - before.get("lost_track_responses", 0)
-    assert lost > 0, "no answer was lost: the test would prove nothing"

@@ -31,7 +31,7 @@ from migrator_cli.main import main
 from tests.conftest import unique
 from tests.e2e import stacks as stacks_module
 from tests.e2e.conftest import wait_for_states
-from tests.e2e.extras_pairs import SourceFiles, assert_entries_settled, assert_extras_held, patient_tracks
+from tests.e2e.extras_pairs import SourceFiles, answers_lost, assert_entries_settled, assert_extras_held
 from tests.e2e.test_tracks_stack import tracks_settled
 from tests.e2e.test_uploader_stack import asset, send_all
 
@@ -247,21 +247,15 @@ def test_a_kaltura_library_arrives_with_its_thumbnails_chapters_and_categories_d
     out, rows, _, _ = inventory("kaltura", sources, tmp_path, capsys)
     assert rows and any(row.get("collections") for row in rows)
     table, ids = deployed.outputs["LedgerTableName"], [row["id"] for row in rows]
-    before = vimeo_sim.stats()
-    vimeo_sim.patch_config({"check_source": True, "track_lose_rate": 0.1, "seed": 13})  # Vimeo pulls Kaltura's links
-    try:
-        with patient_tracks(aws, deployed.stack_name):
-            code, _out, err = cli("load", str(out))
-            assert code == 0, err
-            items = settle(aws, deployed, cli, ids, DONE, 300)
-            assert {items[i]["state"] for i in ids} == {"ready"}, {i: items[i].get("last_error") for i in ids}
-            assert_entries_settled(tracks_settled(aws("dynamodb"), table, ids, timeout_s=300))
-        files = SourceFiles(sources.credentials, {p: sources.base(p) for p in sources.sims})
-        carried = assert_extras_held(files, "kaltura", "vimeo", vimeo_sim, table, aws("dynamodb"), rows)
-    finally:
-        vimeo_sim.patch_config({"check_source": False, "track_lose_rate": 0.0})
+    # Vimeo pulls Kaltura's links (check_source)
+    with answers_lost(aws, deployed.stack_name, vimeo_sim, 0.1, 13, check_source=True):
+        code, _out, err = cli("load", str(out))
+        assert code == 0, err
+        items = settle(aws, deployed, cli, ids, DONE, 300)
+        assert {items[i]["state"] for i in ids} == {"ready"}, {i: items[i].get("last_error") for i in ids}
+        assert_entries_settled(tracks_settled(aws("dynamodb"), table, ids, timeout_s=300))
+    carried = assert_extras_held(SourceFiles.of(sources), "kaltura", "vimeo", vimeo_sim, table, aws("dynamodb"), rows)
     assert vimeo_sim.stats()["duplicate_videos"] == 0
     # Kaltura's library (infra/sim/platforms/kaltura_extras.py): an image for every entry, chapters on one in four;
     # its categories become folders (one a video: a second is noted) and showcases, in the source's order.
     assert carried.thumbnails >= len(rows) // 2 and carried.chapters >= 2 and carried.places >= 2, carried
-    assert vimeo_sim.stats()["lost_track_responses"] > before.get("lost_track_responses", 0)
