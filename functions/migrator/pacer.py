@@ -68,6 +68,7 @@ __all__ = [
     "LOOKUP",
     "PACER_ID",
     "POLL",
+    "TRACK",
     "Go",
     "Hold",
     "Pacer",
@@ -81,7 +82,7 @@ PACER_ID = "#pacer"
 ATTEMPTS = 8  # lost races re-read; 8 is plenty at any sane concurrency
 DEFAULT_CONCURRENCY = 5
 # What a reservation is for: creates count toward the provider's in-flight bound.
-CREATE, LOOKUP, POLL = "create", "lookup", "poll"
+CREATE, LOOKUP, POLL, TRACK = "create", "lookup", "poll", "track"
 
 
 @dataclass

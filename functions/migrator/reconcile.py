@@ -50,7 +50,7 @@ from .heal import (
 )
 from .ledger import Ledger, NotResendable, message_of
 from .messages import encode_message
-from .pacer import POLL, Go, Pacer, wait_for_slot
+from .pacer import POLL, Go, Hold, Pacer, wait_for_slot
 from .providers import Poll, Provider, Video, from_settings
 from .providers.http import TransportError
 from .settings import env_number, load
@@ -147,7 +147,7 @@ class Reconciler:
                 if remaining_s() < TIME_MARGIN_S or not budget.take():
                     return  # resume after the last item done (this run) or from what is still due (the next)
                 lane.key = _due_key(item, lane.family)
-                self._one(item, lane.family, limits, polls, summary, lock)
+                self._one(item, lane.family, limits, polls, summary, lock, remaining_s)
                 with lock:
                     summary.examined += 1
             if not next_key:
@@ -168,7 +168,9 @@ class Reconciler:
 
     # --- one candidate -----------------------------------------------------------------
 
-    def _one(self, item: dict, family: Family, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
+    def _one(
+        self, item: dict, family: Family, limits: RunLimits, polls: _Allowance, summary: Summary, lock, remaining_s
+    ) -> None:
         now = self.clock()
         try:
             if family is Family.POLL:
@@ -176,7 +178,7 @@ class Reconciler:
                     with lock:
                         summary.skip("not due")
                 elif polls.take():
-                    self._poll(item, limits, polls, summary, lock)
+                    self._poll(item, limits, polls, summary, lock, remaining_s() - TIME_MARGIN_S)
                 else:
                     with lock:
                         summary.skip("poll budget spent")
@@ -229,10 +231,12 @@ class Reconciler:
         with lock:
             summary.tracks_resent += 1
 
-    def _poll(self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock) -> None:
+    def _poll(
+        self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock, may_wait_s: float
+    ) -> None:
         asset_id = item["asset_id"]
-        if self.pace is not None and not self.pace.take():
-            polls.stop()  # the fleet is held: a poll now would only meet the same limit
+        if self.pace is not None and not self.pace.take(may_wait_s):
+            polls.stop()  # held past what this run can wait: a poll now would only meet the same limit
             with lock:
                 summary.skip("provider held the fleet")
             return
@@ -243,7 +247,8 @@ class Reconciler:
         if self.pace is not None:
             self.pace.told(answer)
         if answer.http_status == 429:
-            polls.stop()  # the provider's limit is the uploader's too: no more polls this run
+            if self.pace is None:  # else the answer held the fleet (told above): the next poll waits it out, or stops
+                polls.stop()
             with lock:
                 summary.skip("provider throttled the poll")
             return
@@ -330,14 +335,28 @@ class PollPace:
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
     max_wait_s: float = 30.0
+    # A hold is waited out when it ends within this long (and within the run's time): a provider that
+    # holds for its window's reset (Vimeo: up to 60 s) while the tracks worker spends the same limit
+    # would otherwise stop every poll of every run, and on a target without webhooks nothing turns ready.
+    max_hold_s: float = 60.0
 
-    def take(self) -> bool:
-        """Wait for a poll slot; False when the fleet is held for longer than a poll should wait."""
-        slot = self.pacer.reserve(self.clock(), self.max_wait_s, POLL)
-        due = wait_for_slot(
-            self.pacer, slot, self.clock, self.sleep, lambda _go, wait: wait > self.max_wait_s, "too far for a poll"
-        )
-        return isinstance(due, Go)
+    def take(self, may_wait_s: float | None = None) -> bool:
+        """Wait for a poll slot, waiting out holds that end soon enough; False when the fleet is held past
+        what this poll may wait (`max_hold_s`, or `may_wait_s`: what is left of the run's time)."""
+        limit = self.max_hold_s if may_wait_s is None else min(self.max_hold_s, may_wait_s)
+        waited = 0.0
+        while True:
+            slot = self.pacer.reserve(self.clock(), self.max_wait_s, POLL)
+            due = wait_for_slot(
+                self.pacer, slot, self.clock, self.sleep, lambda _go, wait: wait > self.max_wait_s, "too far for a poll"
+            )
+            if isinstance(due, Go):
+                return True
+            wait = hold_wait(due, self.clock(), waited, limit)
+            if wait is None:
+                return False
+            self.sleep(wait)
+            waited += wait
 
     def told(self, answer: Poll) -> None:
         if 200 <= answer.http_status < 300 or answer.http_status == 404:
@@ -346,6 +365,18 @@ class PollPace:
             self.pacer.saw(False)  # no answer at all
         else:
             self.pacer.observe(classify_failure(answer.http_status, None, answer.retry_after), self.clock())
+
+
+# The least a wait on a hold counts for: a hold that has just ended, seen again, still spends the poll's patience.
+MIN_HOLD_WAIT_S = 0.25
+
+
+def hold_wait(hold: Hold, now: float, waited_s: float, may_wait_s: float) -> float | None:
+    """How long a poll sleeps before it asks for a slot again, the fleet being held: until the hold ends (and
+    within its spread, so the lanes do not all come back at once: its first tenth); None once the poll has
+    waited, or would, longer than `may_wait_s`."""
+    wait = max(MIN_HOLD_WAIT_S, hold.until - now + hold.spread / 10)
+    return None if waited_s + wait > may_wait_s else wait
 
 
 def _unreadable(status, http_status: int) -> str:

@@ -34,16 +34,16 @@ from aws_lambda_powertools.metrics import MetricUnit
 from .captions import read_caption
 from .extras import CHAPTERS_TRACK, Extra, extras_of
 from .extrawork import ExtraPasses, extras_facts
-from .fate import Fate, FateKind, excerpt
+from .fate import Fate, FateKind, Outcome, OutcomeKind, excerpt
 from .ledger import Ledger, NotResendable, TrackRefused, message_of
 from .ledger.tracks import STATES, VIDEO
 from .messages import SOURCE_PLATFORMS, AssetMessage, Track, parse_tracks, track_key
-from .pacer import Pacer
+from .pacer import TRACK, Go, Pacer, wait_for_slot
 from .presign import S3Presigner
 from .providers import AssetRef, Provider, from_settings
 from .providers.facts import TrackUpload
 from .providers.keys import track_ref
-from .retry import visibility_for
+from .retry import DEFAULT_THROTTLE_S, visibility_for
 from .settings import Settings, load
 from .states import State
 from .trackfetch import FetchFailed, FetchPolicy, fetch, parse_test_origins
@@ -60,7 +60,6 @@ from .tracks import (
     settled,
     track_labels,
     tracks_message_id,
-    wait_delay,
 )
 
 logger = Logger(service="tracks")
@@ -72,6 +71,8 @@ metrics = Metrics(namespace="VideoMigration", service="tracks")
 # receive costs one SQS request: a 30-minute encode takes about 17 of them rather than 6.
 NOT_READY_BASE_S = 20.0
 NOT_READY_CAP_S = 120.0
+# The longest a pass waits in place for its slot of the fleet's pace; a later slot sends the message back for then.
+SLOT_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class TracksWorker(ExtraPasses):
     pacer: Pacer | None = None
     max_attempts: int = 5
     clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
     fetch: Callable = fetch
     # Caption text a source serves only through its API, staged for a target that fetches by URL: (key, body)
@@ -231,6 +233,9 @@ class TracksWorker(ExtraPasses):
                 continue
             if deadline - now < self.track_budget_s:
                 break  # the message comes back at once for the rest
+            held = self._slot(deadline)
+            if held is not None:
+                break  # the fleet's pace has no slot soon enough: the message comes back when it has
             claim = self.ledger.claim_track(asset_id, key, remote_id, uuid.uuid4().hex, now, deadline + LEASE_MARGIN_S)
             if isinstance(claim, TrackRefused):
                 states[key] = ((claim.item.get(STATES) or {}).get(key)) or states.get(key) or {}
@@ -358,13 +363,39 @@ class TracksWorker(ExtraPasses):
         wait = hold - self.clock()
         return wait + self.rng.uniform(0, 1) if wait > 0 else None
 
-    def _hold(self, outcome: TrackOutcome) -> float:
+    def _slot(self, deadline: float) -> float | None:
+        """Take a slot of the fleet's pace for one pass (creates, polls and tracks share the provider's limit: a
+        worker that called until its first 429 spent the limit in bursts and then stood held), waiting for it in
+        place while it is near; None once taken (or with no pacer, or the pacer unreadable: a 429 will say so),
+        else the seconds until the fleet has one."""
+        if self.pacer is None:
+            return None
         now = self.clock()
-        asked = outcome.retry_after if outcome.retry_after is not None else wait_delay(1, self.rng)
+        patience = min(SLOT_WAIT_S, max(0.0, deadline - now - self.track_budget_s))
+        try:
+            slot = self.pacer.reserve(now, patience, TRACK)
+            due = wait_for_slot(
+                self.pacer, slot, self.clock, self.sleep, lambda _go, wait: wait > patience, "too far for a track"
+            )
+        except Exception:  # the pacer's weather: go on unpaced
+            logger.warning("could not take a slot of the fleet's pace")
+            return None
+        if isinstance(due, Go):
+            return None
+        return max(0.0, due.until - self.clock()) + self.rng.uniform(0, 1)
+
+    def _hold(self, outcome: TrackOutcome) -> float:
+        """A 429 told to the fleet's pacer as a create's would be (a hold for its Retry-After, or the default when
+        it names none, and a cut of the rate): the seconds until the tracks may call again."""
+        now = self.clock()
+        asked = outcome.retry_after if outcome.retry_after is not None else DEFAULT_THROTTLE_S
         metrics.add_metric(name="ProviderThrottled", unit=MetricUnit.Count, value=1)
         if self.pacer is not None:
+            told = Outcome(
+                OutcomeKind.THROTTLED, retry_after=outcome.retry_after, error="tracks: HTTP 429", scope="rate"
+            )
             try:
-                self.pacer.hold(now + asked, "rate", f"tracks: HTTP 429, the provider asked for {asked:g} s", now=now)
+                self.pacer.observe(told, now)
             except Exception:
                 logger.warning("could not hold the pacer after a 429")
         return asked

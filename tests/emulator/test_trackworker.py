@@ -452,3 +452,45 @@ def test_at_api_video_a_poster_time_alone_is_picked_once_the_video_exists(aws, t
             assert sim._store.videos[remote_id].extras["thumbnail_time"] == "00:00:12.25"
     finally:
         sim.stop()
+
+
+def test_the_worker_takes_the_fleets_pace_and_meets_no_429_where_an_unpaced_one_meets_them(aws, table, files):
+    """Tracks and creates share the provider's limit. A worker that calls until its first 429 spends the limit in
+    bursts and then stands held (the demo's vimeo -> mux: about 20 calls, a 429, 7 to 15 s held, again); one that
+    takes a slot of the fleet's pace for each pass keeps under it. The same work, unpaced then paced."""
+    from migrator.pacer import Pacer
+
+    acct = account("apivideo")
+    unlimited = {"rate": 0, "read_rate": 0, "budget_quota": 0, "processing_delay_s": 0.1}
+    sim = ProviderSim(SimConfig(port=0, profile="apivideo", **unlimited, **acct.sim)).start()
+    try:
+        policy = FetchPolicy(test_origins=frozenset({files.origin}))
+        provider = build("apivideo", sim.url, lambda: acct.credentials, track_policy=policy)
+        clock = Clock()
+        ledger = Ledger(table, aws("dynamodb"))
+        worker = TracksWorker(ledger=ledger, provider=provider, sqs=None, queue_url="q", policy=policy, clock=clock)
+        tracks = tuple(Track(files.route(f"/{lang}.vtt", body(VTT)), lang, format="vtt") for lang in ("en", "fr", "de"))
+
+        def run(prefix: str) -> int:
+            ids = [f"{prefix}/{n}" for n in range(4)]
+            sim.patch_config({"read_rate": 0})
+            for asset_id in ids:
+                ready_asset(worker, provider, asset_id, tracks)
+            sim.patch_config({"read_rate": 4.0, "read_burst": 2})  # the limit every call but a create meets
+            before = sim.stats()["read_throttled"]
+            for asset_id in ids:
+                assert drive(worker, clock, asset_id, passes=40).kind is FateKind.FINISHED
+            assert all(e["state"] == "attached" for a in ids for e in states(worker, a).values())
+            return sim.stats()["read_throttled"] - before
+
+        unpaced = run("unpaced")
+        time.sleep(1.0)  # the bucket refills
+        worker.pacer = Pacer(table, aws("dynamodb"), 3.0, 3.0)
+        started = time.time()
+        paced = run("paced")
+        slots = float(worker.pacer.state()["next_slot"])
+        assert unpaced > 0, "the workload must meet the limit unpaced, or the test shows nothing"
+        assert paced == 0
+        assert slots >= started + 11 / 3.0  # each of the 12 paced passes took a slot of the fleet's pace (3/s)
+    finally:
+        sim.stop()

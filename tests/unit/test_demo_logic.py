@@ -317,3 +317,42 @@ def test_the_summary_says_per_kind_how_many_verify_found_of_what_the_rows_name()
         "result          OK: every ready asset checked (4) and matched",
     ]
     assert extras_lines(TrackTally(Counter(), Counter(), 0, {"caption": Counter(attached=4)}), plain) == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "rate", "expected"),
+    [
+        ("mux", 20, ["--read-rate", "20", "--read-burst", "10"]),  # Mux documents reads at 5/s
+        ("vimeo", 20, ["--read-rate", "20", "--read-burst", "20"]),  # 10/s, bursts of 20 kept
+        ("cloudflare", 20, ["--budget-quota", "6000"]),  # 1,200 calls in 5 minutes: 20/s over the window
+        ("jwplayer", 20, ["--budget-quota", "1200"]),  # 60 a minute
+        ("jwplayer", 0.5, []),  # a demo slower than the documented budget keeps it
+        ("mux", 4, []),  # ... and the documented read rate
+        ("apivideo", 20, []),  # documents no limit the simulator keeps: none added
+        ("generic", 20, []),
+    ],
+)
+def test_the_demo_raises_a_targets_other_limits_to_its_create_rate_and_never_lowers_one(provider, rate, expected):
+    from infra.demo import demo_limits
+
+    assert demo_limits(provider, rate) == expected
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "quiet", "timeout", "over"),
+    [
+        (100, 100, 600, False),  # within the timeout: watched, moving or not
+        (600, 5, 600, False),  # past it, but an asset moved 5 s ago: a slow drain is waited for
+        (700, 59, 600, False),
+        (700, 60, 600, True),  # past it and nothing moved for a minute: stopped
+        (1799, 1, 600, False),
+        (1800, 1, 600, True),  # three times the timeout: stopped whatever moves
+    ],
+)
+def test_the_drain_watch_waits_on_while_assets_move_and_stops_once_they_do_not(elapsed, quiet, timeout, over):
+    from infra.demo import watch_end, watch_over
+
+    assert watch_over(elapsed, quiet, timeout) is over
+    if over:  # its words name the wait it made
+        said = watch_end(elapsed, quiet, timeout)
+        assert f"{elapsed} s" in said and (f"nothing moved for {quiet} s" in said or "still moving" in said)
