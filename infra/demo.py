@@ -383,6 +383,9 @@ def local_run(args: argparse.Namespace, captions_origin: str) -> LocalRun:
     params = {
         "ProviderRateLimit": str(round(args.provider_rate * 1.1, 2)),
         "MaximumConcurrency": "5",
+        # Each video's extras are several calls one after another (a picture: add, upload, activate); two workers
+        # (the default) spent most of a pair's time waiting on the emulator's answers, not on the provider.
+        "TracksConcurrency": "5",
         "WebhookScheme": "standard",
     }
     # A source library: every 50th unfetchable, every 7th private, every 10th captioned; links live 10 minutes,

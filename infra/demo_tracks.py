@@ -118,9 +118,17 @@ def settle_tracks(
 
 
 def tracks_waiting(tally: TrackTally) -> str:
-    """What the tracks wait is for, in words: '12 caption tracks (8 not yet armed)'."""
+    """What the tracks wait is for, in words: '12 caption tracks (8 not yet armed)', or with extras pending,
+    '40 tracks and extras: 12 caption tracks, 28 thumbnails (8 not yet armed)'."""
     unarmed = f" ({tally.unarmed} not yet armed)" if tally.unarmed else ""
-    return f"{tally.pending} caption tracks{unarmed}"
+    nouns = {CAPTION: "caption tracks"} | {kind: noun for kind, noun, _ in EXTRA_LINES}
+    waiting = {nouns[kind]: n for kind in nouns if (n := tally.of(kind).pending)}
+    if len(waiting) == 1:
+        return f"{tally.pending} {next(iter(waiting))}{unarmed}"
+    if not waiting:  # a tally without kinds (an item armed before the extras): its entries are captions
+        return f"{tally.pending} caption tracks{unarmed}"
+    listed = ", ".join(f"{n} {noun}" for noun, n in waiting.items())
+    return f"{tally.pending} tracks and extras: {listed}{unarmed}"
 
 
 @dataclass(frozen=True)

@@ -269,6 +269,7 @@ def test_a_run_out_of_time_mid_page_resumes_after_the_last_asset_it_did(aws, tab
 
 
 def test_a_throttled_poll_ends_the_runs_polling(aws, table, queue, sim):
+    """Unpaced (no fleet pacer): with one, the next poll waits out the 429's hold instead (test_poll_pace.py)."""
     sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 3600.0})
     provider = build("generic", sim.url, lambda: sim.config.token)
     ledger = Ledger(table, aws("dynamodb"))
@@ -373,3 +374,31 @@ def test_a_video_processing_past_the_longest_allowed_is_failed_with_the_reason(a
     item = ledger.get(stuck)
     assert item["state"] == "failed" and "MaxProcessingSeconds" in item["last_error"] and "retry_after" not in item
     assert ledger.get(young)["state"] == "processing"
+
+
+def test_a_video_a_poll_finds_ready_is_handed_to_the_tracks_worker_at_once(aws, table, queue, sim):
+    """A target without webhooks (Vimeo) turns ready by polls alone; the uploader's tracks message met the video
+    processing and comes back only after up to 2 minutes, so the poll that settles it tells the tracks worker."""
+    from migrator.messages import Track
+    from migrator.tracks import tracks_message_id
+
+    sim.patch_config({"webhooks_enabled": False, "processing_delay_s": 0.0})
+    provider = build("generic", sim.url, lambda: sim.config.token)
+    ledger = Ledger(table, aws("dynamodb"))
+    sqs = aws("sqs")
+    tracks_queue = sqs.create_queue(QueueName=unique("tracks"))["QueueUrl"]
+    with_tracks, plain = unique("captioned"), unique("plain")
+    for asset_id, fields in ((with_tracks, {"tracks": (Track("https://h/en.vtt", "en"),)}), (plain, {})):
+        c = claim(ledger, asset_id, lease_s=60, **fields)
+        created = provider.create(AssetRef(asset_id), f"https://media.example/{asset_id}.mp4")
+        ledger.mark_processing(asset_id, c.token, created.remote_id, time.time())
+    time.sleep(0.3)
+    later = reconciler(aws, table, queue, sim, ahead_s=3600)
+    later.tracks_queue_url = tracks_queue
+
+    summary = later.run()
+
+    assert summary.settled_ready == 2
+    told = sqs.receive_message(QueueUrl=tracks_queue, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+    assert [tracks_message_id(m["Body"]) for m in told] == [with_tracks]
+    sqs.delete_queue(QueueUrl=tracks_queue)

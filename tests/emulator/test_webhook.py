@@ -277,3 +277,42 @@ def test_fuzz_never_5xx_and_never_a_change_without_a_valid_signature(receiver, p
     assert answer["statusCode"] < 500
     assert answer["statusCode"] in (400, 401, 413)
     assert processing.get("a/1")["state"] == "processing"
+
+
+def test_a_ready_video_with_tracks_or_extras_is_handed_to_the_tracks_worker_at_once_and_once(receiver):
+    """The uploader's tracks message met the video processing and comes back only after up to 2 minutes; the
+    webhook that turns it ready tells the tracks worker now. A video with nothing for it, a rejected one, and a
+    replayed event send nothing."""
+    from migrator.messages import Track
+
+    told: list[str] = []
+    receiver.tracks_now = told.append
+    now, ledger = time.time(), receiver.ledger
+    rows = {
+        "t/captions": AssetMessage("t/captions", "https://h/a.mp4", tracks=(Track("https://h/en.vtt", "en"),)),
+        "t/thumbnail": AssetMessage("t/thumbnail", "https://h/b.mp4", thumbnail_url="https://h/b.jpg"),
+        "t/plain": AssetMessage("t/plain", "https://h/c.mp4"),
+        "t/refused": AssetMessage("t/refused", "https://h/d.mp4", tracks=(Track("https://h/en.vtt", "en"),)),
+    }
+    for n, msg in enumerate(rows.values()):
+        ledger.claim(msg, now, now + 60, "tok")
+        ledger.mark_processing(msg.asset_id, "tok", f"vid_{n}", now)
+    for n, asset_id in enumerate(rows):
+        event = errored(asset_id, f"vid_{n}") if asset_id == "t/refused" else ready(asset_id, f"vid_{n}")
+        assert receiver.handle(request(event, event_id=f"e{n}"))["statusCode"] == 200
+    assert receiver.handle(request(ready("t/captions", "vid_0"), event_id="e0"))["statusCode"] == 200  # replayed
+    assert told == ["t/captions", "t/thumbnail"]
+    assert ledger.get("t/captions")["state"] == "ready" and ledger.get("t/refused")["state"] == "rejected"
+
+
+def test_a_tracks_queue_that_cannot_be_reached_leaves_the_ready_answer_as_it_is(receiver):
+    def unreachable(asset_id):
+        raise ConnectionError("SQS unreachable")
+
+    receiver.tracks_now = unreachable
+    now, msg = time.time(), AssetMessage("t/down", "https://h/a.mp4", thumbnail_url="https://h/a.jpg")
+    receiver.ledger.claim(msg, now, now + 60, "tok")
+    receiver.ledger.mark_processing("t/down", "tok", "vid_down", now)
+    answer = receiver.handle(request(ready("t/down", "vid_down"), event_id="down"))
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["result"] == "ready"
+    assert receiver.ledger.get("t/down")["state"] == "ready"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
@@ -218,8 +220,6 @@ def test_the_tracks_wait_goes_on_while_they_settle_and_stops_at_its_cap():
     ],
 )
 def test_the_summary_accounts_for_every_track_the_rows_name(states, unarmed, line):
-    from collections import Counter
-
     from infra.demo_tracks import TrackTally, track_line
 
     assert track_line(TrackTally(Counter(states), Counter(), unarmed)) == line
@@ -356,3 +356,15 @@ def test_the_drain_watch_waits_on_while_assets_move_and_stops_once_they_do_not(e
     if over:  # its words name the wait it made
         said = watch_end(elapsed, quiet, timeout)
         assert f"{elapsed} s" in said and (f"nothing moved for {quiet} s" in said or "still moving" in said)
+
+
+def test_the_tracks_wait_names_each_kind_it_waits_for():
+    from infra.demo_tracks import TrackTally, tracks_waiting
+
+    captions_only = TrackTally(Counter(pending=3), Counter(), 2, {"caption": Counter(pending=3, unarmed=2)})
+    assert tracks_waiting(captions_only) == "5 caption tracks (2 not yet armed)"
+    mixed = {"caption": Counter(pending=2), "thumbnail": Counter(pending=1, unarmed=4), "chapters": Counter(attached=3)}
+    tally = TrackTally(Counter(pending=3, attached=3), Counter(), 4, mixed)
+    assert tracks_waiting(tally) == "7 tracks and extras: 2 caption tracks, 5 thumbnails (4 not yet armed)"
+    thumbnails = TrackTally(Counter(pending=1), Counter(), 0, {"thumbnail": Counter(pending=1)})
+    assert tracks_waiting(thumbnails) == "1 thumbnails"
