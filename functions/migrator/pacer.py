@@ -69,6 +69,7 @@ __all__ = [
     "PACER_ID",
     "POLL",
     "TRACK",
+    "TRACKS_PACER_ID",
     "Go",
     "Hold",
     "Pacer",
@@ -79,6 +80,9 @@ __all__ = [
 ]
 
 PACER_ID = "#pacer"
+# The tracks worker's own pace, where the provider limits other calls apart from creates (Mux: creates 1/s, the
+# rest 5/s): its 429s then neither hold nor cut the creates (`Pacer.for_tracks`).
+TRACKS_PACER_ID = "#pacer#tracks"
 ATTEMPTS = 8  # lost races re-read; 8 is plenty at any sane concurrency
 DEFAULT_CONCURRENCY = 5
 # What a reservation is for: creates count toward the provider's in-flight bound.
@@ -102,19 +106,20 @@ class PacerTable:
     write is decided in `pacer_item`. A write returns the item before it (ALL_OLD) when its
     condition held, else {"current": the item as it is, or None}."""
 
-    def __init__(self, table_name: str, client: Any):
+    def __init__(self, table_name: str, client: Any, item_id: str = PACER_ID):
         self.table = table_name
         self.client = client
+        self.item_id = item_id  # PACER_ID: the fleet's; TRACKS_PACER_ID: the tracks worker's own (Pacer.for_tracks)
 
     def get(self) -> dict | None:
-        resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": PACER_ID}), ConsistentRead=True)
+        resp = self.client.get_item(TableName=self.table, Key=typed({"asset_id": self.item_id}), ConsistentRead=True)
         return to_item(resp.get("Item"))
 
     def update(self, expression: str, condition: str, values: dict, names: dict | None = None) -> dict:
         """ALL_OLD attributes on success; {"current": item or None} when the condition failed."""
         request = {
             "TableName": self.table,
-            "Key": typed({"asset_id": PACER_ID}),
+            "Key": typed({"asset_id": self.item_id}),
             "UpdateExpression": expression,
             "ConditionExpression": condition,
             "ExpressionAttributeValues": typed(values),
@@ -142,7 +147,7 @@ class PacerTable:
         try:
             self.client.update_item(
                 TableName=self.table,
-                Key=typed({"asset_id": PACER_ID}),
+                Key=typed({"asset_id": self.item_id}),
                 UpdateExpression="SET " + ", ".join(sets),
                 ConditionExpression="attribute_not_exists(#interval)",
                 ExpressionAttributeNames=names,
@@ -260,8 +265,9 @@ class Pacer:
         concurrency: int = DEFAULT_CONCURRENCY,
         max_in_flight: int | None = None,
         create_share: float = 1.0,
+        item_id: str = PACER_ID,
     ):
-        self.table = PacerTable(table_name, client)
+        self.table = PacerTable(table_name, client, item_id)
         self.ceiling = ceiling_per_s if ceiling_per_s > 0 else None
         self.start_rate = start_per_s
         self.concurrency = max(1, concurrency)
@@ -285,6 +291,15 @@ class Pacer:
             max_in_flight=settings.max_in_flight_for(provider.max_in_flight),
             create_share=settings.create_share if provider.budget_covers_all_calls else 1.0,
         )
+
+    @classmethod
+    def for_tracks(cls, settings: Any, client: Any, provider: Any) -> Pacer:
+        """The pace the tracks worker's calls take: the fleet's where one budget covers every call (Cloudflare,
+        Vimeo, JW Player: a track's call spends what a create would), else one of its own, learned from its own
+        429s, with no ceiling a document gives and no in-flight bound."""
+        if provider.budget_covers_all_calls:
+            return cls.configured(settings, client, provider)
+        return cls(settings.table_name, client, 0.0, settings.start_rate_per_s, item_id=TRACKS_PACER_ID)
 
     # --- reservations ----------------------------------------------------------------
 

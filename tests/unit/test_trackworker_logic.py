@@ -207,3 +207,64 @@ def test_caption_text_over_the_cap_is_refused_like_a_fetched_file_and_junk_is_ne
     got = made._pass(ref, {"attempts": 1}, "vid", "en")
     assert got.kind is TrackResult.REFUSED and got.error.startswith("not a caption file")
     assert staged == [] and provider.attached == []
+
+
+# --- the fleet's pace: a pass's calls, counted ---------------------------------------------------------------
+
+
+def test_a_pass_counts_only_the_requests_it_sends_to_the_targets_api():
+    from migrator.providers.http import _watch, watching
+    from migrator.trackworker import ProviderCalls
+
+    calls = ProviderCalls("https://api.vimeo.com")
+    with watching(calls):
+        for url in (
+            "https://api.vimeo.com/videos/1/pictures",  # made
+            "https://upload.vimeo.example/pictures/9?sig=x",  # its file, to the upload link: another origin
+            "https://api.vimeo.com/videos/1/pictures/9",  # made active
+        ):
+            _watch.get().before("POST", url)
+    assert calls.count == 2 and _watch.get() is None  # the watch ends with the pass
+    every = ProviderCalls("")  # a provider with no transport (a test's fake): every request counts
+    with watching(every):
+        _watch.get().before("GET", "https://anywhere.example/x")
+    assert every.count == 1
+
+
+class Slots:
+    """A pacer that hands out `free` slots, then holds."""
+
+    def __init__(self, free: int):
+        self.free, self.taken = free, 0
+
+    def reserve(self, now, within=None, purpose="create"):
+        from migrator.pacer_item import Go, Hold
+
+        if self.taken >= self.free:
+            return Hold(now + 5, "429")
+        self.taken += 1
+        return Go(now)
+
+
+@pytest.mark.parametrize(("calls", "free", "taken"), [(3, 10, 2), (1, 10, 0), (0, 10, 0), (5, 2, 2)])
+def test_a_pass_owes_the_slots_of_its_calls_past_the_first_and_stops_at_a_hold(calls, free, taken):
+    made = worker(FakeProvider())
+    made.pacer = Slots(free)
+    made._owe(calls - 1)
+    assert made.pacer.taken == taken
+
+
+@pytest.mark.parametrize(("covers_all", "item_id"), [(True, "#pacer"), (False, "#pacer#tracks")])
+def test_the_tracks_take_the_fleets_pace_only_where_one_budget_covers_every_call(covers_all, item_id):
+    """Vimeo, Cloudflare, JW Player: a track's call spends what a create would. Mux limits creates (1/s) apart
+    from the rest (5/s): there a track's 429 must neither hold nor cut the creates; the tracks learn their own."""
+    from types import SimpleNamespace
+
+    from migrator.pacer import Pacer
+    from migrator.settings import Settings
+
+    provider = SimpleNamespace(budget_covers_all_calls=covers_all, create_rate_per_s=1.0, max_in_flight=None)
+    settings = Settings(table_name="ledger", queue_url="q", provider="mux", provider_base_url="https://x")
+    pacer = Pacer.for_tracks(settings, client=None, provider=provider)
+    assert pacer.table.item_id == item_id
+    assert (pacer.ceiling is not None) is covers_all  # the documented create rate bounds only the fleet's pace
