@@ -1,4 +1,5 @@
-"""The tracks worker's fetch of a caption file: a request from our Lambda to a URL from outside, so guarded.
+"""The tracks worker's fetch of a caption file (and of a range of a source file: the archive's parts, issue 43):
+a request from our Lambda to a URL from outside, so guarded.
 
 The URL comes from the inventory, so it may point anywhere: the cloud's metadata address,
 localhost, the VPC's private ranges, or redirect its way there. So, per hop:
@@ -60,6 +61,8 @@ class FetchPolicy:
 class Fetched:
     body: bytes
     url: str  # where it was found, after redirects
+    status: int = 200  # 206 for a range answered as a range
+    headers: dict[str, str] = field(default_factory=dict, compare=False)  # Content-Range, -Type, -Length, ETag
 
 
 @dataclass(frozen=True)
@@ -114,27 +117,30 @@ def fetch(
     policy: FetchPolicy,
     resolve: Callable[[str, int], list[IPAddress]] = resolve_host,
     clock: Callable[[], float] = time.monotonic,
+    byte_range: tuple[int, int] | None = None,
 ) -> Fetched | FetchFailed:
-    """The file at `url` (following redirects, each checked), or why not."""
+    """The file at `url` (following redirects, each checked), or why not. With `byte_range` (first, last, both
+    included) only those bytes are asked for (RFC 9110 14.2): a 206 is the range, a 200 the whole file (a server
+    may ignore Range), each at most `policy.max_bytes`; the caller reads which from `Fetched.status`."""
     deadline = clock() + policy.timeout_s
     for _ in range(policy.max_redirects + 1):
         problem = url_problem(url, policy)
         if problem:
             return FetchFailed(problem)
-        answer = _hop(url, policy, resolve, deadline, clock)
+        answer = _hop(url, policy, resolve, deadline, clock, byte_range)
         if not isinstance(answer, tuple):
             return answer
-        status, location, body = answer
+        status, location, body, headers = answer
         if status in REDIRECTS:
             if not location:
                 return FetchFailed(f"HTTP {status} without a Location to follow")
             url = urljoin(url, location)
             continue
-        return Fetched(body, url)
+        return Fetched(body, url, status, headers)
     return FetchFailed(f"more than {policy.max_redirects} redirects")
 
 
-def _hop(url, policy, resolve, deadline, clock) -> tuple[int, str | None, bytes] | FetchFailed:
+def _hop(url, policy, resolve, deadline, clock, byte_range=None) -> _Answer | FetchFailed:
     parts = urlsplit(url)
     host, scheme = parts.hostname or "", parts.scheme.lower()
     port = parts.port or (443 if scheme == "https" else 80)
@@ -159,7 +165,7 @@ def _hop(url, policy, resolve, deadline, clock) -> tuple[int, str | None, bytes]
         watchdog = Watchdog(connection, remaining)
         try:
             with watchdog:
-                answer = _get(connection, host, path, policy, deadline, clock)
+                answer = _get(connection, host, path, policy, deadline, clock, byte_range)
             if watchdog.fired:  # what was read before the cut is not the file
                 raise TimeoutError
             return answer
@@ -180,15 +186,23 @@ def _hop(url, policy, resolve, deadline, clock) -> tuple[int, str | None, bytes]
     return last or FetchFailed(f"the track's server took more than {policy.timeout_s:g} s", retryable=True)
 
 
-def _get(connection, host, path, policy, deadline, clock) -> tuple[int, str | None, bytes] | FetchFailed:
+# What a hop answered: its status, a redirect's Location, the body, and the headers a caller reads.
+_Answer = tuple[int, str | None, bytes, dict[str, str]]
+KEPT_HEADERS = ("Content-Range", "Content-Type", "Content-Length", "ETag")
+
+
+def _get(connection, host, path, policy, deadline, clock, byte_range=None) -> _Answer | FetchFailed:
     headers = {"User-Agent": USER_AGENT, "Accept": "text/vtt, application/x-subrip, text/plain, */*"}
+    if byte_range is not None:
+        headers = {"User-Agent": USER_AGENT, "Accept": "*/*", "Range": f"bytes={byte_range[0]}-{byte_range[1]}"}
     connection.request("GET", path, headers={**headers, "Accept-Encoding": "identity", "Connection": "close"})
     response = connection.getresponse()
     status = response.status
     if status in REDIRECTS:
-        return status, response.getheader("Location"), b""
-    if status != 200:
+        return status, response.getheader("Location"), b"", {}
+    if status != 200 and not (status == 206 and byte_range is not None):
         return FetchFailed(f"the track's server answered HTTP {status}", retryable=status in RETRYABLE_STATUS)
+    kept = {name: value for name in KEPT_HEADERS if (value := response.getheader(name)) is not None}
     length = response.getheader("Content-Length")
     if length and length.strip().isdigit() and int(length) > policy.max_bytes:
         return FetchFailed(f"the track file is {int(length):,} bytes, over the {policy.max_bytes:,} allowed")
@@ -205,4 +219,4 @@ def _get(connection, host, path, policy, deadline, clock) -> tuple[int, str | No
         body += chunk
         if len(body) > policy.max_bytes:
             return FetchFailed(f"the track file is over the {policy.max_bytes:,} bytes allowed")
-    return status, None, bytes(body)
+    return status, None, bytes(body), kept

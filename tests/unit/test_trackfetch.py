@@ -248,3 +248,52 @@ def test_a_closed_port_is_unreachable_and_may_be_tried_again():
     policy = FetchPolicy(test_origins=frozenset({f"http://127.0.0.1:{port}"}))
     got = fetch(f"http://127.0.0.1:{port}/x.vtt", policy)
     assert isinstance(got, FetchFailed) and got.retryable and "refused the connection" in got.reason
+
+
+# --- a range (the archive's parts) ---------------------------------------------------------------
+
+
+def ranged(content: bytes, honour: bool = True):
+    """A file server answering `Range: bytes=a-b` with a 206 of those bytes (or ignoring it: a 200 of all)."""
+
+    def answer(handler):
+        asked = handler.headers.get("Range", "")
+        if honour and asked.startswith("bytes="):
+            first, last = (int(x) for x in asked.removeprefix("bytes=").split("-"))
+            part = content[first : last + 1]
+            handler.send_response(206)
+            handler.send_header("Content-Range", f"bytes {first}-{first + len(part) - 1}/{len(content)}")
+            handler.send_header("Content-Length", str(len(part)))
+            handler.send_header("Content-Type", "video/mp4")
+            handler.end_headers()
+            handler.wfile.write(part)
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(content)))
+        handler.end_headers()
+        handler.wfile.write(content)
+
+    return answer
+
+
+def test_a_range_is_asked_for_and_answered_as_a_range_with_the_files_size(server):
+    content = bytes(range(256)) * 4
+    server.route("/master.mp4", ranged(content))
+    got = fetch(server.url("/master.mp4"), allowing(server, max_bytes=100), byte_range=(100, 199))
+    assert isinstance(got, Fetched) and got.status == 206 and got.body == content[100:200]
+    assert got.headers["Content-Range"] == "bytes 100-199/1024" and got.headers["Content-Type"] == "video/mp4"
+
+
+def test_a_server_that_ignores_the_range_answers_200_and_is_still_held_to_the_cap(server):
+    content = b"v" * 1024
+    server.route("/whole.mp4", ranged(content, honour=False))
+    whole = fetch(server.url("/whole.mp4"), allowing(server), byte_range=(0, 99))
+    assert isinstance(whole, Fetched) and whole.status == 200 and whole.body == content  # the caller sees it
+    capped = fetch(server.url("/whole.mp4"), allowing(server, max_bytes=100), byte_range=(0, 99))
+    assert isinstance(capped, FetchFailed) and "over the 100" in capped.reason
+
+
+def test_a_206_without_a_range_asked_is_not_a_file(server):
+    server.route("/partial", body(b"abc", 206))
+    refused = fetch(server.url("/partial"), allowing(server))
+    assert isinstance(refused, FetchFailed) and "HTTP 206" in refused.reason
