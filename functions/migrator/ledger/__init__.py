@@ -18,6 +18,7 @@ It is split by its callers, each part a mixin over the same table (`table.Ledger
 
 from __future__ import annotations
 
+from .archive import ArchiveClaim, ArchiveEnd, ArchiveRefused, Archives
 from .claims import Claimed, Claims, Refused
 from .collections import CollectionClaim, CollectionRefused, Collections, CollectionSource, CollectionState
 from .healing import Healing
@@ -41,7 +42,7 @@ from .tracks import TrackClaim, TrackRefused, Tracks
 from .upgrade import SCHEMA_VERSION, Upgrading
 
 
-class Ledger(Claims, Settling, Healing, Loading, Tracks, Collections, Preparing, Upgrading):
+class Ledger(Claims, Settling, Healing, Loading, Tracks, Collections, Archives, Preparing, Upgrading):
     """Adapter over the ledger table. Methods take `now` so callers control time."""
 
 
@@ -53,6 +54,10 @@ __all__ = [
     "SHARDS",
     "STATE_INDEX",
     "TRACKS_INDEX",
+    "ArchiveClaim",
+    "ArchiveEnd",
+    "ArchiveRefused",
+    "Archives",
     "Claimed",
     "Claims",
     "CollectionClaim",
