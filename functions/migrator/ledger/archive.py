@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..archive.decide import ArchiveState
-from .table import LedgerTable, Update, WriteResult
+from .table import ControlClaim, ControlRefused, LedgerTable, Update, WriteResult
 
 PREFIX = "#archive#"
 
@@ -32,15 +32,9 @@ def archive_item_id(asset_id: str) -> str:
     return f"{PREFIX}{asset_id}"
 
 
-@dataclass(frozen=True)
-class ArchiveClaim:
-    token: str
-    item: dict  # after the claim
-
-
-@dataclass(frozen=True)
-class ArchiveRefused:
-    item: dict  # as it stood: archived, held by another pass, or waiting for its retry time
+# A claim's item is after the claim; a refusal's as it stood: archived, held by another pass, or waiting.
+ArchiveClaim = ControlClaim
+ArchiveRefused = ControlRefused
 
 
 @dataclass(frozen=True)

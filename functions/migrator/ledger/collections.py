@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..tracks import TrackMove, TrackState
-from .table import LedgerTable, Update, WriteResult
+from .table import ControlClaim, ControlRefused, LedgerTable, Update, WriteResult
 
 PREFIX = "#collection#"
 # Members whose positions an ordered collection's item keeps (about 40 bytes each: far below DynamoDB's 400 KB
@@ -52,15 +52,10 @@ class CollectionSource:
     kind: str
 
 
-@dataclass(frozen=True)
-class CollectionClaim:
-    token: str
-    item: dict  # after the claim (attempts counted)
-
-
-@dataclass(frozen=True)
-class CollectionRefused:
-    item: dict  # as it stood: created already, held by another pass, failed for good, or waiting for its retry
+# A claim's item is after the claim (attempts counted); a refusal's as it stood: created already, held by another
+# pass, failed for good, or waiting for its retry.
+CollectionClaim = ControlClaim
+CollectionRefused = ControlRefused
 
 
 class Collections(LedgerTable):

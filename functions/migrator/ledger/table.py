@@ -60,6 +60,21 @@ class WriteResult:
     current: dict | None = None  # on a lost write: the item that beat us; on a won one, the item after (if asked)
 
 
+@dataclass(frozen=True)
+class ControlClaim:
+    """A control item (`#collection#...`, `#archive#...`) taken for one pass: the claim's token, the item after."""
+
+    token: str
+    item: dict
+
+
+@dataclass(frozen=True)
+class ControlRefused:
+    """A control item not taken: the item as it stood says why (done, held by another pass, waiting)."""
+
+    item: dict
+
+
 # The ledger's attributes that hold a reason in words (an asset's, a track's), often a provider's.
 ERROR_FIELDS = frozenset({"last_error", "error"})
 
