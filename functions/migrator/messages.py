@@ -172,6 +172,21 @@ def id_problem(value: object) -> str | None:
     return None
 
 
+def id_message(asset_id: str) -> str:
+    """A side lane's message (the tracks worker's, the archiver's): only the asset's id; the ledger holds the rest."""
+    return json.dumps({"id": asset_id}, ensure_ascii=False, separators=(",", ":"))
+
+
+def id_message_id(body: object) -> str | None:
+    """The asset a side lane's message names, or None when it is not one (anything but `{"id": <an asset id>}`)."""
+    try:
+        doc = json.loads(body) if isinstance(body, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None
+    asset_id = doc.get("id") if isinstance(doc, dict) and set(doc) == {"id"} else None
+    return asset_id if id_problem(asset_id) is None else None
+
+
 def source_url_problem(value: object, name: str = "source_url") -> str | None:
     """Why `value` cannot be a source URL (or the URL field `name`: a track's, a thumbnail's), or None when it can."""
     problem = _url_problem(value)

@@ -69,6 +69,7 @@ class Fetched:
 class FetchFailed:
     reason: str
     retryable: bool = False
+    status: int = field(default=0, compare=False)  # the server's answer where it gave one (0: none, or refused here)
 
 
 def origin_of(url: str) -> str | None:
@@ -201,7 +202,9 @@ def _get(connection, host, path, policy, deadline, clock, byte_range=None) -> _A
     if status in REDIRECTS:
         return status, response.getheader("Location"), b"", {}
     if status != 200 and not (status == 206 and byte_range is not None):
-        return FetchFailed(f"the track's server answered HTTP {status}", retryable=status in RETRYABLE_STATUS)
+        return FetchFailed(
+            f"the track's server answered HTTP {status}", retryable=status in RETRYABLE_STATUS, status=status
+        )
     kept = {name: value for name in KEPT_HEADERS if (value := response.getheader(name)) is not None}
     length = response.getheader("Content-Length")
     if length and length.strip().isdigit() and int(length) > policy.max_bytes:

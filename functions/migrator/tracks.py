@@ -24,7 +24,6 @@ fetch said (`TrackOutcome`; for a track the provider already lists, `listed_outc
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -42,7 +41,7 @@ from .extras import (
     item_needs_extras,
     needs_extras,
 )
-from .messages import AssetMessage, Track, id_problem, track_key
+from .messages import AssetMessage, Track, id_message, id_message_id, track_key
 from .retry import backoff_delay, throttle_delay
 from .states import AT_PROVIDER
 
@@ -158,19 +157,8 @@ def wait_delay(waits: int, rng: random.Random) -> float:
 # --- the tracks worker's message ---------------------------------------------------------------------------
 
 
-def tracks_message(asset_id: str) -> str:
-    """The tracks queue's message: only the asset's id (the ledger holds its tracks and their states)."""
-    return json.dumps({"id": asset_id}, ensure_ascii=False, separators=(",", ":"))
-
-
-def tracks_message_id(body: object) -> str | None:
-    """The asset a tracks message names, or None when it is not one."""
-    try:
-        doc = json.loads(body) if isinstance(body, (str, bytes)) else None
-    except (ValueError, RecursionError):
-        return None
-    asset_id = doc.get("id") if isinstance(doc, dict) and set(doc) == {"id"} else None
-    return asset_id if id_problem(asset_id) is None else None
+# The tracks queue's message: only the asset's id (the ledger holds its tracks and their states).
+tracks_message, tracks_message_id = id_message, id_message_id
 
 
 def needs_tracks_worker(msg: AssetMessage | None, poster_time_later: bool = False) -> bool:

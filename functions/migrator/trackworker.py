@@ -31,10 +31,11 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from .batch import run_batch
 from .captions import read_caption
 from .extras import CHAPTERS_TRACK, Extra, extras_of
 from .extrawork import ExtraPasses, extras_facts
-from .fate import Fate, FateKind, Outcome, OutcomeKind, excerpt
+from .fate import Fate, Outcome, OutcomeKind, excerpt
 from .ledger import Ledger, NotResendable, TrackRefused, message_of
 from .ledger.tracks import STATES, VIDEO
 from .messages import SOURCE_PLATFORMS, AssetMessage, Track, parse_tracks, track_key
@@ -44,7 +45,7 @@ from .providers import AssetRef, Provider, from_settings
 from .providers.facts import TrackUpload
 from .providers.http import watching
 from .providers.keys import track_ref
-from .retry import DEFAULT_THROTTLE_S, visibility_for
+from .retry import DEFAULT_THROTTLE_S
 from .settings import Settings, load
 from .states import State
 from .trackfetch import FetchFailed, FetchPolicy, fetch, parse_test_origins
@@ -134,31 +135,9 @@ class TracksWorker(ExtraPasses):
     # --- the batch -----------------------------------------------------------------------
 
     def handle_batch(self, event: dict, remaining_s: Callable[[], float]) -> dict:
-        received_at = self.clock()
-        failures = []
-        for record in event.get("Records", []):
-            try:
-                fate = self.process(record, self.clock() + remaining_s())
-            except Exception:  # one bad record never fails the rest of its batch
-                logger.exception("unexpected error; the tracks message will be retried")
-                metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=1)
-                fate = Fate.later(self.rng.uniform(5, 15), "unexpected error")
-            finally:
-                logger.set_correlation_id(None)
-            if fate.kind is FateKind.LATER:
-                self._defer(record, fate.delay_s, received_at)
-                failures.append({"itemIdentifier": record.get("messageId", "")})
-        return {"batchItemFailures": failures}
-
-    def _defer(self, record: dict, delay_s: float, received_at: float) -> None:
-        try:
-            self.sqs.change_message_visibility(
-                QueueUrl=self.queue_url,
-                ReceiptHandle=record["receiptHandle"],
-                VisibilityTimeout=visibility_for(delay_s, received_at, self.clock()),
-            )
-        except Exception as exc:  # the queue's own visibility timeout still brings it back
-            logger.warning("could not set the retry delay: %s", type(exc).__name__)
+        return run_batch(
+            event, self.process, remaining_s, self.sqs, self.queue_url, self.clock, self.rng, logger, metrics
+        )
 
     # --- one asset -------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from migrator.archive.plan import (
     composite_sha256,
     content_range_total,
     file_key,
+    key_of_id,
     original_key,
     parts_in_order,
     plan_parts,
@@ -38,6 +39,24 @@ def test_each_original_has_its_folder_beside_its_row_and_files(prefix, asset_id,
     assert original_key(prefix, asset_id, "mp4") == key
     assert sidecar_key(prefix, asset_id) == key.replace("original.mp4", "row.json")
     assert file_key(prefix, asset_id, "captions/en.vtt") == key.replace("original.mp4", "en.vtt")
+
+
+@pytest.mark.parametrize(
+    ("asset_id", "key"),
+    [
+        ("vimeo/700000001", "vimeo/700000001"),
+        ("talks/2024 keynote (final).mp4", "talks/2024%20keynote%20%28final%29.mp4"),
+        ("../../etc/passwd", "..%2F..%2Fetc%2Fpasswd"),  # a path a sync to disk would walk out by: one segment
+        ("a//b", "a%2F%2Fb"),
+        ("/lead", "%2Flead"),
+        ("..", "%2E%2E"),
+        ("a%2Fb", "a%252Fb"),  # `%` encoded: never the same key as `a/b`
+        ("café/é", "caf%C3%A9/%C3%A9"),
+    ],
+)
+def test_an_asset_id_becomes_key_segments_a_restore_to_disk_reads_back_safely(asset_id, key):
+    assert key_of_id(asset_id) == key
+    assert original_key("masters", asset_id, "mp4") == f"masters/{key}/original.mp4"
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from migrator.trackfetch import (
     url_problem,
 )
 
-from tests.track_files import VTT, FileServer, body, declared_huge, redirect
+from tests.track_files import VTT, FileServer, body, declared_huge, range_answer, redirect
 
 
 @pytest.fixture
@@ -257,16 +257,8 @@ def ranged(content: bytes, honour: bool = True):
     """A file server answering `Range: bytes=a-b` with a 206 of those bytes (or ignoring it: a 200 of all)."""
 
     def answer(handler):
-        asked = handler.headers.get("Range", "")
-        if honour and asked.startswith("bytes="):
-            first, last = (int(x) for x in asked.removeprefix("bytes=").split("-"))
-            part = content[first : last + 1]
-            handler.send_response(206)
-            handler.send_header("Content-Range", f"bytes {first}-{first + len(part) - 1}/{len(content)}")
-            handler.send_header("Content-Length", str(len(part)))
-            handler.send_header("Content-Type", "video/mp4")
-            handler.end_headers()
-            handler.wfile.write(part)
+        if honour and handler.headers.get("Range", "").startswith("bytes="):
+            range_answer(handler, content)
             return
         handler.send_response(200)
         handler.send_header("Content-Length", str(len(content)))

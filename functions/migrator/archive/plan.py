@@ -20,7 +20,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 MiB = 1024 * 1024
 MIN_PART_BYTES = 16 * MiB  # S3's least is 5 MiB (but for the last part); fewer, larger requests per GB
@@ -57,10 +57,21 @@ _TYPES = {
 
 
 def object_prefix(prefix: str, asset_id: str) -> str:
-    """The asset's folder in the archive: the stack's prefix, then the asset id as it is (an id is already a
-    safe key: `messages.id_problem` admits no control characters, no `..` segment and no leading slash)."""
+    """The asset's folder in the archive: the stack's prefix, then the asset id (`key_of_id`)."""
     base = prefix.strip("/")
-    return f"{base}/{asset_id}" if base else asset_id
+    return f"{base}/{key_of_id(asset_id)}" if base else key_of_id(asset_id)
+
+
+def key_of_id(asset_id: str) -> str:
+    """An asset id as key segments a restore to disk reads back safely: each `/`-separated segment percent-encoded
+    (RFC 3986 unreserved characters kept), and an id with an empty, `.` or `..` segment (`a//b`, `../x`: a path
+    a sync to disk would walk out of its folder by) kept as one segment, its slashes encoded too. One id, one key:
+    `%` is itself encoded, so no two ids meet."""
+    segments = asset_id.split("/")
+    if not any(s in ("", ".", "..") for s in segments):
+        return "/".join(quote(s, safe="-_.~") for s in segments)
+    whole = quote(asset_id, safe="-_.~")
+    return whole.replace(".", "%2E") if not whole.strip(".") else whole  # an id of dots alone: never `.` or `..`
 
 
 def original_key(prefix: str, asset_id: str, suffix: str) -> str:

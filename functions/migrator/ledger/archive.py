@@ -15,7 +15,9 @@ the asset's writers never meet it:
   two passes can never record a part twice or out of order; fenced by the claim's token;
 - `count_mint`: a fresh source link asked for the part in flight (`decide.MAX_MINTS_PER_PART` bounds them);
 - `finish_archive`: archived (with the object's checksum), failed (with the reason, and a retry time while it
-  may be tried again) or pending (a later pass goes on), fenced by the token.
+  may be tried again) or copying (a later pass goes on), fenced by the token;
+- `note_archive`: the copy's state as the asset's own item shows it (`archive_state`, `archive_key`,
+  `archive_bytes`, `archive_sha256`, `archive_error`), for `status`, `report` and `show`.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ class Archives(LedgerTable):
         self, asset_id: str, token: str, upload_id: str, number: int, sha256: str, etag: str, size: int, now: float
     ) -> WriteResult:
         """Part `number` sent: appended only where it is the next of this upload, while the claim holds."""
-        update = Update().set("updated_at", now).set("mints", 0).add("bytes_done", size)
+        update = Update().set("updated_at", now).set("mints", 0).set("failures", 0).add("bytes_done", size)
         parts = update.path("parts")
         update.sets.append(f"{parts} = list_append({parts}, {update.value([[sha256, etag]])})")
         condition = (
@@ -113,3 +115,12 @@ class Archives(LedgerTable):
             update.set("error", end.error)
         condition = f"{update.path('lease_token')} = {update.value(token)}"
         return self._apply(archive_item_id(asset_id), update, condition, "ALL_NEW")
+
+    def note_archive(self, asset_id: str, fields: dict, now: float) -> WriteResult:
+        """The copy's state on the asset's own item (only where the asset is in the ledger)."""
+        update = Update().set("archive_at", now)
+        for name, value in fields.items():
+            update.set(name, value)
+        if fields.get("archive_state") != "failed":
+            update.remove("archive_error")
+        return self._apply(asset_id, update, "attribute_exists(asset_id)")

@@ -76,7 +76,7 @@ class ControlRefused:
 
 
 # The ledger's attributes that hold a reason in words (an asset's, a track's), often a provider's.
-ERROR_FIELDS = frozenset({"last_error", "error"})
+ERROR_FIELDS = frozenset({"last_error", "error", "archive_error"})
 
 
 @dataclass
