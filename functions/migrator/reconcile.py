@@ -57,7 +57,8 @@ from .settings import env_number, load
 from .settle import settle_reported
 from .states import State
 from .tally import read_stats
-from .tracks import item_needs_tracks_worker, tracks_message
+from .tracks import tracks_message
+from .tracks_due import tell_tracks_worker, tracks_sender
 
 logger = Logger(service="reconcile")
 metrics = Metrics(namespace="VideoMigration", service="reconcile")
@@ -231,17 +232,6 @@ class Reconciler:
         with lock:
             summary.tracks_resent += 1
 
-    def _tracks_now(self, item: dict) -> None:
-        """Tell the tracks worker the moment a polled video is ready: the uploader's message met it processing
-        and comes back only after a wait that grows to 2 minutes (trackworker.NOT_READY_CAP_S); a target without
-        webhooks (Vimeo) turns ready by polls alone. A lost send costs that wait, nothing more."""
-        if not self.tracks_queue_url or not item_needs_tracks_worker(item, self.provider.poster_time_later):
-            return
-        try:
-            self.sqs.send_message(QueueUrl=self.tracks_queue_url, MessageBody=tracks_message(item["asset_id"]))
-        except Exception as exc:
-            logger.warning("could not tell the tracks worker: %s", type(exc).__name__)
-
     def _poll(
         self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock, may_wait_s: float
     ) -> None:
@@ -325,8 +315,9 @@ class Reconciler:
             return
         metrics.add_metric(name="PolledSettled", unit=MetricUnit.Count, value=1)
         logger.info("settled by poll: %s", target.value, extra={"asset_id": asset_id})
-        if target is State.READY:
-            self._tracks_now(item)
+        if target is State.READY and self.tracks_queue_url:
+            send = tracks_sender(self.tracks_queue_url, lambda: self.sqs)
+            tell_tracks_worker(send, item, self.provider.poster_time_later, logger)
         if settled.drift_s is not None:
             metrics.add_metric(name="DurationDrift", unit=MetricUnit.Count, value=1)
         with lock:

@@ -37,7 +37,7 @@ from .settings import load
 from .settle import flag_drift
 from .signatures import SecretError, SignatureError, decode_body
 from .states import State
-from .tracks import item_needs_tracks_worker, tracks_message
+from .tracks_due import tell_tracks_worker, tracks_sender
 
 logger = Logger(service="webhook")
 metrics = Metrics(namespace="VideoMigration", service="webhook")
@@ -135,8 +135,8 @@ class Receiver:
             logger.info("asset %s", target, extra={"remote_id": video.remote_id or event.remote_id})
             metrics.add_metric(name=f"Webhook{target.title()}", unit=MetricUnit.Count, value=1)
             self._canary(asset_id, result.current or {})
-            if video.target is State.READY:
-                self._tracks_due(asset_id, result.current or {})
+            if video.target is State.READY and self.tracks_now is not None:
+                tell_tracks_worker(self.tracks_now, result.current or {}, self.provider.poster_time_later, logger)
             return response(200, result=target)
         current = result.current or {}
         if not current:
@@ -231,17 +231,6 @@ class Receiver:
         """Our asset for a provider's video id, when the event named only the video."""
         return self.ledger.asset_for_remote(remote_id) if remote_id else None
 
-    def _tracks_due(self, asset_id: str, settled: dict) -> None:
-        """Tell the tracks worker the moment a video with tracks or extras is ready: the uploader's message met it
-        processing and comes back only after a wait that grows to 2 minutes (trackworker.NOT_READY_CAP_S). A lost
-        send costs that wait, nothing more: the webhook has answered for the ledger already."""
-        if self.tracks_now is None or not item_needs_tracks_worker(settled, self.provider.poster_time_later):
-            return
-        try:
-            self.tracks_now(asset_id)
-        except Exception as exc:
-            logger.warning("could not tell the tracks worker: %s", type(exc).__name__)
-
     def _canary(self, asset_id: str, settled: dict) -> None:
         try:
             drift = flag_drift(self.ledger, asset_id, settled, self.drift_tolerance_s, self.clock())
@@ -331,23 +320,8 @@ def build(env=None) -> Receiver:
         reread_secrets=secret_getter(secret_name, parameter_name, fresh=True),
         tolerance_s=int(env.get("WEBHOOK_TOLERANCE_SECONDS", "300")),
         drift_tolerance_s=float(env.get("DRIFT_TOLERANCE_SECONDS", str(DEFAULT_TOLERANCE_S))),
-        tracks_now=tracks_sender(env.get("TRACKS_QUEUE_URL", "").strip()),
+        tracks_now=tracks_sender(env.get("TRACKS_QUEUE_URL", "").strip(), lambda: boto3.client("sqs")),
     )
-
-
-def tracks_sender(queue_url: str) -> Callable[[str], None] | None:
-    """Sends the tracks worker's message for an asset to `queue_url` (its SQS client made at the first send: most
-    events are not a ready video with tracks); None without a queue (a stack from before the tracks worker)."""
-    if not queue_url:
-        return None
-    clients: list = []
-
-    def send(asset_id: str) -> None:
-        if not clients:
-            clients.append(boto3.client("sqs"))
-        clients[0].send_message(QueueUrl=queue_url, MessageBody=tracks_message(asset_id))
-
-    return send
 
 
 @logger.inject_lambda_context(clear_state=True)
