@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .plan import Estimate, Inventory  # what a plan counted and estimated (plan.py); this module reads it out
+from .units import human_bytes as _bytes
 
 MAX_SHOWN_REASONS = 10
 
@@ -205,11 +206,3 @@ def _duration(seconds: float | None) -> str:
     if seconds < 86400 * 2:
         return f"{seconds / 3600:,.1f} h"
     return f"{seconds / 86400:,.1f} days"
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1000 or unit == "PB":
-            return f"{n:,.1f} {unit}" if unit != "B" else f"{n:,} B"
-        n /= 1000
-    return f"{n} B"

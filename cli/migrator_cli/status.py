@@ -5,7 +5,9 @@ count shards and one item per minute of the window from the stats table (kept by
 tally Lambda from the ledger's stream), one item per in-flight shard of the by_state
 index (the oldest), two queue attribute calls, the uploader's event source mapping
 (paused?) and the pacer item (holding after a 429?). `--exact` counts through the index
-instead, for an audit: that one reads every index entry.
+instead, for an audit: that one reads every index entry. A stack with the archive on (its
+ArchiveBucketName output) shows the archive's copies too: archived (and their bytes), copying,
+failed, from the same count items (the tally counts each asset's `archive_state`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from migrator.ledger import SHARDS, STATE_INDEX, Ledger
 from migrator.pacer import PACER_ID, rate_of
 from migrator.states import State
 from migrator.tally import Stats, read_stats
+
+from .units import human_bytes
 
 ACTIVE = (State.PENDING, State.INVENTORIED, State.UPLOADING, State.PROCESSING)
 IN_FLIGHT = (State.UPLOADING, State.PROCESSING)
@@ -87,6 +91,9 @@ class View:
     # The extras per kind (thumbnail, chapters, collection: a video's place in one) and state; noted: carried
     # otherwise, as each entry's note says (migrator report).
     extras: dict = field(default_factory=dict)
+    # The archive's copies by state (pending, copying, archived, failed) and the archived `bytes`; None for a
+    # stack without the archive.
+    archive: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +106,7 @@ def summarize(
     now: float,
     window_minutes: int,
     uploader: Uploader | None = None,
+    archive_on: bool = False,
 ) -> View:
     """Throughput over the window (the current minute counts for its elapsed part), ETA, 429 rate."""
     first_minute = int(now // 60) - window_minutes
@@ -146,6 +154,7 @@ def summarize(
         throttled_per_minute=tuple(m.get("throttled", 0) for m in per_minute),
         tracks=dict(stats.tracks),
         extras={kind: dict(states) for kind, states in stats.extras.items()},
+        archive=dict(stats.archive) if archive_on else None,
     )
 
 
@@ -221,6 +230,8 @@ def render(view: View, stack: str) -> str:
     if extras:
         failed = any(states.get("failed") for states in view.extras.values())
         lines.append("extras      " + "; ".join(extras) + (" (report says why; retry --tracks)" if failed else ""))
+    if view.archive is not None:
+        lines.append(archive_line(view.archive))
     if view.uploader:
         u = view.uploader
         if u.mapping_state != "Enabled":
@@ -271,6 +282,16 @@ def render(view: View, stack: str) -> str:
     else:
         lines.append("oldest      nothing in flight")
     return "\n".join(lines)
+
+
+def archive_line(archive: dict) -> str:
+    """'archive     1,200 archived (3.4 TB), 3 copying, 2 failed (retry --archive)': the copies by state."""
+    a = {k: max(0, int(v)) for k, v in archive.items()}  # a count the tally is behind on is never shown below 0
+    line = f"archive     {a.get('archived', 0):,} archived ({human_bytes(a.get('bytes', 0))}),"
+    line += f" {a.get('copying', 0):,} copying"
+    line += f", {a['pending']:,} waiting" if a.get("pending") else ""
+    line += f", {a.get('failed', 0):,} failed"
+    return line + (" (verify --archive lists why; retry --archive)" if a.get("failed") else "")
 
 
 HOLD_WORDS = {
@@ -393,7 +414,7 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     ledger = Ledger(target.output("LedgerTableName"), dynamodb)
     stats = read_stats(dynamodb, target.output("StatsTableName"), now, window_minutes)
     if exact:
-        stats = Stats(exact_counts(ledger), stats.minutes, stats.first, stats.tracks, stats.extras)
+        stats = Stats(exact_counts(ledger), stats.minutes, stats.first, stats.tracks, stats.extras, stats.archive)
     queues = read_queues(
         target.client("sqs"),
         target.outputs.get("WorkQueueUrl") or target.output("QueueUrl"),
@@ -402,4 +423,5 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
         target.outputs.get("QueueUrl"),
     )
     uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
-    return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader)
+    archive_on = bool(target.outputs.get("ArchiveBucketName"))  # present only where the stack keeps an archive
+    return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader, archive_on)

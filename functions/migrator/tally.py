@@ -3,7 +3,8 @@
 `migrator status` must answer for a million assets without reading a million items,
 so it reads aggregates: 16 `counts#<k>` items (the number of assets in each state, and
 of caption tracks in each track state as `tracks_<state>`, and of each kind of extra in each
-state as `<kind>_<state>`: `thumbnail_noted`, `collection_attached`, as sums of deltas) and one
+state as `<kind>_<state>`: `thumbnail_noted`, `collection_attached`, and of the archive's copies by the asset's
+`archive_state` as `archive_<state>` with the archived bytes as `archive_bytes`, as sums of deltas) and one
 `minute#<epoch minute>` item per recent minute (assets that became ready, rejected, failed
 or processing, and 429s, and `first_at`, the time of the first event counted in it, so a
 run that began late in a minute is not measured from the minute's start). This function
@@ -53,6 +54,10 @@ EVENTS = ("ready", "rejected", "failed", "created", "throttled", "healed")
 TRACK_COUNTS = tuple(f"tracks_{state}" for state in TRACK_STATES)
 EXTRA_KINDS = tuple(kind for kind in KINDS if kind != CAPTION)
 EXTRA_COUNTS = tuple(f"{kind}_{state}" for kind in EXTRA_KINDS for state in TRACK_STATES)
+# The archive's copies (issue 43) by the state the asset's own item shows (`archive_state`: ledger/archive.py's
+# `note_archive`), and the bytes of those archived (`archive_bytes`), beside the same counts.
+ARCHIVE_STATES = ("pending", "copying", "archived", "failed")
+ARCHIVE_COUNTS = (*(f"archive_{state}" for state in ARCHIVE_STATES), "archive_bytes")
 
 
 @dataclass
@@ -92,6 +97,7 @@ def deltas_of(records: list[dict], now: float) -> Deltas:
         before, after = old.get("state"), new.get("state")
         old_tracks, new_tracks = _track_states(old), _track_states(new)
         out.counts.update(_track_deltas(old_tracks, new_tracks))
+        out.counts.update(_archive_deltas(old, new))
         if before == after and record.get("eventName") == "MODIFY" and not _changed_counters(old, new):
             continue
         if before == State.PROCESSING.value and after != before:
@@ -139,6 +145,29 @@ def _track_deltas(old: dict[str, str], new: dict[str, str]) -> Counter:
             if key in new:
                 deltas[new[key]] += 1
     return deltas
+
+
+def _archive_deltas(old: dict, new: dict) -> Counter:
+    """-1 in the old image's `archive_<state>`, +1 in the new one's; the archived bytes leave and arrive with the
+    archived state (an asset copied again moves its old bytes out, its new ones in)."""
+    deltas: Counter = Counter()
+    before, after = _archive_state(old), _archive_state(new)
+    if before != after:
+        if before:
+            deltas[f"archive_{before}"] -= 1
+        if after:
+            deltas[f"archive_{after}"] += 1
+    deltas["archive_bytes"] += _archived_bytes(new) - _archived_bytes(old)
+    return deltas
+
+
+def _archive_state(image: dict) -> str | None:
+    state = image.get("archive_state")
+    return state if state in ARCHIVE_STATES else None
+
+
+def _archived_bytes(image: dict) -> int:
+    return _int(image.get("archive_bytes")) if _archive_state(image) == "archived" else 0
 
 
 def _changed_counters(old: dict, new: dict) -> bool:
@@ -272,6 +301,7 @@ class Stats:
     first: dict = field(default_factory=dict)  # epoch minute -> the first event's time in it
     tracks: dict = field(default_factory=dict)  # track state -> caption tracks
     extras: dict = field(default_factory=dict)  # kind (thumbnail, chapters, collection) -> {state -> entries}
+    archive: dict = field(default_factory=dict)  # archive state -> assets, and "bytes": the archived bytes
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -307,7 +337,11 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
         values = {k: int(v) for k, v in item.items() if isinstance(v, Decimal)}
         if key.startswith("counts#"):
             counts.update(
-                {k: v for k, v in values.items() if k in STATE_VALUES or k in TRACK_COUNTS or k in EXTRA_COUNTS}
+                {
+                    k: v
+                    for k, v in values.items()
+                    if k in STATE_VALUES or k in TRACK_COUNTS or k in EXTRA_COUNTS or k in ARCHIVE_COUNTS
+                }
             )
         elif key.startswith("minute#"):
             minute = int(key.split("#", 1)[1])
@@ -316,7 +350,8 @@ def read_stats(dynamodb, table: str, now: float, window_minutes: int = 15) -> St
                 first[minute] = float(item["first_at"])
     tracks = {name.removeprefix("tracks_"): counts.get(name, 0) for name in TRACK_COUNTS}
     extras = {kind: {state: counts.get(f"{kind}_{state}", 0) for state in TRACK_STATES} for kind in EXTRA_KINDS}
-    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first, tracks, extras)
+    archive = {name.removeprefix("archive_"): counts.get(name, 0) for name in ARCHIVE_COUNTS}
+    return Stats({s.value: counts.get(s.value, 0) for s in State}, minutes, first, tracks, extras, archive)
 
 
 _dynamodb = None

@@ -189,3 +189,30 @@ def test_status_shows_the_extras_per_kind_noted_apart_and_a_noted_caption_apart_
     assert view.as_dict()["extras"]["thumbnail"]["noted"] == 1
     quiet = summarize(Stats({"ready": 3}, {}), Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
     assert "extras " not in render(quiet, "s")
+
+
+@pytest.mark.parametrize(
+    ("archive", "line"),
+    [
+        (
+            {"pending": 0, "copying": 3, "archived": 1_200, "failed": 2, "bytes": 3_400_000_000_000},
+            "archive     1,200 archived (3.4 TB), 3 copying, 2 failed (verify --archive lists why; retry --archive)",
+        ),
+        (
+            {"pending": 5, "copying": 0, "archived": 7, "failed": 0, "bytes": 950},
+            "archive     7 archived (950 B), 0 copying, 5 waiting, 0 failed",
+        ),
+        # A shard's count the stream has not caught up with is never shown below nothing.
+        ({"copying": -1, "archived": 0, "bytes": 0}, "archive     0 archived (0 B), 0 copying, 0 failed"),
+    ],
+)
+def test_status_shows_the_archive_by_state_with_its_bytes_where_the_stack_keeps_one(archive, line):
+    from migrator.tally import Stats
+    from migrator_cli.status import Queues, render, summarize
+
+    stats = Stats({"ready": 3}, {}, archive=archive)
+    view = summarize(stats, Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15, archive_on=True)
+    assert line in render(view, "s").splitlines()
+    assert json.loads(json.dumps(view.as_dict()))["archive"] == archive
+    off = summarize(stats, Queues(0, 0, 0, 0), None, 1_800_000_000.0, 15)
+    assert "archive " not in render(off, "s") and off.as_dict()["archive"] is None

@@ -182,3 +182,66 @@ def test_status_reads_each_kind_of_extra_per_state_from_the_count_items():
     assert stats.tracks["attached"] == 2 and stats.tracks["noted"] == 0
     assert stats.extras["thumbnail"]["noted"] == 1 and stats.extras["collection"]["attached"] == 4
     assert stats.extras["chapters"] == {"pending": 0, "attached": 0, "failed": 0, "noted": 0}
+
+
+def _archived(state=None, size=None, **more):
+    item = {"state": "ready", "updated_at": T, **more}
+    if state is not None:
+        item["archive_state"] = state
+    if size is not None:
+        item["archive_bytes"] = size
+    return item
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "counts"),
+    [
+        # The archiver's first note: a copy begins.
+        (_archived(), _archived("copying"), {"archive_copying": 1}),
+        # It stands: the copy moves to archived, its bytes arrive with it.
+        (
+            _archived("copying"),
+            _archived("archived", 5_000),
+            {"archive_copying": -1, "archive_archived": 1, "archive_bytes": 5_000},
+        ),
+        # It fails for good, then `retry --archive` re-arms it.
+        (_archived("copying"), _archived("failed"), {"archive_copying": -1, "archive_failed": 1}),
+        (_archived("failed"), _archived("pending"), {"archive_failed": -1, "archive_pending": 1}),
+        # The asset's own moves (its state, a lease) change no archive count.
+        (_archived("archived", 5_000), _archived("archived", 5_000, lease_token="x"), {}),
+        # Copied again (a file that changed): the old bytes leave, the new arrive, the count stays.
+        (
+            _archived("archived", 5_000),
+            _archived("copying"),
+            {"archive_archived": -1, "archive_copying": 1, "archive_bytes": -5_000},
+        ),
+        # Bytes noted before the state says archived count nothing; an unknown state is no count.
+        (_archived(), _archived("copying", 7), {"archive_copying": 1}),
+        (_archived(), _archived("lost", 7), {}),
+    ],
+)
+def test_the_archive_copies_are_counted_by_the_assets_archive_state_and_archived_bytes(old, new, counts):
+    deltas = deltas_of([record("MODIFY", "a", old, new)], T)
+    assert {k: v for k, v in deltas.counts.items() if k.startswith("archive_")} == counts
+
+
+def test_an_asset_removed_takes_its_archive_count_and_bytes_with_it_and_the_archive_item_counts_nothing():
+    gone = deltas_of([record("REMOVE", "a", old=_archived("archived", 9))], T)
+    assert dict(gone.counts) == {"ready": -1, "archive_archived": -1, "archive_bytes": -9}
+    control = record("MODIFY", "#archive#a", {"state": "copying"}, {"state": "archived", "bytes": 9})
+    assert dict(deltas_of([control], T).counts) == {}
+
+
+def test_status_reads_the_archive_counts_and_bytes_from_the_count_items():
+    from migrator.tally import read_stats
+
+    class Reads:
+        def batch_get_item(self, RequestItems):
+            shards = [
+                {"key": "counts#1", "archive_archived": 2, "archive_bytes": 3_000, "archive_failed": 1},
+                {"key": "counts#7", "archive_archived": 1, "archive_bytes": 500, "archive_copying": 4},
+            ]
+            return {"Responses": {"stats": [typed(s) for s in shards]}}
+
+    stats = read_stats(Reads(), "stats", T)
+    assert stats.archive == {"pending": 0, "copying": 4, "archived": 3, "failed": 1, "bytes": 3_500}
