@@ -24,6 +24,10 @@ failed for good, settled) carries no lane and costs reconcile nothing.
   own (`by_tracks_due`: `tracks_lane`, `tracks_due_at`), set from the asset's claim and kept
   by the tracks worker. Silence past `heal_after_s` means the worker's message was lost:
   reconcile sends it again.
+- `archive`: an original owed to the archive (`ledger/archive.py`), on the copy's own control item
+  (`#archive#<asset id>`, so in `by_due` beside the asset's lane): from when it was owed, a pass's lease
+  ends, or its retry time comes. Silence past `heal_after_s` means the archive message was lost: reconcile
+  sends it again. A copy archived or failed for good leaves the lane.
 
 Each family is spread over SHARDS partitions (`<family>#<n>`), read oldest due first.
 """
@@ -61,6 +65,7 @@ class Family(StrEnum):
     QUEUED = "queued"
     POLL = "poll"
     TRACKS = "tracks"
+    ARCHIVE = "archive"
 
 
 def index_of(family: Family) -> tuple[str, str, str]:

@@ -49,7 +49,8 @@ from .heal import (
     stuck_for,
 )
 from .ledger import Ledger, NotResendable, message_of
-from .messages import encode_message
+from .ledger.archive import PREFIX as ARCHIVE_PREFIX
+from .messages import encode_message, id_message
 from .pacer import POLL, Go, Hold, Pacer, wait_for_slot
 from .providers import Poll, Provider, Video, from_settings
 from .providers.http import TransportError
@@ -83,6 +84,7 @@ class Summary:
     failed_stuck: int = 0  # processing past MaxProcessingSeconds: now failed
     parked: int = 0  # due assets whose record can no longer make a message: failed for good
     tracks_resent: int = 0  # assets whose tracks message was sent again
+    archive_resent: int = 0  # originals whose archive message was sent again
     skipped: dict = field(default_factory=dict)  # reason -> count
     lanes: int = 0
     lanes_finished: int = 0  # lanes read to the end of what is due
@@ -117,6 +119,7 @@ class Reconciler:
     # Polls take slots of the fleet's pace like creates (None: unpaced, for tests of other things).
     pace: PollPace | None = None
     tracks_queue_url: str = ""  # the tracks worker's queue; "" (a stack from before tracks): no tracks lanes
+    archive_queue_url: str = ""  # the archive worker's queue; "" (no ArchiveBucket): no archive lanes
 
     def run(self, limits: RunLimits | None = None, remaining_s=lambda: 900.0) -> Summary:
         limits = limits or self.limits
@@ -124,8 +127,9 @@ class Reconciler:
         summary = Summary()
         quiet = {Family.HEAL: limits.heal_after_s, Family.QUEUED: limits.queued_after_s}
         quiet[Family.POLL] = limits.poll_after_s
-        quiet[Family.TRACKS] = limits.heal_after_s
-        families = [f for f in Family if f is not Family.TRACKS or self.tracks_queue_url]
+        quiet[Family.TRACKS] = quiet[Family.ARCHIVE] = limits.heal_after_s
+        queues = {Family.TRACKS: self.tracks_queue_url, Family.ARCHIVE: self.archive_queue_url}
+        families = [f for f in Family if queues.get(f, True)]  # a side lane only where its queue is
         lanes = [_Lane(name, family, now - quiet[family]) for family in families for name in due.lanes(family)]
         summary.lanes = len(lanes)
         budget, polls, lock = _Allowance(limits.max_items), _Allowance(limits.max_polls), Lock()
@@ -187,6 +191,9 @@ class Reconciler:
             if family is Family.TRACKS:
                 self._resend_tracks(item, now, summary, lock)
                 return
+            if family is Family.ARCHIVE:
+                self._resend_archive(item, now, summary, lock)
+                return
             reason = heal_reason(item, now, limits.heal_after_s, limits.queued_after_s)
             if reason is None:
                 with lock:
@@ -231,6 +238,19 @@ class Reconciler:
         metrics.add_metric(name="TracksResent", unit=MetricUnit.Count, value=1)
         with lock:
             summary.tracks_resent += 1
+
+    def _resend_archive(self, seen: dict, now: float, summary: Summary, lock) -> None:
+        """A copy owed to the archive and silent past the quiet period: its message was lost (or the worker died
+        with it). The marker first, so of two runs at most one sends it; the copy's claim refuses a duplicate."""
+        asset_id = str(seen["asset_id"]).removeprefix(ARCHIVE_PREFIX)
+        if not seen["asset_id"].startswith(ARCHIVE_PREFIX) or not self.ledger.mark_archive_healed(seen, now).won:
+            with lock:
+                summary.skip("moved since it was read")
+            return
+        self.sqs.send_message(QueueUrl=self.archive_queue_url, MessageBody=id_message(asset_id))
+        metrics.add_metric(name="ArchiveResent", unit=MetricUnit.Count, value=1)
+        with lock:
+            summary.archive_resent += 1
 
     def _poll(
         self, item: dict, limits: RunLimits, polls: _Allowance, summary: Summary, lock, may_wait_s: float
@@ -453,6 +473,7 @@ def build(env=None) -> Reconciler:
         limits=load_limits(env),
         pace=PollPace(Pacer.configured(settings, dynamodb, provider)),
         tracks_queue_url=settings.tracks_queue_url,
+        archive_queue_url=settings.archive_queue_url,
     )
 
 

@@ -50,6 +50,7 @@ class Settings:
     create_share: float = 0.5  # of a stated rate limit that covers every call (Cloudflare's), what creates take
     provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
     tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
+    archive_queue_url: str = ""  # the archive worker's queue ("" where ArchiveBucket is empty: no archive)
     # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
     track_test_origins: str = ""
     # The stack's own bucket where caption text a source serves only through its API is staged for a target
@@ -174,6 +175,7 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         default_playback=_choice(env, "DEFAULT_PLAYBACK", PLAYBACKS, DEFAULT_PLAYBACK),
         provider_options=options,
         tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
+        archive_queue_url=env.get("ARCHIVE_QUEUE_URL", "").strip(),
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
         staging_bucket=env.get("STAGING_BUCKET", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),

@@ -31,6 +31,13 @@ def bodies(sqs, url) -> list[dict]:
             sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
 
 
+def run_ahead(ledger, aws, queue, sim, ahead_s: float, **side_queues: str):
+    """One reconcile run `ahead_s` in the future, with the side lanes whose queues are given."""
+    provider = build("generic", sim.url, lambda: sim.config.token)
+    clock = lambda: time.time() + ahead_s  # noqa: E731
+    return Reconciler(ledger, aws("sqs"), queue, provider, LIMITS, clock=clock, **side_queues).run()
+
+
 def test_a_lost_tracks_message_is_sent_again_once_and_settled_tracks_are_never_looked_at(
     aws, table, queue, tracks_queue, sim
 ):
@@ -49,15 +56,7 @@ def test_a_lost_tracks_message_is_sent_again_once_and_settled_tracks_are_never_l
     assert ledger.close_tracks(done, "vid-2", ["en.captions."], None).won
 
     def run(ahead_s: float):
-        return Reconciler(
-            ledger=ledger,
-            sqs=aws("sqs"),
-            queue_url=queue,
-            provider=build("generic", sim.url, lambda: sim.config.token),
-            limits=LIMITS,
-            clock=lambda: time.time() + ahead_s,
-            tracks_queue_url=tracks_queue,
-        ).run()
+        return run_ahead(ledger, aws, queue, sim, ahead_s, tracks_queue_url=tracks_queue)
 
     assert run(3600).tracks_resent == 1
     assert bodies(aws("sqs"), tracks_queue) == [{"id": lost}]

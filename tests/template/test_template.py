@@ -123,7 +123,7 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 6
+    assert len(functions) == 7
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -137,7 +137,7 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 6  # and SAM made no others
+    assert len(roles) == 7  # and SAM made no others
 
 
 def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
@@ -211,6 +211,8 @@ ALARMS = {
     "ReconcileAssetErrorsAlarm": ("VideoMigration", "ReconcileErrors"),
     "TracksDeadLetterAlarm": ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
     "TracksErrorsAlarm": ("AWS/Lambda", "Errors"),
+    "ArchiveDeadLetterAlarm": ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+    "ArchiveErrorsAlarm": ("AWS/Lambda", "Errors"),
 }
 
 
@@ -254,7 +256,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 7  # six functions and the webhook API's access log
+    assert len(groups) == 8  # seven functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -333,16 +335,17 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
     # The provider's secret (uploader, reconcile, webhook, tracks), the signing secret, the sources' secret
-    # (uploader, tracks).
-    assert len(grants) == 7
+    # (uploader, tracks, archive).
+    assert len(grants) == 8
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
         assert arn.endswith("-??????") and "*" not in arn, arn
 
 
-def test_the_source_credentials_are_read_by_the_uploader_and_the_tracks_worker_alone(translated):
-    """The source platforms' credentials (issue 21) reach the uploader's role (a video's source reference)
-    and the tracks worker's (a caption's), as one named secret or parameter, and no other function's; the
+def test_the_source_credentials_are_read_by_the_workers_that_fetch_from_sources_alone(translated):
+    """The source platforms' credentials (issue 21) reach the uploader's role (a video's source reference),
+    the tracks worker's (a caption's) and the archive worker's (an original's), as one named secret or
+    parameter, and no other function's; the
     uploader is told their names and the sources' settings."""
     resources = translated["Resources"]
     readers = {
@@ -352,7 +355,7 @@ def test_the_source_credentials_are_read_by_the_uploader_and_the_tracks_worker_a
         for st in _branches(role)
         if "SourceToken" in json.dumps(st.get("Resource", ""))
     }
-    assert readers == {"UploaderRole", "TracksRole"}
+    assert readers == {"UploaderRole", "TracksRole", "ArchiveRole"}
     grants = {
         st["Sid"]: st for st in _branches(resources["UploaderRole"]) if st.get("Sid", "").startswith("SourceToken")
     }
@@ -372,7 +375,7 @@ def test_the_source_credentials_are_read_by_the_uploader_and_the_tracks_worker_a
 
 def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):
     resources = translated["Resources"]
-    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole"):
+    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole", "ArchiveRole"):
         statements = _statements(resources[role_name])
         (conditional,) = [st for st in statements if "Fn::If" in st and st["Fn::If"][0] == "HasSecretsKey"]
         grant = conditional["Fn::If"][1]
@@ -513,3 +516,57 @@ def test_the_local_stack_applies_each_reserved_concurrency_from_the_parameter_th
         assert template["Conditions"][condition] == {"Not": [{"Equals": [{"Ref": parameter}, 0]}]}
         assert template["Parameters"][parameter]["Default"] == 0  # AWS: nothing reserved unless asked
         assert int(local_defaults()[parameter]) >= 2  # the emulator: bounded
+
+
+def test_only_the_archive_worker_writes_the_archive_and_only_under_its_prefix(translated):
+    """Issue 43: "Only the archiver's role may write the bucket, and only under its prefix"."""
+    resources = translated["Resources"]
+    writers = {}
+    for name, role in resources.items():
+        if role["Type"] != "AWS::IAM::Role":
+            continue
+        for st in _branches(role):
+            if "ArchiveBucket" in json.dumps(st.get("Resource", "")):
+                writers.setdefault(name, []).append(st)
+    assert set(writers) == {"ArchiveRole"}
+    by_sid = {st["Sid"]: st for st in writers["ArchiveRole"]}
+    assert by_sid["ArchiveWrite"]["Resource"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:s3:::${ArchiveBucket}/${ArchivePrefix}/*"
+    }
+    assert "s3:DeleteObject" not in by_sid["ArchiveWrite"]["Action"]  # a copy is never removed by the stack
+    assert by_sid["ArchiveUploads"]["Action"] == ["s3:ListBucketMultipartUploads"]
+    assert not [st for st in _branches(resources["ArchiveRole"]) if "ProviderToken" in st.get("Sid", "")]
+
+
+def test_the_archive_is_off_by_default_and_all_of_it_hangs_on_the_bucket():
+    template = load_template()
+    assert template["Parameters"]["ArchiveBucket"]["Default"] == ""
+    archive = [name for name in template["Resources"] if name.startswith("Archive")]
+    assert set(archive) == {
+        "ArchiveQueue",
+        "ArchiveDeadLetterQueue",
+        "ArchiveFunction",
+        "ArchiveLogGroup",
+        "ArchiveRole",
+        "ArchiveDeadLetterAlarm",
+        "ArchiveErrorsAlarm",
+    }
+    for name in archive:
+        assert template["Resources"][name]["Condition"] == "HasArchive", name
+    for name in ("ArchiveBucketName", "ArchivePrefix", "ArchiveQueueUrl", "ArchiveDeadLetterQueueUrl"):
+        assert template["Outputs"][name]["Condition"] == "HasArchive", name
+    uploader = template["Resources"]["UploaderFunction"]["Properties"]["Environment"]["Variables"]
+    assert uploader["ARCHIVE_QUEUE_URL"] == {"Fn::If": ["HasArchive", {"Ref": "ArchiveQueue"}, ""]}
+
+
+def test_the_archive_parameters_are_the_ones_the_worker_reads():
+    from migrator.archive.plan import STORAGE_CLASSES
+
+    template = load_template()
+    assert tuple(template["Parameters"]["ArchiveStorageClass"]["AllowedValues"]) == STORAGE_CLASSES
+    env = template["Resources"]["ArchiveFunction"]["Properties"]["Environment"]["Variables"]
+    source = (ROOT / "functions/migrator/archiver.py").read_text()
+    for variable in ("ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_STORAGE_CLASS", "ARCHIVE_QUEUE_URL"):
+        assert variable in env and f'"{variable}"' in source, variable
+    # A part of up to 256 MiB is held while it is checked and sent.
+    assert template["Resources"]["ArchiveFunction"]["Properties"]["MemorySize"] >= 1024

@@ -12,7 +12,7 @@ from typing import Any
 from .. import fate as F
 from ..fate import Decision, Fate, FateKind, MoveKind, Outcome, OutcomeKind
 from ..ledger import Claimed, Ledger, WriteResult
-from ..messages import AssetMessage
+from ..messages import AssetMessage, id_message
 from ..pacer import Hold
 from ..providers import Provider
 from ..settings import Settings
@@ -42,6 +42,7 @@ class LedgerMoves:
         result = self._write(msg, attempt, outcome, decision, now, waited_out)
         if decision.move is MoveKind.TO_PROCESSING:
             self._tracks_due(msg, claim)  # won or lost to a settle, the video exists: its tracks can go
+            self.archive_due(msg.asset_id)  # and its original is copied while the source's links work
         metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
         logger.info(
             "%s: %s",
@@ -159,6 +160,18 @@ class LedgerMoves:
             )
         except Exception as exc:
             logger.warning("could not send the tracks message (reconcile will): %s", type(exc).__name__)
+
+    def archive_due(self, asset_id: str) -> None:
+        """Tell the archive worker to copy the asset's original (nothing on a stack without an archive). The copy
+        is owed in the ledger first (`owe_archive` files it in reconcile's archive lane), so a lost message is
+        sent again; a second message for a copy made or under way is refused by the copy's claim."""
+        if not self.settings.archive_queue_url:
+            return
+        try:
+            self.ledger.owe_archive(asset_id, self.clock())
+            self.sqs.send_message(QueueUrl=self.settings.archive_queue_url, MessageBody=id_message(asset_id))
+        except Exception as exc:
+            logger.warning("could not send the archive message (reconcile will): %s", type(exc).__name__)
 
 
 def _given[T](value: T | None, what: str) -> T:
