@@ -1,7 +1,7 @@
 """The demo: migrate a sample library end to end on this machine, driven by the operator's CLI.
 
     infra/demo [--provider TARGET] [--assets 500] [--provider-rate 20] [--keep]
-    infra/demo --from SOURCE --provider TARGET   (any pair)
+    infra/demo --from SOURCE --provider TARGET [--archive]   (any pair)
     infra/demo --matrix [--only vimeo-mux,sample-bunny]   (every source, every target: infra/matrix.py)
 
 TARGET is any registered target, SOURCE any registered source (migrator.platforms: TARGETS,
@@ -22,6 +22,10 @@ With --from PLATFORM the library lives on that platform instead: a second simula
 prepare first), `migrator inventory --from PLATFORM` lists it into a JSON Lines inventory with
 source references, and `migrator load` sends that file as it is; the uploader resolves each link
 at the create and the target simulator fetches it from the source simulator.
+
+With --archive the stack also copies every original to an S3 bucket of the emulator (ArchiveBucket),
+and the demo waits for the copies, checks each with `migrator verify --archive` and quotes its line
+("archived N of M, <bytes>, checksums verified"); an original not archived makes the demo not OK.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import requests
@@ -44,6 +48,7 @@ from migrator_cli.status import gather
 from migrator_cli.target import resolve
 
 from .captions import SRT, VTT, FileServer, body
+from .demo_archive import DEMO_ARCHIVE_BUCKET, archive_line, archive_problem, settle_archive
 from .demo_tracks import TRACKS_SETTLE_S, fidelity_of, settle_tracks
 from .localrun import LocalRun
 from .sim.platforms.mux_signing import mux_host_flags
@@ -173,6 +178,7 @@ class Outcome:
     pending_tracks: int
     tracks_waited_s: float
     private_not_signed: int = 0
+    archive_problem: str | None = None  # with --archive: why the archive is not OK
 
 
 def problems_of(found: Outcome) -> str | None:
@@ -187,7 +193,7 @@ def problems_of(found: Outcome) -> str | None:
         return "parity check failed"
     if found.pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
         return f"{found.pending_tracks} caption tracks still pending after a wait of {found.tracks_waited_s:.0f} s"
-    return None
+    return found.archive_problem
 
 
 def result_line(ok: bool, problems: str, verify_result: str, failed_tracks: int) -> str:
@@ -354,6 +360,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run the demo matrix: every source to a target and every target from the sample, one demo each,"
         " one line a pair; exits non-zero if any pair is not OK (--assets applies to each)",
     )
+    parser.add_argument(
+        "--archive",
+        action="store_true",
+        help="also keep a checksummed copy of every original in an S3 bucket (the stack's ArchiveBucket), then check"
+        " every copy with `migrator verify --archive`",
+    )
     parser.add_argument("--only", metavar="PAIRS", help="with --matrix: only these pairs (vimeo-mux,sample-bunny)")
     args = parser.parse_args(argv)
     args.assets_given = args.assets is not None
@@ -394,7 +406,18 @@ def local_run(args: argparse.Namespace, captions_origin: str) -> LocalRun:
     source_args += ["--library-private-every", "7", "--library-captions-every", "10", "--link-ttl-s", "600"]
     source_args += ["--prepare-s", "3", "--read-rate", "0", "--budget-quota", "0"]
     params["TrackFetchTestOrigins"] = captions_origin  # its one exact origin; other loopback stays refused
-    return LocalRun(sim_args, params, label="demo", provider=args.provider, source=args.source, source_args=source_args)
+    bucket = None
+    if args.archive:
+        bucket, params["ArchiveConcurrency"] = DEMO_ARCHIVE_BUCKET, "5"
+    return LocalRun(
+        sim_args,
+        params,
+        label="demo",
+        provider=args.provider,
+        source=args.source,
+        source_args=source_args,
+        archive_bucket=bucket,
+    )
 
 
 def demo_limits(provider: str, rate: float) -> list[str]:
@@ -442,6 +465,8 @@ class Walk:
     verify_result: str
     tracks_waited_s: float
     verify_lines: tuple[str, ...] = ()  # verify's whole output: what it read back of the extras
+    archive_problem: str | None = None  # with --archive: why the archive is not OK, or None
+    archive_line: str | None = None  # with --archive: verify --archive's own summary line
 
 
 def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
@@ -471,7 +496,15 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     verify_code, verify_result, verify_lines = teed(
         cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts
     )
-    return Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
+    walk = Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
+    if not args.archive:
+        return walk
+    tally, waited_s = settle_archive(run)
+    print("\n$ migrator verify --archive")
+    archive_code, _, archive_lines = teed(cli, run, "verify", "--archive")
+    line = archive_line(archive_lines)
+    problem = archive_problem(tally, archive_code == 0, line, waited_s)
+    return replace(walk, archive_problem=problem, archive_line=line)
 
 
 def print_summary(
@@ -502,6 +535,8 @@ def print_summary(
     print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
     print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
     print(f"parity (verify)       {verify_result or 'no result (above)'}")
+    if args.archive:
+        print(f"archive               {walk.archive_line or 'no result (above)'}")
     print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
     settled = counts.get("ready", 0) + counts.get("rejected", 0)
     failed_tracks = fidelity.tracks.states.get("failed", 0)
@@ -514,6 +549,7 @@ def print_summary(
             pending_tracks=fidelity.tracks.pending,
             tracks_waited_s=walk.tracks_waited_s,
             private_not_signed=fidelity.private - fidelity.private_signed,
+            archive_problem=walk.archive_problem,
         )
     )
     ok = problems is None

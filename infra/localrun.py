@@ -83,6 +83,10 @@ class SourceSide(Protocol):
     def stop(self) -> None: ...
 
 
+# Assets only: the ledger's control items (`#collection#...`, `#archive#...`, the pacer's) have ids that begin with `#`.
+NOT_CONTROL = "NOT begins_with(asset_id, :control)"
+
+
 class LocalRun:
     """Emulator + simulator + stack. Use as a context manager."""
 
@@ -95,8 +99,11 @@ class LocalRun:
         provider: str = "generic",
         source: str | None = None,
         source_args: list[str] | None = None,
+        archive_bucket: str | None = None,
     ):
         self.sim_args = sim_args
+        # The owner's archive bucket (ArchiveBucket), made in the emulator before the stack that writes it.
+        self.archive_bucket = archive_bucket
         self.params = params
         self.provider = provider
         # A library to migrate from (any source: migrator.platforms): a second simulator, its
@@ -155,6 +162,9 @@ class LocalRun:
             sim_args.append("--check-source")  # the target fetches the links it is handed, from the source
         self.sim = SimProcess(sim_args, ROOT / ".local" / f"{self.stack_name}-sim.log", acct.sim)
         print(f"[run] {self.provider} provider simulator on {self.sim.url} ({' '.join(sim_args)})")
+        if self.archive_bucket:
+            self.aws("s3").create_bucket(Bucket=self.archive_bucket)
+            self.params = {"ArchiveBucket": self.archive_bucket, **self.params}
         self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
         command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
         command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
@@ -280,7 +290,9 @@ class LocalRun:
         kwargs = {
             "TableName": self.outputs["LedgerTableName"],
             "ProjectionExpression": "#s",
+            "FilterExpression": NOT_CONTROL,  # a collection's or an archive copy's own item has a state too
             "ExpressionAttributeNames": {"#s": "state"},
+            "ExpressionAttributeValues": {":control": {"S": "#"}},
         }
         while True:
             page = dynamodb.scan(**kwargs)
@@ -299,9 +311,9 @@ class LocalRun:
         dynamodb = self.aws("dynamodb")
         kwargs = {
             "TableName": self.outputs["LedgerTableName"],
-            "FilterExpression": "#s = :s",
+            "FilterExpression": f"#s = :s AND {NOT_CONTROL}",
             "ExpressionAttributeNames": {"#s": "state"},
-            "ExpressionAttributeValues": {":s": {"S": state}},
+            "ExpressionAttributeValues": {":s": {"S": state}, ":control": {"S": "#"}},
         }
         found = []
         while True:

@@ -37,6 +37,8 @@ PAIRED_TARGET = {
     "azure": "cloudflare",
 }
 DEFAULT_TARGET = "mux"
+# The pairs whose demo also archives every original (`--archive`, issue 43): Vimeo, which has deleted masters.
+ARCHIVED = {("vimeo", "mux")}
 SOURCE_PAIRS: tuple[tuple[str, str], ...] = tuple((s, PAIRED_TARGET.get(s, DEFAULT_TARGET)) for s in SOURCES)
 
 
@@ -54,6 +56,8 @@ class Pair:
         args = ["--provider", self.target]
         if self.source != SAMPLE:
             args += ["--from", self.source]
+        if (self.source, self.target) in ARCHIVED:
+            args.append("--archive")
         return args + (["--assets", str(assets)] if assets else [])
 
 

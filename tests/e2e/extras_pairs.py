@@ -38,18 +38,18 @@ PATIENT_TRACK_ATTEMPTS = "10"
 @contextlib.contextmanager
 def patient_tracks(aws, stack_name: str) -> Iterator[None]:
     """The stack's tracks worker with PATIENT_TRACK_ATTEMPTS for the body, then as the shared stack had it."""
-    from tests.e2e.source_pairs import _set_environment
+    from tests.e2e.stacks import set_environment
 
     name = aws("cloudformation").describe_stack_resource(StackName=stack_name, LogicalResourceId="TracksFunction")[
         "StackResourceDetail"
     ]["PhysicalResourceId"]
     lambda_client = aws("lambda")
     before = lambda_client.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
-    _set_environment(lambda_client, name, {**before, "MAX_TRACK_ATTEMPTS": PATIENT_TRACK_ATTEMPTS})
+    set_environment(lambda_client, name, {**before, "MAX_TRACK_ATTEMPTS": PATIENT_TRACK_ATTEMPTS})
     try:
         yield
     finally:
-        _set_environment(lambda_client, name, before)
+        set_environment(lambda_client, name, before)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from infra.sim.platforms import cloudflare as sim_cloudflare
 from infra.sim.platforms import mux as sim_mux
 from infra.sim.platforms import vimeo as sim_vimeo
 from infra.sim.platforms import wistia as sim_wistia
-from tests.e2e.stacks import provider_stack, settle_with_reconcile
+from tests.e2e.stacks import provider_stack, set_environment, settle_with_reconcile
 
 INDEX_OF = {
     "vimeo": sim_vimeo.index_of,
@@ -55,11 +55,11 @@ class Target:
         the body, then as the shared stack had it: a test that needs a setting the others sharing it do not."""
         name = self.outputs["UploaderFunctionName"]
         before = lambda_client.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
-        _set_environment(lambda_client, name, {**before, **variables})
+        set_environment(lambda_client, name, {**before, **variables})
         try:
             yield
         finally:
-            _set_environment(lambda_client, name, before)
+            set_environment(lambda_client, name, before)
 
     def held(self, remote_id: str) -> dict:
         """The target's own object for one of its videos, as its simulator holds it (its API's wire form)."""
@@ -93,14 +93,6 @@ class Target:
             timeout=10,
         )
         return answer.json()["result"]["meta"]["name"]
-
-
-def _set_environment(lambda_client, name: str, variables: dict, timeout_s: float = 60) -> None:
-    lambda_client.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
-    deadline = time.time() + timeout_s
-    while lambda_client.get_function_configuration(FunctionName=name).get("LastUpdateStatus") == "InProgress":
-        assert time.time() < deadline, f"{name}'s configuration update did not finish in {timeout_s} s"
-        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")

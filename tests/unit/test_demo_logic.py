@@ -368,3 +368,60 @@ def test_the_tracks_wait_names_each_kind_it_waits_for():
     assert tracks_waiting(tally) == "7 tracks and extras: 2 caption tracks, 5 thumbnails (4 not yet armed)"
     thumbnails = TrackTally(Counter(pending=1), Counter(), 0, {"thumbnail": Counter(pending=1)})
     assert tracks_waiting(thumbnails) == "1 thumbnails"
+
+
+ARCHIVED_LINE = "archived 3 of 3, 12.3 KB, checksums verified"
+
+
+@pytest.mark.parametrize(
+    "states, verified, line, problem",
+    [
+        (["archived"] * 3, True, ARCHIVED_LINE, None),
+        (["archived", None, "copying"], True, ARCHIVED_LINE, "2 originals not archived after a wait of 121 s"),
+        (["archived", "failed", "failed"], True, ARCHIVED_LINE, "2 originals failed to archive (migrator status"),
+        (
+            ["archived"] * 3,
+            False,
+            "archived 3 of 3, 12.3 KB, 1 checksums differ",
+            "the archive's check failed: archived 3",
+        ),
+        (["archived"] * 3, True, None, "the archive's check failed: verify --archive said nothing (above)"),
+    ],
+)
+def test_the_demo_says_why_its_archive_is_not_ok(states, verified, line, problem):
+    from infra.demo_archive import archive_problem, archive_tally
+
+    tally = archive_tally(
+        [{"asset_id": str(n), "archive_state": s} if s else {"asset_id": str(n)} for n, s in enumerate(states)]
+    )
+    said = archive_problem(tally, verified, line, 121.4)
+    assert said == problem if problem is None else said.startswith(problem)
+
+
+def test_the_demo_quotes_verify_archive_s_own_last_line_and_fails_on_an_archive_problem():
+    from infra.demo import problems_of
+    from infra.demo_archive import archive_line
+
+    lines = ("checking 3 archived originals", "  x: size 1 != 2", "archived 2 of 3, 8 KB, 1 checksums differ")
+    assert archive_line(lines) == "archived 2 of 3, 8 KB, 1 checksums differ"
+    assert archive_line(("result OK",)) is None
+    assert problems_of(outcome(archive_problem="1 originals failed to archive")) == "1 originals failed to archive"
+    assert problems_of(outcome(unresolved=1, archive_problem="x")) == "1 unresolved"  # the first reason to act on
+
+
+def test_the_archive_wait_goes_on_while_copies_settle_and_says_so(capsys):
+    from infra.demo_archive import settle_archive
+
+    clock = Clock()
+    owed = [{"asset_id": "a"}, {"asset_id": "b"}]
+    half = [{"asset_id": "a", "archive_state": "archived"}, {"asset_id": "b", "archive_state": "copying"}]
+    done = [{"asset_id": "a", "archive_state": "archived"}, {"asset_id": "b", "archive_state": "archived"}]
+    tally, waited = settle_archive(Ledger(owed, half, done), sleep=clock.sleep, clock=clock, quiet_s=60)
+    assert (tally["archived"], waited) == (2, 4.0)
+    assert capsys.readouterr().out.splitlines() == [
+        "[demo] waiting for 2 originals to be archived (until none is for 60 s)",
+        "[demo] waiting for 1 originals to be archived (until none is for 60 s)",
+    ]
+    clock = Clock()
+    tally, waited = settle_archive(Ledger(owed), sleep=clock.sleep, clock=clock, quiet_s=10)
+    assert (tally["owed"], waited) == (2, 10.0)

@@ -38,7 +38,8 @@ def test_only_names_what_is_not_a_pair():
 
 
 def test_a_pair_becomes_the_demo_arguments():
-    assert Pair("vimeo", "mux").argv(None) == ["--provider", "mux", "--from", "vimeo"]
+    assert Pair("vimeo", "mux").argv(None) == ["--provider", "mux", "--from", "vimeo", "--archive"]  # issue 43
+    assert Pair("kaltura", "vimeo").argv(None) == ["--provider", "vimeo", "--from", "kaltura"]
     assert Pair(SAMPLE, "bunny").argv(100) == ["--provider", "bunny", "--assets", "100"]
 
 
