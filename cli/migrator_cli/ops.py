@@ -1,5 +1,5 @@
-"""The operator's levers: retry assets in a state (or their failed caption tracks), redrive the DLQ, pause and
-resume, run reconcile now."""
+"""The operator's levers: retry assets in a state (or their failed caption tracks, or their failed archive copies),
+redrive the DLQ, pause and resume, run reconcile now."""
 
 from __future__ import annotations
 
@@ -36,11 +36,7 @@ def retry_candidates(
     walk never meets an item it has already re-armed (which would send it again, forever).
     """
     if ids:
-        for asset_id in ids:
-            problem = id_problem(asset_id)
-            if problem:
-                raise CliError(f"--id {asset_id!r}: {problem}")
-        listed: Iterable[dict] = ({"asset_id": asset_id} for asset_id in ids)
+        listed: Iterable[dict] = ({"asset_id": asset_id} for asset_id in checked_ids(ids))
     else:
         listed = ledger.iter_state(state, page_size=page_size, older_than=listed_at)
     page: list[str] = []
@@ -156,6 +152,72 @@ def retry_tracks(
     sent, failed = send(rearmed())
     summary.sent, summary.failed = sent, failed
     return summary
+
+
+# --- failed archive copies ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArchiveDue:
+    """An archive-worker message to send (its body is `archiver.archive_message(asset_id)`)."""
+
+    asset_id: str
+
+
+@dataclass
+class ArchiveRetrySummary:
+    listed: int = 0  # assets read
+    rearmed: int = 0  # failed copies re-armed (or, with --dry-run, that would be)
+    moved_on: list = field(default_factory=list)  # (id, why): not failed, or moved since it was read
+    sent: int = 0
+    failed: list = field(default_factory=list)  # (id, reason): re-armed, not sent (reconcile sends it)
+
+
+def retry_archive(
+    ledger: Ledger,
+    items: Iterable[dict],
+    send: Callable[[Iterable[ArchiveDue]], tuple[int, list]],
+    dry_run: bool = False,
+    clock: Callable[[], float] = time.time,
+) -> ArchiveRetrySummary:
+    """`migrator retry --archive`: each asset whose archive copy failed for good (its item says `archive_state`
+    failed) is re-armed in one conditional write (`Ledger.rearm_archive`: a fresh budget of copies), then its
+    message goes to the archive worker. A copy that is not failed, or moved since it was read (a pass took it), is
+    left alone and said why; an id the ledger does not know is said so."""
+    summary = ArchiveRetrySummary()
+
+    def rearmed() -> Iterator[ArchiveDue]:
+        for item in items:
+            summary.listed += 1
+            asset_id, said = item["asset_id"], item.get("archive_state")
+            if item.get("state") is None and said is None:
+                summary.moved_on.append((asset_id, "unknown to the ledger"))
+                continue
+            if said != "failed":
+                summary.moved_on.append((asset_id, f"its archive copy is {said}" if said else "no archive copy yet"))
+                continue
+            if not dry_run:
+                result = ledger.rearm_archive(asset_id, clock())
+                if not result.won:
+                    now = (result.current or {}).get("state")
+                    summary.moved_on.append((asset_id, f"its archive copy is {now} now" if now else "no archive copy"))
+                    continue
+            summary.rearmed += 1
+            if not dry_run:
+                yield ArchiveDue(asset_id)
+
+    sent, failed = send(rearmed())
+    summary.sent, summary.failed = sent, failed
+    return summary
+
+
+def checked_ids(ids: list[str]) -> list[str]:
+    """The --id values, each one a valid asset id (else the CLI's error naming it)."""
+    for asset_id in ids:
+        problem = id_problem(asset_id)
+        if problem:
+            raise CliError(f"--id {asset_id!r}: {problem}")
+    return ids
 
 
 # --- the dead-letter queue -----------------------------------------------------------------------

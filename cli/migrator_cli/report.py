@@ -151,9 +151,11 @@ def scan_ledger(
     drift_only: bool = False,
     with_tracks: bool = False,
     with_collections: bool = False,
+    archive_states: list[str] | None = None,
 ) -> Iterator[dict]:
     """Every asset item (control items skipped), by a parallel Scan; order is not defined. `with_tracks`:
-    only assets whose caption tracks are armed. `with_collections`: each collection's own item too
+    only assets whose caption tracks are armed. `archive_states`: only assets whose archive copy is in one of them
+    (the asset's own `archive_state`: ledger/archive.py). `with_collections`: each collection's own item too
     (`#collection#<key>`: ledger/collections.py), whatever the other filters, in the same one pass over the table."""
     filters, values, names = ["NOT begins_with(asset_id, :control)"], {":control": "#"}, {}
     if states:
@@ -167,6 +169,11 @@ def scan_ledger(
         filters.append("attribute_exists(drift_s)")
     if with_tracks:
         filters.append("attribute_exists(track_states)")
+    if archive_states:
+        names["#archive_state"] = "archive_state"
+        for i, archive_state in enumerate(archive_states):
+            values[f":a{i}"] = archive_state
+        filters.append(f"#archive_state IN ({', '.join(f':a{i}' for i in range(len(archive_states)))})")
     expression = " AND ".join(filters)
     if with_collections:
         expression = f"({expression}) OR begins_with(asset_id, :collections)"

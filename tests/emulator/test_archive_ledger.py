@@ -64,3 +64,58 @@ def test_a_failed_copy_is_taken_again_only_at_its_retry_time_and_never_once_fail
     ledger.finish_archive("d", "late", ArchiveEnd(ArchiveState.FAILED, "HTTP 404: gone"), now + 32)
     refused = ledger.claim_archive("d", "never", now + 10_000, now + 10_060)
     assert isinstance(refused, ArchiveRefused) and refused.item["error"] == "HTTP 404: gone"
+
+
+def _failed_for_good(ledger: Ledger, asset_id: str, now: float, copies: int = 2) -> None:
+    """An asset whose copy failed for good after `copies` copies, as the archiver leaves it (and notes it)."""
+    from migrator.messages import AssetMessage
+
+    ledger.claim(AssetMessage(asset_id, f"https://videos.example.com/{asset_id}.mp4"), now, now + 60, "up")
+    ledger.claim_archive(asset_id, "tok", now, now + 60)
+    for n in range(copies):
+        ledger.record_upload(asset_id, "tok", f"m/{asset_id}/original.mp4", f"up{n}", 10, 4, now)
+    ledger.count_mint(asset_id, "tok", now)
+    ledger.finish_archive(asset_id, "tok", ArchiveEnd(ArchiveState.FAILED, "HTTP 404: gone"), now)
+    ledger.note_archive(asset_id, {"archive_state": "failed", "archive_error": "HTTP 404: gone"}, now)
+
+
+def test_a_copy_failed_for_good_is_rearmed_once_with_a_fresh_budget_and_the_asset_says_pending(ledger):
+    now = time.time()
+    _failed_for_good(ledger, "e", now)
+    rearmed = ledger.rearm_archive("e", now + 5)
+    assert rearmed.won and rearmed.current["state"] == "pending" and rearmed.current["copies"] == 0
+    assert rearmed.current["mints"] == 0 and rearmed.current["failures"] == 0
+    assert not {"error", "retry_after", "lease_token", "lease_until"} & set(rearmed.current)
+    assert float(rearmed.current["due_at"]) == pytest.approx(
+        now + 5, abs=0.01
+    )  # in reconcile's archive lane: a lost message is sent again
+    asset = ledger.get("e")
+    assert asset["archive_state"] == "pending" and "archive_error" not in asset
+    assert not ledger.rearm_archive("e", now + 6).won  # pending already: nothing to re-arm
+    taken = ledger.claim_archive("e", "again", now + 7, now + 67)  # the worker takes it at once
+    assert isinstance(taken, ArchiveClaim) and taken.item["copies"] == 0
+
+
+def test_only_a_failed_copy_no_live_pass_holds_is_rearmed_and_a_pass_that_began_is_not_overwritten(ledger):
+    now = time.time()
+    ledger.claim_archive("f", "tok", now, now + 60)  # copying, its lease live
+    ledger.record_upload("f", "tok", "m/f/original.mp4", "up1", 10, 4, now)
+    refused = ledger.rearm_archive("f", now + 1)
+    assert not refused.won and refused.current["state"] == "copying"
+    archived = ArchiveEnd(ArchiveState.ARCHIVED, fields={"sha256": "x-1", "bytes": 10})
+    ledger.finish_archive("f", "tok", archived, now + 2)
+    assert not ledger.rearm_archive("f", now + 3).won  # archived stays archived
+    assert not ledger.rearm_archive("no-such-asset", now).won  # no copy owed at all
+    # A failed item with a lease still live (a pass writing its end) waits for it.
+    _failed_for_good(ledger, "g", now)
+    ledger.client.update_item(
+        TableName=ledger.table,
+        Key={"asset_id": {"S": "#archive#g"}},
+        UpdateExpression="SET lease_until = :l",
+        ExpressionAttributeValues={":l": {"N": str(now + 100)}},
+    )
+    assert not ledger.rearm_archive("g", now + 10).won and ledger.rearm_archive("g", now + 101).won
+    # The asset's item is moved back only where it still says failed: a pass that noted copying keeps it.
+    _failed_for_good(ledger, "h", now)
+    ledger.note_archive("h", {"archive_state": "copying"}, now + 1)
+    assert ledger.rearm_archive("h", now + 2).won and ledger.get("h")["archive_state"] == "copying"

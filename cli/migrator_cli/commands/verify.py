@@ -1,5 +1,6 @@
 """`migrator verify`: its options and its run, the parity check of each ready asset's HLS against its source, and
-of its thumbnail, chapters and places in collections against what the ledger says was set (verify_extras.py)."""
+of its thumbnail, chapters and places in collections against what the ledger says was set (verify_extras.py); with
+--archive, every archived original's size and checksum in the owner's bucket against the ledger (verify_archive.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..errors import CliError
 from ..export_collections import is_collection_item
 from ..options import (
     count_in,
+    count_in_all,
     mux_host_options,
     mux_hosts,
     positive_int,
@@ -42,7 +44,8 @@ def register(subparsers) -> None:
             "(--concurrency), paced (--rate requests a second) and resumable (--checkpoint FILE: a second run "
             "skips what passed; what failed, and signed videos not fetched for want of a token or signing key, "
             "are checked again). The fetches go from this machine to public addresses only, redirects included. "
-            "Signed playback is fetched with tokens the stack makes; where it cannot sign, those are counted apart."
+            "Signed playback is fetched with tokens the stack makes; where it cannot sign, those are counted apart. "
+            "With --archive, it checks the owner's archive of the originals instead (see --archive)."
         ),
     )
     p.add_argument("--tolerance", type=seconds, default=1.0, metavar="S", help="duration tolerance (default 1 s)")
@@ -52,11 +55,29 @@ def register(subparsers) -> None:
     p.add_argument(
         "--rate",
         type=float,
-        default=10.0,
+        default=None,
         metavar="N",
-        help="requests a second at most: fetches and the provider's looks at the extras (default 10)",
+        help="requests a second at most: fetches and the provider's looks at the extras (default 10; with "
+        f"--archive, HeadObjects: default {ARCHIVE_RATE:g})",
     )
-    p.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="assets at once (default 4)")
+    p.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help=f"assets at once (default 4; with --archive {ARCHIVE_WORKERS})",
+    )
+    p.add_argument(
+        "--archive",
+        action="store_true",
+        help="check the archive instead: for every asset the ledger says is archived, S3's HeadObject (with its "
+        "checksum) at its key in ArchiveBucketName must give the ledger's size (archive_bytes) and SHA-256 "
+        "(archive_sha256, S3's composite 'base64-N'); each object that differs, is missing or got no answer is "
+        "listed with why, and so is each ready asset not archived, with its archive state and error. Ends with "
+        "'archived N of M, <bytes>, checksums verified' (M: every asset in the ledger); exit 1 when any object "
+        "differs, is missing or got no answer. Reads only the ledger and the bucket (s3:GetObject on the prefix "
+        "answers HeadObject); --id, --rate and --concurrency apply",
+    )
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="per fetch (default 10)")
     p.add_argument("--checkpoint", metavar="FILE", help="keep verdicts here; a later run resumes from it")
     p.add_argument("--limit", type=positive_int, metavar="N", help="check at most N assets this run")
@@ -69,6 +90,11 @@ def register(subparsers) -> None:
     mux_host_options(p)
     stack_options(p)
     p.set_defaults(run=run)
+
+
+# verify --archive's pace: HeadObjects against the owner's own bucket, which takes thousands a second per prefix.
+ARCHIVE_RATE = 200.0
+ARCHIVE_WORKERS = 16
 
 
 # A provider's read limit met while signing (Vimeo answers 429 past its reads a minute): waited out with
@@ -113,6 +139,10 @@ def _signer(target, provider, hosts: dict[str, str]):
 
 
 def run(args) -> int:
+    if args.archive:
+        return _verify_archive(args)
+    args.rate = 10.0 if args.rate is None else args.rate
+    args.concurrency = args.concurrency or 4
     from ..report import scan_ledger
     from ..verify import Checkpoint, Tolerance, checker, run_verify
     from ..verify_collections import CollectionsCheck
@@ -150,14 +180,7 @@ def run(args) -> int:
     progress = Progress(
         sys.stderr, len(items) if isinstance(items, list) else count_in(target, State.READY), "verified"
     )
-    shown = [0]
-
-    def on_finding(doc: dict) -> None:
-        if args.json:
-            print_json_line(doc)
-        elif shown[0] < 50:
-            progress.write(f"{doc['id']}: {doc.get('detail') or doc.get('reason')}")
-        shown[0] += 1
+    on_finding = Shown(args.json, progress)
 
     stop = threading.Event()
     try:
@@ -185,10 +208,83 @@ def run(args) -> int:
     if args.json:
         print_json_line(summary.as_dict())
     else:
-        if shown[0] > 50:
-            print(f"… and {shown[0] - 50:,} more (--json lists them all)", file=sys.stderr)
+        on_finding.more()
         print("\n".join(summary.lines()), file=sys.stderr)
     return 0 if summary.ok else 1
+
+
+def _verify_archive(args) -> int:
+    from botocore.config import Config
+    from migrator.archive.store import ArchiveStore
+
+    from ..report import scan_ledger
+    from ..verify_archive import run_archive_verify
+
+    if args.checkpoint or args.limit:
+        raise CliError("verify --archive reads every archived object each run: it takes no --checkpoint or --limit")
+    target = resolve_target(args)
+    if not target.outputs.get("ArchiveBucketName"):
+        raise CliError(
+            f"stack {target.name} keeps no archive: deploy it with the ArchiveBucket parameter set to the bucket the "
+            "originals go to, then verify --archive"
+        )
+    workers = args.concurrency or ARCHIVE_WORKERS
+    s3 = target.client("s3", Config(max_pool_connections=workers + 2))
+    store = ArchiveStore(target.output("ArchiveBucketName"), s3)
+    items: Iterable[dict]
+    if args.ids:
+        found = Ledger(target.output("LedgerTableName"), target.client("dynamodb")).get_many(list(args.ids))
+        items = [found[i] for i in args.ids if i in found]
+    else:
+        items = scan_ledger(target.client("dynamodb"), target.output("LedgerTableName"))
+    progress = Progress(sys.stderr, count_in_all(target) if not args.ids else len(args.ids), "checked")
+    on_finding = Shown(args.json, progress, _archive_words)
+
+    try:
+        report = run_archive_verify(
+            items,
+            store.held,
+            workers=workers,
+            rate=ARCHIVE_RATE if args.rate is None else args.rate,
+            on_finding=on_finding,
+            progress=progress.update,
+        )
+    finally:
+        progress.close()
+    if args.json:
+        print_json_line(report.as_dict())
+    else:
+        on_finding.more()
+        print("\n".join(report.lines()), file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+class Shown:
+    """Findings as they come: each one a JSON line with --json, else the first MAX_SHOWN in words above the
+    progress bar; `more()` says how many more there were."""
+
+    MAX_SHOWN = 50
+
+    def __init__(self, as_json: bool, progress: Progress, words=None):
+        self.as_json, self.progress, self.count = as_json, progress, 0
+        self.words = words or (lambda doc: f"{doc['id']}: {doc.get('detail') or doc.get('reason')}")
+
+    def __call__(self, doc: dict) -> None:
+        if self.as_json:
+            print_json_line(doc)
+        elif self.count < self.MAX_SHOWN:
+            self.progress.write(self.words(doc))
+        self.count += 1
+
+    def more(self) -> None:
+        if self.count > self.MAX_SHOWN:
+            print(f"… and {self.count - self.MAX_SHOWN:,} more (--json lists them all)", file=sys.stderr)
+
+
+def _archive_words(doc: dict) -> str:
+    """An archive finding in words; a ready asset not archived with its archive state and error."""
+    why = doc.get("detail") or f"ready, archive {doc.get('archive_state') or 'not begun'}"
+    return f"{doc['id']}: {why}" + (f": {doc['archive_error']}" if doc.get("archive_error") else "")
 
 
 def _assets(items: Iterable[dict], collections: list[dict]) -> Iterator[dict]:
