@@ -32,6 +32,7 @@ from migrator.sources import HTTP_SOURCES  # each platform's documented read rat
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
+from .plan_archive import parts_of
 from .plan_extras import ExtrasCount, ExtrasOutlook, TargetFacts, outlook
 
 # Every registered target, in the registry's order (migrator.platforms, providers.REGISTERED).
@@ -71,6 +72,10 @@ class Inventory:
     source_unfetchable: Counter = field(default_factory=Counter)
     # What a viewer sees besides the video: thumbnails, chapters, collections, publish dates (plan_extras.py).
     extras: ExtrasCount = field(default_factory=ExtrasCount)
+    # The archive's copy of the originals (plan_archive.py): the parts of the files with a size, as the archiver
+    # cuts them, and the files past what one archive copy takes.
+    archive_parts: int = 0
+    archive_too_large: int = 0
 
     @property
     def seconds_estimated(self) -> float:
@@ -117,6 +122,9 @@ def _count(inv: Inventory, msg: AssetMessage) -> None:
     if msg.size_bytes is not None:
         inv.size_known += 1
         inv.bytes_known += msg.size_bytes
+        parts = parts_of(msg.size_bytes)
+        inv.archive_parts += parts or 0
+        inv.archive_too_large += parts is None
     captions = [t for t in msg.tracks if t.kind != CHAPTERS_TRACK]
     if captions:
         inv.assets_with_tracks += 1

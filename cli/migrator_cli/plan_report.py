@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
 from .plan import Estimate, Inventory  # what a plan counted and estimated (plan.py); this module reads it out
+from .plan_archive import ArchiveOutlook, archive_outlook
 from .units import human_bytes as _bytes
+from .units import human_usd as _usd
 
 MAX_SHOWN_REASONS = 10
 
@@ -21,9 +23,16 @@ class Plan:
     inventory: Inventory
     estimates: list[Estimate]
     region: str
+    archive_table: bool = False  # `--archive`: the archive's cost per storage class, each price cited
+
+    @property
+    def archive(self) -> ArchiveOutlook:
+        inv = self.inventory
+        return archive_outlook(inv.assets, inv.bytes_known, inv.size_known, inv.archive_parts, inv.archive_too_large)
 
     def as_dict(self) -> dict:
         inv = self.inventory
+        archive = {"archive": self.archive.as_dict()} if self.archive_table else {}
         return {
             "type": "plan",
             "source": self.source,
@@ -49,6 +58,7 @@ class Plan:
             "published": inv.extras.published,
             "region": self.region,
             "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
+            **archive,
         }
 
     def lines(self) -> list[str]:
@@ -80,6 +90,8 @@ class Plan:
             if inv.privacy
             else "privacy         -",
         ]
+        if not self.archive_table:  # the one line; --archive gives the table below the providers'
+            out.append(self.archive.line())
         out += _extras_lines(inv)
         if inv.references:  # resolved by the uploader at the create: a fresh link from the platform
             out.append(f"sources         {', '.join(f'{k}:// {n:,}' for k, n in inv.references.most_common())}")
@@ -115,6 +127,8 @@ class Plan:
         for e in self.estimates:
             for reason, n in e.unfetchable.items():
                 out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
+        if self.archive_table:
+            out += ["", *self.archive.lines()]
         out.append("")
         out.append("prices (per unit; date, source):")
         seen: set[tuple] = set()
@@ -190,12 +204,6 @@ def _breakdown(e: Estimate) -> str:
     }
     parts = [f"{names[k]} {_usd(v)}" for k, v in e.aws_breakdown.items()]
     return ", ".join(parts) + f"; the ledger then {_usd(e.ledger_storage_usd_month)} a month"
-
-
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
 
 
 def _duration(seconds: float | None) -> str:

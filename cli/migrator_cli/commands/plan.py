@@ -25,7 +25,8 @@ def register(subparsers) -> None:
             "--rate), the provider's cost "
             "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
             "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
-            "overrides) at the region's prices (--aws-prices FILE), and warnings. Nothing is sent; no AWS "
+            "overrides) at the region's prices (--aws-prices FILE), what an archive of the originals in your own S3 "
+            "costs per storage class (one line; --archive: the table), and warnings. Nothing is sent; no AWS "
             "credentials are read."
         ),
     )
@@ -43,6 +44,14 @@ def register(subparsers) -> None:
     p.add_argument("--aws-prices", metavar="FILE", help="AWS prices by region (data/aws-prices.json's shape)")
     p.add_argument("--aws-requests", metavar="FILE", help="requests per asset (data/aws-requests.json's shape)")
     p.add_argument("--region", default=None, help="AWS region for the prices (default us-east-1, or AWS_REGION)")
+    p.add_argument(
+        "--archive",
+        action="store_true",
+        help="the archive of the originals (the stack's ArchiveBucket) per S3 storage class, STANDARD to "
+        "DEEP_ARCHIVE: a month of the library's bytes (rows without a size at the mean), the copy's requests once "
+        "(its parts as the archiver cuts them), and each class's minimum storage duration, at us-east-1's prices, "
+        "each cited (with --json: under `archive`); without it, one line gives the cheapest and the dearest class",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/operator-guide.md)")
     p.add_argument(
         "--inventory",
@@ -109,7 +118,7 @@ def run(args) -> int:
         )
         for name in ([args.provider] if args.provider else PROVIDERS)
     ]
-    plan = Plan(source, inventory, estimates, region)
+    plan = Plan(source, inventory, estimates, region, archive_table=args.archive)
     if args.json:
         print(json.dumps(plan.as_dict(), ensure_ascii=False))
     else:
