@@ -5,9 +5,8 @@ holds at `archive_key` (HeadObject with ChecksumMode ENABLED, through the archiv
 `archive.store.ArchiveStore.held`), and its ContentLength and ChecksumSHA256 (S3's composite SHA-256 of the parts,
 "base64-N") must be the ledger's `archive_bytes` and `archive_sha256`. Each object that differs, is missing, or got
 no answer is listed with its reason; so is each ready asset whose original is not archived, with its archive state
-and error. The summary's one line is `archived N of M, <bytes>, checksums verified` (N archived and verified of M
-assets in the ledger, every one of which is owed a copy), else the same with how many differ, are missing, or went
-unchecked.
+and error. The summary's one line is `archived N of M, <bytes>, checksums verified` (N archived and verified of the
+M assets owed a copy: `owed`), else the same with how many differ, are missing, or went unchecked.
 
 Bounded and paced for a million assets: the ledger is streamed (the parallel scan report.py runs), at most
 `workers` HeadObjects are in flight, leaving at `rate` a second (verify.Pace), and only counts are kept: each
@@ -110,6 +109,16 @@ def check(item: Mapping, held: Archived | str | None) -> ArchiveVerdict:
     return ArchiveVerdict(asset_id, "verified", size=record.size)
 
 
+# An asset the provider took: the uploader owes its copy then (upload/moves.py's `owe_archive`).
+TAKEN = frozenset({State.PROCESSING.value, State.READY.value})
+
+
+def owed(item: Mapping) -> bool:
+    """Whether the asset is owed a copy of its original: the provider took it (the uploader owes the copy then), or
+    its copy began (archived first, before the create). One the provider refused, or not yet sent, owes none."""
+    return item.get("state") in TAKEN or bool(item.get("archive_state"))
+
+
 def not_archived(item: Mapping) -> dict:
     """A ready asset whose original is not archived, as the report lists it: its states and the copy's error."""
     return {
@@ -123,7 +132,7 @@ def not_archived(item: Mapping) -> dict:
 
 @dataclass
 class ArchiveReport:
-    assets: int = 0  # M: every asset in the ledger is owed a copy of its original
+    assets: int = 0  # M: the assets owed a copy of their original (`owed`)
     verified: int = 0  # N: archived, and S3 holds what the ledger says
     bytes: int = 0  # the verified objects' bytes
     differ: int = 0  # archived, but S3's size or checksum (or the ledger's record) is not the ledger's
@@ -131,6 +140,7 @@ class ArchiveReport:
     unchecked: int = 0  # archived, S3 gave no answer: the next run checks it
     not_archived: Counter = field(default_factory=Counter)  # archive state (or "none") -> assets
     ready_not_archived: int = 0
+    not_owed: Counter = field(default_factory=Counter)  # asset state -> assets owed no copy (refused, not yet sent)
     by_kind: Counter = field(default_factory=Counter)
     stopped: bool = False
 
@@ -154,6 +164,9 @@ class ArchiveReport:
         if self.not_archived:
             states = ", ".join(f"{n:,} {state}" for state, n in self.not_archived.most_common())
             out.append(f"  not archived: {states}; {self.ready_not_archived:,} of them ready")
+        if self.not_owed:
+            states = ", ".join(f"{n:,} {state}" for state, n in self.not_owed.most_common())
+            out.append(f"  owed no copy (the provider has not taken them): {states}")
         if self.by_kind:
             out.append("  findings: " + ", ".join(f"{n:,} {kind}" for kind, n in self.by_kind.most_common()))
         return out
@@ -171,6 +184,7 @@ class ArchiveReport:
             "unchecked": self.unchecked,
             "not_archived": dict(self.not_archived.most_common()),
             "ready_not_archived": self.ready_not_archived,
+            "not_owed": dict(self.not_owed.most_common()),
             "by_kind": dict(self.by_kind.most_common()),
             "stopped": self.stopped,
         }
@@ -192,6 +206,9 @@ def run_archive_verify(
 
     def archived() -> Iterator[dict]:
         for item in items:
+            if not owed(item):
+                report.not_owed[str(item.get("state"))] += 1
+                continue
             report.assets += 1
             if item.get("archive_state") == "archived":
                 yield item

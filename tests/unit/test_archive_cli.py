@@ -189,6 +189,9 @@ def test_verify_archive_heads_each_archived_object_and_lists_ready_assets_not_ar
         {"asset_id": "failed", "state": "ready", "archive_state": "failed", "archive_error": "HTTP 404: gone"},
         {"asset_id": "never", "state": "ready"},
         {"asset_id": "busy", "state": "processing", "archive_state": "copying"},
+        # Owed no copy: the provider refused it, or has not taken it yet.
+        {"asset_id": "refused", "state": "rejected"},
+        {"asset_id": "queued", "state": "pending"},
     ]
     asked = []
 
@@ -207,6 +210,8 @@ def test_verify_archive_heads_each_archived_object_and_lists_ready_assets_not_ar
     assert (report.differ, report.missing, report.unchecked, report.ok) == (1, 1, 1, False)
     assert report.line() == "archived 2 of 8, 30 B, 1 checksums differ, 1 missing, 1 unchecked"
     assert dict(report.not_archived) == {"failed": 1, "none": 1, "copying": 1} and report.ready_not_archived == 2
+    assert dict(report.not_owed) == {"rejected": 1, "pending": 1}
+    assert "  owed no copy (the provider has not taken them): 1 rejected, 1 pending" in report.lines()
     by_id = {doc["id"]: doc for doc in found}
     assert by_id["failed"] == {
         "type": "not_archived",
@@ -216,6 +221,7 @@ def test_verify_archive_heads_each_archived_object_and_lists_ready_assets_not_ar
         "archive_error": "HTTP 404: gone",
     }
     assert by_id["never"]["archive_state"] is None and "busy" not in by_id  # still in flight: not listed
+    assert not {"refused", "queued"} & set(by_id)
     assert by_id["bad"]["kind"] == "size" and by_id["gone"]["kind"] == "missing"
     assert by_id["denied"]["detail"] == "no answer from S3 for m/denied: AccessDenied (HTTP 403)"
 

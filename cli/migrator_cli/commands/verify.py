@@ -74,7 +74,8 @@ def register(subparsers) -> None:
         "checksum) at its key in ArchiveBucketName must give the ledger's size (archive_bytes) and SHA-256 "
         "(archive_sha256, S3's composite 'base64-N'); each object that differs, is missing or got no answer is "
         "listed with why, and so is each ready asset not archived, with its archive state and error. Ends with "
-        "'archived N of M, <bytes>, checksums verified' (M: every asset in the ledger); exit 1 when any object "
+        "'archived N of M, <bytes>, checksums verified' (M: the assets owed a copy: those the provider took, and "
+        "those whose copy began); exit 1 when any object "
         "differs, is missing or got no answer. Reads only the ledger and the bucket (s3:GetObject on the prefix "
         "answers HeadObject); --id, --rate and --concurrency apply",
     )
