@@ -9,9 +9,20 @@ A message names an asset (`{"id": ...}`). A pass claims the asset's archive item
    and sends it with its SHA-256, and records it; what a read answered decides what follows (`archive.decide`):
    a link that expired is minted again at the source, a file that changed is copied again from the start once,
    a source that fails is tried again later, one that refuses is failed with its reason;
-3. with every part in, joins them and reads the object back: it stands when its size and S3's composite checksum
-   are the ones the recorded parts make (`decide.completion_problems`); then the row's JSON is put beside it and
-   the asset's own item says `archive_state` archived, with the key, bytes and checksum.
+3. with every part in, keeps the row's caption, chapters and thumbnail files beside it (`archive.sidefiles`: each
+   fetched through the same guard, put in STANDARD; one that cannot be had is named with its reason, never failing
+   the original), then joins the parts and reads the object back: it stands when its size and S3's composite
+   checksum are the ones the recorded parts make and the source's own word on its file agrees (`archive.checks`:
+   every read answered the first read's ETag; a stated MD5 or Dropbox content_hash equals the copy's, where one
+   can be computed) (`decide.completion_problems`); then the row's JSON is put beside it and the asset's own item
+   says `archive_state` archived, with the key, bytes, checksum, `archive_files` kept, `archive_missing` (each
+   file not had, and why) and `archive_checks` (what was compared with the source: `source_checks` on the copy's
+   item too).
+
+What a pass saw of the source (`checks.Tally`) and the side files' entries are written on the copy's item at
+each pass's end (`side_files`, `source_tally`), so the next pass goes on from them; a pass that crashed wrote
+neither, so its files are fetched again and a check it fed is reported as not made, never as passed. The archive
+is recorded only after every side file is settled, so no crash leaves it recorded without them.
 
 A pass stops a part's time before its invocation ends and sends the message back at once: a file of tens of GB
 spans as many invocations as it needs, each part in memory alone. Only the original's bytes pass through here.
@@ -24,14 +35,15 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from .archive.decide import MAX_COPIES, ArchiveState, Next, classify_read, completion_problems, part_fate
+from .archive.checks import Sha256, Tally, stated_content_hash
+from .archive.decide import MAX_COPIES, ArchiveState, Next, Read, classify_read, completion_problems, part_fate
 from .archive.plan import (
     MAX_PART_BYTES,
     MIN_PART_BYTES,
@@ -43,6 +55,7 @@ from .archive.plan import (
     sidecar_key,
     suffix_of,
 )
+from .archive.sidefiles import MISSING, SideFiles, kept_and_missing, retried, side_files_of
 from .archive.store import ArchiveStore, SentPart
 from .batch import run_batch
 from .fate import Fate, excerpt
@@ -69,8 +82,10 @@ archive_message, archive_message_id = id_message, id_message_id
 
 @dataclass
 class Copy:
-    """One pass's view of the copy: the claim, the link, the archive item as last written, and the first part's
-    bytes where the read that planned the copy was that part (sent, not read twice)."""
+    """One pass's view of the copy: the claim, the link, the archive item as last written, the first part's
+    bytes where the read that planned the copy was that part (sent, not read twice) and what that read answered,
+    and what the pass carries to the next on the archive item: what it saw of the source (`tally`) and the side
+    files' entries (`sides`)."""
 
     asset_id: str
     token: str
@@ -78,6 +93,17 @@ class Copy:
     link: str
     item: dict
     first: bytes | None = None
+    first_answer: tuple[int, dict] = (206, {})
+    content_hash: str | None = None  # Dropbox's, as the row states it
+    tally: Tally | None = None
+    sides: dict = field(default_factory=dict)
+
+    def carried(self) -> dict:
+        """The fields every end of a pass writes on the archive item, for the next pass (or the record)."""
+        doc: dict = {"side_files": self.sides}
+        if self.tally is not None:
+            doc["source_tally"] = self.tally.as_item()
+        return doc
 
     @property
     def mints(self) -> int:
@@ -125,7 +151,10 @@ class Archiver:
         link = self._link(asset["source_url"])
         if isinstance(link, ArchiveEnd):
             return self._end(asset_id, token, link)
-        return self._copy(Copy(asset_id, token, asset["source_url"], link, claim.item), asset, deadline)
+        copy = Copy(asset_id, token, asset["source_url"], link, claim.item)
+        copy.content_hash = stated_content_hash(copy.source_url, asset)
+        copy.sides = {str(k): dict(v) for k, v in dict(claim.item.get("side_files") or {}).items()}
+        return self._copy(copy, asset, deadline)
 
     def _refused(self, item: Mapping, now: float) -> Fate:
         state = item.get("state")
@@ -140,18 +169,23 @@ class Archiver:
         if copy.item.get("state") != ArchiveState.COPYING.value or not copy.item.get("upload_id"):
             started = self._start(copy)
             if started is not None:
-                return self._end(copy.asset_id, copy.token, started)
+                return self._end(copy.asset_id, copy.token, started, copy)
+        else:
+            number = len(copy.item.get("parts") or []) + 1
+            copy.tally = Tally.of_item(copy.item.get("source_tally"), str(copy.item["upload_id"]), number)
+            if copy.content_hash:
+                copy.tally.stated.setdefault("content_hash", copy.content_hash)
         while True:
             plan = PartPlan(int(copy.item["size"]), int(copy.item["part_bytes"]))
             number = len(copy.item.get("parts") or []) + 1
             if number > plan.count:
-                return self._complete(copy, plan, asset)
+                return self._complete(copy, plan, asset, deadline)
             in_hand = number == 1 and copy.first is not None  # read already: sent whatever the time
             if not in_hand and deadline - self.clock() < self.part_budget_s:
                 return self._pause(copy, "the invocation's time: the next pass goes on")
             end = self._part(copy, plan, number)
             if end is not None:
-                return self._end(copy.asset_id, copy.token, end)
+                return self._end(copy.asset_id, copy.token, end, copy)
 
     # --- the upload -----------------------------------------------------------------------------------------
 
@@ -181,6 +215,12 @@ class Archiver:
             return ArchiveEnd(ArchiveState.COPYING, "the claim was taken over before the upload was recorded")
         copy.item = written.current or {}
         copy.first = first.body if len(first.body) == plan.length(1) else None
+        copy.first_answer = (first.status, first.headers)
+        # A new copy: what it sees of the source is its own, and the side files missing before are tried again.
+        stated = {"content_hash": copy.content_hash} if copy.content_hash else {}
+        copy.tally = Tally(upload_id, stated=stated, blocks=Sha256() if copy.content_hash else None)
+        copy.tally.seen(1, first.headers)
+        copy.sides = retried(copy.sides)
         self.ledger.note_archive(copy.asset_id, {"archive_state": "copying", "archive_key": key}, self.clock())
         logger.info("copy started", extra={"key": key, "bytes": plan.size, "parts": plan.count})
         return None
@@ -190,7 +230,7 @@ class Archiver:
         how the pass ends."""
         if number == 1 and copy.first is not None:
             body, copy.first = copy.first, None
-            return self._send(copy, number, body)
+            return self._send(copy, plan, number, body, *copy.first_answer)
         read = self.fetch(copy.link, self.policy, byte_range=plan.byte_range(number))
         if not isinstance(read, Fetched) and not read.status:  # refused here, or no answer
             return self._unread(read, copy)
@@ -199,9 +239,12 @@ class Archiver:
         else:
             status, body, total = read.status, b"", None
         kind = classify_read(status, len(body), plan, number, total)
+        headers = read.headers if isinstance(read, Fetched) else {}
+        if kind is Read.OK and copy.tally is not None and not copy.tally.seen(number, headers):
+            kind = Read.RETAGGED
         fate = part_fate(kind, status, copy.mints, int(copy.item.get("failures") or 0) + 1, copy.copies)
         if fate.next is Next.SEND:
-            return self._send(copy, number, body)
+            return self._send(copy, plan, number, body, status, headers)
         if fate.next is Next.MINT:
             copy.item = self.ledger.count_mint(copy.asset_id, copy.token, self.clock()).current or copy.item
             link = self._link(copy.source_url)
@@ -218,7 +261,9 @@ class Archiver:
         self.store.abort(str(copy.item["key"]), str(copy.item["upload_id"]))
         return ArchiveEnd(ArchiveState.FAILED, fate.reason)
 
-    def _send(self, copy: Copy, number: int, body: bytes) -> ArchiveEnd | None:
+    def _send(
+        self, copy: Copy, plan: PartPlan, number: int, body: bytes, status: int, headers: dict
+    ) -> ArchiveEnd | None:
         key, upload_id = str(copy.item["key"]), str(copy.item["upload_id"])
         sent = self.store.send_part(key, upload_id, number, body, sha256_b64(body))
         recorded = self.ledger.record_part(
@@ -227,35 +272,72 @@ class Archiver:
         if not recorded.won:
             return ArchiveEnd(ArchiveState.COPYING, "the claim was taken over mid-copy")
         copy.item = recorded.current or {}
+        if copy.tally is not None:
+            copy.tally.fold(number, body, plan.count, copy.source_url, status, headers)
         metrics.add_metric(name="ArchiveBytes", unit=MetricUnit.Bytes, value=len(body))
         return None
 
-    def _complete(self, copy: Copy, plan: PartPlan, asset: Mapping) -> Fate:
+    def _complete(self, copy: Copy, plan: PartPlan, asset: Mapping, deadline: float) -> Fate:
+        """Every part is in: the side files kept (before the upload is joined, so a pass that stops among them
+        leaves the upload open to go on with), then the object joined and checked, the row beside it."""
+        waited = self._side_files(copy, asset, deadline)
+        if waited is not None:
+            return waited
         key, upload_id = str(copy.item["key"]), str(copy.item["upload_id"])
         parts = [SentPart(n, str(p[1]), str(p[0])) for n, p in enumerate(copy.item.get("parts") or [], 1)]
-        checksum = self.store.complete(key, upload_id, parts)
+        try:
+            checksum = self.store.complete(key, upload_id, parts)
+        except Exception as exc:  # joined by a pass that stopped before its record: what S3 holds decides
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") != "NoSuchUpload":
+                raise
+            checksum = None
         held = self.store.held(key)
         sha256 = held.sha256 if held else checksum
-        problems = completion_problems(plan, [p.sha256 for p in parts], sha256, held.size if held else None)
+        tally = copy.tally or Tally(upload_id)
+        tally.finish(plan.count)
+        problems = completion_problems(
+            plan, [p.sha256 for p in parts], sha256, held.size if held else None, tally.stated, tally.copied
+        )
         if problems:
             why = "; ".join(problems)
             if copy.copies >= MAX_COPIES:
-                return self._end(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.FAILED, why))
+                return self._end(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.FAILED, why), copy)
             logger.warning("the archived object did not stand, copied again: %s", why)
             started = self._start(copy)
-            return self._end(copy.asset_id, copy.token, started) if started else self._pause(copy, why)
+            return self._end(copy.asset_id, copy.token, started, copy) if started else self._pause(copy, why)
         self.store.put_json(sidecar_key(self.prefix, copy.asset_id), row_of(asset))
+        checks = tally.report(plan.count)
+        kept, missing = kept_and_missing(copy.sides)
         noted = {"archive_state": "archived", "archive_key": key, "archive_bytes": plan.size, "archive_sha256": sha256}
+        noted |= {"archive_files": kept, "archive_missing": missing, "archive_checks": checks}
         self.ledger.note_archive(copy.asset_id, noted, self.clock())
         metrics.add_metric(name="Archived", unit=MetricUnit.Count, value=1)
-        fields = {"sha256": sha256, "bytes": plan.size}
-        return self._end(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.ARCHIVED, fields=fields))
+        fields = {"sha256": sha256, "bytes": plan.size, "source_checks": checks}
+        return self._end(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.ARCHIVED, fields=fields), copy)
+
+    def _side_files(self, copy: Copy, asset: Mapping, deadline: float) -> Fate | None:
+        """The row's caption, chapters and thumbnail files put beside the original (`archive.sidefiles`); None when
+        each is settled (kept or missing), else how the pass ends (out of time, or a file to wait for)."""
+        files = side_files_of(asset)
+        if isinstance(files, str):
+            copy.sides["row"] = {"state": MISSING, "reason": files[:200]}
+            return None
+        sides = SideFiles(
+            self.store, self.prefix, self.locate, self.fetch, self.policy.test_origins, self.clock, self.rng
+        )
+        went = sides.keep(copy.asset_id, files, copy.sides, deadline)
+        if went.done:
+            return None
+        if went.wait_until is None:
+            return self._pause(copy, went.why)
+        return self._end(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.COPYING, went.why, went.wait_until), copy)
 
     # --- the ends of a pass ---------------------------------------------------------------------------------
 
     def _pause(self, copy: Copy, why: str) -> Fate:
         """The copy goes on in the next pass, sent at once."""
-        self.ledger.finish_archive(copy.asset_id, copy.token, ArchiveEnd(ArchiveState.COPYING), self.clock())
+        end = ArchiveEnd(ArchiveState.COPYING, fields=copy.carried())
+        self.ledger.finish_archive(copy.asset_id, copy.token, end, self.clock())
         return Fate.later(0, why)
 
     def _later(self, copy: Copy, why: str) -> ArchiveEnd:
@@ -273,8 +355,10 @@ class Archiver:
             self.store.abort(str(copy.item["key"]), str(copy.item["upload_id"]))
         return ArchiveEnd(ArchiveState.FAILED, f"the source: {excerpt(failed.reason, 300)}")
 
-    def _end(self, asset_id: str, token: str, end: ArchiveEnd) -> Fate:
+    def _end(self, asset_id: str, token: str, end: ArchiveEnd, copy: Copy | None = None) -> Fate:
         now = self.clock()
+        if copy is not None:  # what the pass saw and kept goes on the item with its end
+            end = replace(end, fields={**copy.carried(), **(end.fields or {})})
         self.ledger.finish_archive(asset_id, token, end, now)
         if end.state is ArchiveState.ARCHIVED:
             return Fate.finished("archived")

@@ -62,7 +62,7 @@ class Fetched:
     body: bytes
     url: str  # where it was found, after redirects
     status: int = 200  # 206 for a range answered as a range
-    headers: dict[str, str] = field(default_factory=dict, compare=False)  # Content-Range, -Type, -Length, ETag
+    headers: dict[str, str] = field(default_factory=dict, compare=False)  # those of KEPT_HEADERS it answered
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,19 @@ def _hop(url, policy, resolve, deadline, clock, byte_range=None) -> _Answer | Fe
 
 # What a hop answered: its status, a redirect's Location, the body, and the headers a caller reads.
 _Answer = tuple[int, str | None, bytes, dict[str, str]]
-KEPT_HEADERS = ("Content-Range", "Content-Type", "Content-Length", "ETag")
+# The source's own word on the whole file, where it gives one (the archive's checks, archive/checks.py): GCS's
+# hashes, Azure's whole-blob MD5, S3's encryption (which says whether its ETag is the MD5).
+KEPT_HEADERS = (
+    "Content-Range",
+    "Content-Type",
+    "Content-Length",
+    "ETag",
+    "Content-MD5",
+    "x-goog-hash",
+    "x-ms-blob-content-md5",
+    "x-amz-server-side-encryption",
+    "x-amz-server-side-encryption-customer-algorithm",
+)
 
 
 def _get(connection, host, path, policy, deadline, clock, byte_range=None) -> _Answer | FetchFailed:

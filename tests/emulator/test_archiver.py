@@ -1,26 +1,31 @@
 """The archive worker (issue 43) against the emulator's ledger and S3 and a local file server that answers byte
 ranges: an original copied in checked parts and read back from the bucket; a copy spanning passes that never
 sends a recorded part twice; a link that expires mid-file minted again; a file that changes mid-copy copied again
-once, then failed; a file the source no longer serves failed with its reason and its upload aborted."""
+once, then failed; a file the source no longer serves failed with its reason and its upload aborted; the row's
+caption, chapters and thumbnail files kept beside the original (a missing one named, never failing it); and the
+source's own word on its file (its ETag across parts, a stated MD5, Dropbox's content_hash) checked."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import time
 import uuid
 
 import pytest
+from botocore.exceptions import ClientError
 from migrator.archive.plan import MIN_PART_BYTES, MiB, composite_sha256, sha256_b64
 from migrator.archive.store import ArchiveStore
 from migrator.archiver import Archiver, archive_message
 from migrator.fate import FateKind
 from migrator.ledger import Ledger
-from migrator.messages import AssetMessage
+from migrator.messages import AssetMessage, Track
+from migrator.row_extras import Chapter
 from migrator.sources.base import Resolution
 from migrator.trackfetch import FetchPolicy
 
-from tests.track_files import FileServer, range_answer
+from tests.track_files import FileServer
 
 pytestmark = pytest.mark.emulator
 
@@ -31,6 +36,7 @@ class Source:
 
     def __init__(self, server: FileServer):
         self.server, self.files, self.fresh, self.reads = server, {}, {}, []
+        self.headers: dict[str, dict[str, str]] = {}  # a file's own headers (its ETag, a stated hash)
 
     def put(self, name: str, content: bytes) -> None:
         self.files[name] = content
@@ -56,9 +62,27 @@ class Source:
                 handler.send_header("Content-Length", "0")
                 handler.end_headers()
                 return
-            range_answer(handler, content)
+            self._send(handler, content, self.headers.get(name, {}))
 
         return answer
+
+    @staticmethod
+    def _send(handler, content: bytes, headers: dict[str, str]) -> None:
+        """A Range asked: a 206 of those bytes with the file's size (RFC 9110 14.4); none: the whole file."""
+        asked = handler.headers.get("Range", "")
+        if asked:
+            first, last = (int(x) for x in asked.removeprefix("bytes=").split("-"))
+            body = content[first : last + 1]
+            handler.send_response(206)
+            handler.send_header("Content-Range", f"bytes {first}-{first + len(body) - 1}/{len(content)}")
+        else:
+            body = content
+            handler.send_response(200)
+        handler.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(body)
 
 
 @pytest.fixture
@@ -121,8 +145,8 @@ def content(size: int, seed: bytes = b"x") -> bytes:
     return (block * (size // len(block) + 1))[:size]
 
 
-def asset(archiver: Archiver, asset_id: str, name: str) -> None:
-    msg = AssetMessage(asset_id, f"https://videos.example.com/{name}", title="A talk")
+def asset(archiver: Archiver, asset_id: str, name: str, source: str = "https://videos.example.com", **row) -> None:
+    msg = AssetMessage(asset_id, f"{source}/{name}", title="A talk", **row)
     now = archiver.clock()
     archiver.ledger.claim(msg, now, now + 60, "up")
 
@@ -227,3 +251,148 @@ def test_a_file_the_source_no_longer_serves_fails_with_its_reason_and_leaves_no_
     assert item["archive_state"] == "failed" and "no longer serves the file (HTTP 404)" in item["archive_error"]
     assert archiver.store.open_uploads("masters/a/gone/original.mp4") == []
     assert archiver.store.held("masters/a/gone/original.mp4") is None
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10" + b"\x00" * 40
+VTT = b"WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello\n"
+
+
+def with_files(archiver: Archiver, source: Source, asset_id: str) -> None:
+    """An asset whose row carries a caption, a caption the source no longer serves, chapters and a thumbnail."""
+    source.put("side.mp4", content(3 * MiB, b"s"))  # one part
+    source.put("en.vtt", VTT)
+    source.put("fr.vtt", None)
+    source.put("poster.png", PNG)
+    tracks = (
+        Track("https://videos.example.com/en.vtt", "en"),
+        Track("https://videos.example.com/fr.vtt", "fr", "subtitles", name="Director's"),
+    )
+    chapters = (Chapter(0.0, "Intro"), Chapter(42.5, "The talk"))
+    thumbnail = "https://videos.example.com/poster.png"
+    asset(archiver, asset_id, "side.mp4", tracks=tracks, chapters=chapters, thumbnail_url=thumbnail)
+
+
+def test_the_rows_caption_chapters_and_thumbnail_files_stand_beside_the_original_and_a_missing_one_is_named(
+    archiver, source
+):
+    with_files(archiver, source, "a/side")
+    assert run(archiver, "a/side").kind is FateKind.FINISHED
+    folder = "masters/a/side"
+    assert held(archiver, f"{folder}/captions/en.captions.vtt") == VTT
+    assert held(archiver, f"{folder}/thumbnail.png") == PNG
+    assert json.loads(held(archiver, f"{folder}/chapters.json")) == [
+        {"start_s": 0.0, "title": "Intro"},
+        {"start_s": 42.5, "title": "The talk"},
+    ]
+    head = archiver.store.s3.head_object(Bucket=archiver.store.bucket, Key=f"{folder}/thumbnail.png")
+    assert head["ContentType"] == "image/png"
+    item = archiver.ledger.get("a/side")
+    assert item["archive_state"] == "archived" and item["archive_files"] == 3
+    assert item["archive_missing"] == ["captions/fr.subtitles.Director%27s: the track's server answered HTTP 404"]
+    kept = archiver.ledger.archive("a/side")["side_files"]
+    assert kept["thumbnail"]["key"] == f"{folder}/thumbnail.png" and kept["captions/en.captions"]["state"] == "kept"
+
+
+def test_a_pass_that_stops_among_the_side_files_leaves_the_archive_unrecorded_and_the_next_goes_on(archiver, source):
+    with_files(archiver, source, "a/slow")
+    one_read_a_pass(archiver)  # each read, a side file's too, spends the pass's time
+    assert one_pass(archiver, "a/slow").kind is FateKind.LATER  # the original's one part
+    assert one_pass(archiver, "a/slow").kind is FateKind.LATER  # the first side file, then out of time
+    item = archiver.ledger.get("a/slow")
+    assert item["archive_state"] == "copying" and "archive_files" not in item  # not recorded without its files
+    assert archiver.store.held("masters/a/slow/original.mp4") is None  # the upload still open, not joined
+    assert archiver.ledger.archive("a/slow")["side_files"]["captions/en.captions"]["state"] == "kept"
+    assert run(archiver, "a/slow").kind is FateKind.FINISHED
+    assert archiver.ledger.get("a/slow")["archive_files"] == 3
+    assert [r for r in source.reads if r[0] == "en.vtt"] == [("en.vtt", "")]  # kept once, never fetched again
+
+
+def test_a_file_whose_etag_changes_mid_copy_is_copied_again_once_then_failed(archiver, source):
+    source.put("tagged.mp4", content(2 * MIN_PART_BYTES, b"t"))
+    source.headers["tagged.mp4"] = {"ETag": '"v1"'}
+    asset(archiver, "a/tagged", "tagged.mp4")
+    one_read_a_pass(archiver)
+    assert one_pass(archiver, "a/tagged").kind is FateKind.LATER
+    source.files["tagged.mp4"] = content(2 * MIN_PART_BYTES, b"u")  # replaced by a file of the same size
+    source.headers["tagged.mp4"] = {"ETag": '"v2"'}
+    assert run(archiver, "a/tagged").kind is FateKind.FINISHED
+    assert held(archiver, "masters/a/tagged/original.mp4") == source.files["tagged.mp4"]
+    record = archiver.ledger.archive("a/tagged")
+    assert record["copies"] == 2 and record["source_checks"] == {"etag": "same"}
+
+    source.put("retagged.mp4", content(2 * MIN_PART_BYTES, b"r"))
+    asset(archiver, "a/retagged", "retagged.mp4")
+    for n in range(3):  # a new version under each copy
+        source.headers["retagged.mp4"] = {"ETag": f'"r{n}"'}
+        one_pass(archiver, "a/retagged")
+    source.headers["retagged.mp4"] = {"ETag": '"r9"'}
+    run(archiver, "a/retagged")
+    item = archiver.ledger.get("a/retagged")
+    assert item["archive_state"] == "failed" and "its ETag is not the one it had" in item["archive_error"]
+    assert archiver.store.open_uploads("masters/a/retagged/original.mp4") == []
+
+
+@pytest.mark.parametrize(("stated_ok", "state"), [(True, "archived"), (False, "failed")])
+def test_a_one_part_file_is_checked_against_the_md5_its_source_states(archiver, source, stated_ok, state):
+    body = content(3 * MiB, b"m")
+    md5 = hashlib.md5(body if stated_ok else b"another file").digest()
+    source.put("one.mp4", body)
+    source.headers["one.mp4"] = {"x-goog-hash": f"crc32c=AAAAAA==,md5={base64.b64encode(md5).decode()}"}
+    asset(archiver, "a/one", "one.mp4")
+    run(archiver, "a/one")
+    item, record = archiver.ledger.get("a/one"), archiver.ledger.archive("a/one")
+    assert item["archive_state"] == state
+    if stated_ok:
+        assert record["source_checks"] == {"etag": "none given", "md5": "equal"}
+        assert item["archive_checks"] == {"etag": "none given", "md5": "equal"}
+    else:
+        assert "the source's md5 is" in item["archive_error"] and record["copies"] == 2  # copied again, then failed
+
+
+@pytest.mark.parametrize(("stated_ok", "state"), [(True, "archived"), (False, "failed")])
+def test_dropboxs_content_hash_is_checked_across_passes(archiver, source, stated_ok, state):
+    body = content(2 * MIN_PART_BYTES + 5 * MiB, b"d")
+    blocks = b"".join(hashlib.sha256(body[i : i + 4 * MiB]).digest() for i in range(0, len(body), 4 * MiB))
+    stated = hashlib.sha256(blocks).hexdigest() if stated_ok else "0" * 64
+    source.put("db.mp4", body)
+    asset(archiver, "a/db", "db.mp4", source="dropbox://files", metadata={"content_hash": stated})
+    one_read_a_pass(archiver)  # each part in a pass of its own: the hash is carried on the item between them
+    run(archiver, "a/db")
+    item, record = archiver.ledger.get("a/db"), archiver.ledger.archive("a/db")
+    assert item["archive_state"] == state
+    if stated_ok:
+        assert record["source_checks"]["content_hash"] == "equal" and record["passes"] >= 3
+    else:
+        assert "the source's content_hash is 0000" in item["archive_error"]
+
+
+def test_a_pass_that_stopped_after_joining_the_upload_is_finished_by_the_next_from_what_s3_holds(archiver, source):
+    body = content(3 * MiB, b"j")
+    source.put("joined.mp4", body)
+    asset(archiver, "a/joined", "joined.mp4")
+    put_json = archiver.store.put_json
+
+    def crash(*args, **kwargs):  # the pass ends between S3's join and the record: the upload id is spent
+        raise RuntimeError("the invocation ended")
+
+    archiver.store.put_json = crash
+    with pytest.raises(RuntimeError):
+        one_pass(archiver, "a/joined")
+    archiver.store.put_json = put_json
+    s3 = archiver.store.s3
+
+    class Joined:  # S3 may refuse a second join of the same upload: "aborted or completed" (NoSuchUpload,
+        # https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html); the emulator joins again
+        def __getattr__(self, name):
+            return getattr(s3, name)
+
+        def complete_multipart_upload(self, **kwargs):
+            error = {"Error": {"Code": "NoSuchUpload", "Message": "The specified upload does not exist."}}
+            raise ClientError(error, "CompleteMultipartUpload")
+
+    archiver.store.s3 = Joined()
+    archiver.clock.now += 1000  # past the dead pass's lease
+    assert run(archiver, "a/joined").kind is FateKind.FINISHED
+    item = archiver.ledger.get("a/joined")
+    assert item["archive_state"] == "archived" and item["archive_sha256"] == composite_sha256([sha256_b64(body)])
+    assert held(archiver, "masters/a/joined/original.mp4") == body

@@ -60,6 +60,8 @@ def test_a_range_gets_answer_is_read_by_its_status_bytes_and_total(plan, status,
         (Read.CHANGED, 206, 0, 1, 1, Next.RESTART, "from the start"),
         (Read.SHORT, 206, 0, 1, MAX_COPIES - 1, Next.RESTART, "came short"),
         (Read.CHANGED, 206, 0, 1, MAX_COPIES, Next.FAIL, "copies in a row"),
+        (Read.RETAGGED, 206, 0, 1, 1, Next.RESTART, "its ETag is not the one it had"),  # same size, new file
+        (Read.RETAGGED, 206, 0, 1, MAX_COPIES, Next.FAIL, "not the one it had), 2 copies in a row"),
         (Read.NO_RANGE, 200, 0, 1, 1, Next.FAIL, "ignores byte ranges"),
         (Read.TRANSIENT, 503, 0, 1, 1, Next.RETRY, "HTTP 503"),
         (Read.TRANSIENT, 0, 0, 1, 1, Next.RETRY, "did not answer"),

@@ -38,7 +38,22 @@ from migrator.archive.plan import (
 def test_each_original_has_its_folder_beside_its_row_and_files(prefix, asset_id, key):
     assert original_key(prefix, asset_id, "mp4") == key
     assert sidecar_key(prefix, asset_id) == key.replace("original.mp4", "row.json")
-    assert file_key(prefix, asset_id, "captions/en.vtt") == key.replace("original.mp4", "en.vtt")
+    assert file_key(prefix, asset_id, "captions/en.vtt") == key.replace("original.mp4", "captions/en.vtt")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("thumbnail.jpg", "masters/a/thumbnail.jpg"),
+        ("captions/pt-BR.subtitles.Director%27s.srt", "masters/a/captions/pt-BR.subtitles.Director%2527s.srt"),
+        ("../../../etc/x", "masters/a/etc/x"),  # never out of the asset's folder
+        ("captions/./../en.vtt", "masters/a/captions/en.vtt"),
+        ("a b/ü.vtt", "masters/a/a%20b/%C3%BC.vtt"),
+        ("//", "masters/a/file"),
+    ],
+)
+def test_a_side_files_name_stays_inside_the_assets_folder(name, key):
+    assert file_key("masters", "a", name) == key
 
 
 @pytest.mark.parametrize(
@@ -80,14 +95,15 @@ def test_the_originals_suffix_comes_from_its_name_else_its_type(url, content_typ
         (1, MIN_PART_BYTES, 1),
         (100 * MiB, MIN_PART_BYTES, 7),  # 16 MiB parts: six whole, one of 4 MiB
         (5 * 1024 * MiB, MIN_PART_BYTES, 320),
-        (20 * 1024 * MiB, 21 * MiB, 976),  # past 1,000 parts of 16 MiB the parts grow, a whole MiB each
+        (20 * 1024 * MiB, 24 * MiB, 854),  # past 1,000 parts of 16 MiB the parts grow, 4 MiB at a time
+        (16 * 1024 * MiB + 1, 20 * MiB, 820),  # one byte past 1,000 parts of 16 MiB: the next step
         (MAX_ARCHIVE_BYTES, 256 * MiB, MAX_PARTS),
     ],
 )
-def test_a_file_is_cut_into_at_most_a_thousand_parts_of_whole_mebibytes(size, part, count):
+def test_a_file_is_cut_into_at_most_a_thousand_parts_of_whole_4_mib_blocks(size, part, count):
     plan = plan_parts(size)
     assert isinstance(plan, PartPlan) and (plan.part_bytes, plan.count) == (part, count)
-    assert plan.count <= MAX_PARTS and plan.part_bytes % MiB == 0
+    assert plan.count <= MAX_PARTS and plan.part_bytes % (4 * MiB) == 0  # Dropbox's blocks never straddle a part
     covered = [plan.byte_range(n) for n in range(1, plan.count + 1)]
     assert covered[0][0] == 0 and covered[-1][1] == size - 1  # every byte, once, in order
     assert all(b[0] == a[1] + 1 for a, b in itertools.pairwise(covered))

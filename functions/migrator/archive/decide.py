@@ -40,6 +40,7 @@ class Read(StrEnum):
     EXPIRED = "expired"  # 401, 403 or 410 from a link we minted: its time (or signature) ran out
     NO_RANGE = "no_range"  # 200 with the whole file for a part past the first: the source ignores Range
     CHANGED = "changed"  # the file's size (Content-Range total) is not the one the copy was planned for
+    RETAGGED = "retagged"  # the file's strong ETag is not the one the copy's reads answered before (checks.Tally)
     SHORT = "short"  # fewer bytes than the range asked for
     TRANSIENT = "transient"  # 5xx, 429, a timeout, a connection that dropped
     GONE = "gone"  # 404, or another 4xx: the source will not serve this file
@@ -88,8 +89,11 @@ def part_fate(read: Read, status: int, mints: int, attempts: int, copies: int) -
         if mints < MAX_MINTS_PER_PART:
             return PartFate(Next.MINT, f"the source's link was refused (HTTP {status}): minted again")
         return PartFate(Next.FAIL, f"the source refused {mints} fresh links in a row (HTTP {status})")
-    if read in (Read.CHANGED, Read.SHORT):
-        why = "the source file changed size during the copy" if read is Read.CHANGED else "a part came short"
+    if read in (Read.CHANGED, Read.RETAGGED, Read.SHORT):
+        why = {
+            Read.CHANGED: "the source file changed size during the copy",
+            Read.RETAGGED: "the source file changed during the copy (its ETag is not the one it had)",
+        }.get(read, "a part came short")
         if copies < MAX_COPIES:
             return PartFate(Next.RESTART, f"{why}: copied again from the start")
         return PartFate(Next.FAIL, f"{why}, {copies} copies in a row")
@@ -114,8 +118,9 @@ def completion_problems(
 ) -> list[str]:
     """Why a completed copy does not stand, or [] when it does: every part recorded, S3's object as large as the
     plan and its composite SHA-256 the one the recorded parts make; and where the source states a checksum of its
-    file (`source`: algorithm -> value, e.g. {"md5": hex}) and the copy computed the same over the whole file in one
-    pass (`copied`), the two equal. A checksum only one side has is not a problem: it is not compared."""
+    file (`source`: algorithm -> value, e.g. {"md5": hex}) and the copy computed the same over the whole file
+    (`copied`: checks.Tally, carried from pass to pass), the two equal. A checksum only one side has is not a
+    problem: it is not compared (and `Tally.report` says so)."""
     problems = []
     if len(part_checksums) != plan.count:
         problems.append(f"{len(part_checksums)} parts recorded of {plan.count}")

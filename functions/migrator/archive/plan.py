@@ -6,9 +6,9 @@ each part is read into memory (one part at a time: memory is flat whatever the f
 SHA-256, uploaded with that checksum (S3 refuses a part whose bytes do not match it) and recorded in the ledger,
 so a copy spans as many invocations as it needs and a crash re-copies only the part in flight.
 
-The part size grows with the file so that no copy has more than MAX_PARTS parts (their record stays small in the
-ledger item), from MIN_PART_BYTES up to MAX_PART_BYTES (what one invocation holds in memory); a file past
-MAX_PARTS parts of the largest size is refused with the way to copy it by hand.
+The part size grows with the file (in steps of PART_STEP) so that no copy has more than MAX_PARTS parts (their
+record stays small in the ledger item), from MIN_PART_BYTES up to MAX_PART_BYTES (what one invocation holds in
+memory); a file past MAX_PARTS parts of the largest size is refused with the way to copy it by hand.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ MIN_PART_BYTES = 16 * MiB  # S3's least is 5 MiB (but for the last part); fewer,
 MAX_PART_BYTES = 256 * MiB  # held in memory while it is checked and sent
 MAX_PARTS = 1000  # S3 takes 10,000; a thousand keeps the ledger's record of them within its item
 MAX_ARCHIVE_BYTES = MAX_PARTS * MAX_PART_BYTES  # 250 GiB
+# Parts grow in steps of 4 MiB, so that every part starts on the edge of one of the 4 MiB blocks Dropbox's
+# content_hash is made of (archive/checks.py): its block digests can be folded in a part at a time.
+PART_STEP = 4 * MiB
 
 # S3's storage classes an archive may use (PutObject's StorageClass), cheapest to read last.
 STORAGE_CLASSES = (
@@ -83,8 +86,11 @@ def sidecar_key(prefix: str, asset_id: str) -> str:
 
 
 def file_key(prefix: str, asset_id: str, name: str) -> str:
-    """A caption, chapters or thumbnail file beside the original (`name` as the tracks worker names it)."""
-    return f"{object_prefix(prefix, asset_id)}/{posixpath.basename(name) or 'file'}"
+    """A caption, chapters or thumbnail file beside the original: `name` a path under the asset's folder
+    (`captions/en.captions.vtt`), each segment percent-encoded as an id's are, and an empty, `.` or `..` segment
+    dropped, so no name from a row reaches outside the asset's folder."""
+    segments = [quote(s, safe="-_.~") for s in name.split("/") if s not in ("", ".", "..")]
+    return f"{object_prefix(prefix, asset_id)}/{'/'.join(segments) or 'file'}"
 
 
 def suffix_of(url: str, content_type: str | None = None) -> str:
@@ -132,7 +138,7 @@ def plan_parts(size: int) -> PartPlan | str:
             f" of {MAX_PART_BYTES // MiB} MiB): copy it to the archive by hand (aws s3 cp)"
         )
     needed = math.ceil(size / MAX_PARTS)
-    part = max(MIN_PART_BYTES, math.ceil(needed / MiB) * MiB)
+    part = max(MIN_PART_BYTES, math.ceil(needed / PART_STEP) * PART_STEP)
     return PartPlan(size, part)
 
 
