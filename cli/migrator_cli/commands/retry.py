@@ -22,7 +22,8 @@ def register(subparsers) -> None:
         description=(
             "Re-arm and re-enqueue assets. failed (and rejected, if you ask) get a fresh attempt budget; the "
             "uploader still asks the provider first whether an earlier try created the video, so a retry "
-            "never makes a second copy. pending and inventoried assets (staged, probed) are simply enqueued."
+            "never makes a second copy. pending and inventoried assets (staged, probed) are simply enqueued. "
+            "--tracks re-arms failed caption tracks and extras instead, --archive failed archive copies."
         ),
     )
     p.add_argument(
