@@ -51,6 +51,11 @@ class Settings:
     provider_max_in_flight: int | None = None  # creates in flight at the provider; None: its default, 0: none
     tracks_queue_url: str = ""  # the tracks worker's queue ("" on a stack from before tracks)
     archive_queue_url: str = ""  # the archive worker's queue ("" where ArchiveBucket is empty: no archive)
+    # ArchiveFirst: each original archived before its create, the target handed the archived copy through a link
+    # presigned in `archive_bucket` under `archive_prefix` (both "" where the stack has no archive).
+    archive_first: bool = False
+    archive_bucket: str = ""
+    archive_prefix: str = ""
     # Exact origins a track may be fetched from whatever the address rules say: tests only (TrackFetchTestOrigins).
     track_test_origins: str = ""
     # The stack's own bucket where caption text a source serves only through its API is staged for a target
@@ -154,6 +159,7 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
     attempts = env_number(env, "MAX_ATTEMPTS", 5, 1, 100)
     if attempts != int(attempts):
         raise SettingsError("MAX_ATTEMPTS must be a whole number")
+    archive_first, archive_bucket, archive_prefix = _archive_first(env)
     return Settings(
         table_name=_required(env, "LEDGER_TABLE"),
         queue_url=_required(env, "QUEUE_URL") if require_queue else env.get("QUEUE_URL", ""),
@@ -176,6 +182,9 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         provider_options=options,
         tracks_queue_url=env.get("TRACKS_QUEUE_URL", "").strip(),
         archive_queue_url=env.get("ARCHIVE_QUEUE_URL", "").strip(),
+        archive_first=archive_first,
+        archive_bucket=archive_bucket,
+        archive_prefix=archive_prefix,
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
         staging_bucket=env.get("STAGING_BUCKET", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
@@ -206,6 +215,19 @@ def _source_base_urls(env: Mapping[str, str]) -> dict:
         return parse_base_urls(env.get("SOURCE_BASE_URLS", ""))
     except ValueError as exc:
         raise SettingsError(f"SOURCE_BASE_URLS: {exc}") from None
+
+
+def _archive_first(env: Mapping[str, str]) -> tuple[bool, str, str]:
+    """ARCHIVE_FIRST ("true" or "false") and the archive the uploader presigns from: a stack that archives first
+    without an archive (its bucket, prefix and queue) would hold every asset for a copy nobody makes."""
+    first = _choice(env, "ARCHIVE_FIRST", ("false", "true"), "false") == "true"
+    bucket, prefix = env.get("ARCHIVE_BUCKET", "").strip(), env.get("ARCHIVE_PREFIX", "").strip().strip("/")
+    if first:
+        needed = ("ARCHIVE_BUCKET", "ARCHIVE_PREFIX", "ARCHIVE_QUEUE_URL")
+        missing = [name for name in needed if not env.get(name, "").strip().strip("/")]
+        if missing:
+            raise SettingsError(f"ARCHIVE_FIRST is true but {', '.join(missing)} is not set (ArchiveBucket)")
+    return first, bucket, prefix
 
 
 def _share(env: Mapping[str, str]) -> float:

@@ -10,7 +10,7 @@ reported as a batch item failure; one bad record never fails the rest of its bat
 This module is the batch and the record's flow up to its claim; the parts after it are in
 `upload`: the fleet's pace within the invocation (`upload.pace`), the provider's lookup and
 create (`upload.create`), the source's hand-off (`upload.handoff`) and the ledger's moves
-(`upload.moves`).
+(`upload.moves`); with ArchiveFirst, the original archived before the create (`upload.archive_first`).
 """
 
 from __future__ import annotations

@@ -275,7 +275,12 @@ def test_the_ledger_and_the_stats_outlive_the_stack():
 
 def test_rules_refuse_a_stack_without_credentials_or_a_webhook_secret():
     rules = load_template()["Rules"]
-    assert set(rules) == {"ProviderCredentialsSet", "WebhookSecretSet", "GenericNeedsAnAddress"}
+    assert set(rules) == {
+        "ProviderCredentialsSet",
+        "WebhookSecretSet",
+        "GenericNeedsAnAddress",
+        "ArchiveFirstNeedsAReadableArchive",
+    }
     for rule in rules.values():
         for assertion in rule["Assertions"]:
             assert "Set" in assertion["AssertDescription"] or "set" in assertion["AssertDescription"]
@@ -519,7 +524,8 @@ def test_the_local_stack_applies_each_reserved_concurrency_from_the_parameter_th
 
 
 def test_only_the_archive_worker_writes_the_archive_and_only_under_its_prefix(translated):
-    """Issue 43: "Only the archiver's role may write the bucket, and only under its prefix"."""
+    """Issue 43: "Only the archiver's role may write the bucket, and only under its prefix". The uploader may only
+    read under the prefix, and only with ArchiveFirst, to presign the archived copy a target is handed."""
     resources = translated["Resources"]
     writers = {}
     for name, role in resources.items():
@@ -528,7 +534,15 @@ def test_only_the_archive_worker_writes_the_archive_and_only_under_its_prefix(tr
         for st in _branches(role):
             if "ArchiveBucket" in json.dumps(st.get("Resource", "")):
                 writers.setdefault(name, []).append(st)
-    assert set(writers) == {"ArchiveRole"}
+    assert set(writers) == {"ArchiveRole", "UploaderRole"}
+    (reader,) = writers["UploaderRole"]
+    assert reader["Action"] == ["s3:GetObject"]
+    assert reader["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:s3:::${ArchiveBucket}/${ArchivePrefix}/*"}
+    (conditional,) = [st for st in _statements(resources["UploaderRole"]) if "ArchiveBucket" in json.dumps(st)]
+    assert conditional["Fn::If"][0] == "ArchivesFirst" and conditional["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+    assert translated["Conditions"]["ArchivesFirst"] == {
+        "Fn::And": [{"Condition": "HasArchive"}, {"Fn::Equals": [{"Ref": "ArchiveFirst"}, "true"]}]
+    }
     by_sid = {st["Sid"]: st for st in writers["ArchiveRole"]}
     assert by_sid["ArchiveWrite"]["Resource"] == {
         "Fn::Sub": "arn:${AWS::Partition}:s3:::${ArchiveBucket}/${ArchivePrefix}/*"
@@ -570,3 +584,35 @@ def test_the_archive_parameters_are_the_ones_the_worker_reads():
         assert variable in env and f'"{variable}"' in source, variable
     # A part of up to 256 MiB is held while it is checked and sent.
     assert template["Resources"]["ArchiveFunction"]["Properties"]["MemorySize"] >= 1024
+
+
+def test_archive_first_is_off_by_default_and_refused_where_a_target_could_not_read_the_copy():
+    """ArchiveFirst hands the target a presigned GET of the archived copy: the stack is refused without an archive,
+    with a class read only after a restore (GLACIER, DEEP_ARCHIVE), or for a target that cannot fetch such a link."""
+    template = load_template()
+    first = template["Parameters"]["ArchiveFirst"]
+    assert first["Default"] == "false" and first["AllowedValues"] == ["false", "true"]
+    rule = template["Rules"]["ArchiveFirstNeedsAReadableArchive"]
+    assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "ArchiveFirst"}, "true"]}
+    refused = [value for a in rule["Assertions"] for value in _refused(a["Assert"])]
+    # exactly these: every other storage class is read at once, and every other target fetches a presigned GET
+    assert refused == [
+        {"ArchiveBucket": ""},
+        {"ArchiveStorageClass": "GLACIER"},
+        {"ArchiveStorageClass": "DEEP_ARCHIVE"},
+        {"Provider": "cloudflare"},
+    ]
+    for assertion in rule["Assertions"]:
+        assert "set " in assertion["AssertDescription"].lower() and "ArchiveFirst" in assertion["AssertDescription"]
+    env = template["Resources"]["UploaderFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["ARCHIVE_FIRST"] == {"Ref": "ArchiveFirst"}
+    assert env["ARCHIVE_BUCKET"] == {"Fn::If": ["HasArchive", {"Ref": "ArchiveBucket"}, ""]}
+    assert env["ARCHIVE_PREFIX"] == {"Fn::If": ["HasArchive", {"Ref": "ArchivePrefix"}, ""]}
+
+
+def _refused(assertion: dict) -> list[dict]:
+    """The parameter values an assertion of the form Not(Equals(Ref, value)), or an And of them, refuses."""
+    if "Fn::And" in assertion:
+        return [value for part in assertion["Fn::And"] for value in _refused(part)]
+    ref, value = assertion["Fn::Not"][0]["Fn::Equals"]
+    return [{ref["Ref"]: value}]

@@ -41,3 +41,37 @@ def test_the_record_budget_keeps_its_slot_wait_apart():
     settings = load({**BASE, "MAXIMUM_CONCURRENCY": "200", "CREATE_SHARE": "0.25"})
     assert settings.max_concurrency == 200 and settings.create_share == 0.25
     assert settings.record_budget_s == settings.work_s + 5.0
+
+
+ARCHIVE = {"ARCHIVE_BUCKET": "masters-bucket", "ARCHIVE_PREFIX": "masters", "ARCHIVE_QUEUE_URL": "aq"}
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, (False, "", "")),  # a stack without an archive
+        (ARCHIVE, (False, "masters-bucket", "masters")),  # archived alongside the create
+        ({**ARCHIVE, "ARCHIVE_FIRST": "false"}, (False, "masters-bucket", "masters")),
+        ({**ARCHIVE, "ARCHIVE_FIRST": "true"}, (True, "masters-bucket", "masters")),
+        ({**ARCHIVE, "ARCHIVE_PREFIX": "/a/b/", "ARCHIVE_FIRST": "true"}, (True, "masters-bucket", "a/b")),
+    ],
+)
+def test_archive_first_and_the_archive_the_uploader_presigns_from(env, expected):
+    settings = load({**BASE, **env})
+    assert (settings.archive_first, settings.archive_bucket, settings.archive_prefix) == expected
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"ARCHIVE_FIRST": "yes"}, "ARCHIVE_FIRST must be one of false, true"),
+        ({"ARCHIVE_FIRST": "true"}, "ARCHIVE_BUCKET, ARCHIVE_PREFIX, ARCHIVE_QUEUE_URL is not set"),
+        ({**ARCHIVE, "ARCHIVE_BUCKET": "", "ARCHIVE_FIRST": "true"}, "ARCHIVE_BUCKET is not set"),
+        ({**ARCHIVE, "ARCHIVE_PREFIX": "/", "ARCHIVE_FIRST": "true"}, "ARCHIVE_PREFIX is not set"),
+        ({**ARCHIVE, "ARCHIVE_QUEUE_URL": " ", "ARCHIVE_FIRST": "true"}, "ARCHIVE_QUEUE_URL is not set"),
+    ],
+)
+def test_archive_first_without_an_archive_is_refused_by_name(env, named):
+    """Archiving first with no archive to copy to would hold every asset for a copy nobody makes."""
+    with pytest.raises(SettingsError, match=named):
+        load({**BASE, **env})

@@ -24,6 +24,8 @@ class Attempt:
     wait_ended: bool = False
     # The privacy the platform said at the create, where it was narrower than the ledger's: recorded with it.
     narrowed_privacy: str | None = None
+    # ArchiveFirst: the archived copy (s3://), handed over in place of the claim's source_url, which the ledger keeps.
+    archived_url: str | None = None
     _asset: AssetRef | None = None
 
     def asset_ref(self, msg: AssetMessage) -> AssetRef:

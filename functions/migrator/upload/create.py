@@ -14,6 +14,7 @@ from ..messages import AssetMessage
 from ..pacer import CREATE, Hold
 from ..providers import Provider
 from ..retry import DEFAULT_THROTTLE_S
+from .archive_first import Step, archived_url, gate
 from .attempt import Attempt
 from .handoff import Handed, SourceHandOff
 from .moves import LedgerMoves
@@ -47,6 +48,11 @@ class FindOrCreate:
             if found.kind is not OutcomeKind.NOT_FOUND:
                 return self.moves.adopt(msg, attempt, found, spent)
             attempt.searched = True  # nothing exists from the tries before this claim
+        if self.moves.settings.archive_first:  # the original archived before the create, the copy handed over
+            archived = self.archived_first(msg, attempt, spent)
+            if isinstance(archived, Fate):
+                return archived
+            attempt.archived_url = archived
         handed = self.handed(msg, attempt, spent)  # resolved now, just before the create, never earlier
         if isinstance(handed, Fate):
             return handed
@@ -56,13 +62,31 @@ class FindOrCreate:
     def handed(self, msg: AssetMessage, attempt: Attempt, spent: int) -> Handed | Fate:
         """The source handed over now (the URL, the privacy its platform says), or the fate of an asset whose
         source cannot be had now: the source's refusal or failure moved as the provider's would be."""
-        handed = self.hand_off(msg, attempt.claim)
+        handed = self.hand_off(msg, attempt.claim, attempt.archived_url)
         if isinstance(handed, Outcome):
             return self.moves.apply(msg, attempt, handed, spent)
         if isinstance(handed, Fate):
             return handed
         attempt.narrowed_privacy = attempt.narrow_privacy(msg, handed.privacy)
         return handed
+
+    def archived_first(self, msg: AssetMessage, attempt: Attempt, spent: int) -> str | Fate:
+        """ArchiveFirst: the archived copy's s3:// URL to hand over, or the claim's fate while there is none (the
+        copy owed and the claim held, or the asset failed with the copy's reason): `upload.archive_first`."""
+        settings, asset_id = self.moves.settings, msg.asset_id
+        item = self.moves.ledger.archive(asset_id)
+        went = gate(item, asset_id, settings.archive_prefix, self.clock(), self.moves.rng.random())
+        if went.step is Step.HAND:
+            url = archived_url(settings.archive_bucket, went.key)
+            problem = self.provider.source_problem(url)
+            if problem:  # a target that cannot fetch a presigned GET (the template's rule refuses the stack)
+                return self.moves.apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=problem), spent)
+            return url
+        if went.step is Step.FAIL:
+            return self.moves.fail_for_good(msg, attempt, went.reason)
+        if went.step is Step.OWE:
+            self.moves.archive_due(asset_id)
+        return self.moves.hold_for_archive(msg, attempt, went.delay_s, went.reason)
 
     def create(self, msg: AssetMessage, attempt: Attempt, handed: Handed, spent: int, deadline: float) -> Fate:
         """Create the video from the handed source in a slot of the fleet's pace, short holds and 429s waited

@@ -48,9 +48,10 @@ class SourceHandOff:
     # How long the provider needs the link it is handed (link_life.need_of the provider): at once by default.
     need: Need = AT_ONCE
 
-    def __call__(self, msg: AssetMessage, claim: Claimed) -> Handed | Outcome | Fate:
+    def __call__(self, msg: AssetMessage, claim: Claimed, url: str | None = None) -> Handed | Outcome | Fate:
         """The URL to hand the provider, made now (an s3:// source presigned, a source reference resolved by
-        its platform, so no link expires in the queue) and living as long as the provider needs it; or, for
+        its platform, so no link expires in the queue) and living as long as the provider needs it, from `url`
+        where given (ArchiveFirst's archived copy), else the claim's `source_url`; or, for
         an asset whose source cannot be had now, the outcome to apply as the provider's would be (rejected
         with the inventory's reason or with why its link cannot live long enough, failed like any request
         that did not answer), or its fate, the claim released (deferred without spending its attempt: a
@@ -58,7 +59,7 @@ class SourceHandOff:
         resolver = self.sources or Resolver(
             _no_source_credentials, self.presign, self.settings.presign_expiry_s, self.clock
         )
-        lasting = self._lasting(resolver, claim.source_url)
+        lasting = self._lasting(resolver, url or claim.source_url)
         if isinstance(lasting, Outcome):
             return lasting
         resolution, notes = lasting

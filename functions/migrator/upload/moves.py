@@ -42,7 +42,8 @@ class LedgerMoves:
         result = self._write(msg, attempt, outcome, decision, now, waited_out)
         if decision.move is MoveKind.TO_PROCESSING:
             self._tracks_due(msg, claim)  # won or lost to a settle, the video exists: its tracks can go
-            self.archive_due(msg.asset_id)  # and its original is copied while the source's links work
+            if attempt.archived_url is None:  # (ArchiveFirst created it from the copy, made already)
+                self.archive_due(msg.asset_id)  # and its original is copied while the source's links work
         metrics.add_metric(name=decision.metric, unit=MetricUnit.Count, value=1)
         logger.info(
             "%s: %s",
@@ -116,6 +117,25 @@ class LedgerMoves:
         )
         logger.info("held for %.1f s: %s", delay, slot.reason)
         return Fate.later(delay, f"held: {slot.reason}", pacing=True)
+
+    def hold_for_archive(self, msg: AssetMessage, attempt: Attempt, delay_s: float, reason: str) -> Fate:
+        """ArchiveFirst: give the claim back while the original is archived (`upload.archive_first`), without
+        spending an attempt, as a hold; the message comes back in `delay_s` (the heal lane sends it again if lost)."""
+        now, claim = self.clock(), attempt.claim
+        self.ledger.release_throttled(
+            msg.asset_id, claim.token, back_to(claim), now + delay_s, reason, now, count=False,
+            lookup_from=attempt.lookup_from,
+        )  # fmt: skip
+        metrics.add_metric(name="HeldForArchive", unit=MetricUnit.Count, value=1)
+        logger.info("held for the archive, back in %.0f s: %s", delay_s, reason)
+        return Fate.later(delay_s, reason, pacing=True)
+
+    def fail_for_good(self, msg: AssetMessage, attempt: Attempt, error: str) -> Fate:
+        """The asset failed for good with `error` before any create (the operator's retry decides)."""
+        self.ledger.mark_failed(msg.asset_id, attempt.claim.token, error, None, self.clock())
+        metrics.add_metric(name="Failed", unit=MetricUnit.Count, value=1)
+        logger.info("failed: %s", error)
+        return Fate.finished(error)
 
     def adopt(self, msg: AssetMessage, attempt: Attempt, found: Outcome, spent: int) -> Fate:
         """Take over a video an earlier try made. Its webhook may have come and gone while the
