@@ -281,7 +281,7 @@ def documented_fields() -> dict[str, set[str]]:
         output, names = row.strip("|").split("|")
         for name in re.findall(r"`([^`]+)`", output):
             key = f"{name} {output.split('`')[-1].strip()}".strip()
-            fields[key] = set(re.findall(r"`([a-z_]+)`", names))
+            fields[key] = set(re.findall(r"`([a-z][a-z_0-9]*)`", names))
     return fields
 
 

@@ -28,6 +28,23 @@ def test_the_guide_documents_every_field_of_the_new_outputs():
     assert mismatch == documented["verify mismatch"]
 
 
+def test_the_guide_documents_every_field_of_the_archive_s_outputs():
+    from migrator.archive.store import Archived
+    from migrator_cli.ops import ArchiveRetrySummary
+    from migrator_cli.verify_archive import ArchiveReport, check, not_archived
+
+    documented = documented_fields()
+    assert set(ArchiveReport().as_dict()) == documented["verify --archive summary"]
+    item = {"asset_id": "a", "archive_state": "archived", "archive_key": "m/a/original.mp4"}
+    item |= {"archive_bytes": 2, "archive_sha256": "x-1"}
+    differs = check(item, Archived(1, "y-1", "STANDARD"))
+    fields = {name for finding in differs.findings for name in finding.as_dict()}
+    assert fields | {"ledger_sha256"} <= documented["verify --archive mismatch"]
+    assert set(not_archived({"asset_id": "a", "state": "ready"})) == documented["verify --archive not archived"]
+    retried = {"type", "retried", "dry_run", *ArchiveRetrySummary().__dict__}
+    assert retried == documented["retry --archive"]
+
+
 def test_the_guide_has_a_section_for_each_new_command():
     from tests.conftest import ROOT
 
