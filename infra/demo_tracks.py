@@ -51,9 +51,11 @@ class TrackTally:
         return TrackTally(states, Counter(), counted.get("unarmed", 0))
 
 
-def tally_tracks(ready: list[dict]) -> TrackTally:
+def tally_tracks(ready: list[dict], poster_time_later: bool = False) -> TrackTally:
     """Count the tracks of `ready` ledger items (pure): each armed track by its state, each track a row
-    names for a video it is not armed for (`tracks_video` is not the item's `remote_id`) as unarmed."""
+    names for a video it is not armed for (`tracks_video` is not the item's `remote_id`) as unarmed.
+    `poster_time_later`: the target sets a row's poster time after the create (the provider's flag), so a
+    row with a poster time alone owes the tracks worker a thumbnail too."""
     from migrator.extras import CHAPTERS_TRACK, entry_kind, item_needs_extras
     from migrator.messages import parse_tracks
     from migrator.tracks import STATES
@@ -71,26 +73,38 @@ def tally_tracks(ready: list[dict]) -> TrackTally:
                     states[state] += 1
                     by_kind.setdefault(entry_kind(entry), Counter())[state] += 1
             why.update(reason[:70] for _, reason in track_failures(track_states))
-        elif item.get("tracks") or item_needs_extras(item):
+        elif item.get("tracks") or item_needs_extras(item) or (poster_time_later and _has_poster_time(item)):
             named = parse_tracks(item["tracks"]) if item.get("tracks") else ()
             # a chapters file among the tracks is armed as the chapters extra (extras_of), not as a caption
             captions = sum(1 for t in named if t.kind != CHAPTERS_TRACK) if isinstance(named, tuple) else 0
             by_kind.setdefault(CAPTION, Counter())["unarmed"] += captions
-            for kind in unarmed_extras(item):
+            for kind in unarmed_extras(item, poster_time_later):
                 by_kind.setdefault(kind, Counter())["unarmed"] += 1
     unarmed = sum(counted.get("unarmed", 0) for counted in by_kind.values())
     return TrackTally(states, why, unarmed, by_kind)
 
 
-def unarmed_extras(item: dict) -> list[str]:
+def unarmed_extras(item: dict, poster_time_later: bool = False) -> list[str]:
     """The kind of each extra a ready item's row names (a thumbnail, chapters, its collections), not armed yet."""
     from migrator.extras import extras_of
     from migrator.ledger import NotResendable, message_of
 
     try:
-        return [extra.kind for extra in extras_of(message_of(item))]
+        return [extra.kind for extra in extras_of(message_of(item), poster_time_later)]
     except NotResendable:
         return []
+
+
+def _has_poster_time(item: dict) -> bool:
+    return item.get("poster_time_s") is not None
+
+
+def target_sets_poster_later(run: LocalRun) -> bool:
+    """Whether the run's target sets a row's poster time after the create (api.video, Mux, Vimeo)."""
+    from migrator.providers import PROVIDERS
+
+    provider = PROVIDERS.get(str(getattr(run, "provider", "")))
+    return bool(provider and provider.poster_time_later)
 
 
 def settle_tracks(
@@ -104,7 +118,8 @@ def settle_tracks(
     by a delayed message, which no queue depth counts, and a video's tracks are armed only when the tracks
     worker first finds it ready."""
     started = last_progress = clock()
-    tally = tally_tracks(run.items("ready"))
+    later = target_sets_poster_later(run)
+    tally = tally_tracks(run.items("ready"), later)
     shown = None
     while tally.pending and clock() - last_progress < timeout_s and clock() - started < cap_s:
         if tally.pending != shown:
@@ -113,7 +128,7 @@ def settle_tracks(
                 last_progress = clock()
             shown = tally.pending
         sleep(2)
-        tally = tally_tracks(run.items("ready"))
+        tally = tally_tracks(run.items("ready"), later)
     return tally, clock() - started
 
 
@@ -149,7 +164,7 @@ def fidelity_of(run: LocalRun, verify_lines: Sequence[str] = ()) -> Fidelity:
     provider = paced(target.provider())  # read as `migrator audit` reads: a provider's 429 is waited out
     provider.http.session.trust_env = False  # the simulator is on loopback
     ready = run.items("ready")
-    tracks = tally_tracks(ready)
+    tracks = tally_tracks(ready, target_sets_poster_later(run))
     captions = tracks.of(CAPTION)
     if not captions.states and not captions.unarmed and not provider.takes_tracks:
         lines = [f"caption tracks        none sent: {provider.name} takes no text tracks (--provider mux carries them)"]

@@ -425,3 +425,13 @@ def test_the_archive_wait_goes_on_while_copies_settle_and_says_so(capsys):
     clock = Clock()
     tally, waited = settle_archive(Ledger(owed), sleep=clock.sleep, clock=clock, quiet_s=10)
     assert (tally["owed"], waited) == (2, 10.0)
+
+
+def test_a_poster_time_alone_is_waited_for_where_the_target_sets_it_after_the_create():
+    """sample -> apivideo ended NOT OK once: a row with a poster time alone owes api.video's tracks worker a
+    thumbnail, which the demo's wait did not count, so verify met it not yet armed."""
+    from infra.demo_tracks import tally_tracks
+
+    posed = {**ready("a", "v1"), "source_url": "https://m.example/a.mp4", "poster_time_s": 3}
+    assert tally_tracks([posed], poster_time_later=True).unarmed == 1
+    assert tally_tracks([posed]).unarmed == 0  # a target whose create carries the poster time owes nothing
