@@ -26,6 +26,13 @@ Errors are the model's exceptions: HTTP status (BadRequestException 400, NotFoun
 `ClientError.response["Error"]` and the client's `exceptions.BadRequestException` and kin.
 
 Queues: `Default` unless the config names more; each runs its jobs `concurrency` at a time (mediaconvert_jobs.py).
+
+EventBridge (and ministack) refuse an `aws.` source from anyone but AWS, so the events' source is a setting:
+`aws.mediaconvert` by default, another where a rule in the emulator must receive them. Unconfirmed in the documents
+read: the segment files' numbering (`_00001.ts`); the real service's validation messages; the answer to an unknown
+queue (NotFoundException here); whether a finished job still carries `JobPercentComplete` (omitted here); error
+code 1999's meaning (used here for a failed encode or upload); a lone output's playlist name without a
+`NameModifier` (refused here).
 """
 
 from __future__ import annotations
