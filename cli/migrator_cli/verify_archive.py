@@ -27,7 +27,7 @@ from migrator.states import State
 
 from .sender import run_bounded
 from .units import human_bytes
-from .verify import Pace
+from .verify import Finding, Pace
 
 
 @dataclass(frozen=True)
@@ -40,21 +40,12 @@ class Recorded:
 
 
 @dataclass(frozen=True)
-class ArchiveFinding:
-    asset_id: str
-    # size, checksum, no_checksum, unrecorded (the ledger's record is short), missing, unchecked (no answer)
-    kind: str
-    detail: str
-    numbers: dict = field(default_factory=dict)
+class ArchiveFinding(Finding):
+    """A verify finding about the archive: its `kind` is size, checksum, no_checksum, unrecorded (the ledger's record
+    is short), missing or unchecked (no answer); a line of its own type."""
 
     def as_dict(self) -> dict:
-        return {
-            "type": "archive_mismatch",
-            "id": self.asset_id,
-            "kind": self.kind,
-            "detail": self.detail,
-            **self.numbers,
-        }
+        return {**super().as_dict(), "type": "archive_mismatch"}
 
 
 @dataclass(frozen=True)

@@ -103,31 +103,25 @@ class LedgerMoves:
     def release_held(self, msg: AssetMessage, attempt: Attempt, slot: Hold) -> Fate:
         """Give the claim back while the fleet is held longer than this record can wait: the message
         comes back after the hold (spread), without spending an attempt."""
-        now, claim = self.clock(), attempt.claim
+        now = self.clock()
         delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now), slot.spread))
-        self.ledger.release_throttled(
-            msg.asset_id,
-            claim.token,
-            back_to(claim),
-            now + delay,
-            f"held: {slot.reason}",
-            now,
-            count=False,
-            lookup_from=attempt.lookup_from,
-        )
         logger.info("held for %.1f s: %s", delay, slot.reason)
-        return Fate.later(delay, f"held: {slot.reason}", pacing=True)
+        return self._hold(msg, attempt, now, delay, f"held: {slot.reason}")
 
     def hold_for_archive(self, msg: AssetMessage, attempt: Attempt, delay_s: float, reason: str) -> Fate:
         """ArchiveFirst: give the claim back while the original is archived (`upload.archive_first`), without
         spending an attempt, as a hold; the message comes back in `delay_s` (the heal lane sends it again if lost)."""
-        now, claim = self.clock(), attempt.claim
+        metrics.add_metric(name="HeldForArchive", unit=MetricUnit.Count, value=1)
+        logger.info("held for the archive, back in %.0f s: %s", delay_s, reason)
+        return self._hold(msg, attempt, self.clock(), delay_s, reason)
+
+    def _hold(self, msg: AssetMessage, attempt: Attempt, now: float, delay_s: float, reason: str) -> Fate:
+        """The claim given back as a hold (no attempt spent), its message back in `delay_s`."""
+        claim = attempt.claim
         self.ledger.release_throttled(
             msg.asset_id, claim.token, back_to(claim), now + delay_s, reason, now, count=False,
             lookup_from=attempt.lookup_from,
         )  # fmt: skip
-        metrics.add_metric(name="HeldForArchive", unit=MetricUnit.Count, value=1)
-        logger.info("held for the archive, back in %.0f s: %s", delay_s, reason)
         return Fate.later(delay_s, reason, pacing=True)
 
     def fail_for_good(self, msg: AssetMessage, attempt: Attempt, error: str) -> Fate:
@@ -184,12 +178,12 @@ class LedgerMoves:
     def archive_due(self, asset_id: str) -> None:
         """Tell the archive worker to copy the asset's original (nothing on a stack without an archive). The copy
         is owed in the ledger first (`owe_archive` files it in reconcile's archive lane), so a lost message is
-        sent again; a second message for a copy made or under way is refused by the copy's claim."""
+        sent again. A copy owed already (an earlier try's create, ArchiveFirst's) was told then: nothing is sent."""
         if not self.settings.archive_queue_url:
             return
         try:
-            self.ledger.owe_archive(asset_id, self.clock())
-            self.sqs.send_message(QueueUrl=self.settings.archive_queue_url, MessageBody=id_message(asset_id))
+            if self.ledger.owe_archive(asset_id, self.clock()).won:
+                self.sqs.send_message(QueueUrl=self.settings.archive_queue_url, MessageBody=id_message(asset_id))
         except Exception as exc:
             logger.warning("could not send the archive message (reconcile will): %s", type(exc).__name__)
 
