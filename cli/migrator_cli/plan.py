@@ -7,9 +7,10 @@ plan_extras.py); then, for each provider (or the one named), the time at its
 documented or configured create rate, its cost from the shipped price table (data/prices.json: each
 price with its date and source; --prices FILE overrides), and the AWS cost from requests per asset
 measured on the stack (data/aws-requests.json, which says how) at the region's prices
-(data/aws-prices.json; --aws-prices FILE overrides); and warnings (sources above 1080p on Mux,
-Cloudflare storage beyond the account's capacity, unknown durations, unverified prices), and what becomes
-of the extras there: carried, or noted (the target's class facts).
+(data/aws-prices.json; --aws-prices FILE overrides), the aws target's own MediaConvert and S3 cost
+(plan_aws.py); and warnings (sources above 1080p on Mux, Cloudflare storage beyond the account's capacity,
+unknown durations, unverified prices), and what becomes of the extras there: carried, or noted (the target's
+class facts).
 
 Rows without a duration are costed at the mean of the rows with one, and said to be. `summarise` and
 `estimate` are pure; the CLI front end prints a Plan's `lines()` or `as_dict()` (plan_report.py).
@@ -30,9 +31,12 @@ from migrator.messages import SOURCE_PLATFORMS, AssetMessage
 from migrator.providers import PROVIDERS as REGISTERED_PROVIDERS  # each one's documented create rate
 from migrator.sources import HTTP_SOURCES  # each platform's documented read rate and requests a video
 
+from .aws_prices import MEDIACONVERT, MEDIACONVERT_VERIFIED
 from .errors import CliError
 from .inventory import BadRow, Deduper, Record, Skipped
 from .plan_archive import parts_of
+from .plan_aws import PROVIDER as AWS_TARGET
+from .plan_aws import aws_outlook
 from .plan_extras import ExtrasCount, ExtrasOutlook, TargetFacts, outlook
 
 # Every registered target, in the registry's order (migrator.platforms, providers.REGISTERED).
@@ -325,6 +329,8 @@ def _provider_cost(
     inv: Inventory, provider: str, prices: Mapping, to_send: int, warnings: list[str]
 ) -> tuple[float | None, float | None, dict[str, dict]]:
     """(encoding, a month's storage, the prices cited) at the provider, from its price table."""
+    if provider == AWS_TARGET:
+        return _aws_target_cost(inv, warnings)
     table = (prices.get("providers") or {}).get(provider) or {}
     cited: dict[str, dict] = {}
     encoding = storage = None
@@ -345,6 +351,18 @@ def _provider_cost(
     else:
         warnings.append(f"{provider}: no prices in the table; give --prices FILE")
     return encoding, storage, cited
+
+
+def _aws_target_cost(inv: Inventory, warnings: list[str]) -> tuple[float | None, float | None, dict[str, dict]]:
+    """The aws target is the owner's own account, priced by aws_prices.py (plan_aws.py's section cites each price):
+    MediaConvert's Basic tier once (Professional costs more: the section says both), S3 STANDARD a month."""
+    outlook = aws_outlook(inv.assets, inv.duration_known, inv.seconds_known)
+    if not outlook.costed:
+        warnings.append("aws: no row says its duration: MediaConvert bills output minutes; give duration_s")
+        return None, None, {}
+    if not MEDIACONVERT_VERIFIED:
+        warnings.append(f"aws MediaConvert prices are not verified: check {MEDIACONVERT}")
+    return outlook.once_usd("basic"), round(outlook.s3_usd_month, 6), {}
 
 
 def _aws_cost(

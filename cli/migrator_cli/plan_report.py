@@ -11,6 +11,8 @@ from migrator.sources import HTTP_SOURCES  # each platform's documented read rat
 
 from .plan import Estimate, Inventory  # what a plan counted and estimated (plan.py); this module reads it out
 from .plan_archive import ArchiveOutlook, archive_outlook
+from .plan_aws import PROVIDER as AWS_TARGET
+from .plan_aws import AwsOutlook, aws_outlook
 from .units import human_bytes as _bytes
 from .units import human_usd as _usd
 
@@ -30,9 +32,19 @@ class Plan:
         inv = self.inventory
         return archive_outlook(inv.assets, inv.bytes_known, inv.size_known, inv.archive_parts, inv.archive_too_large)
 
+    @property
+    def aws(self) -> AwsOutlook | None:
+        """The aws target's MediaConvert, S3 and CloudFront figures (plan_aws.py), when it is planned."""
+        if not any(e.provider == AWS_TARGET for e in self.estimates):
+            return None
+        inv = self.inventory
+        return aws_outlook(inv.assets, inv.duration_known, inv.seconds_known)
+
     def as_dict(self) -> dict:
         inv = self.inventory
-        archive = {"archive": self.archive.as_dict()} if self.archive_table else {}
+        sections = {"archive": self.archive.as_dict()} if self.archive_table else {}
+        aws = self.aws
+        sections |= {"aws": aws.as_dict()} if aws is not None else {}
         return {
             "type": "plan",
             "source": self.source,
@@ -58,7 +70,7 @@ class Plan:
             "published": inv.extras.published,
             "region": self.region,
             "providers": {e.provider: _estimate_dict(e) for e in self.estimates},
-            **archive,
+            **sections,
         }
 
     def lines(self) -> list[str]:
@@ -127,6 +139,9 @@ class Plan:
         for e in self.estimates:
             for reason, n in e.unfetchable.items():
                 out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
+        aws = self.aws
+        if aws is not None:
+            out += ["", *aws.lines()]
         if self.archive_table:
             out += ["", *self.archive.lines()]
         out.append("")

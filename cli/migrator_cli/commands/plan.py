@@ -26,8 +26,9 @@ def register(subparsers) -> None:
             "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
             "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
             "overrides) at the region's prices (--aws-prices FILE), what an archive of the originals in your own S3 "
-            "costs per storage class (one line; --archive: the table), and warnings. Nothing is sent; no AWS "
-            "credentials are read."
+            "costs per storage class (one line; --archive: the table), for the aws target (your own account) its "
+            "MediaConvert minutes per tier, S3 storage and CloudFront egress rate, and warnings. Nothing is sent; "
+            "no AWS credentials are read."
         ),
     )
     p.add_argument("source", metavar="FILE", nargs="?", help="a .csv or .jsonl inventory, or - for standard input")
