@@ -20,6 +20,25 @@ model botocore carries, whose `http` and shapes each operation's method, path, b
 - GetJob, `GET /2017-08-29/jobs/{id}` (jobs-id.html): `{"job": Job}`, or NotFoundException.
 - ListJobs, `GET /2017-08-29/jobs?maxResults&nextToken&order&queue&status` (jobs.html): "up to twenty of your most
   recently created jobs ... To retrieve the twenty next most recent jobs, use the nextToken string returned".
+- CancelJob, `DELETE /2017-08-29/jobs/{id}`, answered 202 with `{}` (the model's CancelJob: "Permanently cancel a
+  job. Once you have canceled a job, you can't start it again"; its CancelJobResponse has no members): a SUBMITTED or
+  PROGRESSING job becomes CANCELED and its CANCELED event is sent (mediaconvert_jobs.py). An unknown job is
+  NotFoundException; one that has already ended (COMPLETE, ERROR, CANCELED) ConflictException 409, the model's
+  "The service couldn't complete your request because there is a conflict with the current state of the resource"
+  (which statuses the service refuses is not in the documents read).
+
+What a job may ask for: one s3:// input with sidecar WebVTT or SRT caption files; HLS groups of H.264 renditions and
+WebVTT captions renditions (mediaconvert_captions.py); file groups of an MP4 or JPEG frame captures
+(mediaconvert_files.py). mediaconvert_settings.py says what is checked and what is refused.
+
+Faults for the tests of a caller, each off by default and drawn from one random generator seeded by `seed` (so a
+run repeats): `create_throttle_rate` answers a CreateJob TooManyRequestsException (HTTP 429, the model's "Too many
+requests have been sent in too short of a time. The service limits the rate at which it will accept requests") before
+anything is made; `lose_create_answer_rate` makes the job (or finds the one its ClientRequestToken names), then
+closes the connection without an answer, as a network that drops the answer would. A caller that retries with the
+same ClientRequestToken (boto3 keeps the token across its own retries, and its HTTP layer was seen to send a POST
+again once after a closed connection even with retries off) gets the job it made. The command line,
+infra/sim/mediaconvert_cli.py, starts the simulator as a process.
 
 Errors are the model's exceptions: HTTP status (BadRequestException 400, NotFoundException 404, ...), the name in the
 `x-amzn-ErrorType` header and `{"message": ...}` in the body, the REST-JSON form botocore reads into
@@ -70,12 +89,17 @@ class MediaConvertConfig:
     event_source: str = EVENT_SOURCE
     event_bus: str = "default"
     tool_timeout_s: float = TOOL_TIMEOUT_S
+    lose_create_answer_rate: float = 0.0  # CreateJob made, its answer dropped (the connection closed)
+    create_throttle_rate: float = 0.0  # CreateJob refused TooManyRequestsException before anything is made
+    seed: int | None = None  # seeds the fault draws
 
     def __post_init__(self) -> None:
         if not self.queues or any(not isinstance(n, int) or n < 1 for n in self.queues.values()):
             raise ValueError("queues must name at least one queue, each with a concurrency of 1 or more")
         if self.encode_delay_s < 0 or self.idempotency_window_s < 0 or self.tool_timeout_s <= 0:
             raise ValueError("encode_delay_s and idempotency_window_s must be 0 or more, tool_timeout_s above 0")
+        if not all(0.0 <= r <= 1.0 for r in (self.lose_create_answer_rate, self.create_throttle_rate)):
+            raise ValueError("lose_create_answer_rate and create_throttle_rate must be from 0 to 1")
 
 
 class ApiError(Exception):
@@ -94,6 +118,10 @@ def not_found(message: str) -> ApiError:
     return ApiError("NotFoundException", 404, message)
 
 
+class DropAnswer(Exception):
+    """The request was carried out; its answer is not sent: the connection closes without one."""
+
+
 Answer = tuple[int, dict[str, Any]]
 
 
@@ -108,6 +136,8 @@ class MediaConvertSim:
         self._jobs: dict[str, Job] = {}
         self._order: dict[str, int] = {}  # job id -> its place in creation order (ListJobs' paging)
         self._tokens: dict[str, tuple[str, float]] = {}  # ClientRequestToken -> (job id, when it made the job)
+        self._faults = random.Random(self.config.seed)  # the fault draws, apart from the ids' randomness
+        self.lost_answers = 0  # CreateJob answers dropped, for tests
         self.events = Events(
             events, self.config.region, self.config.account, self.config.event_source, self.config.event_bus
         )
@@ -167,8 +197,12 @@ class MediaConvertSim:
         if route is not None:
             return route()
         prefix = f"{API}/jobs/"
-        if method == "GET" and path.startswith(prefix) and "/" not in path[len(prefix) :]:
-            return self._get_job(urllib.parse.unquote(path[len(prefix) :]))
+        if path.startswith(prefix) and "/" not in path[len(prefix) :]:
+            job_id = urllib.parse.unquote(path[len(prefix) :])
+            if method == "GET":
+                return self._get_job(job_id)
+            if method == "DELETE":
+                return self._cancel_job(job_id)
         raise not_found(f"no such operation: {method} {path}")
 
     def _describe_endpoints(self, body: bytes) -> Answer:
@@ -185,7 +219,29 @@ class MediaConvertSim:
     def _queue_arn(self, name: str) -> str:
         return f"arn:aws:mediaconvert:{self.config.region}:{self.config.account}:queues/{name}"
 
+    def _draw(self, rate: float, locked: bool = False) -> bool:
+        if rate <= 0:
+            return False
+        if locked:
+            return self._faults.random() < rate
+        with self._lock:
+            return self._faults.random() < rate
+
+    def _answer_or_drop(self, answer: Answer, locked: bool = False) -> Answer:
+        """A CreateJob's answer, or DropAnswer as often as lose_create_answer_rate says."""
+        if self._draw(self.config.lose_create_answer_rate, locked):
+            self.lost_answers += 1
+            raise DropAnswer
+        return answer
+
     def _create_job(self, body: bytes) -> Answer:
+        if self._draw(self.config.create_throttle_rate):
+            raise ApiError(
+                "TooManyRequestsException",
+                429,
+                "Too many requests have been sent in too short of a time. "
+                "The service limits the rate at which it will accept requests.",
+            )
         try:
             fields = create_fields(_json(body))
         except Invalid as exc:
@@ -193,11 +249,10 @@ class MediaConvertSim:
         queue = self._queue_name(fields.pop("queue"))
         token = fields["client_request_token"]
         now = time.time()
-        with self._lock:
-            if token is not None and token in self._tokens:
-                job_id, made_at = self._tokens[token]
-                if now - made_at <= self.config.idempotency_window_s:
-                    return 201, {"job": self._jobs[job_id].wire()}
+        with self._lock:  # one section: two creates with one token make one job
+            known = self._tokens.get(token) if token is not None else None
+            if known is not None and now - known[1] <= self.config.idempotency_window_s:
+                return self._answer_or_drop((201, {"job": self._jobs[known[0]].wire()}), locked=True)
             job_id = f"{int(now * 1000)}-{''.join(random.choices(string.ascii_lowercase + string.digits, k=6))}"
             job = Job(
                 id=job_id,
@@ -212,7 +267,7 @@ class MediaConvertSim:
                 self._tokens[token] = (job_id, now)
             answer = job.wire()
         self.runner.submit(queue, job)
-        return 201, {"job": answer}
+        return self._answer_or_drop((201, {"job": answer}))
 
     def _get_job(self, job_id: str) -> Answer:
         with self._lock:
@@ -220,6 +275,15 @@ class MediaConvertSim:
             if job is None:
                 raise not_found(f"The specified job {job_id} was not found")  # the simulator's words
             return 200, {"job": job.wire()}
+
+    def _cancel_job(self, job_id: str) -> Answer:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise not_found(f"The specified job {job_id} was not found")
+        if not self.runner.cancel(job):
+            raise ApiError("ConflictException", 409, f"The job {job_id} has ended ({job.status}) and can't be canceled")
+        return 202, {}
 
     def _list_jobs(self, query: str) -> Answer:
         try:
@@ -306,6 +370,9 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urllib.parse.urlsplit(self.path)
         try:
             status, payload = self.server.sim.handle(self.command, parts.path, parts.query, body)
+        except DropAnswer:
+            self.close_connection = True  # nothing written: the client sees the connection close without an answer
+            return
         except ApiError as exc:
             self._send(exc.status, {"message": exc.message}, exc.name)
             return

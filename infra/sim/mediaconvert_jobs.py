@@ -21,10 +21,23 @@ output information about the completed job"), ERROR ("The error code or codes an
 sample, https://docs.aws.amazon.com/mediaconvert/latest/ug/apple-hls-group.html: per output `outputFilePaths`,
 `durationInMs`, `videoDetails` {`widthInPx`, `heightInPx`}, and per group `type` HLS_GROUP and `playlistFilePaths`),
 ERROR adds `errorCode` and `errorMessage` (https://docs.aws.amazon.com/mediaconvert/latest/ug/ev_status_error.html).
+A file group's outputs are `type` FILE_GROUP with no `playlistFilePaths` ("not returned"), each output's
+`outputFilePaths` its file, or for a frame capture "the final captured image" ("Output file names and paths",
+https://docs.aws.amazon.com/mediaconvert/latest/ug/output-file-names-and-paths.html, and the File group sample,
+https://docs.aws.amazon.com/mediaconvert/latest/ug/file-group.html). GetJob's Job carries the same outputs as the
+model's OutputGroupDetail: per output only `durationInMs` and `videoDetails` (the file paths are the event's).
+CANCELED ("MediaConvert sends the event for CANCELED when the job is canceled. It contains basic job details including
+timestamp, accountID, queue, jobId, and userMetadata", https://docs.aws.amazon.com/mediaconvert/latest/ug/
+ev_status_canceled.html) follows a CancelJob: "Permanently cancel a job. Once you have canceled a job, you can't start
+it again" (the model's CancelJob). A SUBMITTED job is canceled before it starts; a PROGRESSING one stops at its next
+step (before its next output; an ffmpeg call already running finishes first), and what it wrote stays where it is.
+Which statuses the service lets you cancel is not in the documents read: SUBMITTED and PROGRESSING here; an ended job
+(COMPLETE, ERROR, CANCELED) is refused ConflictException, the model's "conflict with the current state of the
+resource" (mediaconvert.py).
 The simulator sends them with PutEvents to an injected EventBridge client. EventBridge refuses PutEvents from any
 other sender for an `aws.` source (the emulator, ministack, answers NotAuthorizedForSourceException as AWS does), so
 the source is a setting: `aws.mediaconvert` by default, another where a rule in the emulator must receive them.
-Not modelled: INPUT_INFORMATION, STATUS_UPDATE, NEW_WARNING, CANCELED.
+Not modelled: INPUT_INFORMATION, STATUS_UPDATE, NEW_WARNING.
 """
 
 from __future__ import annotations
@@ -40,12 +53,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from .mediaconvert_transcode import OTHER_ERROR, S3, TOOL_TIMEOUT_S, GroupResult, Plan, TranscodeError, transcode
+from .mediaconvert_transcode import (
+    OTHER_ERROR,
+    S3,
+    TOOL_TIMEOUT_S,
+    GroupResult,
+    Plan,
+    Rendition,
+    TranscodeError,
+    transcode,
+)
 
-SUBMITTED, PROGRESSING, COMPLETE, ERROR = "SUBMITTED", "PROGRESSING", "COMPLETE", "ERROR"
-STATUSES = (SUBMITTED, PROGRESSING, COMPLETE, "CANCELED", ERROR)  # the model's JobStatus enum
+SUBMITTED, PROGRESSING, COMPLETE, CANCELED, ERROR = "SUBMITTED", "PROGRESSING", "COMPLETE", "CANCELED", "ERROR"
+STATUSES = (SUBMITTED, PROGRESSING, COMPLETE, CANCELED, ERROR)  # the model's JobStatus enum
+ENDED = (COMPLETE, CANCELED, ERROR)
 EVENT_SOURCE = "aws.mediaconvert"
 DETAIL_TYPE = "MediaConvert Job State Change"
+
+
+class Canceled(Exception):
+    """Raised at a running job's next step once it is canceled: its worker stops there."""
 
 
 class EventBridge(Protocol):
@@ -74,6 +101,7 @@ class Job:
     error_code: int | None = None
     error_message: str | None = None
     results: list[GroupResult] = field(default_factory=list)
+    canceled: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def wire(self) -> dict[str, Any]:
         timing: dict[str, Any] = {"submitTime": int(self.submit_time)}
@@ -106,15 +134,29 @@ class Job:
             # The API's OutputGroupDetail: per output DurationInMs and VideoDetails (no file paths: those are the
             # event's).
             body["outputGroupDetails"] = [
-                {
-                    "outputDetails": [
-                        {"durationInMs": r.duration_ms, "videoDetails": {"widthInPx": r.width, "heightInPx": r.height}}
-                        for r in group.renditions
-                    ]
-                }
-                for group in self.results
+                {"outputDetails": [output_detail(r) for r in group.renditions]} for group in self.results
             ]
         return body
+
+
+def output_detail(rendition: Rendition, paths: bool = False) -> dict[str, Any]:
+    """An output's OutputDetail (the API's), with its `outputFilePaths` first when `paths` (the event's)."""
+    detail: dict[str, Any] = {"outputFilePaths": list(rendition.paths)} if paths else {}
+    detail["durationInMs"] = rendition.duration_ms
+    if rendition.width is not None and rendition.height is not None:
+        detail["videoDetails"] = {"widthInPx": rendition.width, "heightInPx": rendition.height}
+    return detail
+
+
+def group_detail(group: GroupResult) -> dict[str, Any]:
+    """The COMPLETE event's entry for one output group."""
+    detail: dict[str, Any] = {
+        "outputDetails": [output_detail(r, paths=True) for r in group.renditions],
+        "type": group.type,
+    }
+    if group.playlist is not None:
+        detail["playlistFilePaths"] = [group.playlist]
+    return detail
 
 
 class Events:
@@ -138,21 +180,7 @@ class Events:
             "userMetadata": job.user_metadata,
         }
         if job.status == COMPLETE:
-            detail["outputGroupDetails"] = [
-                {
-                    "outputDetails": [
-                        {
-                            "outputFilePaths": [r.playlist],
-                            "durationInMs": r.duration_ms,
-                            "videoDetails": {"widthInPx": r.width, "heightInPx": r.height},
-                        }
-                        for r in group.renditions
-                    ],
-                    "type": "HLS_GROUP",
-                    "playlistFilePaths": [group.playlist],
-                }
-                for group in job.results
-            ]
+            detail["outputGroupDetails"] = [group_detail(group) for group in job.results]
         if job.status == ERROR:
             detail["errorCode"] = job.error_code
             detail["errorMessage"] = job.error_message
@@ -255,25 +283,51 @@ class Runner:
     def submit(self, queue_name: str, job: Job) -> None:
         self.queues[queue_name].submit(job)
 
-    def _change(self, job: Job, **changes: Any) -> None:
+    def cancel(self, job: Job) -> bool:
+        """CancelJob: a SUBMITTED or PROGRESSING job becomes CANCELED (and its event is sent); False if it had
+        already ended. The caller holds no lock."""
         with self._lock:
+            if job.status in ENDED:
+                return False
+            job.canceled.set()
+            job.status, job.finish_time, job.percent, job.phase = CANCELED, time.time(), None, None
+        self.events.send(job)
+        return True
+
+    def _change(self, job: Job, **changes: Any) -> bool:
+        """A state change and its event, unless the job was canceled meanwhile (then nothing, and False)."""
+        with self._lock:
+            if job.canceled.is_set():
+                return False
             for name, value in changes.items():
                 setattr(job, name, value)
         self.events.send(job)
+        return True
 
     def _progress(self, job: Job, phase: str, percent: int) -> None:
+        if job.canceled.is_set() or self._stopping.is_set():
+            raise Canceled
         with self._lock:
             job.phase, job.percent = phase, percent
 
+    def _hold(self, job: Job) -> bool:
+        """The encode delay, cut short by a cancel or a stop; True if the job should go on."""
+        deadline = time.monotonic() + self.encode_delay_s
+        while (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, 0.05)) or job.canceled.is_set():
+                return False
+        return not job.canceled.is_set()
+
     def _run(self, job: Job) -> None:
-        if self._stopping.is_set():
+        if self._stopping.is_set() or job.canceled.is_set():
             return
         with self._lock:
             self.running += 1
             self.most_running = max(self.most_running, self.running)
         try:
-            self._change(job, status=PROGRESSING, start_time=time.time(), percent=0, phase="PROBING")
-            if self._stopping.wait(self.encode_delay_s):
+            if not self._change(job, status=PROGRESSING, start_time=time.time(), percent=0, phase="PROBING"):
+                return
+            if not self._hold(job):
                 return
             try:
                 if self._s3 is None:
@@ -282,6 +336,8 @@ class Runner:
                     results = transcode(
                         job.plan, self._s3, Path(work), lambda p, n: self._progress(job, p, n), self.tool_timeout_s
                     )
+            except Canceled:
+                return
             except TranscodeError as exc:
                 self._change(job, status=ERROR, finish_time=time.time(), error_code=exc.code, error_message=exc.message)
                 return

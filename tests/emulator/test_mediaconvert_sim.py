@@ -4,7 +4,10 @@ A two-second sample (ffmpeg's lavfi testsrc and a sine, tests/probe/media.py) go
 `mediaconvert` client makes an HLS job of it with two outputs; the job completes; ffprobe reads the multivariant
 playlist and each output's playlist from the objects written (downloaded to a temporary directory); and the job's
 PROGRESSING and COMPLETE events arrive at an SQS queue through an EventBridge rule, as a rule in the stack will route
-them. A file cut short ends its job in ERROR, its ERROR event routed the same way.
+them. A file cut short ends its job in ERROR, its ERROR event routed the same way. A job with a WebVTT and an SRT
+sidecar file and a frame capture writes caption renditions ffprobe reads as WebVTT, a multivariant playlist that
+names them as subtitles, and JPEG thumbnails, all in the emulator's S3; its COMPLETE event names the multivariant
+playlist and the last image.
 
 EventBridge refuses PutEvents for an `aws.` source from anyone but AWS itself, and the emulator (ministack) refuses
 it the same way (NotAuthorizedForSourceException): the last test shows it. So the routed jobs run with the
@@ -28,7 +31,15 @@ from infra.sim.mediaconvert_transcode import Plan
 from tests.conftest import unique
 from tests.probe.media import make_media
 from tests.sim.support import wait_for
-from tests.sim.test_sdk_mediaconvert import hls_settings
+from tests.sim.test_sdk_mediaconvert import (
+    SRT,
+    WEBVTT,
+    caption_output,
+    caption_selector,
+    captions_settings,
+    frame_capture_group,
+    hls_settings,
+)
 
 ROLE = "arn:aws:iam::111122223333:role/MediaConvertRole"
 LOCAL_SOURCE = "migrator.sim.mediaconvert"
@@ -157,6 +168,65 @@ def test_a_job_transcodes_the_sample_into_playable_hls_and_its_complete_event_is
         [f"s3://{out_bucket}/hls/mainv1.m3u8"],
         [f"s3://{out_bucket}/hls/mainv2.m3u8"],
     ]
+    assert sim.events.refused == []
+
+
+def test_captions_and_thumbnails_land_in_s3_playable_and_named_in_the_master(routed, mediaconvert, tmp_path):
+    s3, sqs, queue_url, in_bucket, out_bucket, _media = routed
+    sim, mc = mediaconvert
+    s3.put_object(Bucket=in_bucket, Key="captions/en.vtt", Body=WEBVTT)
+    s3.put_object(Bucket=in_bucket, Key="captions/es.srt", Body=SRT)
+    selectors = {
+        "Captions Selector 1": caption_selector(f"s3://{in_bucket}/captions/en.vtt"),
+        "Captions Selector 2": caption_selector(f"s3://{in_bucket}/captions/es.srt", "SRT"),
+    }
+    outputs = [
+        caption_output("_en", "Captions Selector 1", "ENG", "English"),
+        caption_output("_es", "Captions Selector 2", "SPA", "Spanish"),
+    ]
+    settings = captions_settings(
+        f"s3://{in_bucket}/videos/sample.mp4", f"s3://{out_bucket}/hls/main", selectors, outputs
+    )
+    settings["OutputGroups"].append(frame_capture_group(f"s3://{out_bucket}/thumbs/poster", MaxCaptures=3))
+    job = mc.create_job(Role=ROLE, Settings=settings, UserMetadata={"row": "lib/12"})["Job"]
+    ended = _wait_ended(mc, job["Id"])
+    assert ended["Status"] == "COMPLETE", ended.get("ErrorMessage")
+
+    local = tmp_path / "out"
+    local.mkdir()
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=out_bucket)["Contents"])
+    for key in keys:
+        s3.download_file(out_bucket, key, str(local / Path(key).name))
+    assert {"hls/main_en.m3u8", "hls/main_en_00001.vtt", "hls/main_es.m3u8", "hls/main_es_00001.vtt"} <= set(keys)
+    for name in ("main_en.m3u8", "main_es.m3u8"):  # ffprobe follows each caption playlist to its WebVTT segment
+        streams = _ffprobe(local / name)["streams"]
+        assert [(s["codec_type"], s["codec_name"]) for s in streams] == [("subtitle", "webvtt")]
+    assert "Hello" in (local / "main_en_00001.vtt").read_text() and "Hola" in (local / "main_es_00001.vtt").read_text()
+
+    master = (local / "main.m3u8").read_text()
+    assert '#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="eng",NAME="English",DEFAULT=YES' in master
+    assert 'LANGUAGE="spa",NAME="Spanish",DEFAULT=NO,AUTOSELECT=YES,URI="main_es.m3u8"' in master
+    assert all(line.endswith('SUBTITLES="subs"') for line in master.splitlines() if "EXT-X-STREAM-INF" in line)
+    video = [s for s in _ffprobe(local / "main.m3u8")["streams"] if s["codec_type"] == "video"]
+    assert [(s["codec_name"], s["width"]) for s in video] == [("h264", 64)]  # the master still plays
+
+    # One capture a second from the first frame, at most 3: a two-second sample gives .0000000 and .0000001.
+    images = [k for k in keys if k.startswith("thumbs/")]
+    assert images == ["thumbs/poster_thumb.0000000.jpg", "thumbs/poster_thumb.0000001.jpg"]
+    for key in images:
+        path = local / Path(key).name
+        assert path.read_bytes()[:3] == b"\xff\xd8\xff"
+        picture = _ffprobe(path)["streams"][0]
+        assert (picture["codec_name"], picture["width"], picture["height"]) == ("mjpeg", 64, 64)
+    head = s3.head_object(Bucket=out_bucket, Key=images[0])
+    assert head["ContentType"] == "image/jpeg"
+
+    events = _events(sqs, queue_url, job["Id"], {"PROGRESSING", "COMPLETE"})
+    groups = events["COMPLETE"]["detail"]["outputGroupDetails"]
+    assert groups[0]["playlistFilePaths"] == [f"s3://{out_bucket}/hls/main.m3u8"]
+    assert groups[0]["outputDetails"][1]["outputFilePaths"] == [f"s3://{out_bucket}/hls/main_en.m3u8"]
+    assert groups[1]["type"] == "FILE_GROUP" and "playlistFilePaths" not in groups[1]
+    assert groups[1]["outputDetails"][0]["outputFilePaths"] == [f"s3://{out_bucket}/thumbs/poster_thumb.0000001.jpg"]
     assert sim.events.refused == []
 
 
