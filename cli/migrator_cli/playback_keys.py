@@ -23,10 +23,24 @@ from .errors import CliError
 class StackPlaybackKeys:
     """migrator.providers.PlaybackKeys over one stack's secret."""
 
-    def __init__(self, secretsmanager, stack_name: str, provider):
+    def __init__(self, secretsmanager, stack_name: str, provider, cloudfront_secret: str | None = None):
         self.secretsmanager, self.provider = secretsmanager, provider
         self.name = f"{stack_name}/playback-signing-key"
         self._key: SigningKey | None = None
+        # The aws target's: the key group's private key, which the stack made and keeps (PlaybackKeySecretArn).
+        self.cloudfront_secret = cloudfront_secret
+
+    def cloudfront(self) -> SigningKey:
+        """The aws target's CloudFront signing key, read from the secret the stack's key group resource filled."""
+        from migrator.cloudfront_key_plan import KeyResourceError, signing_key_from_secret
+
+        if not self.cloudfront_secret:
+            raise CliError("the stack names no PlaybackKeySecretArn: is it an aws target's stack?")
+        text = self.secretsmanager.get_secret_value(SecretId=self.cloudfront_secret).get("SecretString") or ""
+        try:
+            return signing_key_from_secret(text)
+        except KeyResourceError as exc:
+            raise CliError(f"the stack's playback key secret: {exc}") from None
 
     def mux(self) -> SigningKey:
         if self._key is None:

@@ -99,9 +99,27 @@ class Target:
             return cache["value"]
 
         try:
+            if name == "aws":
+                return self._aws_provider(base)
             return build(name, base, secret, webhook_scheme=self.outputs.get("WebhookScheme") or "seed")
         except CredentialsError as exc:
             raise CliError(f"provider {name}: {exc}") from None
+
+    def _aws_provider(self, base: str | None):
+        """The aws target as the stack's outputs name it: its MediaConvert (ProviderBaseUrl where a local simulator
+        stands in, else the region's own), its output bucket and playback address, with the operator's credentials."""
+        from migrator.providers import AwsTarget, build
+
+        target = AwsTarget(
+            role_arn=self.outputs.get("MediaConvertRoleArn") or "",
+            queue=self.outputs.get("MediaConvertQueueArn") or "",
+            output_bucket=self.outputs.get("OutputBucketName") or "",
+            playback_base_url=(self.outputs.get("PlaybackBaseUrlOut") or "").rstrip("/"),
+            stack=self.outputs.get("StackName") or self.name,
+            archive_bucket=self.outputs.get("ArchiveBucketName") or "",
+        )
+        mediaconvert = make_client("mediaconvert", base, self.region, self._session)
+        return build("aws", base, lambda: None, target=target, mediaconvert=mediaconvert, s3=self.client("s3"))
 
     def presigner(self, expiry_s: int):
         """SigV4 presigned GET URLs for s3:// sources, in each bucket's own region."""

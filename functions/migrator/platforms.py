@@ -12,7 +12,7 @@ platform brings.
 from __future__ import annotations
 
 # The providers a migration can target: the stack's `Provider` parameter (template.yaml's AllowedValues).
-TARGETS = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer", "vimeo")
+TARGETS = ("generic", "mux", "cloudflare", "apivideo", "bunny", "jwplayer", "vimeo", "aws")
 # The platforms a source reference names (`vimeo://<video id>`): the uploader resolves each to a fresh link at
 # the create (messages.ALLOWED_SCHEMES).
 REFERENCED_SOURCES = (

@@ -62,6 +62,14 @@ class Settings:
     # that fetches captions by URL (Mux); "" on a stack from before it: such captions then fail with the reason.
     staging_bucket: str = ""
     max_track_attempts: int = 5
+    # The aws target (Provider=aws): the MediaConvert role and queue, the output bucket, the playback address
+    # (CloudFront's domain or the operator's own), the stack's name its jobs carry, and the job events' source.
+    mediaconvert_role_arn: str = ""
+    mediaconvert_queue: str = ""
+    output_bucket: str = ""
+    playback_base_url: str = ""
+    stack_name: str = ""
+    job_event_source: str = "aws.mediaconvert"
 
     @property
     def work_s(self) -> float:
@@ -78,6 +86,20 @@ class Settings:
     source_parameter_name: str | None = None
     source_base_urls: dict = field(default_factory=dict)
     source_prepare_timeout_s: float = 3600.0
+
+    def aws_target(self):
+        """Where the aws target's jobs run and land (providers.aws.AwsTarget)."""
+        from .providers.aws import AwsTarget
+
+        return AwsTarget(
+            role_arn=self.mediaconvert_role_arn,
+            queue=self.mediaconvert_queue,
+            output_bucket=self.output_bucket,
+            playback_base_url=self.playback_base_url.rstrip("/"),
+            stack=self.stack_name,
+            archive_bucket=self.archive_bucket,
+            event_source=self.job_event_source,
+        )
 
     @property
     def record_budget_s(self) -> float:
@@ -188,11 +210,28 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         track_test_origins=env.get("TRACK_FETCH_TEST_ORIGINS", "").strip(),
         staging_bucket=env.get("STAGING_BUCKET", "").strip(),
         max_track_attempts=int(env_number(env, "MAX_TRACK_ATTEMPTS", 5, 1, 20)),
+        mediaconvert_role_arn=env.get("MEDIACONVERT_ROLE_ARN", "").strip(),
+        mediaconvert_queue=env.get("MEDIACONVERT_QUEUE", "").strip(),
+        output_bucket=env.get("OUTPUT_BUCKET", "").strip(),
+        playback_base_url=_playback_base(env),
+        stack_name=env.get("STACK_NAME", "").strip(),
+        job_event_source=env.get("JOB_EVENT_SOURCE", "").strip() or "aws.mediaconvert",
         source_secret_name=env.get("SOURCE_TOKEN_SECRET", "").strip() or None,
         source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,
         source_base_urls=_source_base_urls(env),
         source_prepare_timeout_s=env_number(env, "SOURCE_PREPARE_TIMEOUT_SECONDS", 3600, 10, 86_400),
     )
+
+
+def _playback_base(env: Mapping[str, str]) -> str:
+    """PLAYBACK_BASE_URL: where viewers reach the aws target's output (https://<CloudFront domain>), or empty."""
+    raw = env.get("PLAYBACK_BASE_URL", "").strip()
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.username:
+        raise SettingsError("PLAYBACK_BASE_URL must be an http(s) URL without a query or credentials")
+    return raw.rstrip("/")
 
 
 def parse_base_urls(text: str) -> dict[str, str]:

@@ -84,7 +84,24 @@ class Receiver:
         event = self._authentic(body, headers)
         if isinstance(event, dict):
             return event
+        return self.act(event)
 
+    def handle_job_event(self, event: Mapping) -> dict:
+        """A job's state change through EventBridge (the aws target's MediaConvert jobs): AWS delivers it by the
+        stack's rule, so there is no signature to check; the provider reads it (and refuses a job that is not this
+        stack's), then it is acted on as a verified webhook is: once, forward only."""
+        read = getattr(self.provider, "read_job_event", None)
+        if read is None:
+            return self._refuse(400, f"the {self.provider.name} provider sends no job events")
+        try:
+            verified = read(event)
+        except EventError as exc:
+            return self._refuse(400, exc.reason)
+        return self.act(verified)
+
+    def act(self, event: WebhookEvent) -> dict:
+        """A verified event acted on: the asset settled as it says (once: the event's record and the move are one
+        transaction), a confirming read where it only says that something changed."""
         logger.append_keys(event_id=event.event_id)
         video, item, asset_id = event.video, None, event.asset_id
         if event.confirm and event.remote_id:
@@ -324,10 +341,25 @@ def build(env=None) -> Receiver:
     )
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics
-def handler(event, context):
+def _built() -> Receiver:
     global _receiver
     if _receiver is None:
         _receiver = build()
-    return _receiver.handle(event)
+    return _receiver
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event, context):
+    return _built().handle(event)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def job_event_handler(event, context):
+    """The aws target's job events (an EventBridge rule's target). A 5xx (nothing written) raises, so Lambda's
+    asynchronous retries deliver the event again; anything else is done or refused for good."""
+    answer = _built().handle_job_event(event)
+    if answer["statusCode"] >= 500:
+        raise RuntimeError(f"job event not recorded (HTTP {answer['statusCode']}): retried")
+    return answer

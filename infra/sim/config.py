@@ -134,6 +134,7 @@ _KINDS: dict[str, object] = {
     "token_ttl_s": "float",
     "session_ttl_s": "float",
     "media_bytes": "int",
+    "media_file": "optstr",
     "signing_secret": "optstr",
     "plan": PLANS,
     "search_lag_s": "float",
@@ -299,6 +300,9 @@ class SimConfig:
     link_ttl_s: float = 0.0
     prepare_s: float = 2.0
     media_bytes: int = 4096  # the size of every file served (its HEAD and range GETs agree)
+    # A real video every library file is served as instead (its bytes, whatever media_bytes says): for a target that
+    # really transcodes what it is handed (the aws target's MediaConvert simulator). None: the synthetic bytes.
+    media_file: str | None = None
     # ----- added with Brightcove: seconds an access token of the platform's OAuth API lives ("only valid for
     # 5 mins": apis.support.brightcove.com, "Getting Access Tokens").
     token_ttl_s: float = 300.0

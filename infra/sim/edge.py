@@ -303,7 +303,10 @@ class LocalEdge:
         conn = http.client.HTTPConnection(*self._upstream, timeout=self.timeout_s)
         try:
             target = path + (f"?{query}" if query else "")
-            conn.request(method, target, headers={**headers, "Host": self.domain_name, "Connection": "close"})
+            # The edge is where a viewer's TLS ends: it stands for an HTTPS viewer (a behaviour's redirect-to-https
+            # or https-only is the real edge's to enforce), which the emulator reads from X-Forwarded-Proto.
+            sent = {**headers, "Host": self.domain_name, "Connection": "close", "X-Forwarded-Proto": "https"}
+            conn.request(method, target, headers=sent)
             yield conn.getresponse()
         finally:
             conn.close()

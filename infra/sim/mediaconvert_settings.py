@@ -206,7 +206,7 @@ def _hls_group(group: dict, settings: dict, where: str, selectors: set[str]) -> 
             videos.append(_output(output, f"{where}.outputs[{i}]", len(outputs) == 1))
     if not videos:
         raise Invalid(f"{where}.outputs: an HLS group needs a video output beside its captions")
-    modifiers = [o.name_modifier for o in (*videos, *texts)]
+    modifiers = [o.name_modifier for o in videos] + [t.name_modifier for t in texts]
     if len(set(modifiers)) != len(modifiers):
         raise Invalid(f"{where}: each output's nameModifier must differ, or their files would overwrite each other")
     caption_s = segment if control == "MATCH_VIDEO" else LARGE_SEGMENT_S

@@ -10,7 +10,6 @@ The command line (infra/sim/mediaconvert_cli.py) is started as a process and dri
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -19,13 +18,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError
 
 from infra.sim.mediaconvert import MediaConvertConfig, MediaConvertSim
 from tests.probe.media import make_media
+from tests.sim.mediaconvert_support import MemoryS3, RecordingEvents, sdk_client
 from tests.sim.support import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,46 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 ROLE = "arn:aws:iam::111122223333:role/MediaConvertRole"
 
 
-class MemoryS3:
-    """The two S3 calls the transcode makes, over a dict; a missing key fails as boto3's download does."""
-
-    def __init__(self, objects: dict[tuple[str, str], bytes] | None = None) -> None:
-        self.objects = dict(objects or {})
-
-    def download_file(self, Bucket: str, Key: str, Filename: str) -> None:
-        if (Bucket, Key) not in self.objects:
-            raise FileNotFoundError(f"s3://{Bucket}/{Key}")
-        with open(Filename, "wb") as out:
-            out.write(self.objects[Bucket, Key])
-
-    def upload_file(self, Filename: str, Bucket: str, Key: str, ExtraArgs: dict | None = None) -> None:
-        with open(Filename, "rb") as data:
-            self.objects[Bucket, Key] = data.read()
-
-
-class RecordingEvents:
-    """PutEvents, recorded and accepted."""
-
-    def __init__(self) -> None:
-        self.entries: list[dict] = []
-
-    def put_events(self, Entries: list[dict]) -> dict:
-        self.entries += Entries
-        return {"FailedEntryCount": 0, "Entries": [{"EventId": str(len(self.entries))} for _ in Entries]}
-
-    def details(self) -> list[dict]:
-        return [json.loads(e["Detail"]) for e in self.entries]
-
-
-def _client(url: str, attempts: int = 1):
-    return boto3.client(
-        "mediaconvert",
-        endpoint_url=url,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=Config(retries={"max_attempts": attempts, "mode": "standard"}),
-    )
+_client = sdk_client
 
 
 @pytest.fixture

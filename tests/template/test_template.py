@@ -123,7 +123,7 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 7
+    assert len(functions) == 9  # the aws target's two (JobEventsFunction, PlaybackKeyGroupFunction) among them
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -132,12 +132,15 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         for statement in _statements(role):
             if "Fn::If" in statement:
                 continue  # conditional statements are checked in their branches below
-            if statement["Resource"] == "*":  # only X-Ray, which takes no resource-level permissions
-                assert statement["Action"] == ["xray:PutTraceSegments", "xray:PutTelemetryRecords"], (name, statement)
+            if statement["Resource"] == "*":  # only X-Ray and CloudFront's keys: no resource-level permissions
+                actions = statement["Action"]
+                tracing = actions == ["xray:PutTraceSegments", "xray:PutTelemetryRecords"]
+                keys = all(a.startswith("cloudfront:") and ("Key" in a) for a in actions)
+                assert tracing or (keys and name == "PlaybackKeyGroupFunction"), (name, statement)
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 7  # and SAM made no others
+    assert len(roles) == 10  # one a function, and MediaConvert's (the aws target's jobs): SAM made no others
 
 
 def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
@@ -256,7 +259,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 8  # seven functions and the webhook API's access log
+    assert len(groups) == 10  # nine functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -280,6 +283,7 @@ def test_rules_refuse_a_stack_without_credentials_or_a_webhook_secret():
         "WebhookSecretSet",
         "GenericNeedsAnAddress",
         "ArchiveFirstNeedsAReadableArchive",
+        "AwsTranscodesTheArchive",
     }
     for rule in rules.values():
         for assertion in rule["Assertions"]:
@@ -340,7 +344,10 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
     # The provider's secret (uploader, reconcile, webhook, tracks), the signing secret, the sources' secret
-    # (uploader, tracks, archive).
+    # (uploader, tracks, archive); and the aws target's key group secret, which the stack itself makes (its ARN).
+    made = [g for g in grants if g["Resource"] == {"Fn::GetAtt": ["PlaybackKeySecret", "Id"]}]
+    assert len(made) == 1
+    grants = [g for g in grants if g not in made]
     assert len(grants) == 8
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
@@ -534,7 +541,9 @@ def test_only_the_archive_worker_writes_the_archive_and_only_under_its_prefix(tr
         for st in _branches(role):
             if "ArchiveBucket" in json.dumps(st.get("Resource", "")):
                 writers.setdefault(name, []).append(st)
-    assert set(writers) == {"ArchiveRole", "UploaderRole"}
+    assert set(writers) == {"ArchiveRole", "UploaderRole", "MediaConvertRole"}
+    (transcode,) = writers["MediaConvertRole"]  # the aws target's jobs read the archived originals
+    assert transcode["Action"] == ["s3:GetObject"]
     (reader,) = writers["UploaderRole"]
     assert reader["Action"] == ["s3:GetObject"]
     assert reader["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:s3:::${ArchiveBucket}/${ArchivePrefix}/*"}

@@ -24,6 +24,7 @@ from migrator.messages import AssetMessage, Poison, parse_message
 from migrator.providers import (
     PROVIDERS,
     AssetRef,
+    AwsTarget,
     EventError,
     ListingError,
     Poll,
@@ -162,11 +163,13 @@ EVENT_TYPES = [
     "video.asset.errored",
     "video.encoding.quality.completed",
 ]
+# The targets reached over HTTP of their own; the aws target's SDK answers and EventBridge events are fuzzed below.
+HTTP_TARGETS = [name for name, cls in PROVIDERS.items() if cls.speaks_http]
 EVENT_FIELDS = {"id": scalars, "data": json_values, "videoId": scalars, "status": json_values, "uid": scalars}
 
 
 @given(
-    name=st.sampled_from(list(PROVIDERS)),
+    name=st.sampled_from(HTTP_TARGETS),
     event=st.one_of(json_values, st.fixed_dictionaries({"type": st.sampled_from(EVENT_TYPES)}, optional=EVENT_FIELDS)),
 )
 def test_any_signed_event_is_read_or_refused_with_a_reason(name, event):
@@ -205,7 +208,7 @@ headers = st.dictionaries(
 @pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(
-    name=st.sampled_from(list(PROVIDERS)),
+    name=st.sampled_from(HTTP_TARGETS),
     answers=st.lists(st.tuples(http_statuses, st.one_of(json_values, garbage), headers), min_size=1, max_size=4),
 )
 def test_any_provider_answer_is_classified(name, answers):
@@ -386,7 +389,7 @@ WEBHOOK_BODIES["jwplayer"] = st.fixed_dictionaries(
 )
 
 
-@given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
+@given(name=st.sampled_from(HTTP_TARGETS), data=st.data())
 def test_every_signed_webhook_body_is_read_or_refused_with_a_reason(name, data):
     event = data.draw(st.one_of(WEBHOOK_BODIES[name], garbage))
     body = json.dumps(event).encode()
@@ -407,7 +410,7 @@ def test_every_signed_webhook_body_is_read_or_refused_with_a_reason(name, data):
     assert result.video is None or isinstance(result.video, Video)
 
 
-@given(name=st.sampled_from(list(PROVIDERS)), headers=st.dictionaries(st.one_of(header_names, any_text), any_text))
+@given(name=st.sampled_from(HTTP_TARGETS), headers=st.dictionaries(st.one_of(header_names, any_text), any_text))
 def test_every_rate_signal_reads_any_headers(name, headers):
     rate_names = ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Reset", "Ratelimit", "Ratelimit-Policy"]
     headers = {**headers, **{k: v for k, v in zip(rate_names, headers.values(), strict=False)}}
@@ -433,7 +436,7 @@ LIST_KEYS["jwplayer"], ITEMS["jwplayer"] = "media", JW_MEDIA
 
 @pytest.mark.slow  # seconds of real time or work: `make unit` and CI run it, `make quick` does not
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(list(PROVIDERS)), data=st.data())
+@given(name=st.sampled_from(HTTP_TARGETS), data=st.data())
 def test_any_listing_is_read_to_its_end_or_stops_with_a_listing_error(name, data):
     """`audit`'s listing, page after page of anything: Videos, or the ListingError that says why."""
     pages = data.draw(
@@ -457,3 +460,39 @@ def test_any_listing_is_read_to_its_end_or_stops_with_a_listing_error(name, data
             assert count < 10_000  # a listing that repeats itself must end
     except ListingError as exc:
         assert str(exc)
+
+
+AWS_TARGET = AwsTarget("arn:role", "Default", "out", "https://d.cloudfront.net", "stack", archive_bucket="archive")
+JOB_FIELDS = {
+    "jobId": scalars,
+    "status": st.one_of(st.sampled_from(["SUBMITTED", "PROGRESSING", "COMPLETE", "ERROR", "CANCELED"]), garbage),
+    "userMetadata": st.one_of(
+        st.fixed_dictionaries({"migrator_stack": st.just("stack")}, optional={"migrator_asset": scalars}), garbage
+    ),
+    "outputGroupDetails": json_values,
+    "errorMessage": scalars,
+    "errorCode": scalars,
+}
+
+
+@given(
+    event=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {"source": st.just("aws.mediaconvert"), "detail-type": st.just("MediaConvert Job State Change")},
+            optional={"id": scalars, "detail": st.one_of(st.fixed_dictionaries({}, optional=JOB_FIELDS), garbage)},
+        ),
+    )
+)
+def test_any_job_event_is_read_or_refused_with_a_reason(event):
+    """The aws target's EventBridge events (AWS vouches for the sender, not for the job's fields): read, or
+    refused with a reason (EventError), never a crash that would have EventBridge retry it for a day."""
+    provider = build("aws", None, lambda: None, target=AWS_TARGET, mediaconvert=object(), clock=lambda: NOW)
+    try:
+        read = provider.read_job_event(event if isinstance(event, dict) else {"detail": event})
+    except EventError as exc:
+        assert exc.reason
+        return
+    assert read.event_id and (
+        read.video is None or read.video.remote_id is None or isinstance(read.video.remote_id, str)
+    )

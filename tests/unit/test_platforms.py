@@ -45,11 +45,11 @@ def test_every_target_is_a_choice_of_the_stack_the_plan_and_the_demo(name):
 
 def test_a_name_nobody_registered_is_no_choice_anywhere():
     with pytest.raises(SettingsError, match="PROVIDER must be one of"):
-        load({"PROVIDER": "aws", "PROVIDER_BASE_URL": "https://p.example", "LEDGER_TABLE": "t", "QUEUE_URL": "q"})
+        load({"PROVIDER": "nosuch", "PROVIDER_BASE_URL": "https://p.example", "LEDGER_TABLE": "t", "QUEUE_URL": "q"})
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["plan", "inv.csv", "--provider", "aws"])
+        build_parser().parse_args(["plan", "inv.csv", "--provider", "nosuchplatform"])
     with pytest.raises(SystemExit):
-        demo_args(["--from", "aws"])
+        demo_args(["--from", "nosuchplatform"])
 
 
 @pytest.mark.parametrize("name", platforms.SOURCES)
@@ -102,7 +102,10 @@ def test_every_platform_but_the_object_stores_has_a_simulator_profile_of_its_nam
 
     assert tuple(SIM_PROFILES) == tuple(cls.name for cls in SIM_REGISTERED) == SIM_NAMES
     with_emulators = set(STORE_PLATFORMS)  # the object stores run in their real emulators instead
-    assert set(SIM_PROFILES) == set(platforms.TARGETS) | (set(platforms.REFERENCED_SOURCES) - with_emulators)
+    # The aws target speaks the AWS SDK, not HTTP of its own: its simulator is MediaConvert's (infra/sim/mediaconvert).
+    http_targets = {name for name, cls in PROVIDERS.items() if cls.speaks_http}
+    assert http_targets == set(platforms.TARGETS) - {"aws"}
+    assert set(SIM_PROFILES) == http_targets | (set(platforms.REFERENCED_SOURCES) - with_emulators)
 
 
 def test_a_profiles_limits_are_its_own_and_an_unknown_profile_is_refused():

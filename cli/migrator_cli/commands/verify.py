@@ -129,7 +129,12 @@ def _signer(target, provider, hosts: dict[str, str]):
     from ..playback_keys import StackPlaybackKeys
     from ..verify import TOKEN_TTL_S
 
-    keys = StackPlaybackKeys(target.client("secretsmanager"), target.outputs.get("StackName") or target.name, provider)
+    keys = StackPlaybackKeys(
+        target.client("secretsmanager"),
+        target.outputs.get("StackName") or target.name,
+        provider,
+        target.outputs.get("PlaybackKeySecretArn"),
+    )
 
     def sign(playback):
         if provider.name == "mux" and hosts.get("hls"):  # the custom host, as the playback info names one

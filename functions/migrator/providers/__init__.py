@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 
 from .apivideo import ApiVideoProvider
+from .aws import AwsProvider, AwsTarget
 from .base import ListingError, Provider
 from .bunny import BunnyProvider
 from .cloudflare import CloudflareProvider
@@ -46,6 +47,7 @@ REGISTERED: tuple[type[Provider], ...] = (
     BunnyProvider,
     JwPlayerProvider,
     VimeoProvider,
+    AwsProvider,
 )
 PROVIDERS: dict[str, type[Provider]] = {cls.name: cls for cls in REGISTERED}
 
@@ -60,6 +62,8 @@ def build(name: str, base_url: str | None, secret: Callable[[], str | None], **o
         raise CredentialsError(f"unknown provider {name!r}; one of {', '.join(PROVIDERS)}") from None
     if cls is not GenericProvider:
         options.pop("webhook_scheme", None)  # the real providers sign in their own scheme
+    if cls is not AwsProvider:
+        options.pop("target", None)  # where the aws target's jobs run and land (settings.aws_target)
     return cls(base_url, secret, **options)
 
 
@@ -68,6 +72,8 @@ __all__ = [
     "REGISTERED",
     "ApiVideoProvider",
     "AssetRef",
+    "AwsProvider",
+    "AwsTarget",
     "BunnyProvider",
     "CloudflareProvider",
     "CreateDefaults",
@@ -104,6 +110,8 @@ def from_settings(settings, clock: Callable[[], float] | None = None) -> Provide
     options["track_policy"] = FetchPolicy(test_origins=parse_test_origins(settings.track_test_origins))
     if clock is not None:
         options["clock"] = clock
+    if settings.provider == AwsProvider.name:
+        options["target"] = settings.aws_target()
     return build(
         settings.provider,
         settings.provider_base_url,

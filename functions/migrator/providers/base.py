@@ -83,6 +83,12 @@ class Provider(ABC):
     # hands it. One that first asks with HEAD (and range GETs) cannot: S3 signs the method, so a
     # URL presigned for GET answers HEAD with 403 SignatureDoesNotMatch.
     fetches_presigned_get: bool = True
+    # Whether it reads an s3:// source itself, in the stack's own account (the aws target's MediaConvert role): it
+    # is handed ArchiveFirst's archived copy as its s3:// URI, never a presigned link.
+    reads_s3_itself: bool = False
+    # Whether it is reached over HTTP of its own (HttpTransport, a simulator profile, the HTTP fuzzers); the aws target
+    # is reached through the AWS SDK instead.
+    speaks_http: bool = True
     # Pacing facts, from the provider's own documents (the pacer reads them):
     # videos it lets be queued or encoding at once (None: no documented bound);
     max_in_flight: int | None = None

@@ -101,6 +101,9 @@ class AssetRef:
     title: str | None = None
     generation: int = 0
     details: AssetMessage | None = None
+    # ArchiveFirst: the side files the archive kept of the asset (name as archive.sidefiles names it, its key in the
+    # archive bucket), for a target that reads them from there itself (the aws target's caption selectors).
+    archived_files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -295,3 +298,7 @@ class PlaybackKeys(Protocol):
     Manager: `mux()` returns it, making and storing it the first time."""
 
     def mux(self) -> SigningKey: ...
+
+    def cloudfront(self) -> SigningKey:
+        """The aws target's CloudFront key (its key group's), which the stack made and keeps in Secrets Manager."""
+        ...

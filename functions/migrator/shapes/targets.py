@@ -372,4 +372,30 @@ VIMEO = Platform(
     ),
 )
 
-TARGETS: dict[str, Platform] = {p.name: p for p in (GENERIC, MUX, CLOUDFLARE, APIVIDEO, BUNNY, JWPLAYER, VIMEO)}
+# --- the aws target (providers/aws.py): MediaConvert through boto3, each call named by its operation -------------
+# The API reference's Job (https://docs.aws.amazon.com/mediaconvert/latest/apireference/jobs-id.html), as boto3 reads
+# it (PascalCase; a timestamp as ISO text here, a datetime in boto3's hands).
+
+AWS_JOB = obj(
+    {"Id": STR, "Status": one_of("SUBMITTED", "PROGRESSING", "COMPLETE", "CANCELED", "ERROR")},
+    UserMetadata=obj(),
+    CreatedAt=STR,
+    ErrorMessage=STR,
+    ErrorCode=INT,
+    Settings=obj(OutputGroups=arr(obj(OutputGroupSettings=obj(HlsGroupSettings=obj(Destination=STR))))),
+    OutputGroupDetails=arr(
+        obj(OutputDetails=arr(obj(DurationInMs=INT, VideoDetails=obj(WidthInPx=INT, HeightInPx=INT))))
+    ),
+)
+AWS = Platform(
+    "aws",
+    "target",
+    (
+        Declared(
+            "the queue's jobs", "AWS", r"ListJobs", obj({"Jobs": arr(AWS_JOB)}, NextToken=STR), "AwsProvider.find"
+        ),
+        Declared("one job", "AWS", r"GetJob", obj({"Job": AWS_JOB}), "AwsProvider.video_of"),
+    ),
+)
+
+TARGETS: dict[str, Platform] = {p.name: p for p in (GENERIC, MUX, CLOUDFLARE, APIVIDEO, BUNNY, JWPLAYER, VIMEO, AWS)}

@@ -56,6 +56,7 @@ class Gate:
     step: Step
     delay_s: float = 0.0  # OWE, WAIT: when the message comes back
     key: str = ""  # HAND: the archived object's key in the archive bucket
+    files: tuple[tuple[str, str], ...] = ()  # HAND: the side files kept beside it (name, key)
     reason: str = ""  # WAIT: why it is held; FAIL: the asset's error
 
 
@@ -68,7 +69,7 @@ def gate(item: dict | None, asset_id: str, prefix: str, now: float, jitter: floa
     if state == ArchiveState.ARCHIVED.value:
         key = item.get("key")
         if isinstance(key, str) and _is_original(key, asset_id, prefix):
-            return Gate(Step.HAND, key=key)
+            return Gate(Step.HAND, key=key, files=kept_files(item))
         return Gate(
             Step.FAIL, reason=f"archived first, but the archive names no original of this asset under {prefix}/"
         )
@@ -86,6 +87,19 @@ def wait_s(waited_s: float, retry_in_s: float | None, jitter: float) -> float:
     FIRST_WAIT_S and LONGEST_WAIT_S, and up to JITTER of it more."""
     base = max(FIRST_WAIT_S, waited_s / 2, retry_in_s or 0.0)
     return min(base, LONGEST_WAIT_S) * (1 + JITTER * min(max(jitter, 0.0), 1.0))
+
+
+def kept_files(item: dict) -> tuple[tuple[str, str], ...]:
+    """The side files the archive kept beside the original (`side_files` entries kept, with their key), by name."""
+    sides = item.get("side_files")
+    if not isinstance(sides, dict):
+        return ()
+    kept = [
+        (str(name), entry["key"])
+        for name, entry in sides.items()
+        if isinstance(entry, dict) and entry.get("state") == "kept" and isinstance(entry.get("key"), str)
+    ]
+    return tuple(sorted(kept))
 
 
 def archived_url(bucket: str, key: str) -> str:

@@ -26,12 +26,13 @@ class Attempt:
     narrowed_privacy: str | None = None
     # ArchiveFirst: the archived copy (s3://), handed over in place of the claim's source_url, which the ledger keeps.
     archived_url: str | None = None
+    archived_files: tuple[tuple[str, str], ...] = ()  # the side files kept beside it (Gate.files)
     _asset: AssetRef | None = None
 
     def asset_ref(self, msg: AssetMessage) -> AssetRef:
         """What the create carries of the asset (made once a claim: see `asset_ref`)."""
         if self._asset is None:
-            self._asset = asset_ref(msg, self.claim)
+            self._asset = replace(asset_ref(msg, self.claim), archived_files=self.archived_files)
         return self._asset
 
     def narrow_privacy(self, msg: AssetMessage, source_privacy: str | None) -> str | None:

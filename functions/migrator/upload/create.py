@@ -52,7 +52,7 @@ class FindOrCreate:
             archived = self.archived_first(msg, attempt, spent)
             if isinstance(archived, Fate):
                 return archived
-            attempt.archived_url = archived
+            attempt.archived_url, attempt.archived_files = archived
         handed = self.handed(msg, attempt, spent)  # resolved now, just before the create, never earlier
         if isinstance(handed, Fate):
             return handed
@@ -62,6 +62,9 @@ class FindOrCreate:
     def handed(self, msg: AssetMessage, attempt: Attempt, spent: int) -> Handed | Fate:
         """The source handed over now (the URL, the privacy its platform says), or the fate of an asset whose
         source cannot be had now: the source's refusal or failure moved as the provider's would be."""
+        # The aws target reads the archived copy itself (its s3:// URI), never a link presigned for it.
+        if attempt.archived_url and getattr(self.provider, "reads_s3_itself", False):
+            return Handed(attempt.archived_url)
         handed = self.hand_off(msg, attempt.claim, attempt.archived_url)
         if isinstance(handed, Outcome):
             return self.moves.apply(msg, attempt, handed, spent)
@@ -70,7 +73,9 @@ class FindOrCreate:
         attempt.narrowed_privacy = attempt.narrow_privacy(msg, handed.privacy)
         return handed
 
-    def archived_first(self, msg: AssetMessage, attempt: Attempt, spent: int) -> str | Fate:
+    def archived_first(
+        self, msg: AssetMessage, attempt: Attempt, spent: int
+    ) -> tuple[str, tuple[tuple[str, str], ...]] | Fate:
         """ArchiveFirst: the archived copy's s3:// URL to hand over, or the claim's fate while there is none (the
         copy owed and the claim held, or the asset failed with the copy's reason): `upload.archive_first`."""
         settings, asset_id = self.moves.settings, msg.asset_id
@@ -81,7 +86,7 @@ class FindOrCreate:
             problem = self.provider.source_problem(url)
             if problem:  # a target that cannot fetch a presigned GET (the template's rule refuses the stack)
                 return self.moves.apply(msg, attempt, Outcome(OutcomeKind.REJECTED, error=problem), spent)
-            return url
+            return url, went.files
         if went.step is Step.FAIL:
             return self.moves.fail_for_good(msg, attempt, went.reason)
         if went.step is Step.OWE:
