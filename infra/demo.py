@@ -23,6 +23,11 @@ prepare first), `migrator inventory --from PLATFORM` lists it into a JSON Lines 
 source references, and `migrator load` sends that file as it is; the uploader resolves each link
 at the create and the target simulator fetches it from the source simulator.
 
+With --provider aws a local MediaConvert really transcodes each archived original, so the library is one real
+2-second video (100 by default), served through a local CloudFront edge that enforces signed URLs and cookies;
+after verify the demo plays every video as a viewer would (infra/demo_aws.py), and counts MediaConvert's jobs per
+asset where other targets count the provider simulator's videos and 429s.
+
 With --archive the stack also copies every original to an S3 bucket of the emulator (ArchiveBucket),
 and the demo waits for the copies, checks each with `migrator verify --archive` and quotes its line
 ("archived N of M, <bytes>, checksums verified"); an original not archived makes the demo not OK.
@@ -49,11 +54,14 @@ from migrator_cli.target import resolve
 
 from .captions import SRT, VTT, FileServer, body
 from .demo_archive import DEMO_ARCHIVE_BUCKET, archive_line, archive_problem, settle_archive
+from .demo_aws import PlayTally, check_playback, provider_lines, serve_sample_media
 from .demo_tracks import TRACKS_SETTLE_S, fidelity_of, settle_tracks
 from .localrun import LocalRun
 from .sim.platforms.mux_signing import mux_host_flags
 from .storage_emulators import LIBRARY_NAME
 
+# The aws target's default sample: each video is really transcoded (three renditions), on this machine's cores.
+AWS_DEFAULT_ASSETS = 100
 # Anything here when the drain ends is unresolved: webhooks carry processing on to ready or rejected.
 UNSETTLED = {"pending", "inventoried", "uploading", "failed", "processing"}
 # The least the demo gives a drain before it stops watching, whatever the rate.
@@ -92,7 +100,21 @@ def answered(what: str, call, limit_s: float = STALL_LIMIT_S, sleep=time.sleep, 
             delay = min(delay * 2, 30.0)
 
 
-def write_inventory(path: Path, count: int, captions: str | None = None) -> list[str]:
+SAMPLE_MEDIA = "https://media.example.com"  # the provider simulator reads the duration from each URL's query
+
+
+def sample_media_path(i: int) -> str:
+    """Row `i`'s media path: every 100 rows, one the provider refuses (a .wmv) and one it fails to ingest."""
+    if i % 100 == 13:
+        return f"/library/unsupported-{i:05d}.wmv"
+    if i % 100 == 57:
+        return f"/library/corrupt-{i:05d}.mp4"
+    return f"/library/{i:05d}.mp4"
+
+
+def write_inventory(
+    path: Path, count: int, captions: str | None = None, media: str = SAMPLE_MEDIA, duration_s: float | None = None
+) -> list[str]:
     """A sample inventory CSV; returns the ids that should reach the ledger.
 
     Every row carries what a video is besides its bytes: a description, tags, custom
@@ -104,17 +126,17 @@ def write_inventory(path: Path, count: int, captions: str | None = None) -> list
     create and one it fails to ingest. At the end: a repeated row (dropped with a warning),
     the same id with another URL, an ftp source, a bad duration and an id with a control
     character (bad rows, reported with their line numbers and never sent).
+    `media`: where the files are (sample_media_path below it); `duration_s`: every row's duration, where the files
+    are one real video (the aws target's), else each row's own.
     """
     columns = "id,source_url,title,duration_s,description,tags,privacy,poster_time_s,created_at,metadata,tracks"
     ids, lines = [], [columns]
     for i in range(count):
         asset_id = f"library/{i:05d}"
-        duration = 30 + (i * 7) % 600 + 0.5
-        url = f"https://media.example.com/library/{i:05d}.mp4?duration={duration}"
-        if i % 100 == 13:
-            url = f"https://media.example.com/library/unsupported-{i:05d}.wmv"
-        if i % 100 == 57:
-            url = f"https://media.example.com/library/corrupt-{i:05d}.mp4"
+        duration = duration_s if duration_s is not None else 30 + (i * 7) % 600 + 0.5
+        url = f"{media}{sample_media_path(i)}"
+        if url.endswith(f"/{i:05d}.mp4"):
+            url += f"?duration={duration:g}"
         privacy = "private" if i % 5 == 1 else "signed" if i % 20 == 2 else "" if i % 10 == 3 else "public"
         created = f"20{10 + i % 14:02d}-0{1 + i % 9}-1{i % 10}T10:00:00Z"
         metadata = json.dumps({"season": 1 + i // 100, "lat": 51.5072178}).replace('"', '""')
@@ -179,6 +201,7 @@ class Outcome:
     tracks_waited_s: float
     private_not_signed: int = 0
     archive_problem: str | None = None  # with --archive: why the archive is not OK
+    playback_problem: str | None = None  # the aws target: why a video is not played as a viewer would (demo_aws)
 
 
 def problems_of(found: Outcome) -> str | None:
@@ -191,6 +214,8 @@ def problems_of(found: Outcome) -> str | None:
         return f"{found.private_not_signed} private rows not signed at the provider (privacy widened)"
     if not found.verified:
         return "parity check failed"
+    if found.playback_problem:
+        return found.playback_problem
     if found.pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
         return f"{found.pending_tracks} caption tracks still pending after a wait of {found.tracks_waited_s:.0f} s"
     return found.archive_problem
@@ -301,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         captions.__enter__()
         run.start()
+        if run.media_file and not args.source:  # the aws target's sample rows point at a real video, served here
+            serve_sample_media(captions, run.media_file, [sample_media_path(i) for i in range(args.assets)])
         inventory, ids, unfetchable = sample_inventory(run, args, captions.origin)
         walk = operate(run, args, inventory, len(ids))
         return print_summary(run, args, ids, unfetchable, walk, wall_start)
@@ -315,9 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if args.keep:
+            side = run.sim or run.mediaconvert
+            edge = f" (the CloudFront edge on {run.edge.url} ends with this process)" if run.edge else ""
             print(
                 f"[demo] left running: stack {run.stack_name} on {run.endpoint},"
-                f" simulator on {run.sim.url if run.sim else '-'}"
+                f" simulator on {side.url if side else '-'}{edge}"
             )
         else:
             run.stop()
@@ -340,7 +369,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=SOURCES,
         help="migrate a library from this platform (a source simulator) instead of a CSV of URLs",
     )
-    parser.add_argument("--assets", type=int, help="sample library size (default 500)")
+    parser.add_argument(
+        "--assets",
+        type=int,
+        help=f"sample library size (default 500; {AWS_DEFAULT_ASSETS} for aws, whose every video is really transcoded)",
+    )
     parser.add_argument(
         "--provider-rate", type=float, default=20, help="creates/s the simulated provider allows (default 20)"
     )
@@ -369,7 +402,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", metavar="PAIRS", help="with --matrix: only these pairs (vimeo-mux,sample-bunny)")
     args = parser.parse_args(argv)
     args.assets_given = args.assets is not None
-    args.assets = args.assets if args.assets_given else 500
+    args.assets = args.assets if args.assets_given else AWS_DEFAULT_ASSETS if args.provider == "aws" else 500
     if args.only and not args.matrix:
         parser.error("--only goes with --matrix")
     if args.assets < 10:
@@ -391,7 +424,8 @@ def local_run(args: argparse.Namespace, captions_origin: str) -> LocalRun:
     # The stack paces 10 % faster than the provider allows, so 429s really happen
     # and are absorbed: the point of the demo.
     sim_args = ["--rate", str(args.provider_rate), "--burst", "5", "--processing-delay-s", "2"]
-    sim_args += demo_limits(args.provider, args.provider_rate)
+    if args.provider != "aws":  # the aws target's MediaConvert has no provider simulator's limits
+        sim_args += demo_limits(args.provider, args.provider_rate)
     params = {
         "ProviderRateLimit": str(round(args.provider_rate * 1.1, 2)),
         "MaximumConcurrency": "5",
@@ -407,7 +441,7 @@ def local_run(args: argparse.Namespace, captions_origin: str) -> LocalRun:
     source_args += ["--prepare-s", "3", "--read-rate", "0", "--budget-quota", "0"]
     params["TrackFetchTestOrigins"] = captions_origin  # its one exact origin; other loopback stays refused
     bucket = None
-    if args.archive:
+    if args.archive or args.provider == "aws":  # the aws target transcodes the archived original: archived first
         bucket, params["ArchiveConcurrency"] = DEMO_ARCHIVE_BUCKET, "5"
     return LocalRun(
         sim_args,
@@ -452,6 +486,11 @@ def sample_inventory(run: LocalRun, args: argparse.Namespace, captions_origin: s
     inventory = Path(".local") / f"{run.stack_name}-inventory.csv"
     # A provider with no text tracks (the generic contract) gets sample rows with none, not failed ones.
     with_tracks = captions_origin if PROVIDERS[args.provider].takes_tracks else None
+    if run.media_file:  # the aws target: one real video, served beside the caption files (main)
+        from .localrun_aws import SAMPLE_VIDEO_S
+
+        ids = write_inventory(inventory, args.assets, with_tracks, media=captions_origin, duration_s=SAMPLE_VIDEO_S)
+        return inventory, ids, 0
     return inventory, write_inventory(inventory, args.assets, with_tracks), 0
 
 
@@ -467,6 +506,7 @@ class Walk:
     verify_lines: tuple[str, ...] = ()  # verify's whole output: what it read back of the extras
     archive_problem: str | None = None  # with --archive: why the archive is not OK, or None
     archive_line: str | None = None  # with --archive: verify --archive's own summary line
+    playback: PlayTally | None = None  # the aws target: each video played through the CloudFront edge (demo_aws)
 
 
 def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
@@ -497,6 +537,11 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
         cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts
     )
     walk = Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
+    if run.edge is not None:
+        print("\n[demo] every ready video played as a viewer would, through the CloudFront edge (ffprobe)")
+        walk = replace(walk, playback=check_playback(run, run.items("ready")))
+        for problem in walk.playback.problems:
+            print(f"  {problem}")
     if not args.archive:
         return walk
     tally, waited_s = settle_archive(run)
@@ -512,7 +557,6 @@ def print_summary(
 ) -> int:
     """The closing summary, read back from the simulator and the ledger; 0 when everything resolved and verified."""
     counts, verified, verify_result = walk.counts, walk.verified, walk.verify_result
-    stats = run.simulator.stats()
     rejected = run.items("rejected")
     reasons = Counter(" ".join(item.get("last_error", "?").split())[:90] for item in rejected)
     unresolved = sum(counts.get(s, 0) for s in UNSETTLED)
@@ -531,10 +575,13 @@ def print_summary(
     fidelity = fidelity_of(run, walk.verify_lines)
     for line in fidelity.lines:
         print(line)
-    print(f"429s absorbed         {stats['throttled']}")
-    print(f"provider videos       {stats['videos']} (duplicate videos: {stats['duplicate_videos']})")
+    side_lines, duplicates = provider_lines(run)
+    for line in side_lines:
+        print(line)
     print(f"dead-letter queue     {run.queue_depth('DeadLetterQueueUrl')}")
     print(f"parity (verify)       {verify_result or 'no result (above)'}")
+    if walk.playback is not None:
+        print(f"playback (ffprobe)    {walk.playback.line()}")
     if args.archive:
         print(f"archive               {walk.archive_line or 'no result (above)'}")
     print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
@@ -543,13 +590,14 @@ def print_summary(
     problems = problems_of(
         Outcome(
             unresolved=unresolved,
-            duplicates=stats["duplicate_videos"],
+            duplicates=duplicates,
             unsettled=len(ids) - settled,
             verified=verified,
             pending_tracks=fidelity.tracks.pending,
             tracks_waited_s=walk.tracks_waited_s,
             private_not_signed=fidelity.private - fidelity.private_signed,
             archive_problem=walk.archive_problem,
+            playback_problem=walk.playback.problem() if walk.playback is not None else None,
         )
     )
     ok = problems is None

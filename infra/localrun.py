@@ -3,12 +3,18 @@
 The demo and the benchmark both drive a `LocalRun`: it starts what is not already
 running (all on 127.0.0.1), deploys template.yaml with parameters pointing at the
 simulator, and on exit stops everything it started.
+
+The aws target (issue 44) has no provider simulator: its run starts the MediaConvert simulator instead
+(infra/localrun_aws.py), archives every original first into a bucket made in the emulator, and once the stack is
+deployed starts the local CloudFront edge (infra/sim/edge.py) on the port the stack's PlaybackBaseUrl names; its
+source simulator (with a source) serves a real video (`media_file`) for MediaConvert to transcode.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +29,8 @@ import requests
 
 from .accounts import account, mux_signing_key, source_account, source_secret
 from .emulator import Emulator, client, free_port, healthy, port_is_free
+from .localrun_aws import EVENT_SOURCE as AWS_EVENT_SOURCE
+from .localrun_aws import QUEUE_CONCURRENCY, JobTally, job_tally
 from .sim import catalog
 from .toolchain import ROOT, tool
 
@@ -65,13 +73,74 @@ class SimProcess:
         requests.post(f"{self.url}/_sim/config", json=changes, timeout=5).raise_for_status()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self._log.close()
+        stop_child(self.process, self._log)
+
+
+def stop_child(process: subprocess.Popen, log) -> None:
+    """A simulator's process ended (SIGTERM, then SIGKILL after 10 s), its log closed."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    log.close()
+
+
+READY_LINE = re.compile(r"mediaconvert-sim listening on (http://127\.0\.0\.1:\d+)")
+
+
+class MediaConvertProcess:
+    """The aws target's MediaConvert simulator (infra/sim/mediaconvert_cli.py) as a child process, its log under
+    .local/: the stack's ProviderBaseUrl; its jobs read back through ListJobs (localrun_aws.job_tally)."""
+
+    def __init__(self, log_path: Path, s3_endpoint: str, events_endpoint: str, queues: int = QUEUE_CONCURRENCY):
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        argv = [sys.executable, "-m", "infra.sim.mediaconvert_cli", "--port", "0"]
+        argv += ["--s3-endpoint", s3_endpoint, "--events-endpoint", events_endpoint]
+        argv += ["--event-source", AWS_EVENT_SOURCE, "--queue", f"Default={queues}"]
+        self.args = argv[3:]
+        start = log_path.stat().st_size
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # The emulator takes any credentials; boto3 signs nothing without some.
+        env.setdefault("AWS_ACCESS_KEY_ID", "test")
+        env.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+        self.process = subprocess.Popen(argv, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            with open(log_path, "rb") as written:
+                written.seek(start)
+                found = READY_LINE.search(written.read().decode("utf-8", "replace"))
+            if found:
+                self.url = found.group(1)
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the MediaConvert simulator exited; see {log_path}")
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the MediaConvert simulator did not start; see {log_path}")
+
+    def client(self):
+        """boto3's `mediaconvert` client at the simulator, as the stack's functions reach it."""
+        return client("mediaconvert", self.url)
+
+    def jobs(self) -> list[dict]:
+        """Every job, through ListJobs (twenty a page, newest first, every queue)."""
+        mediaconvert, found, token = self.client(), [], None
+        while True:
+            page = mediaconvert.list_jobs(MaxResults=20, **({"NextToken": token} if token else {}))
+            found += page.get("Jobs") or []
+            token = page.get("NextToken")
+            if not token:
+                return found
+
+    def stats(self) -> JobTally:
+        return job_tally(self.jobs())
+
+    def stop(self) -> None:
+        stop_child(self.process, self._log)
 
 
 class SourceSide(Protocol):
@@ -116,6 +185,10 @@ class LocalRun:
         self.port = port
         self.emulator: Emulator | None = None
         self.sim: SimProcess | None = None
+        # The aws target's: its MediaConvert simulator, the CloudFront edge in front of the output, the real video.
+        self.mediaconvert: MediaConvertProcess | None = None
+        self.edge = None  # infra.sim.edge.LocalEdge, once the stack is deployed
+        self.media_file: Path | None = None
         self.outputs: dict = {}
         self.outputs_path: Path | None = None
 
@@ -142,6 +215,9 @@ class LocalRun:
                 self.port = free_port()
             print(f"[run] starting the emulator on {self.endpoint}")
             self.emulator = Emulator(self.port).start()
+        if self.provider == "aws":
+            self._start_aws()
+            return
         # Real secrets in the emulator's Secrets Manager, read by the Lambdas as on AWS, in the
         # provider's own format; the simulator is told the same credentials.
         acct = account(self.provider, self.params.get("WebhookScheme", "seed"))
@@ -165,19 +241,45 @@ class LocalRun:
         if self.archive_bucket:
             self.aws("s3").create_bucket(Bucket=self.archive_bucket)
             self.params = {"ArchiveBucket": self.archive_bucket, **self.params}
-        self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
-        command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
-        command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
-        for key, value in {"ProviderBaseUrl": self.sim.url, **self.params}.items():
-            command += ["--param", f"{key}={value}"]
-        print(f"[run] deploying template.yaml as stack {self.stack_name}")
-        subprocess.run(command, cwd=ROOT, check=True)
-        self.outputs = json.loads(outputs_path.read_text())
+        self._deploy({"ProviderBaseUrl": self.sim.url, **self.params})
         self.sim.configure(
             webhook_url=self.outputs["WebhookUrl"],
             webhook_secret=acct.webhook_secret,
             webhook_scheme=acct.webhook_scheme,
         )
+
+    def _deploy(self, params: dict[str, str]) -> None:
+        self.outputs_path = outputs_path = ROOT / ".local" / f"{self.stack_name}-outputs.json"
+        command = [tool("sam", "python"), "-m", "infra.stack", "up", "--endpoint", self.endpoint]
+        command += ["--stack-name", self.stack_name, "--outputs", str(outputs_path)]
+        for key, value in params.items():
+            command += ["--param", f"{key}={value}"]
+        print(f"[run] deploying template.yaml as stack {self.stack_name}")
+        subprocess.run(command, cwd=ROOT, check=True)
+        self.outputs = json.loads(outputs_path.read_text())
+
+    def _start_aws(self) -> None:
+        """The aws target: no provider secrets (the functions' roles sign its calls), the MediaConvert simulator,
+        the archive every original goes to first, the deploy, then the edge in front of the distribution."""
+        from .localrun_aws import sample_video, stack_params
+        from .sim.edge import LocalEdge
+
+        self.media_file = sample_video(ROOT / ".local")
+        if self.source:
+            self._start_source(self.aws("secretsmanager"), self.source)
+        log = ROOT / ".local" / f"{self.stack_name}-mediaconvert.log"
+        self.mediaconvert = MediaConvertProcess(log, self.endpoint, self.endpoint)
+        print(f"[run] MediaConvert simulator on {self.mediaconvert.url} ({' '.join(self.mediaconvert.args)})")
+        self.archive_bucket = self.archive_bucket or f"{self.stack_name}-masters"
+        self.aws("s3").create_bucket(Bucket=self.archive_bucket)
+        edge_port = free_port()  # reserved for the edge: the stack's playback URLs are made under it
+        aws_params = stack_params(self.mediaconvert.url, self.archive_bucket, edge_port)
+        self.params = {"Provider": "aws", **aws_params, **self.params}
+        self._deploy(self.params)
+        cloudfront = self.aws("cloudfront")
+        self.edge = LocalEdge(cloudfront, self.outputs["PlaybackDistributionId"], self.endpoint, port=edge_port)
+        self.edge.start()
+        print(f"[run] CloudFront edge on {self.edge.url} (signed URLs and cookies enforced)")
 
     def _start_source(self, manager, source: str) -> None:
         from .storage_emulators import LIBRARY_NAME, STORE_PLATFORMS, StoreLibrary, fill_s3_library
@@ -195,6 +297,8 @@ class LocalRun:
         else:
             creds, sim_config = source_account(source)
             args = ["--profile", source, *self.source_args]
+            if self.media_file:  # a target that really transcodes what it is handed: a real video's bytes
+                sim_config = {**sim_config, "media_file": str(self.media_file)}
             sim = SimProcess(args, ROOT / ".local" / f"{self.stack_name}-source.log", sim_config)
             if source == "mux":  # the key the stack signs the text tracks of signed-only assets with
                 creds = {**creds, **mux_signing_key(sim.url, creds)}
@@ -218,6 +322,8 @@ class LocalRun:
     def simulator(self) -> SimProcess:
         """The provider simulator, once started."""
         if self.sim is None:
+            if self.provider == "aws":
+                raise RuntimeError("the aws target has no provider simulator: its MediaConvert's is `mediaconvert`")
             raise RuntimeError("the provider simulator is not running")
         return self.sim
 
@@ -247,9 +353,15 @@ class LocalRun:
                 cwd=ROOT,
                 capture_output=True,
             )
+        if self.edge:
+            self.edge.stop()
+            self.edge = None
         if self.sim:
             self.sim.stop()
             self.sim = None
+        if self.mediaconvert:
+            self.mediaconvert.stop()
+            self.mediaconvert = None
         if self.source_sim:
             self.source_sim.stop()
             self.source_sim = None

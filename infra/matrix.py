@@ -31,6 +31,7 @@ PAIRED_TARGET = {
     "wistia": "apivideo",
     "mux": "cloudflare",
     "brightcove": "jwplayer",
+    "jwplayer": "aws",  # its simulator serves captions, and a real video for MediaConvert (media_file)
     "kaltura": "vimeo",
     "dropbox": "bunny",
     "gcs": "apivideo",

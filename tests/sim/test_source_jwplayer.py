@@ -164,6 +164,20 @@ def test_the_file_is_handed_from_the_delivery_api_and_a_target_can_fetch_it(libr
     assert web.get(ready.url, headers={"Range": "bytes=0-1023"}).status_code == 206
 
 
+def test_a_library_of_one_real_video_says_its_true_duration_and_serves_its_bytes(library, web, tmp_path):
+    """`media_file` (the aws target's local runs: MediaConvert really transcodes what it is handed): every file is
+    that video, and the library says what it is (its duration, read with ffprobe), so the row a source lists agrees
+    with what the target makes of it. Before, every media kept its made-up 30 to 630 s."""
+    from infra.localrun_aws import SAMPLE_VIDEO_S, sample_video
+
+    video = sample_video(tmp_path)
+    sim, source = library(media_file=str(video))
+    got = sdk(sim).Media.get(site_id=SITE, media_id=media(4)).json_body
+    assert got["duration"] == SAMPLE_VIDEO_S
+    ready = source.resolve(parse_ref(f"jwplayer://{media(4)}"))
+    assert web.get(ready.url).content == video.read_bytes()
+
+
 def test_a_property_with_url_signing_moves_only_with_its_secret_signed_just_before_the_create(library, web):
     sim, unsigned = library(signing_secret=PROPERTY_SECRET, library_captions_every=3)
     ref = parse_ref(f"jwplayer://{media(1)}")
