@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from migrator.providers.aws_job import LADDER
+
 from .archive_prices import GB, PRICES, TB_GB, storage_usd
 
 MEDIACONVERT = "https://aws.amazon.com/mediaconvert/pricing/"
@@ -76,13 +78,10 @@ class Rendition:
         return resolution_class(self.height)
 
 
-# The ladder the plan assumes the aws target makes: four HLS renditions (video 5,000, 3,000, 1,500 and 800 kbit/s,
-# each with 128 kbit/s of audio) and a thumbnail frame capture.
+# The ladder the aws target's job makes (migrator.providers.aws_job.LADDER), each rung at its QVBR ceiling with its
+# audio (so storage and egress are upper bounds), and the poster's frame capture.
 DEFAULT_LADDER: tuple[Rendition, ...] = (
-    Rendition("1080p", 1080, 5_128),
-    Rendition("720p", 720, 3_128),
-    Rendition("480p", 480, 1_628),
-    Rendition("360p", 360, 928),
+    *(Rendition(r.name, r.height, (r.max_bitrate + r.audio_bitrate) // 1000) for r in LADDER),
     Rendition("thumbnail", 360, 0, frame_capture=True),
 )
 

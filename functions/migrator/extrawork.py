@@ -101,6 +101,9 @@ class ExtraPasses:
 
     def _thumbnail_pass(self, extra: Extra, remote_id: str, item: Mapping, look: bool) -> TrackOutcome:
         provider, duration = self.provider, _duration(item)
+        carried = getattr(provider, "thumbnail_with_create", "")
+        if carried:  # carried by the create (its notes say where it could not be)
+            return _noted(carried)
         if extra.url is None:  # the row's poster time, on a target that picks the frame after the create
             return provider.set_thumbnail_time(remote_id, poster_time(extra.poster_time_s, duration))
         if look and provider.takes_thumbnail == "image":

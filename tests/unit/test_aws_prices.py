@@ -16,7 +16,7 @@ from migrator_cli.plan_aws import aws_outlook
 from migrator_cli.plan_report import Plan
 
 GiB = 1024**3
-LADDER_KBPS = 5_128 + 3_128 + 1_628 + 928  # the default ladder's renditions, audio included; the thumbnail's 0
+LADDER_KBPS = 6_128 + 3_628 + 996  # the job's ladder at its ceilings with audio (aws_job.LADDER); the thumbnail's 0
 
 
 @pytest.mark.parametrize(
@@ -43,15 +43,15 @@ def test_a_frame_rate_past_60_fps_is_not_priced_here(fps):
     [
         # 90 minutes of source through the default ladder: 1080p and 720p are HD (2 x 90 min), 480p, 360p and the
         # thumbnail capture SD (3 x 90 min).
-        ("basic", "<=30fps", {"SD": 270 * 0.0075, "HD": 180 * 0.015}),  # $2.025 + $2.70 = $4.725
-        ("basic", "30-60fps", {"SD": 270 * 0.015, "HD": 180 * 0.030}),  # twice: $9.45
-        ("professional", "<=30fps", {"SD": 270 * 0.012, "HD": 180 * 0.024}),  # $3.24 + $4.32 = $7.56
-        ("professional", "30-60fps", {"SD": 270 * 0.024, "HD": 180 * 0.048}),  # $15.12
+        ("basic", "<=30fps", {"SD": 180 * 0.0075, "HD": 180 * 0.015}),  # $1.35 + $2.70 = $4.05
+        ("basic", "30-60fps", {"SD": 180 * 0.015, "HD": 180 * 0.030}),  # twice: $8.10
+        ("professional", "<=30fps", {"SD": 180 * 0.012, "HD": 180 * 0.024}),  # $2.16 + $4.32 = $6.48
+        ("professional", "30-60fps", {"SD": 180 * 0.024, "HD": 180 * 0.048}),  # $12.96
     ],
 )
 def test_ninety_minutes_of_1080p_cost_each_renditions_minutes_at_its_class_and_tier(tier, rate, by_class):
     minutes = P.output_minutes(90)
-    assert minutes == {"SD": 270, "HD": 180}
+    assert minutes == {"SD": 180, "HD": 180}
     assert P.transcode_usd(minutes, tier, rate) == pytest.approx(by_class)
 
 
@@ -100,14 +100,14 @@ def test_a_view_sends_its_renditions_bitrate_over_the_duration():
     # 90 minutes at 1080p (5,128 kbit/s): 3,461,400,000 bytes, 3.22 GiB; 1,000 views $274.01.
     assert P.view_gb(5400, 5_128) == pytest.approx(5_128_000 / 8 * 5400 / GiB)
     outlook = aws_outlook(1, 1, 5400)
-    assert outlook.per_1000_views(P.DEFAULT_LADDER[0]) == pytest.approx(1000 * 5_128_000 / 8 * 5400 / GiB * 0.085)
+    assert outlook.per_1000_views(P.DEFAULT_LADDER[0]) == pytest.approx(1000 * 6_128_000 / 8 * 5400 / GiB * 0.085)
 
 
 def test_rows_without_a_duration_are_costed_at_the_mean_and_counted():
     outlook = aws_outlook(4, 3, 3 * 1800)  # three of 30 minutes, one without a duration
     assert (outlook.source_minutes, outlook.estimated_minutes, outlook.mean_seconds) == (120, 30, 1800)
-    assert outlook.output_minutes == {"SD": 360, "HD": 240}
-    assert outlook.once_usd("basic") == pytest.approx(360 * 0.0075 + 240 * 0.015)
+    assert outlook.output_minutes == {"SD": 240, "HD": 240}
+    assert outlook.once_usd("basic") == pytest.approx(240 * 0.0075 + 240 * 0.015)
     assert "1 of 4 rows without a duration, at the mean: 30.0 min" in outlook.lines()[0]
     nothing = aws_outlook(2, 0, 0)
     assert not nothing.costed and nothing.lines() == [
@@ -139,20 +139,20 @@ def _aws_plan(inventory: Inventory, provider: str = "aws") -> Plan:
 def test_the_aws_estimate_carries_mediaconverts_basic_once_and_s3_a_month_and_the_section():
     plan = _aws_plan(Inventory(rows=1, assets=1, duration_known=1, seconds_known=5400))
     (est,) = plan.estimates
-    assert est.encoding_usd == pytest.approx(4.725) and est.storage_usd_month == pytest.approx(
+    assert est.encoding_usd == pytest.approx(4.05) and est.storage_usd_month == pytest.approx(
         LADDER_KBPS * 1000 / 8 * 5400 / GiB * 0.023, abs=1e-6
     )
     assert not any("no prices in the table" in w for w in est.warnings)
     assert any("MediaConvert prices are not verified" in w for w in est.warnings)
     text = "\n".join(plan.lines())
     assert "aws target      90.0 min of source video (every row has a duration)" in text
-    assert "  MediaConvert output minutes: SD 270.0 (480p, 360p, thumbnail), HD 180.0 (1080p, 720p)" in text
-    assert "MediaConvert basic" in text and "$4.72 once" in text and "sources above 30 fps: $9.45" in text
-    assert "MediaConvert professional" in text and "$7.56 once" in text and "sources above 30 fps: $15.12" in text
-    assert "  total          $4.72 (Basic) to $7.56 (Professional) once" in text
+    assert "  MediaConvert output minutes: SD 180.0 (360p, thumbnail), HD 180.0 (1080p, 720p)" in text
+    assert "MediaConvert basic" in text and "$4.05 once" in text and "sources above 30 fps: $8.10" in text
+    assert "MediaConvert professional" in text and "$6.48 once" in text and "sources above 30 fps: $12.96" in text
+    assert "  total          $4.05 (Basic) to $6.48 (Professional) once" in text
     doc = plan.as_dict()["aws"]
-    assert doc["once_usd"] == {"basic": pytest.approx(4.725), "professional": pytest.approx(7.56)}
-    assert doc["output_minutes"] == {"SD": 270, "HD": 180} and doc["egress"]["usd_per_tb"] == 87.04
+    assert doc["once_usd"] == {"basic": pytest.approx(4.05), "professional": pytest.approx(6.48)}
+    assert doc["output_minutes"] == {"SD": 180, "HD": 180} and doc["egress"]["usd_per_tb"] == 87.04
     assert doc["prices"]["s3_standard_gb_month"]["usd"] == 0.023
 
 
@@ -185,8 +185,8 @@ def test_plan_provider_aws_prints_the_section_and_its_json(inventory, capsys):
     assert main(["plan", inventory, "--provider", "aws", "--rate", "1"]) == 0
     out = capsys.readouterr().out
     assert "aws target      180.0 min of source video (1 of 2 rows without a duration, at the mean: 90.0 min)" in out
-    assert "  total          $9.45 (Basic) to $15.12 (Professional) once" in out
+    assert "  total          $8.10 (Basic) to $12.96 (Professional) once" in out
     assert main(["plan", inventory, "--provider", "aws", "--rate", "1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["aws"]["source_minutes"] == 180 and doc["aws"]["estimated_minutes"] == 90
-    assert doc["providers"]["aws"]["encoding_usd"] == pytest.approx(9.45)
+    assert doc["providers"]["aws"]["encoding_usd"] == pytest.approx(8.10)

@@ -384,3 +384,61 @@ def test_the_caption_renditions_are_read_from_the_master_playlist():
         ]
     )
     assert subtitle_languages(master) == ["en", "fr-CA"]
+
+
+# --- the poster: the row's own image where the archive kept one, else the frame capture -------------------------
+
+
+class FakeS3:
+    def __init__(self, fail: Exception | None = None):
+        self.copies, self.fail = [], fail
+
+    def copy_object(self, **request):
+        if self.fail:
+            raise self.fail
+        self.copies.append(request)
+
+
+@pytest.mark.parametrize(
+    ("kept", "poster"),
+    [
+        ({"thumbnail": "masters/lib/v1/thumbnail.png"}, "poster.png"),
+        ({"thumbnail": "masters/lib/v1/thumbnail.bin"}, None),  # the archive could not read it as an image
+        ({}, None),
+    ],
+)
+def test_the_archived_image_is_copied_beside_the_renditions_and_becomes_the_poster(kept, poster):
+    fake, s3 = FakeMediaConvert(), FakeS3()
+    target = provider(fake)
+    target._s3 = s3
+    made = target.create(asset(privacy="public", kept=kept.items()), "s3://archive-bucket/masters/lib/v1/original.mp4")
+    assert made.kind is OutcomeKind.CREATED
+    (body,) = fake.created
+    assert body["UserMetadata"].get("migrator_poster") == poster
+    if poster:
+        (copy,) = s3.copies
+        assert copy == {
+            "Bucket": "out-bucket",
+            "Key": f"public/lib/v1/{poster}",
+            "CopySource": {"Bucket": "archive-bucket", "Key": kept["thumbnail"]},
+        }
+    else:
+        assert not s3.copies
+    complete = job(folder="public", UserMetadata={**body["UserMetadata"]})
+    expected = poster or "poster.0000000.jpg"
+    assert target.video_of(complete).playback["thumbnail"].endswith(f"/public/lib/v1/{expected}")
+
+
+def test_a_poster_that_cannot_be_copied_leaves_the_frame_and_says_why():
+    fake = FakeMediaConvert()
+    target = provider(fake)
+    target._s3 = FakeS3(fail=client_error("AccessDenied", 403))
+    kept = {"thumbnail": "masters/lib/v1/thumbnail.jpg"}
+    made = target.create(asset(kept=kept.items()), "s3://archive-bucket/masters/lib/v1/original.mp4")
+    assert made.kind is OutcomeKind.CREATED and "migrator_poster" not in fake.created[0]["UserMetadata"]
+    assert any("AccessDenied" in note and "frame is the poster" in note for note in made.notes)
+
+
+def test_a_poster_name_in_the_metadata_is_taken_only_as_one_of_ours():
+    forged = job(folder="public", UserMetadata={ASSET_KEY: "lib/v1", STACK_KEY: "migration", "migrator_poster": "../x"})
+    assert provider().video_of(forged).playback["thumbnail"].endswith("/poster.0000000.jpg")

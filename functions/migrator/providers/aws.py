@@ -45,7 +45,7 @@ from ..tracks import TrackOutcome, TrackResult
 from .aws_job import (
     ASSET_KEY,
     MASTER,
-    POSTER_FILE,
+    POSTER_KEY,
     PUBLIC,
     SIGNED,
     STACK_KEY,
@@ -53,6 +53,8 @@ from .aws_job import (
     captions_of,
     job_settings,
     output_prefix,
+    poster_file,
+    poster_image,
     request_token,
     user_metadata,
 )
@@ -127,7 +129,11 @@ class AwsProvider(Provider):
     speaks_http = False
     rate_limit_window_s = None
     takes_tracks = True  # captions become renditions of the job (create_time_tracks), listed from the master
-    takes_thumbnail = None  # the job's frame capture is the poster
+    takes_thumbnail = None
+    thumbnail_with_create = (
+        "the poster is the row's image as the archive kept it, copied beside the renditions at the create (else the"
+        " job's frame capture, and the create's notes say why)"
+    )
     collections_instead = "kept in the ledger only (the aws target has no player of its own)"
 
     def __init__(
@@ -179,6 +185,13 @@ class AwsProvider(Provider):
         if not source_url.lower().startswith("s3://"):
             return Outcome(OutcomeKind.REJECTED, error=NOT_ARCHIVED)
         body, notes = self._create_body(asset, source_url)
+        poster = poster_image(dict(asset.archived_files))
+        if poster is not None:
+            copied = self._copy_poster(poster, body["Settings"])
+            if copied is None:
+                body["UserMetadata"][POSTER_KEY] = poster[1]
+            else:
+                notes.append(copied)
         try:
             job = self.mediaconvert.create_job(**body).get("Job") or {}
         except Exception as exc:
@@ -208,6 +221,23 @@ class AwsProvider(Provider):
             "StatusUpdateInterval": "SECONDS_60",
         }
         return body, notes
+
+    def _copy_poster(self, poster: tuple[str, str], settings: Mapping) -> str | None:
+        """The row's own image, as the archive kept it, copied beside the renditions (a copy within S3, so it is made
+        again the same by a create sent again); None once it is there, else the note of why the frame is the poster."""
+        key, name = poster
+        hls = settings["OutputGroups"][0]["OutputGroupSettings"]["HlsGroupSettings"]["Destination"]
+        folder = hls.split("/", 3)[3].rsplit("/", 1)[0]  # s3://bucket/{folder}/index -> {folder}
+        try:
+            self.s3.copy_object(
+                Bucket=self.target.output_bucket,
+                Key=f"{folder}/{name}",
+                CopySource={"Bucket": self.target.archive_bucket, "Key": key},
+            )
+        except Exception as exc:
+            why = _code(exc) or type(exc).__name__
+            return f"the row's thumbnail could not be copied ({why}): the frame is the poster"
+        return None
 
     def create_time_tracks(self, asset: AssetRef):
         tracks = asset.details.tracks if asset.details else ()
@@ -304,7 +334,7 @@ class AwsProvider(Provider):
             playback = playback_of(
                 policy="public" if folder == PUBLIC else "signed",
                 hls=f"{base}/{MASTER}.m3u8",
-                thumbnail=f"{base}/{POSTER_FILE}",
+                thumbnail=f"{base}/{poster_file(metadata)}",
                 width=width,
                 height=height,
             )

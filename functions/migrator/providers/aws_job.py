@@ -41,6 +41,8 @@ POSTER_FILE = f"{POSTER}.0000000.jpg"  # "<base><modifier>.<7-digit counter>.jpg
 PUBLIC, SIGNED = "public", "signed"
 # The user metadata a job carries (UserMetadata: strings only): ours, found again by a lookup when an answer is lost.
 ASSET_KEY, STACK_KEY, GENERATION_KEY = "migrator_asset", "migrator_stack", "migrator_generation"
+POSTER_KEY = "migrator_poster"  # the poster the video uses where it is the row's own image, not the frame capture
+_IMAGE_SUFFIXES = ("jpg", "png", "webp")  # what the archive names a kept image (archive.sidefiles.file_name)
 MAX_METADATA_VALUE = 256  # what we put in a metadata value at most (asset ids are shorter)
 TOKEN_LENGTH = 64  # ClientRequestToken: "any string that includes up to 64 ASCII characters"
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9-]+)?$")  # CaptionDescription.CustomLanguageCode's pattern
@@ -101,6 +103,22 @@ def request_token(stack: str, asset_id: str, generation: int) -> str:
 
 def user_metadata(stack: str, asset_id: str, generation: int) -> dict[str, str]:
     return {ASSET_KEY: asset_id[:MAX_METADATA_VALUE], STACK_KEY: stack, GENERATION_KEY: str(generation)}
+
+
+def poster_image(kept: Mapping[str, str]) -> tuple[str, str] | None:
+    """The row's own poster as the archive kept it (its key, and the file name it gets beside the renditions), or
+    None: none kept, or a file the archive could not read as an image (`thumbnail.bin`)."""
+    key = kept.get("thumbnail")
+    suffix = key.rsplit(".", 1)[-1] if key and "." in key else ""
+    return (key, f"{POSTER}.{suffix}") if key and suffix in _IMAGE_SUFFIXES else None
+
+
+def poster_file(metadata: Mapping[str, object]) -> str:
+    """The poster a job's video shows: the row's image its create copied (named in the metadata), else the frame."""
+    named = metadata.get(POSTER_KEY)
+    if isinstance(named, str) and named in {f"{POSTER}.{s}" for s in _IMAGE_SUFFIXES}:
+        return named
+    return POSTER_FILE
 
 
 def captions_of(tracks: Sequence[Track], kept: Mapping[str, str], bucket: str) -> list[Caption]:

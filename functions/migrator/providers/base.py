@@ -334,6 +334,9 @@ class Provider(ABC):
 
     takes_thumbnail: str | None = None  # "image" (set_thumbnail), "time" (set_thumbnail_time only) or None
     thumbnail_by_url: bool = False  # the target fetches the image itself (ThumbnailUpload.url), not an upload
+    # Where the create itself carries the row's image (the aws target copies the archived one beside the renditions),
+    # what the thumbnail's entry notes instead of a pass of its own; "" for the rest.
+    thumbnail_with_create: str = ""
     thumbnail_max_bytes: int = MAX_IMAGE_BYTES
     poster_time_later: bool = False  # the row's poster time is set after the create (set_thumbnail_time)
     takes_chapters: bool = False
