@@ -1,6 +1,7 @@
 """Benchmark: drain N assets through the deployed stack against a provider limited to R creates/s.
 
     bench/drain [--provider TARGET] [--assets 1000] [--rate 20] [--concurrency 5] [--extras]
+    bench/drain --provider aws [--assets 60] [--queue 4] [--encode-delay 5]   (bench/drain_aws.py)
 
 TARGET is any registered target (migrator.platforms.TARGETS; default generic). Not a test:
 it prints figures. The ideal drain time is N / R (the provider's limit is the bottleneck by
@@ -211,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         " profile models it (JW Player's 60 requests a minute), the stack left at its own documented pace",
     )
     parser.add_argument("--concurrency", default="5", help="uploader MaximumConcurrency (default 5)")
+    parser.add_argument("--queue", type=int, default=4, help="aws: the MediaConvert queue's concurrent jobs (4)")
+    parser.add_argument(
+        "--encode-delay", type=float, default=5.0, help="aws: seconds added to every job's encode (default 5)"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="give up after this many seconds")
     parser.add_argument(
         "--extras",
@@ -219,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
         " per video of each side by side",
     )
     args = parser.parse_args(argv)
+    if args.provider == "aws":  # the queue is the bottleneck, not a create rate (bench/drain_aws.py)
+        from bench.drain_aws import run as aws_drain
+
+        if "--assets" not in (argv if argv is not None else sys.argv):
+            args.assets = 60
+        return aws_drain(args)
     n, rate = args.assets, args.rate
     if rate > 0:  # a token bucket at R, and the stack told R, as an operator who knows the limit
         sim_args = ["--rate", str(rate), "--burst", str(max(1, int(rate))), "--processing-delay-s", "5"]

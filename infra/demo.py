@@ -539,9 +539,10 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
     walk = Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
     if run.edge is not None:
         print("\n[demo] every ready video played as a viewer would, through the CloudFront edge (ffprobe)")
-        walk = replace(walk, playback=check_playback(run, run.items("ready")))
-        for problem in walk.playback.problems:
-            print(f"  {problem}")
+        played = check_playback(run, run.items("ready"))
+        walk = replace(walk, playback=played)
+        for unplayed in played.problems:
+            print(f"  {unplayed}")
     if not args.archive:
         return walk
     tally, waited_s = settle_archive(run)

@@ -21,7 +21,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +97,7 @@ class PlayTally:
         return None
 
 
-def check_playback(run: LocalRun, ready: list[Mapping], threads: int = 4) -> PlayTally:
+def check_playback(run: LocalRun, ready: Sequence[Mapping], threads: int = 4) -> PlayTally:
     """Each ready video played as a viewer would, through the edge: see the module's docstring."""
     from migrator.cloudfront_key_plan import signing_key_from_secret
 
@@ -110,9 +110,10 @@ def check_playback(run: LocalRun, ready: list[Mapping], threads: int = 4) -> Pla
         from migrator.cloudfront_signing import CustomPolicy, custom_cookies
 
         asset = str(item.get("asset_id"))
-        playback = item.get("playback_info") if isinstance(item.get("playback_info"), Mapping) else {}
+        found = item.get("playback_info")
+        playback: Mapping = found if isinstance(found, Mapping) else {}
         hls = playback.get("hls")
-        if not isinstance(hls, str) or not hls.startswith(run.edge.url):
+        if run.edge is None or not isinstance(hls, str) or not hls.startswith(run.edge.url):
             return False, None, f"{asset}: no playback under the edge ({hls!r})"
         refused = None
         cookies: dict[str, str] = {}

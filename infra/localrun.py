@@ -23,7 +23,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import requests
 
@@ -33,6 +33,9 @@ from .localrun_aws import EVENT_SOURCE as AWS_EVENT_SOURCE
 from .localrun_aws import QUEUE_CONCURRENCY, JobTally, job_tally
 from .sim import catalog
 from .toolchain import ROOT, tool
+
+if TYPE_CHECKING:
+    from .sim.edge import LocalEdge
 
 
 class SimProcess:
@@ -94,13 +97,20 @@ class MediaConvertProcess:
     """The aws target's MediaConvert simulator (infra/sim/mediaconvert_cli.py) as a child process, its log under
     .local/: the stack's ProviderBaseUrl; its jobs read back through ListJobs (localrun_aws.job_tally)."""
 
-    def __init__(self, log_path: Path, s3_endpoint: str, events_endpoint: str, queues: int = QUEUE_CONCURRENCY):
+    def __init__(
+        self,
+        log_path: Path,
+        s3_endpoint: str,
+        events_endpoint: str,
+        queues: int = QUEUE_CONCURRENCY,
+        extra_args: list[str] | None = None,
+    ):
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         self._log = open(log_path, "ab")
         argv = [sys.executable, "-m", "infra.sim.mediaconvert_cli", "--port", "0"]
         argv += ["--s3-endpoint", s3_endpoint, "--events-endpoint", events_endpoint]
-        argv += ["--event-source", AWS_EVENT_SOURCE, "--queue", f"Default={queues}"]
+        argv += ["--event-source", AWS_EVENT_SOURCE, "--queue", f"Default={queues}", *(extra_args or [])]
         self.args = argv[3:]
         start = log_path.stat().st_size
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -128,7 +138,8 @@ class MediaConvertProcess:
 
     def jobs(self) -> list[dict]:
         """Every job, through ListJobs (twenty a page, newest first, every queue)."""
-        mediaconvert, found, token = self.client(), [], None
+        mediaconvert, token = self.client(), None
+        found: list[dict] = []
         while True:
             page = mediaconvert.list_jobs(MaxResults=20, **({"NextToken": token} if token else {}))
             found += page.get("Jobs") or []
@@ -169,8 +180,12 @@ class LocalRun:
         source: str | None = None,
         source_args: list[str] | None = None,
         archive_bucket: str | None = None,
+        mediaconvert_args: list[str] | None = None,
+        queue_concurrency: int = QUEUE_CONCURRENCY,
     ):
         self.sim_args = sim_args
+        # The aws target's MediaConvert simulator: its queue's concurrent jobs, and more of its flags (bench/).
+        self.mediaconvert_args, self.queue_concurrency = mediaconvert_args or [], queue_concurrency
         # The owner's archive bucket (ArchiveBucket), made in the emulator before the stack that writes it.
         self.archive_bucket = archive_bucket
         self.params = params
@@ -187,7 +202,7 @@ class LocalRun:
         self.sim: SimProcess | None = None
         # The aws target's: its MediaConvert simulator, the CloudFront edge in front of the output, the real video.
         self.mediaconvert: MediaConvertProcess | None = None
-        self.edge = None  # infra.sim.edge.LocalEdge, once the stack is deployed
+        self.edge: LocalEdge | None = None  # once the stack is deployed
         self.media_file: Path | None = None
         self.outputs: dict = {}
         self.outputs_path: Path | None = None
@@ -268,7 +283,9 @@ class LocalRun:
         if self.source:
             self._start_source(self.aws("secretsmanager"), self.source)
         log = ROOT / ".local" / f"{self.stack_name}-mediaconvert.log"
-        self.mediaconvert = MediaConvertProcess(log, self.endpoint, self.endpoint)
+        self.mediaconvert = MediaConvertProcess(
+            log, self.endpoint, self.endpoint, self.queue_concurrency, self.mediaconvert_args
+        )
         print(f"[run] MediaConvert simulator on {self.mediaconvert.url} ({' '.join(self.mediaconvert.args)})")
         self.archive_bucket = self.archive_bucket or f"{self.stack_name}-masters"
         self.aws("s3").create_bucket(Bucket=self.archive_bucket)
