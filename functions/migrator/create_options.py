@@ -120,6 +120,9 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
     # Bunny Stream: whether the stack's video library has token authentication on (embed view and CDN:
     # docs.bunny.net/stream/security), the operator's word for a library setting the video API cannot read.
     "bunny": (Option("tokenAuthentication", "BUNNY_TOKEN_AUTHENTICATION", _boolean, _text_bool, stack_only=True),),
+    # The aws target: `mp4` a boolean, our own word (the job then also writes one 720p MP4 for download: a FILE group
+    # with an MP4 container, MediaConvert's apireference/jobs.html ContainerSettings).
+    "aws": (Option("mp4", "AWS_MP4", _boolean, _text_bool),),
 }
 
 

@@ -442,3 +442,34 @@ def test_a_poster_that_cannot_be_copied_leaves_the_frame_and_says_why():
 def test_a_poster_name_in_the_metadata_is_taken_only_as_one_of_ours():
     forged = job(folder="public", UserMetadata={ASSET_KEY: "lib/v1", STACK_KEY: "migration", "migrator_poster": "../x"})
     assert provider().video_of(forged).playback["thumbnail"].endswith("/poster.0000000.jpg")
+
+
+# --- the MP4, where asked (the stack's AwsMp4, a row's options.aws.mp4) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stack", "row", "written"), [(None, None, False), (True, None, True), (True, False, False), (None, True, True)]
+)
+def test_an_mp4_is_written_beside_the_hls_where_asked_and_plays_from_the_same_folder(stack, row, written):
+    fake = FakeMediaConvert()
+    options = {"aws": {"mp4": stack}} if stack is not None else {}
+    target = AwsProvider(
+        None, lambda: None, target=TARGET, mediaconvert=fake, create_defaults=CreateDefaults("public", options)
+    )
+    message = AssetMessage(
+        "lib/v1", "vimeo://1", privacy="public", options={"aws": {"mp4": row}} if row is not None else {}
+    )
+    made = target.create(AssetRef("lib/v1", None, 0, message), "s3://archive-bucket/masters/lib/v1/original.mp4")
+    assert made.kind is OutcomeKind.CREATED
+    (body,) = fake.created
+    groups = body["Settings"]["OutputGroups"]
+    assert (len(groups) == 3) is written
+    if written:
+        (download,) = groups[2]["Outputs"]
+        assert (
+            groups[2]["OutputGroupSettings"]["FileGroupSettings"]["Destination"]
+            == "s3://out-bucket/public/lib/v1/video"
+        )
+        assert download["ContainerSettings"]["Container"] == "MP4" and download["VideoDescription"]["Height"] == 720
+    playback = target.video_of(job(folder="public", UserMetadata=body["UserMetadata"])).playback
+    assert playback.get("mp4") == ("https://d111111abcdef8.cloudfront.net/public/lib/v1/video.mp4" if written else None)

@@ -414,6 +414,7 @@ def test_stack_options_come_from_the_uploaders_environment_checked():
         "APIVIDEO_MP4_SUPPORT": "false",
         "APIVIDEO_PLAYER_ID": "pl45KFKdlddgk654dspkze",
         "BUNNY_TOKEN_AUTHENTICATION": "true",
+        "AWS_MP4": "true",
     }
     assert stack_options(env) == {
         "generic": {},
@@ -426,8 +427,9 @@ def test_stack_options_come_from_the_uploaders_environment_checked():
         "cloudflare": {"thumbnailTimestampPct": 0.5, "allowedOrigins": ["example.com", "*.example.org"]},
         "apivideo": {"mp4Support": False, "playerId": "pl45KFKdlddgk654dspkze"},
         "bunny": {"tokenAuthentication": True},
+        "aws": {"mp4": True},
     }
-    assert stack_options({}) == {"generic": {}, "mux": {}, "cloudflare": {}, "apivideo": {}, "bunny": {}}
+    assert stack_options({}) == {"generic": {}, "mux": {}, "cloudflare": {}, "apivideo": {}, "bunny": {}, "aws": {}}
 
 
 BASE_ENV = {"LEDGER_TABLE": "t", "QUEUE_URL": "q", "PROVIDER": "mux"}
@@ -443,6 +445,7 @@ BASE_ENV = {"LEDGER_TABLE": "t", "QUEUE_URL": "q", "PROVIDER": "mux"}
         ("CLOUDFLARE_THUMBNAIL_PCT", "1.5"),
         ("CLOUDFLARE_ALLOWED_ORIGINS", "https://example.com/"),
         ("APIVIDEO_MP4_SUPPORT", "maybe"),
+        ("AWS_MP4", "yes"),
         ("APIVIDEO_PLAYER_ID", "pl 1"),
         ("DEFAULT_PLAYBACK", "private"),
     ],

@@ -45,6 +45,8 @@ from ..tracks import TrackOutcome, TrackResult
 from .aws_job import (
     ASSET_KEY,
     MASTER,
+    MP4_FILE,
+    MP4_KEY,
     POSTER_KEY,
     PUBLIC,
     SIGNED,
@@ -209,14 +211,18 @@ class AwsProvider(Provider):
         tracks = asset.details.tracks if asset.details else ()
         captions = captions_of(tracks, dict(asset.archived_files), self.target.archive_bucket)
         notes = _caption_notes(tracks, captions)
+        chosen, left_out = self.create_options(asset)
+        notes += left_out
+        mp4 = chosen.get("mp4") is True
         details = asset.details
         if details is not None and (details.description or details.tags):
             notes.append("description and tags kept in the ledger only (the aws target has no catalogue)")
         body = {
             "Role": self.target.role_arn,
             "Queue": self.target.queue,
-            "Settings": job_settings(source_url, self.target.output_bucket, prefix, captions),
-            "UserMetadata": user_metadata(self.target.stack, asset.asset_id, asset.generation),
+            "Settings": job_settings(source_url, self.target.output_bucket, prefix, captions, mp4=mp4),
+            "UserMetadata": user_metadata(self.target.stack, asset.asset_id, asset.generation)
+            | ({MP4_KEY: "1"} if mp4 else {}),
             "ClientRequestToken": request_token(self.target.stack, asset.asset_id, asset.generation),
             "StatusUpdateInterval": "SECONDS_60",
         }
@@ -335,6 +341,7 @@ class AwsProvider(Provider):
                 policy="public" if folder == PUBLIC else "signed",
                 hls=f"{base}/{MASTER}.m3u8",
                 thumbnail=f"{base}/{poster_file(metadata)}",
+                mp4=f"{base}/{MP4_FILE}" if metadata.get(MP4_KEY) == "1" else None,
                 width=width,
                 height=height,
             )

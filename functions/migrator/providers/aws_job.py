@@ -41,6 +41,10 @@ POSTER_FILE = f"{POSTER}.0000000.jpg"  # "<base><modifier>.<7-digit counter>.jpg
 PUBLIC, SIGNED = "public", "signed"
 # The user metadata a job carries (UserMetadata: strings only): ours, found again by a lookup when an answer is lost.
 ASSET_KEY, STACK_KEY, GENERATION_KEY = "migrator_asset", "migrator_stack", "migrator_generation"
+MP4_KEY = "migrator_mp4"  # "1" where the job also writes the MP4 (`mp4` option)
+MP4 = "video"  # the MP4 group's base name: video.mp4
+MP4_FILE = f"{MP4}.mp4"
+MP4_RUNG_HEIGHT = 720  # the download's one rendition
 POSTER_KEY = "migrator_poster"  # the poster the video uses where it is the row's own image, not the frame capture
 _IMAGE_SUFFIXES = ("jpg", "png", "webp")  # what the archive names a kept image (archive.sidefiles.file_name)
 MAX_METADATA_VALUE = 256  # what we put in a metadata value at most (asset ids are shorter)
@@ -138,9 +142,11 @@ def captions_of(tracks: Sequence[Track], kept: Mapping[str, str], bucket: str) -
     return found
 
 
-def job_settings(source_uri: str, bucket: str, prefix: str, captions: Sequence[Caption], ladder=LADDER) -> dict:
+def job_settings(
+    source_uri: str, bucket: str, prefix: str, captions: Sequence[Caption], ladder=LADDER, mp4: bool = False
+) -> dict:
     """The JobSettings of the asset's job (boto3's PascalCase): `source_uri` in, HLS and the poster under
-    `s3://{bucket}/{prefix}/`."""
+    `s3://{bucket}/{prefix}/`, and with `mp4` one 720p MP4 beside them (`video.mp4`)."""
     selectors = {
         f"Captions {n}": {
             # No language here: the selector's CustomLanguageCode takes ISO 639-2/3 (three letters) only; the
@@ -213,7 +219,22 @@ def job_settings(source_uri: str, bucket: str, prefix: str, captions: Sequence[C
             }
         ],
     }
-    return {"TimecodeConfig": {"Source": "ZEROBASED"}, "Inputs": [source], "OutputGroups": [hls, poster]}
+    groups = [hls, poster]
+    if mp4:
+        rung = next((r for r in ladder if r.height == MP4_RUNG_HEIGHT), ladder[0])
+        download = {**_rendition(rung), "ContainerSettings": {"Container": "MP4", "Mp4Settings": {}}}
+        del download["NameModifier"]  # the group's one output: video.mp4
+        groups.append(
+            {
+                "Name": "MP4",
+                "OutputGroupSettings": {
+                    "Type": "FILE_GROUP_SETTINGS",
+                    "FileGroupSettings": {"Destination": f"s3://{bucket}/{prefix}/{MP4}"},
+                },
+                "Outputs": [download],
+            }
+        )
+    return {"TimecodeConfig": {"Source": "ZEROBASED"}, "Inputs": [source], "OutputGroups": groups}
 
 
 def _rendition(rung: Rung) -> dict:
