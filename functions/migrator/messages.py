@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from .platforms import REFERENCED_SOURCES
 from .row_extras import Chapter, Collection, Refused, objects_of, parse_chapters, parse_collections
+from .usage import Usage, parse_usage
 
 MAX_ID_LENGTH = 255
 MAX_URL_LENGTH = 4096
@@ -89,6 +90,7 @@ FIELDS = frozenset(
         "chapters",
         "collections",
         "published_at",
+        "usage",
     }
 )
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F; `\s` in a str pattern is
@@ -145,6 +147,8 @@ class AssetMessage:
     chapters: tuple[Chapter, ...] = ()
     collections: tuple[Collection, ...] = ()
     published_at: str | None = None
+    # How much the video was watched at its source, and when that was read (issue 45; usage.py).
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -376,6 +380,7 @@ def _fidelity(doc: dict) -> dict | str:
         out["thumbnail_url"] = _thumbnail(doc.get("thumbnail_url"))
         out["chapters"] = parse_chapters(doc.get("chapters"), MAX_DURATION_S)
         out["collections"] = parse_collections(doc.get("collections"))
+        out["usage"] = parse_usage(doc["usage"]) if doc.get("usage") is not None else None
         size = doc.get("size_bytes")
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2**63):
             raise Refused("size_bytes must be a whole number of bytes")
@@ -516,6 +521,8 @@ def message_doc(msg: AssetMessage) -> dict:
         doc["chapters"] = [c.as_dict() for c in msg.chapters]
     if msg.collections:
         doc["collections"] = [c.as_dict() for c in msg.collections]
+    if msg.usage is not None:
+        doc["usage"] = msg.usage.as_dict()
     return doc
 
 
