@@ -240,3 +240,26 @@ def test_entries_outside_their_window_are_listed_to_an_admin_and_downloaded_only
         assert ("/ks/" in url) is needs_ks and web.get(url).status_code == 200, entry.id
         if needs_ks:
             assert web.get(url.split("/ks/")[0] + "/a.mp4").status_code == 403
+
+
+def test_entries_carry_their_plays_views_and_last_play_as_kaltura_playable_entry_reads_them(kaltura):
+    """KalturaPlayableEntry's read-only `plays`, `views` and `lastPlayedAt` (issue 45): counts on every entry, the
+    last play an int of Unix seconds, unset (NotImplemented to the client) where the entry was never played."""
+    from infra.sim import library_usage
+    from infra.sim.platforms.kaltura_entries import created_at, index_of
+
+    _sim, client = kaltura(library_size=20)
+    admin(client)
+    listed = client.media.list(KalturaMediaEntryFilter(), KalturaFilterPager(pageSize=20)).objects
+    never = [e for e in listed if e.plays == 0]
+    assert 0 < len(never) < len(listed)
+    for entry in listed:
+        index = index_of(entry.id)
+        assert (entry.plays, entry.views) == (library_usage.plays(index), library_usage.views(index))
+        if library_usage.never_played(index):
+            assert entry.plays == 0 and entry.lastPlayedAt in (None, NotImplemented)
+        else:
+            assert entry.plays > 0 and entry.views >= entry.plays
+            assert isinstance(entry.lastPlayedAt, int) and created_at(index) < entry.lastPlayedAt <= time.time()
+    one = client.media.get(listed[0].id)  # media.get answers the same entry, counts and all
+    assert (one.plays, one.views, one.lastPlayedAt) == (listed[0].plays, listed[0].views, listed[0].lastPlayedAt)

@@ -407,3 +407,27 @@ def test_a_filter_that_matches_no_entry_of_a_large_library_renders_none(monkeypa
     assert next(matched, None) is None and rendered == []
     first, _ = kaltura_entries.listed(shelf, {}, descending=False)
     assert next(first)["id"] == kaltura_entries.entry_id(0) and rendered == [0]
+
+
+# --- usage (issue 45) -------------------------------------------------------------------------------------------
+
+
+def test_every_row_carries_the_entrys_plays_views_and_last_play_read_at_the_listing_at_no_extra_request(library):
+    from infra.sim import library_usage
+
+    sim, source = library(library_size=30)
+    before = time.time()
+    entries, _pending, _pages = listed(source, tracks=False)
+    rows = [e for e in entries if hasattr(e, "usage")]
+    assert rows and all(r.usage is not None for r in rows)
+    for row in rows:
+        index = kaltura_entries.index_of(row.asset_id.removeprefix("kaltura/"))
+        usage = row.usage
+        assert usage.counted_by == "kaltura entry plays" and usage.since is None
+        assert usage.read_at >= time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(before - 1))
+        assert (usage.plays, usage.views) == (library_usage.plays(index), library_usage.views(index))
+        assert usage.never_played == library_usage.never_played(index)
+        if not usage.never_played:
+            expected = library_usage.last_played(index, kaltura_entries.created_at(index))
+            assert usage.last_played_at == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expected))
+    assert any(r.usage.never_played for r in rows) and not calls(sim, "report.getTable")

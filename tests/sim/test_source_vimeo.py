@@ -228,3 +228,27 @@ def test_inactive_text_tracks_are_carried_after_the_active_ones_marked_and_noted
     assert "1 text track(s) inactive on Vimeo" in row.metadata["texttracks_note"]
     resolved = source.resolve(parse_ref(row.tracks[2].url))
     assert resolved.kind is ResolutionKind.READY and web.get(resolved.url).text.startswith("WEBVTT")
+
+
+def test_stats_plays_is_asked_for_by_name_and_a_null_count_is_no_usage_not_zero(library):
+    """Video.stats.plays (vimeo.json 3.4), nullable; the JSON filter (`fields`) answers only what is named."""
+    from infra.sim import library_usage
+    from infra.sim.platforms.vimeo import index_of
+
+    sim, source = library(library_size=24)
+    client = vimeo.VimeoClient(token=TOKEN)
+    client.API_ROOT = sim.url
+    answer = client.get("/me/videos", params={"per_page": 24, "fields": "uri,stats.plays"}).json()["data"]
+    hidden = [v for v in answer if v["stats"]["plays"] is None]
+    assert 0 < len(hidden) < len(answer) and all(set(v) == {"uri", "stats"} for v in answer)
+    assert "stats" not in client.get("/me/videos", params={"fields": "uri"}).json()["data"][0]
+    entries, _pages = list_all(source, tracks=False)
+    rows = {e.asset_id: e for e in entries if not isinstance(e, Unfetchable)}
+    assert rows
+    for asset_id, row in rows.items():
+        index = index_of(asset_id.removeprefix("vimeo/"))
+        if library_usage.hidden(index):
+            assert row.usage is None  # not known: never a 0 that a triage would read as never played
+        else:
+            assert row.usage.plays == library_usage.plays(index) and row.usage.counted_by == "vimeo stats.plays"
+            assert row.usage.last_played_at is None and row.usage.read_at.endswith("Z")

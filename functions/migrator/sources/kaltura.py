@@ -48,6 +48,8 @@ sends the same calls).
   points of sub-type CHAPTER, `cuepoint_cuepoint.list`), both asked for a chunk of entries at a time with the
   captions, and only when tracks are; the categories as collections; `startDate` once passed, else `createdAt`,
   as `published_at`;
+- usage (issue 45; inline_usage.py): the entry's own `plays`, `views` and `lastPlayedAt` (KalturaPlayableEntry),
+  in every row as `usage`, read at the listing's time, at no request of its own;
 - rate limits: Kaltura publishes no number; none is kept here (`documented_rate_per_s` None), a 429 is waited out.
 """
 
@@ -62,6 +64,7 @@ from urllib.parse import urlencode
 from ..link_life import LinkTerms
 from ..providers.facts import CredentialsError, entries, mapping, text
 from .base import HttpSource, Page, Resolution, SourceDenied, SourceRef, gone
+from .inline_usage import kaltura_usage
 from .kaltura_api import Credentials, KalturaError, Session, api_error, is_entry_id, number, refusal
 from .kaltura_extras import (
     DEFAULT_ITEM,
@@ -337,6 +340,7 @@ class KalturaSource(HttpSource):
             chapters=looked.chapters.get(eid, []),
             collections=collections_of(categories_of(entry, looked.links), self._categories),
             published_at=published_at(entry, self.clock()),
+            usage=kaltura_usage(entry, self.clock()),  # in the entry itself: no request of its own
         )
 
     def _tracks(self, eid: str, captions: list[dict]) -> list[TrackInfo]:

@@ -52,6 +52,7 @@ from ..row_extras import (
     MAX_COLLECTIONS,
     MAX_POSITION,
 )
+from ..usage import Usage
 from .base import Entry, Unfetchable, asset_id_of
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -248,10 +249,11 @@ def make_row(
     chapters: Iterable[ChapterInfo] = (),
     collections: Iterable[CollectionInfo] = (),
     published_at: object = None,
+    usage: Usage | None = None,
 ) -> Entry:
     """The row for one fetchable video, or an Unfetchable when even its cleaned fields cannot travel.
     `asset_id`: an id of its own (an S3 object's), instead of `<platform>/<id>` and the source's
-    platform and id in its metadata."""
+    platform and id in its metadata. `usage`: how much it was watched, where the listing says (inline_usage.py)."""
     own_id = asset_id is not None
     if asset_id is None:
         asset_id = asset_id_of(platform, video_id)
@@ -282,6 +284,8 @@ def make_row(
     doc["metadata"] = {**origin, **dict(metadata or {})}
     extras = {"chapters": chapter_docs(chapters, duration), "collections": collection_docs(collections)}
     doc.update({name: found for name, found in extras.items() if found})
+    if usage is not None:
+        doc["usage"] = usage.as_dict()
     parsed = parse_message(_fitted(doc))
     if isinstance(parsed, Poison):
         return Unfetchable(asset_id, source_url, f"cannot be carried as a message: {parsed.reason}", doc.get("title"))

@@ -41,6 +41,8 @@ sends the same requests).
   hand) as `collections`, and `release_time`, "when the video was released", as `published_at`. `folder` stays
   the folder's name, for the targets that take a folder as text. `tracks=False` (`--no-tracks`) leaves out the
   requests of their own: text tracks, chapters, showcases;
+- usage (issue 45; inline_usage.py): `stats.plays`, asked for in `fields`, as the row's `usage`; where Vimeo
+  answers it null (the count not shown), the row carries none: no plays known, not 0;
 - rate limits: `X-RateLimit-Limit` / `-Remaining` / `-Reset`, the reset an ISO 8601 time
   ("2016-08-30T11:41:40+00:00"), per plan, no published number; past the limit a 429 and a
   lock-out of "up to a minute" with no Retry-After (help centre, "Rate limits"), waited out by
@@ -60,6 +62,7 @@ from ..providers.facts import CredentialsError, entries, epoch_of, mapping, text
 from ..providers.http import quote
 from ..providers.ratelimit import read_rate_headers
 from .base import Entry, HttpSource, Page, Resolution, SourceDenied, SourceRef, Unfetchable, gone
+from .inline_usage import vimeo_usage
 from .rows import TrackInfo, make_row, unfetchable
 from .vimeo_extras import ShowcaseIndex, folder_of, largest_link, picture_id, read_chapters
 
@@ -71,7 +74,9 @@ VIDEO_FIELDS = (
     "uri,name,description,tags.name,created_time,modified_time,duration,privacy.view,parent_folder.name,"
     "status,transcode.status,type,download,metadata.connections.texttracks.total,"
     # What a viewer sees first, in the same answer: no request of its own (vimeo_extras.py).
-    "release_time,has_chapters,parent_folder.uri,pictures.uri,pictures.active,pictures.type,pictures.default_picture"
+    "release_time,has_chapters,parent_folder.uri,pictures.uri,pictures.active,pictures.type,pictures.default_picture,"
+    # How much it was played (issue 45; inline_usage.py): asked for by name, as the JSON filter drops the rest.
+    "stats.plays"
 )
 # A picture's answer, resolved: its largest size's link.
 PICTURE_FIELDS = "uri,active,type,default_picture,sizes.width,sizes.link"
@@ -327,6 +332,7 @@ class VimeoSource(HttpSource):
             chapters=chapters,
             collections=folder_of(video) + (self.showcases().of(vid) if tracks else []),
             published_at=video.get("release_time"),
+            usage=vimeo_usage(video, self.clock()),
         )
 
     def showcases(self) -> ShowcaseIndex:

@@ -5,7 +5,8 @@ library's index, and media.list's filters.
 Every shape is KalturaApiClient 23.10.0's (the official Python client: KalturaMediaEntry, KalturaFlavorAsset,
 KalturaCaptionAsset, KalturaCategory, KalturaAccessControlProfile and their enums, Plugins/Core.py and Caption.py)
 and the server's that client is generated from (kaltura/server, api_v3 and alpha/lib). Nothing is stored per
-entry: a library of a million lists from arithmetic.
+entry: a library of a million lists from arithmetic, each entry's plays, views and last play too
+(infra/sim/library_usage.py; issue 45).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import time
 from collections.abc import Iterator, Mapping
 
+from .. import library_usage as usage
 from ..library import EPOCH, STEP_S, Item, Shelf, fault_of, is_private
 
 PARTNER_ID = 2_012_345
@@ -201,8 +203,12 @@ def entry(shelf: Shelf, video: Item) -> dict:
         "endDate": end,
         "displayInSearch": 1,  # PARTNER_ONLY
         "referenceId": f"ref-{video.index:06d}",
-        "plays": 0,
-        "views": 0,
+        # KalturaPlayableEntry's read-only counts (KalturaApiClient 23.10.0, Plugins/Core.py: `plays` "Number of
+        # plays", `views` "Number of views", `lastPlayedAt` "The last time the entry was played", an int, null when
+        # never played, as the JSON serializer writes an unset field), from the library's arithmetic (library_usage).
+        "plays": usage.plays(video.index),
+        "views": usage.views(video.index),
+        "lastPlayedAt": usage.last_played(video.index, created),
         "width": 1920,
         "height": 1080,
         "duration": math.floor(video.duration + 0.5),

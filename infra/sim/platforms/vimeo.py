@@ -17,6 +17,7 @@ What each behaviour rests on, beside the code that models it:
 - a video still transcoding, then done (library_processing_done, in library.item);
 - what a viewer sees first, each documented in infra/sim/platforms/vimeo_library.py: the video's pictures (and the
   images at their links, `serve_delivery`), chapters, release time, and the account's showcases in order;
+- each video's `stats.plays`, null for some (`render_library`, infra/sim/library_usage.py);
 - the API's JSON filter, `fields` (dot paths), on the library's lists and videos as on the target's (`filtered`);
 - as a target, what a viewer sees, each documented in infra/sim/platforms/vimeo_target_extras.py: pictures uploaded
   to their links and made active, chapters, folders, showcases in their arrangement.
@@ -31,6 +32,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import ClassVar, Literal
 
+from .. import library_usage as usage
 from ..bucket import RateState
 from ..config import SimConfig
 from ..library import Item, Served, Shelf
@@ -251,6 +253,10 @@ class Vimeo(VimeoTarget, TargetExtras, Profile):
                 }
             },
             "is_playable": fault is None,
+            # "The current total number of times that the video has been played" (Video.stats.plays, vimeo.json
+            # 3.4), nullable: null where Vimeo does not show it (vimeo/vimeo.php issue 309), here one video in six
+            # (library_usage.hidden). Counts from the library's arithmetic (infra/sim/library_usage.py).
+            "stats": {"plays": None if usage.hidden(video.index) else usage.plays(video.index)},
         }
         if fault != "no_files" and fault != "processing":
             out["download"] = self._downloads(shelf, video)
