@@ -9,6 +9,10 @@ of every file written are saved (`--state`), so an interrupted sweep resumes whe
 and rewrites nothing twice; a finished sweep records its mark (the newest change it saw), from
 which `--since last` lists only what was added or changed after it. Memory stays flat: rows
 stream to disk and repeats are remembered on disk (inventory.Deduper).
+
+This module is the CLI's adapter over the sweep the stack's mirror runs too (migrator.sweeping): its
+files (the outputs, the state file, the mark file) are one implementation of the sweep's sink and
+checkpoint, and its words for the operator.
 """
 
 from __future__ import annotations
@@ -28,16 +32,23 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from migrator.messages import AssetMessage, encode_message, message_doc
-from migrator.sources import (
-    HTTP_SOURCES,
-    PLATFORMS,
-    Page,
-    Source,
-    SourceError,
-    Unfetchable,
-    parse_ref,
+from migrator.sources import HTTP_SOURCES, PLATFORMS, Page, Source, Unfetchable
+from migrator.sweeping import (
+    MARK_OVERLAP_S,
+    PENDING_MAX_S,
+    RECHECK_BATCH,
+    Failure,
+    Lister,
+    Stop,
+    SweepFailed,
+    delta_of,
+    iso,
+    next_mark,
+    pending_of,
+    recorded,
+    sweep_mark,
 )
-from migrator.sources.paging import PagingGuard
+from migrator.sweeping import SweepState as CoreSweepState
 
 from .errors import CliError
 from .inventory import KNOWN_COLUMNS, Deduper
@@ -46,9 +57,6 @@ from .source_credentials import ENV_CREDENTIALS
 
 EXIT_INTERRUPTED = 130
 MAX_SHOWN = 20  # unfetchable videos printed one by one; the rest are in their file
-# A delta sweep starts this long before the mark: what changed in the same second, or on a clock a
-# little behind, is listed again (loading it twice costs nothing) rather than missed.
-MARK_OVERLAP_S = 60.0
 
 
 def parse_since(text: str) -> float | str:
@@ -66,38 +74,11 @@ def parse_since(text: str) -> float | str:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def iso(epoch: float | None) -> str | None:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if epoch is not None else None
-
-
 # --- where a sweep is (the state file) --------------------------------------------------------------------
 
 
-@dataclass
-class SweepState:
-    platform: str
-    cursor: str | None = None
-    since: float | None = None
-    rows: int = 0
-    unfetchable: int = 0
-    skipped: int = 0
-    pages: int = 0
-    lengths: dict = field(default_factory=dict)  # file path -> bytes written through the last saved page
-    reasons: dict = field(default_factory=dict)  # reason -> count
-    mark: float | None = None
-    done: bool = False
-    # When this sweep first began (epoch seconds), kept across resumes: the mark is never later than it,
-    # so what changed while a long sweep ran (after it had listed it) is listed again by --since last.
-    began: float | None = None
-    # Videos the platform was still processing: those the previous sweep left (`carried`, asked for again
-    # first, `rechecked` of them so far) and those this sweep leaves (`pending`), each asset id ->
-    # {"ref": its source reference, "since": when first seen processing, "reason", "title"}.
-    carried: dict = field(default_factory=dict)
-    rechecked: int = 0
-    pending: dict = field(default_factory=dict)
-    # Where the next delta sweep starts, for a platform whose changes are read from a cursor (Dropbox's): the
-    # first a page of this sweep handed on (Page.delta), recorded with the mark.
-    delta: str | None = None
+class SweepState(CoreSweepState):
+    """The sweep's state (migrator.sweeping.SweepState) kept in a JSON file beside the outputs (`--state`)."""
 
     @classmethod
     def load(cls, path: Path) -> SweepState | None:
@@ -110,7 +91,7 @@ class SweepState:
                 f"the state file {path} cannot be read: delete it (or pass --restart) to start over"
             ) from None
         try:
-            return cls(**doc)
+            return cls.from_doc(doc)
         except TypeError:
             raise CliError(f"the state file {path} is not a sweep's state: delete it to start over") from None
 
@@ -118,7 +99,7 @@ class SweepState:
         """Atomically: a crash leaves the previous page's state, never half of one."""
         scratch = path.with_name(path.name + ".tmp")
         with open(scratch, "w", encoding="utf-8") as out:
-            json.dump(asdict(self), out)
+            json.dump(self.as_doc(), out)
             out.flush()
             os.fsync(out.fileno())
         os.replace(scratch, path)
@@ -138,30 +119,24 @@ def read_mark(path: Path, platform: str) -> float:
     return float(mark)
 
 
+def _record(path: Path | None, platform: str) -> dict | None:
+    """The mark record of `platform` in the mark file `path` (None: no file, no record, or not readable)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))[platform] if path else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def read_pending(path: Path | None, platform: str) -> dict:
     """The videos the last recorded sweep of `platform` left still processing ({} when none, or no file)."""
-    try:
-        pending = json.loads(path.read_text(encoding="utf-8"))[platform].get("pending") if path else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
-    if not isinstance(pending, dict):
-        return {}
-    return {k: v for k, v in pending.items() if isinstance(v, dict) and isinstance(v.get("ref"), str)}
+    return pending_of(_record(path, platform))
 
 
 def read_delta(path: Path | None, platform: str, since: float | None) -> str | None:
     """The cursor the last recorded sweep of `platform` handed on for a delta (None: none, or `since` asks for
     more than the changes since that sweep: an earlier time than its mark)."""
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8"))[platform] if path and since is not None else {}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    delta, mark = (kept.get("delta"), kept.get("mark")) if isinstance(kept, dict) else (None, None)
-    if since is None or not isinstance(delta, str) or not isinstance(mark, int | float):
-        return None
-    if since < mark - MARK_OVERLAP_S - 1:
-        return None
-    return delta
+    return delta_of(_record(path, platform) if since is not None else None, since)
 
 
 def write_mark(
@@ -173,18 +148,13 @@ def write_mark(
     delta: str | None = None,
 ) -> None:
     """Record a finished sweep of `platform`: its mark (None: it saw nothing new, the last mark stays) and
-    the videos it left still processing."""
+    the videos it left still processing (sweeping.recorded)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError):
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
-    before = said if isinstance(said := doc.get(platform), dict) else {}
-    mark = mark if mark is not None else before.get("mark")
-    doc[platform] = {"mark": mark, "mark_time": iso(mark), "swept_at": iso(swept_at), "pending": pending or {}}
-    delta = delta or before.get("delta")  # a platform read from a cursor (Dropbox): where the next delta starts
-    if isinstance(delta, str):
-        doc[platform]["delta"] = delta
+    doc[platform] = recorded(doc.get(platform), mark, swept_at, pending, delta)
     scratch = path.with_name(path.name + ".tmp")
     scratch.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     os.replace(scratch, path)
@@ -378,164 +348,105 @@ def sweep(
         source.platform, str(output), str(unfetchable_output), str(csv_output) if csv_output else None, since=since
     )
     summary.resumed_at = state.rows if resumable else 0
-    summary.rows, summary.unfetchable, summary.skipped = state.rows, state.unfetchable, state.skipped
-    summary.pages, summary.mark, summary.reasons = state.pages, state.mark, Counter(state.reasons)
     outputs = Outputs(output, unfetchable_output, csv_output, state.lengths, fresh=not resumable)
-    lister = _Lister(source, state, summary, outputs, Progress(out, None, f"listing {source.platform}"), state_path)
+    files = _Files(outputs, Progress(out, None, f"listing {source.platform}"), state_path, state)
     if hasattr(source, "notice"):  # what the source waits for (a rate limit's lock-out) is said beside the bar
-        source.notice = lister.progress.write
+        source.notice = files.progress.write
     started = clock()
+    lister = None
     try:
         with Deduper() as deduper:
+            files.deduper = deduper
             if resumable:
                 _seen_ids(output, deduper)
-            lister.recheck(deduper, tracks, stop, clock)
-            lister.list_pages(deduper, since, tracks, limit, stop, clock)
+            lister = Lister(source, state, files, files, clock, tracks)
+            listed = lister.recheck(lambda: not stop.is_set())
+            if listed is Stop.DONE:
+                listed = lister.list_pages(
+                    lambda: not stop.is_set(),
+                    lambda: limit is not None and state.rows - summary.resumed_at >= limit,
+                )
+    except SweepFailed as exc:
+        raise CliError(_failure_words(exc, source.platform, state, state_path)) from None
     finally:
         outputs.close()
-        lister.progress.close()
+        files.progress.close()
         summary.elapsed_s = clock() - started
         summary.requests, summary.throttled = source.requests, source.throttled
-    if summary.unfetchable > lister.shown:
-        print(f"… {summary.unfetchable - lister.shown:,} more unfetchable listed in {unfetchable_output}", file=out)
+        summary.rows, summary.unfetchable, summary.skipped = state.rows, state.unfetchable, state.skipped
+        summary.pages, summary.mark, summary.reasons = state.pages, state.mark, Counter(state.reasons)
+        summary.repeats = lister.repeats if lister else 0
+    summary.limit_reached, summary.interrupted = listed is Stop.ENOUGH, listed is Stop.STOPPED
+    if summary.unfetchable > files.shown:
+        print(f"… {summary.unfetchable - files.shown:,} more unfetchable listed in {unfetchable_output}", file=out)
     summary.done, summary.pending = state.done, len(state.pending)
     summary.next_pending, summary.next_delta = dict(state.pending), state.delta
     if state.done:
-        summary.next_mark = sweep_mark(summary.mark, state.began) if summary.mark is not None else None
+        summary.next_mark = next_mark(state)
         if mark_path is not None:  # the pending videos always; the mark where this sweep saw something
             write_mark(mark_path, source.platform, summary.next_mark, started, summary.next_pending, state.delta)
             summary.mark_recorded = summary.next_mark is not None
     return summary
 
 
-# A video still processing at its platform this long after it was first seen so is written off: it goes to
-# the unfetchable file with the reason, and no later sweep asks for it again.
-PENDING_MAX_S = 7 * 86_400.0
-RECHECK_BATCH = 50  # carried videos asked for again between two saves of the state
+def _failure_words(exc: SweepFailed, platform: str, state: SweepState, state_path: Path) -> str:
+    """A sweep that cannot go on, as the operator reads it: why, and where the same command resumes."""
+    if exc.failure is Failure.RECHECK:
+        return (
+            f"asking {platform} for a video the last sweep left processing failed: {exc.reason};"
+            f" the same command resumes after the {state.rechecked:,} asked already"
+        )
+    if exc.failure is Failure.STUCK:
+        return (
+            f"listing {platform} stopped: {exc.reason}; the {state.pages:,} pages before it are saved"
+            f" in {state_path}, and the same command resumes there"
+        )
+    return (
+        f"listing {platform} failed: {exc.reason}; the same command resumes after the "
+        f"{state.pages:,} pages saved in {state_path}"
+    )
 
 
 @dataclass
-class _Lister:
-    """One sweep's work: what the last sweep left processing asked for again, then the library's pages,
-    each page's entries written (rows, unfetchable, still processing) and the state saved after it."""
+class _Files:
+    """The CLI's sink and checkpoint for the shared sweep (migrator.sweeping): rows to the JSON Lines (and CSV)
+    output once each, unfetchable ones to their file (the first MAX_SHOWN said beside the progress bar), and
+    the state file saved after every page with the byte length of every file written through it."""
 
-    source: Source
-    state: SweepState
-    summary: SweepSummary
     outputs: Outputs
     progress: Progress
     state_path: Path
+    state: SweepState
+    deduper: Deduper | None = None
     shown: int = 0
-    guard: PagingGuard = field(default_factory=PagingGuard)
 
-    def recheck(self, deduper: Deduper, tracks: bool, stop: threading.Event, clock: Callable[[], float]) -> None:
-        carried = sorted(self.state.carried.items())
-        while self.state.rechecked < len(carried) and not stop.is_set():
-            batch = carried[self.state.rechecked : self.state.rechecked + RECHECK_BATCH]
-            page = Page()
-            for _asset_id, held in batch:
-                ref = parse_ref(held["ref"])
-                found = self._ask(ref.video_id, tracks) if ref else Page()  # gone since: an empty page
-                page.entries += found.entries
-                page.pending += found.pending
-            self._take(page, deduper, clock, carried=dict(batch))
-            self.state.rechecked += len(batch)
-            self._save(page)
-        if self.state.rechecked < len(carried):
-            self.summary.interrupted = True
+    def row(self, msg: AssetMessage) -> bool:
+        assert self.deduper is not None
+        if self.deduper.check(msg.asset_id, msg.source_url) != Deduper.NEW:
+            return False
+        self.outputs.row(msg)
+        return True
 
-    def _ask(self, video_id: str, tracks: bool) -> Page:
-        try:
-            return self.source.video(video_id, tracks)
-        except SourceError as exc:
-            raise CliError(
-                f"asking {self.source.platform} for a video the last sweep left processing failed: {exc.reason};"
-                f" the same command resumes after the {self.state.rechecked:,} asked already"
-            ) from None
-
-    def list_pages(
-        self, deduper: Deduper, since, tracks: bool, limit, stop: threading.Event, clock: Callable[[], float]
-    ) -> None:
-        if self.summary.interrupted:
-            return
-        state, summary = self.state, self.summary
-        while not stop.is_set():
-            try:
-                page = self.source.page(state.cursor, since, tracks)
-            except SourceError as exc:
-                raise CliError(
-                    f"listing {self.source.platform} failed: {exc.reason}; the same command resumes after the "
-                    f"{state.pages:,} pages saved in {self.state_path}"
-                ) from None
-            stuck = self.guard.check(state.cursor, page)
-            if stuck:  # before the page is saved: the resume point stays at the last sound page
-                raise CliError(
-                    f"listing {self.source.platform} stopped: {stuck}; the {state.pages:,} pages before it are saved"
-                    f" in {self.state_path}, and the same command resumes there"
-                )
-            self._take(page, deduper, clock)
-            summary.pages += 1
-            if page.newest is not None:
-                summary.mark = max(summary.mark or page.newest, page.newest)
-            state.cursor = page.cursor
-            state.delta = state.delta or page.delta
-            state.done = page.cursor is None
-            self._save(page)
-            if state.done:
-                return
-            if limit is not None and summary.rows - summary.resumed_at >= limit:
-                summary.limit_reached = True
-                return
-        summary.interrupted = True
-
-    def _take(self, page: Page, deduper: Deduper, clock: Callable[[], float], carried: dict | None = None) -> None:
-        """Write `page`'s entries: rows (once each), unfetchable ones with their reason, and those still
-        processing kept for the next sweep (from when first seen so; past PENDING_MAX_S, written off)."""
-        summary, now = self.summary, clock()
-        for waiting in page.pending:
-            first = (carried or self.state.carried).get(waiting.asset_id, {}).get("since", now)
-            if now - float(first) >= PENDING_MAX_S:
-                days = (now - float(first)) / 86_400
-                self._unfetchable(
-                    Unfetchable(waiting.asset_id, waiting.source_url, f"{waiting.reason} for {days:.0f} days")
-                )
-                continue
-            held = {"ref": waiting.source_url, "since": first, "reason": waiting.reason}
-            self.state.pending[waiting.asset_id] = {**held, **({"title": waiting.title} if waiting.title else {})}
-        for entry in page.entries:
-            self.state.pending.pop(entry.asset_id, None)
-            if isinstance(entry, Unfetchable):
-                self._unfetchable(entry)
-            elif deduper.check(entry.asset_id, entry.source_url) == Deduper.NEW:
-                summary.rows += 1
-                self.outputs.row(entry)
-            else:
-                summary.repeats += 1
-        summary.skipped += page.skipped
-
-    def _unfetchable(self, entry: Unfetchable) -> None:
-        self.summary.unfetchable += 1
-        self.summary.reasons[entry.reason] += 1
+    def unfetchable(self, entry: Unfetchable) -> None:
         self.outputs.unfetchable(entry)
         if self.shown < MAX_SHOWN:
             self.progress.write(f"unfetchable: {entry.asset_id}: {entry.reason}")
             self.shown += 1
 
-    def _save(self, page: Page) -> None:
-        state, summary = self.state, self.summary
-        state.rows, state.unfetchable, state.skipped = summary.rows, summary.unfetchable, summary.skipped
-        state.pages, state.mark, state.reasons = summary.pages, summary.mark, dict(summary.reasons)
-        state.lengths = self.outputs.lengths()
-        state.save(self.state_path)
+    def pending(self, entry: Unfetchable) -> None:
+        pass  # carried in the state, and counted in the summary
+
+    def flush(self, page: Page) -> None:
+        state = self.state
         if page.remaining is not None:
-            self.progress.total = summary.listed + page.remaining
-        self.progress.update(summary.listed, f"{summary.unfetchable:,} unfetchable, {summary.pages:,} pages")
+            self.progress.total = state.rows + state.unfetchable + page.remaining
+        self.progress.update(
+            state.rows + state.unfetchable, f"{state.unfetchable:,} unfetchable, {state.pages:,} pages"
+        )
 
-
-def sweep_mark(newest_seen: float, began: float) -> float:
-    """Where the next `--since last` starts: the newest change this sweep saw, but never later than the
-    moment it began, since a video listed early and changed before a long sweep ended was not seen changed."""
-    return min(newest_seen, began)
+    def save(self, state: CoreSweepState) -> None:  # `state` is self.state, the file's
+        self.state.lengths = self.outputs.lengths()
+        self.state.save(self.state_path)
 
 
 def build_source(
@@ -572,4 +483,16 @@ def default_output(platform: str) -> Path:
     return Path(f"{platform}-inventory.jsonl")
 
 
-__all__ = ["HTTP_SOURCES", "SweepState", "SweepSummary", "build_source", "parse_since", "sweep"]
+__all__ = [
+    "HTTP_SOURCES",
+    "MARK_OVERLAP_S",
+    "PENDING_MAX_S",
+    "RECHECK_BATCH",
+    "SweepState",
+    "SweepSummary",
+    "build_source",
+    "iso",
+    "parse_since",
+    "sweep",
+    "sweep_mark",
+]
