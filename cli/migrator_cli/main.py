@@ -30,6 +30,7 @@ from .commands import (
     show,
     status,
     upgrade,
+    usage,
     verify,
 )
 from .errors import CliError
@@ -55,6 +56,7 @@ From the platform the library lives on (Vimeo, Wistia, Mux, Cloudflare Stream, a
   migrator inventory --from vimeo -o vimeo.jsonl   list it: rows with source references, unfetchable apart
   migrator load vimeo.jsonl                        load what was written, as it is
   migrator load --from vimeo                       both in one go; --since last catches up later uploads
+  migrator usage --from wistia w.jsonl -o w+usage.jsonl   plays and last plays, where analytics are apart
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
   migrator probe                          pending -> inventoried (duration) or rejected (reason)
@@ -70,6 +72,7 @@ COMMANDS = (
     load,
     plan,
     inventory,
+    usage,
     probe,
     status,
     report,
