@@ -1,7 +1,7 @@
 """The functions' settings from the environment, validated strictly: a typo is refused, not ignored.
 
 A low-level module: it imports nothing of the migrator's but leaf modules (`create_options`,
-`messages`, `platforms`), so that everything else, `sources` included, can import it.
+`messages`, `platforms`, `window`), so that everything else, `sources` included, can import it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from .create_options import OptionError, stack_options
 from .messages import SOURCE_PLATFORMS
 from .platforms import TARGETS
+from .window import parse_window
 
 
 class SettingsError(ValueError):
@@ -70,6 +71,8 @@ class Settings:
     playback_base_url: str = ""
     stack_name: str = ""
     job_event_source: str = "aws.mediaconvert"
+    # The stack's WorkingHours (window.py's text; "": none), which the ledger's `#window` item may override (hours.py).
+    working_hours: str = ""
 
     @property
     def work_s(self) -> float:
@@ -220,7 +223,18 @@ def load(env: Mapping[str, str] | None = None, require_queue: bool = True) -> Se
         source_parameter_name=env.get("SOURCE_TOKEN_PARAMETER", "").strip() or None,
         source_base_urls=_source_base_urls(env),
         source_prepare_timeout_s=env_number(env, "SOURCE_PREPARE_TIMEOUT_SECONDS", 3600, 10, 86_400),
+        working_hours=_working_hours(env),
     )
+
+
+def _working_hours(env: Mapping[str, str]) -> str:
+    """WORKING_HOURS (the stack's WorkingHours): a window's text (window.py), checked here; "" for none."""
+    text = env.get("WORKING_HOURS", "").strip()
+    try:
+        parse_window(text)
+    except ValueError as exc:
+        raise SettingsError(f"WORKING_HOURS: {exc}") from None
+    return text
 
 
 def _playback_base(env: Mapping[str, str]) -> str:

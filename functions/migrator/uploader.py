@@ -1,6 +1,7 @@
 """The uploader Lambda: one SQS record per asset, each given an explicit fate.
 
-For every record: validate it (poison is recorded and deleted), claim the asset in the
+For every record: outside the working hours (`hours.py`), send it back to the queue until they open; else
+validate it (poison is recorded and deleted), claim the asset in the
 ledger (a refused claim says why without a second read), look it up at the provider if
 an earlier try may have created it, wait for a cluster-wide create slot, create it
 idempotently, then move the ledger with a write fenced by the claim's lease token.
@@ -29,6 +30,7 @@ from . import fate as F
 from .chaos import Chaos
 from .dynamo import MARSHALLING_ERRORS
 from .fate import Fate, FateKind
+from .hours import Hours
 from .ledger import Claimed, Ledger, Refused
 from .link_life import need_of
 from .messages import AssetMessage, Poison, parse_message
@@ -69,13 +71,14 @@ class Uploader:
     # source_url -> what the provider is handed (presigned s3://, a platform's fresh link); None: the
     # presigner alone, and no platform's references resolvable.
     sources: Callable[..., Resolution] | None = None
+    hours: Hours | None = None  # the working hours (hours.py); None: always open
 
     # The parts after the claim, made of the fields as they are when asked for (none keeps state of
     # its own, and a field set after construction is the one they use).
 
     @property
     def pace(self) -> Pace:
-        return Pace(self.pacer, self.settings, self.clock, self.sleep, self.rng, self.inline_wait_max_s)
+        return Pace(self.pacer, self.settings, self.clock, self.sleep, self.rng, self.inline_wait_max_s, self.hours)
 
     @property
     def moves(self) -> LedgerMoves:
@@ -95,7 +98,7 @@ class Uploader:
         failures = []
         for record in event.get("Records", []):
             message_id = record.get("messageId", "")
-            beyond = self.pace.beyond_reach(self.clock() + remaining_s())
+            beyond = self.pace.outside_hours() or self.pace.beyond_reach(self.clock() + remaining_s())
             if remaining_s() < self.settings.record_budget_s:
                 fate = Fate.later(0, "not enough invocation time left to start")
                 logger.info(fate.reason, extra={"message_id": message_id})
@@ -248,6 +251,7 @@ def build(settings: Settings | None = None) -> Uploader:
         presign=presign,
         sources=Resolver.from_settings(settings, presign),
         chaos=Chaos.from_env(),
+        hours=Hours(settings.working_hours, settings.table_name, dynamodb),
     )
 
 

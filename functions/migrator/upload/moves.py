@@ -104,7 +104,9 @@ class LedgerMoves:
         """Give the claim back while the fleet is held longer than this record can wait: the message
         comes back after the hold (spread), without spending an attempt."""
         now = self.clock()
-        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, 0.2 * (slot.until - now), slot.spread))
+        # The working hours' hold may last days: its messages come back over its spread, not a fifth of it.
+        scale = 0.0 if slot.kind == "window" else 0.2 * (slot.until - now)
+        delay = slot.until - now + self.rng.uniform(0.0, max(1.0, scale, slot.spread))
         logger.info("held for %.1f s: %s", delay, slot.reason)
         return self._hold(msg, attempt, now, delay, f"held: {slot.reason}")
 

@@ -1,5 +1,10 @@
 """The fleet's pace as one uploader invocation meets it: use `Pace` to take a slot before a provider call,
-to wait out a short hold in place rather than through the queue, and to tell the pacer what a create heard."""
+to wait out a short hold in place rather than through the queue, and to tell the pacer what a create heard.
+
+Working hours (`hours.py`, `window.py`) are asked first: while the window is closed no slot is taken, a record
+not yet claimed goes back to the queue until it opens (`outside_hours`), and a claimed one meets a Hold of kind
+`window` (`slot`) and gives its claim back. Every worker asks the same window itself, from the clock: no write
+holds the fleet, so a window set or cleared at run time holds within the minute its override is re-read."""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from ..fate import Fate, Outcome, OutcomeKind
+from ..hours import Hours
 from ..pacer import LOOKUP, Go, Hold, Pacer, wait_for_slot
 from ..settings import Settings
 from .telemetry import MetricUnit, metrics
@@ -16,6 +23,18 @@ from .telemetry import MetricUnit, metrics
 # A hold or a Retry-After up to this long is waited out inside the invocation (when its
 # time allows) instead of sending the message back through the queue.
 INLINE_WAIT_MAX_S = 15.0
+# Messages held by the working hours come back over this long after the window opens, not all at once.
+WINDOW_SPREAD_S = 60.0
+WINDOW = "window"  # the kind of Hold the working hours make
+
+
+def window_hold(hours: Hours | None, now: float) -> Hold | None:
+    """The Hold the working hours make at `now`: until the window opens; None while it is open (or there is none)."""
+    opens = hours.closed_until(now) if hours is not None else None
+    if opens is None:
+        return None
+    when = datetime.fromtimestamp(opens, UTC).strftime("%Y-%m-%d %H:%M UTC") if opens != float("inf") else "never"
+    return Hold(opens, f"outside working hours (opens {when})", WINDOW, WINDOW_SPREAD_S)
 
 
 @dataclass
@@ -26,6 +45,17 @@ class Pace:
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random()  # noqa: RUF009 - one shared generator is fine
     inline_wait_max_s: float = INLINE_WAIT_MAX_S
+    hours: Hours | None = None  # the working hours; None: always open
+
+    def outside_hours(self) -> Fate | None:
+        """A record's fate while the working hours are closed: back to the queue, before a claim (no ledger
+        write), until the window opens (SQS keeps it at most 12 h: it is asked again then)."""
+        now = self.clock()
+        held = window_hold(self.hours, now)
+        if held is None:
+            return None
+        delay = held.until - now + self.rng.uniform(0.0, held.spread)
+        return Fate.later(delay, f"held: {held.reason}", pacing=True)
 
     def beyond_reach(self, deadline: float) -> Fate | None:
         """A record's fate when the pacer's queue (as this worker last saw it, no write) is beyond
@@ -40,10 +70,14 @@ class Pace:
     def slot(self, deadline: float, purpose: str) -> Go | Hold:
         """A slot of the fleet's pace for a create (or a lookup, a poll), waited out in place: one
         this record could not wait for and still finish in its invocation is not taken; a far
-        one is confirmed when it is due (a hold or a cut may have moved it)."""
+        one is confirmed when it is due (a hold or a cut may have moved it). Outside the working hours, the
+        window's Hold, before a reservation and again when the slot is due."""
         now = self.clock()
+        closed = window_hold(self.hours, now)
+        if closed is not None:
+            return closed
         slot = self.pacer.reserve(now, deadline - now - self.settings.work_s, purpose)
-        return wait_for_slot(
+        slot = wait_for_slot(
             self.pacer,
             slot,
             self.clock,
@@ -51,6 +85,8 @@ class Pace:
             lambda go, _wait: go.at + self.settings.work_s > deadline,
             "the slot moved past this invocation's time",
         )
+        # A slot taken before the window closed and due after it goes unused.
+        return slot if isinstance(slot, Hold) else window_hold(self.hours, self.clock()) or slot
 
     def lookup_slot(self, deadline: float) -> Go | Hold:
         """A slot for a lookup, short holds waited out in place; the Hold of a fleet held for longer

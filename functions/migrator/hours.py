@@ -1,0 +1,113 @@
+"""Which working hours hold now: the stack's WorkingHours parameter (env WORKING_HOURS, `settings.py`), unless the
+`#window` control item of the ledger overrides it (`migrator window set` / `clear`).
+
+`Hours.current(now)` is what the uploader, reconcile and the mirror's sweep ask; it reads the control item at
+most once every REFRESH_S per container (a GetItem a minute, whatever the fleet does), so a change made at run
+time holds everywhere within about a minute. The item's fields:
+
+- `text`: the window's text form (`window.py`), validated by the CLI before it is written; "" or `always`: no
+  window (open all the time) whatever the stack's parameter says. An item without one is no override.
+- `set_at`: when it was written (for `migrator window show`).
+
+A read that fails keeps the window this container last knew (the stack's, before any read); an override that
+does not parse (written by hand) is logged and the stack's window holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dynamo import to_item, typed
+from .window import Window, parse_window
+
+logger = logging.getLogger(__name__)
+
+WINDOW_ID = "#window"
+REFRESH_S = 60.0
+
+
+@dataclass(frozen=True)
+class Override:
+    """What the `#window` item says: None when there is no override."""
+
+    text: str | None
+    set_at: float | None = None
+
+
+def override_of(item: dict | None) -> Override:
+    """The override an item (as `dynamo.to_item` reads it) records."""
+    if not item or not isinstance(item.get("text"), str):
+        return Override(None)
+    set_at = item.get("set_at")
+    return Override(item["text"], float(set_at) if set_at is not None else None)
+
+
+def effective(stack_text: str, override: Override) -> tuple[Window | None, str]:
+    """The window in force and where it comes from ("override" or "stack"); ValueError for a stack's text that
+    does not parse (settings refuse it first). An override that does not parse gives way to the stack's."""
+    if override.text is not None:
+        try:
+            return parse_window(override.text), "override"
+        except ValueError as exc:
+            logger.warning("the #window override is not a window, the stack's holds: %s", exc)
+    return parse_window(stack_text), "stack"
+
+
+def read_override(client: Any, table: str) -> Override:
+    resp = client.get_item(TableName=table, Key=typed({"asset_id": WINDOW_ID}), ConsistentRead=True)
+    return override_of(to_item(resp.get("Item")))
+
+
+def write_override(client: Any, table: str, text: str, now: float) -> Window | None:
+    """Set the override to `text` (validated here first: ValueError, nothing written); the window it makes."""
+    parsed = parse_window(text)
+    stored = parsed.text if parsed is not None else "always"
+    client.put_item(TableName=table, Item=typed({"asset_id": WINDOW_ID, "text": stored, "set_at": round(now, 3)}))
+    return parsed
+
+
+def clear_override(client: Any, table: str) -> None:
+    """Remove the override: the stack's WorkingHours holds again."""
+    client.delete_item(TableName=table, Key=typed({"asset_id": WINDOW_ID}))
+
+
+@dataclass
+class Hours:
+    """The working hours as one container knows them: the stack's, or the ledger's override read at most once a
+    REFRESH_S. `client` None: the stack's alone (no ledger to read)."""
+
+    stack_text: str
+    table_name: str = ""
+    client: Any = None
+    refresh_s: float = REFRESH_S
+    clock: Callable[[], float] = time.time
+    _window: Window | None = field(default=None, init=False)
+    _read_at: float | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._window = parse_window(self.stack_text)
+
+    def current(self, now: float | None = None) -> Window | None:
+        """The window in force (None: always open)."""
+        now = self.clock() if now is None else now
+        if self.client is None or not self.table_name:
+            return self._window
+        if self._read_at is None or now - self._read_at >= self.refresh_s or now < self._read_at:
+            self._read_at = now
+            try:
+                self._window, _ = effective(self.stack_text, read_override(self.client, self.table_name))
+            except Exception as exc:  # the window last known holds until the next look
+                logger.warning("could not read the working-hours override: %s", type(exc).__name__)
+        return self._window
+
+    def closed_until(self, now: float | None = None) -> float | None:
+        """When the window opens again if it is closed at `now`; None while it is open (or there is none)."""
+        now = self.clock() if now is None else now
+        window = self.current(now)
+        if window is None or window.is_open(now):
+            return None
+        return window.next_change(now)
