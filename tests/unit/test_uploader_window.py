@@ -11,35 +11,19 @@ from zoneinfo import ZoneInfo
 import pytest
 from migrator.hours import WINDOW_ID, Hours, Override, effective, override_of
 from migrator.pacer import Go, Hold, Pacer
-from migrator.settings import SettingsError, load
+from migrator.settings import SettingsError
 from migrator.upload.pace import WINDOW, WINDOW_SPREAD_S, Pace, window_hold
 from migrator.uploader import Uploader
 from migrator.window import parse_window
 
 from tests.unit.dynamo_fake import FakeDynamo
+from tests.unit.test_uploader_pacing import _Recorder, settings
 
 UTC = ZoneInfo("UTC")
 MONDAY_NOON = datetime(2026, 12, 7, 12, 0, tzinfo=UTC).timestamp()
 MONDAY_EVENING = datetime(2026, 12, 7, 20, 0, tzinfo=UTC).timestamp()
 TUESDAY_OPEN = datetime(2026, 12, 8, 9, 0, tzinfo=UTC).timestamp()
 OFFICE = "Mon-Fri 09:00-18:00 UTC"
-
-
-def settings(**env):
-    return load({"LEDGER_TABLE": "ledger", "QUEUE_URL": "q", "PROVIDER": "cloudflare", **env})
-
-
-class _Recorder:
-    """Fails the test on any call but the queue's visibility change."""
-
-    def __init__(self):
-        self.visibility: list[int] = []
-
-    def change_message_visibility(self, **request):
-        self.visibility.append(request["VisibilityTimeout"])
-
-    def __getattr__(self, name):
-        raise AssertionError(f"unexpected call: {name}")
 
 
 def test_the_stack_refuses_working_hours_that_are_not_a_window():
