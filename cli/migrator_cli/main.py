@@ -32,6 +32,7 @@ from .commands import (
     upgrade,
     usage,
     verify,
+    window,
 )
 from .errors import CliError
 from .version import cli_version
@@ -64,6 +65,8 @@ Probe first instead (ffprobe checks each source before any upload):
 After `sam deploy` of a new release, while a migration goes on:
   migrator doctor                         every check, the ledger's schema among them
   migrator upgrade                        fill in what items an earlier release wrote lack (idempotent)
+Working hours (the fleet creates nothing outside them; the stack's WorkingHours, or at run time):
+  migrator window set "Mon-Fri 19:00-07:00; Sat-Sun 00:00-24:00 Europe/Berlin"   migrator window show | clear
 """
 
 
@@ -82,6 +85,7 @@ COMMANDS = (
     show,
     redrive,
     pause,
+    window,
     audit,
     doctor,
     reconcile,

@@ -4,17 +4,17 @@ Every refresh reads a bounded number of items whatever the size of the table: th
 count shards and one item per minute of the window from the stats table (kept by the
 tally Lambda from the ledger's stream), one item per in-flight shard of the by_state
 index (the oldest), two queue attribute calls, the uploader's event source mapping
-(paused?) and the pacer item (holding after a 429?). `--exact` counts through the index
-instead, for an audit: that one reads every index entry. A stack with the archive on (its
-ArchiveBucketName output) shows the archive's copies too: archived (and their bytes), copying,
-failed, from the same count items (the tally counts each asset's `archive_state`).
+(paused?), the pacer item (holding after a 429?) and the working hours' override (`#window`).
+`--exact` counts through the index instead, for an audit: that one reads every index entry.
+A stack with the archive on (its ArchiveBucketName output) shows the archive's copies too:
+archived (and their bytes), copying, failed, from the same count items (the tally counts each asset's `archive_state`).
 """
 
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from migrator.dynamo import to_item, typed
@@ -94,6 +94,8 @@ class View:
     # The archive's copies by state (pending, copying, archived, failed) and the archived `bytes`; None for a
     # stack without the archive.
     archive: dict | None = None
+    # The working hours (migrator.hours.HoursView.as_dict): the window in force, open or closed, until when.
+    hours: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -232,6 +234,8 @@ def render(view: View, stack: str) -> str:
         lines.append("extras      " + "; ".join(extras) + (" (report says why; retry --tracks)" if failed else ""))
     if view.archive is not None:
         lines.append(archive_line(view.archive))
+    if view.hours is not None and view.hours.get("words"):
+        lines.append(f"hours       {view.hours['words']}")
     if view.uploader:
         u = view.uploader
         if u.mapping_state != "Enabled":
@@ -424,4 +428,14 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     )
     uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
     archive_on = bool(target.outputs.get("ArchiveBucketName"))  # present only where the stack keeps an archive
-    return summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader, archive_on)
+    view = summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader, archive_on)
+    return replace(view, hours=read_hours(target, ledger, now))
+
+
+def read_hours(target, ledger: Ledger, now: float) -> dict:
+    """The working hours in force (the stack's WorkingHours output, or the ledger's override): one read."""
+    from migrator.hours import hours_view, hours_words, read_override
+
+    shown = hours_view(target.outputs.get("WorkingHours") or "", read_override(ledger.client, ledger.table), now)
+    # No window and no override: nothing worth a line.
+    return {**shown.as_dict(), "words": hours_words(shown) if shown.text or shown.source == "override" else ""}

@@ -19,7 +19,9 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from .dynamo import to_item, typed
 from .window import Window, parse_window
@@ -111,3 +113,67 @@ class Hours:
         if window is None or window.is_open(now):
             return None
         return window.next_change(now)
+
+
+# --- what status and `migrator window` show -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HoursView:
+    """The working hours as an operator sees them at `at`."""
+
+    text: str  # the window in force, in its canonical text; "": none (always open)
+    source: str  # "override" (the ledger's #window, `migrator window set`) or "stack" (WorkingHours)
+    open: bool
+    until: float | None  # when it next closes (open) or opens (closed); None: never
+    at: float
+    stack_text: str = ""  # the stack's own WorkingHours, shown beside an override
+
+    def as_dict(self) -> dict:
+        return {
+            "window": self.text or None,
+            "source": self.source,
+            "open": self.open,
+            "until": self.until,
+            "stack_window": self.stack_text or None,
+        }
+
+
+def hours_view(stack_text: str, override: Override, now: float) -> HoursView:
+    """What the fleet holds to at `now`, and where it comes from (pure)."""
+    window, source = effective(stack_text, override)
+    stack = parse_window(stack_text)
+    stack_text = stack.text if stack is not None else ""
+    if window is None:
+        return HoursView("", source, True, None, now, stack_text)
+    change = window.next_change(now)
+    return HoursView(
+        window.text, source, window.is_open(now), change if change != float("inf") else None, now, stack_text
+    )
+
+
+def hours_words(view: HoursView) -> str:
+    """'open until Mon 2026-12-07 18:00 Europe/Berlin (in 5 h 20 min); Mon-Fri 09:00-18:00 Europe/Berlin, set by
+    `migrator window set`' and the like: one line for status."""
+    where = "set by `migrator window set`" if view.source == "override" else "the stack's WorkingHours"
+    if not view.text:
+        return "always open: no working hours" + (", set by `migrator window set`" if view.source == "override" else "")
+    zone = view.text.rsplit(" ", 1)[-1]
+    if view.until is None:
+        when = "for good"
+    else:
+        local = datetime.fromtimestamp(view.until, ZoneInfo(zone)).strftime("%a %Y-%m-%d %H:%M")
+        when = f"until {local} {zone} (in {_span_words(view.until - view.at)})"
+    state = "open" if view.open else "CLOSED: the fleet creates nothing"
+    return f"{state} {when}; {view.text}, {where}"
+
+
+def _span_words(seconds: float) -> str:
+    minutes = max(0, round(seconds / 60))
+    days, minutes = divmod(minutes, 1440)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} d {hours:02d} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min"
