@@ -40,6 +40,21 @@ def _ready(provider, asset_id: str, remote_id: str) -> bool:
     return poll.video is not None and poll.video.target is State.READY
 
 
+def provider_on_sim(name: str, launch, **knobs):
+    """(simulator, provider): the target registered as `name` on its simulator profile, with the made-up account."""
+    acct = account(name)
+    sim = launch(name, **acct.sim, **knobs)
+    provider = build(
+        name,
+        sim.url + catalog.profile(name).api_path,
+        lambda: acct.credentials,
+        webhook_scheme=acct.webhook_scheme,
+        create_defaults=CreateDefaults("public", {}),
+    )
+    provider.http.session.trust_env = False
+    return sim, provider
+
+
 def check_provider(name: str, launch, hooks, origin, sample: bytes | None = None) -> None:
     """Run the target contract for the provider registered as `name` against its simulator profile (the aws
     target against the MediaConvert simulator, transcoding `sample`: tests/conformance/aws.py)."""
@@ -50,15 +65,7 @@ def check_provider(name: str, launch, hooks, origin, sample: bytes | None = None
         return check_aws(sample)
     acct = account(name)
     knobs = {"webhook_url": hooks.url, "webhook_secret": acct.webhook_secret, "webhook_scheme": acct.webhook_scheme}
-    sim = launch(name, **acct.sim, **knobs)
-    provider = build(
-        name,
-        sim.url + catalog.profile(name).api_path,
-        lambda: acct.credentials,
-        webhook_scheme=acct.webhook_scheme,
-        create_defaults=CreateDefaults("public", {}),
-    )
-    provider.http.session.trust_env = False
+    sim, provider = provider_on_sim(name, launch, **knobs)
     source = f"{origin.url}/ok.mp4?duration=12"
     started = time.time() - 5
 

@@ -4,7 +4,9 @@ value from outside checked, a hidden count never read as 0."""
 from __future__ import annotations
 
 import pytest
+from migrator.providers.fidelity import with_usage
 from migrator.sources.inline_usage import count_of, kaltura_usage, vimeo_usage
+from migrator.usage import Usage
 
 READ = 1_764_979_200  # 2025-12-06T00:00:00Z
 READ_TEXT = "2025-12-06T00:00:00Z"
@@ -59,3 +61,25 @@ def test_vimeo_stats_plays_or_no_usage_at_all(video, plays):
     else:
         assert usage.as_dict() == {"plays": plays, "read_at": READ_TEXT, "counted_by": "vimeo stats.plays"}
         assert usage.never_played == (plays == 0)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "usage", "expected"),
+    [
+        ({}, None, {}),
+        ({"a": 1}, Usage(READ_TEXT, "x", plays=5), {"a": 1, "source_plays": 5}),
+        (
+            {},
+            Usage(READ_TEXT, "x", plays=0, views=3, last_played_at="2025-01-01T00:00:00Z"),
+            {"source_plays": 0, "source_views": 3, "source_last_played_at": "2025-01-01T00:00:00Z"},
+        ),
+        (
+            {"source_plays": "mine"},
+            Usage(READ_TEXT, "x", plays=5, views=6),
+            {"source_plays": "mine", "source_views": 6},
+        ),
+        ({}, Usage(READ_TEXT, "x"), {}),  # nothing known: nothing written
+    ],
+)
+def test_a_targets_free_map_gets_the_known_counts_never_over_the_rows_own_keys(metadata, usage, expected):
+    assert with_usage(metadata, usage) == expected

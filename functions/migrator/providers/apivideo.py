@@ -84,7 +84,7 @@ from .facts import (
     text,
     video_id,
 )
-from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
+from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields, with_usage
 from .http import Answer, HttpTransport, TransportError, quote
 from .keys import idempotency_key
 
@@ -312,7 +312,7 @@ class ApiVideoProvider(Provider):
         }
         if details.collections:  # no folders or playlists at api.video: the list in metadata, the names as tags
             ours["collections"] = [c.as_dict() for c in details.collections]
-        pairs, clash_notes = free_map(ours, details.metadata, "metadata")
+        pairs, clash_notes = free_map(ours, with_usage(details.metadata, details.usage), "metadata")
         as_json = [key for key, value in details.metadata.items() if key not in ours and not isinstance(value, str)]
         body: dict = {"title": asset.title or asset.asset_id, "source": source_url}
         if details.description is not None:

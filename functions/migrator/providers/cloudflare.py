@@ -77,7 +77,7 @@ from .facts import (
     text,
     video_id,
 )
-from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields
+from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields, with_usage
 from .http import Answer, TransportError, quote
 from .keys import asset_tag, idempotency_key
 
@@ -291,7 +291,7 @@ class CloudflareProvider(Provider):
             else:
                 ours["poster_time_s"] = details.poster_time_s
                 notes.append("poster_time_s: kept in meta only (thumbnailTimestampPct needs the duration, not known)")
-        meta, clash_notes = free_map(ours, details.metadata, "meta")
+        meta, clash_notes = free_map(ours, with_usage(details.metadata, details.usage), "meta")
         # `input`, not the deprecated `url` (developers.cloudflare.com/api: stream "upload from URL").
         body: dict = {
             "input": source_url,

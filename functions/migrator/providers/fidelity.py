@@ -5,7 +5,7 @@ Each provider builds its create body in one method, `_create_body(asset, source_
 here: the privacy a row asks for in the two means every provider has (public, or signed:
 a token is needed to play), text cut to a provider's limit with a note, a note for each
 field a provider has no place for (the ledger keeps the row whole), and our fields laid
-into a provider's free map beside the row's own custom ones.
+into a provider's free map beside the row's own custom ones, the source's usage with them (`with_usage`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..messages import AssetMessage
+from ..usage import Usage
 from .facts import AssetRef
 
 PUBLIC, SIGNED = "public", "signed"
@@ -101,6 +102,18 @@ def free_map(ours: Mapping[str, object], custom: Mapping[str, object], where: st
     clashes = [key for key in custom if key in ours]
     notes = [f"metadata.{key}: not carried ({where}.{key} holds our own field; kept in the ledger)" for key in clashes]
     return merged, notes
+
+
+# Usage outlives the source (issue 45): a target with a free key-value map keeps the source's counts in it, under
+# these keys, beside the row's own metadata (docs/providers.md says which targets have room).
+USAGE_KEYS = (("source_plays", "plays"), ("source_views", "views"), ("source_last_played_at", "last_played_at"))
+
+
+def with_usage(metadata: Mapping[str, object], usage: Usage | None) -> dict:
+    """The row's metadata with its source usage beside it: only the counts known, and never over a key the row set
+    itself (its own value wins)."""
+    found = {key: getattr(usage, name) for key, name in USAGE_KEYS} if usage is not None else {}
+    return {**metadata, **{k: v for k, v in found.items() if v is not None and k not in metadata}}
 
 
 def as_text(value: object) -> str:

@@ -39,7 +39,7 @@ from .facts import (
     text,
     video_id,
 )
-from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields
+from .fidelity import PUBLIC, SIGNED, details_of, free_map, privacy_notes, row_fields, with_usage
 from .http import Answer, quote
 from .keys import idempotency_key
 
@@ -155,7 +155,7 @@ class GenericProvider(Provider):
         if details.collections:  # the contract has no collections: the row's list, in metadata
             ours["collections"] = [c.as_dict() for c in details.collections]
         ours["privacy"] = self.playback(asset)
-        metadata, notes = free_map(ours, details.metadata, "metadata")
+        metadata, notes = free_map(ours, with_usage(details.metadata, details.usage), "metadata")
         return {"input": source_url, "metadata": metadata}, notes + privacy_notes(details.privacy, self.name)
 
     def find(self, asset_id: str, created_after: float | None) -> Outcome:

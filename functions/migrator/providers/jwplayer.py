@@ -102,7 +102,7 @@ from .facts import (
     text,
     video_id,
 )
-from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields
+from .fidelity import PUBLIC, SIGNED, as_text, details_of, free_map, privacy_notes, row_fields, with_usage
 from .http import Answer, TransportError, quote
 from .jwplayer_extras import JwExtras, is_chapters
 from .jwplayer_walk import CEILING, CeilingError, Slice
@@ -351,7 +351,7 @@ class JwPlayerProvider(JwExtras):
             "migration_key": idempotency_key(asset.asset_id, asset.generation),
             **{k: as_text(v) for k, v in row_fields(details, CUSTOM_FIELDS).items()},
         }
-        custom, clash_notes = free_map(ours, details.metadata, "custom_params")
+        custom, clash_notes = free_map(ours, with_usage(details.metadata, details.usage), "custom_params")
         metadata: dict = {
             "title": asset.title or asset.asset_id,
             "external_id": asset.asset_id,
