@@ -3,7 +3,8 @@
 A row is what `migrator export` writes and `migrator verify` fetches: our id, the source platform
 and its id (from a source reference such as `vimeo://123`, else our own id), the source URL, the
 target provider and its video id, the playback id, the HLS, player and thumbnail URLs, privacy,
-state and tracks. The URLs are what the provider said when the video was ready (the ledger's
+state, tracks, and the source's usage (plays, views, last play, when and by what they were read: issue 45), so
+the numbers outlive the source account. The URLs are what the provider said when the video was ready (the ledger's
 `playback_info`, kept by settle); Mux's objects carry playback ids only, so its URLs are built on its
 documented hosts (`providers.mux.MUX_HOSTS`) or on the ones the operator names (a custom domain).
 A video whose playback needs a token (Mux `signed`/`drm`, Cloudflare `requireSignedURLs`, api.video
@@ -20,6 +21,16 @@ from migrator.messages import SOURCE_PLATFORMS
 from migrator.providers.facts import playback_url
 from migrator.providers.mux import playback_urls
 
+# How much it was watched at its source, as the ledger's `usage` map keeps it (issue 45; migrator.usage): the column
+# and the usage field it is read from. Empty where not read (a platform without usage, or no pass run).
+USAGE_COLUMNS_FROM = {
+    "plays": "plays",
+    "views": "views",
+    "last_played_at": "last_played_at",
+    "usage_read_at": "read_at",
+    "usage_counted_by": "counted_by",
+}
+USAGE_COLUMNS = tuple(USAGE_COLUMNS_FROM)
 COLUMNS = (
     "id",
     "source_platform",
@@ -35,6 +46,7 @@ COLUMNS = (
     "privacy",
     "state",
     "tracks",
+    *USAGE_COLUMNS,
     "note",
 )
 URL_COLUMNS = ("hls_url", "player_url", "thumbnail_url")
@@ -88,6 +100,7 @@ def row_of(item: Mapping, provider: str, mux_hosts: Mapping[str, str] | None = N
         "privacy": item.get("privacy"),
         "state": state,
         "tracks": tracks_of(item),
+        **usage_cells(item),
         "note": None,
     }
     if state != "ready":
@@ -100,6 +113,19 @@ def row_of(item: Mapping, provider: str, mux_hosts: Mapping[str, str] | None = N
         links = playback_links(provider, playback, mux_hosts)
         row.update(hls_url=links["hls"], player_url=links["player"], thumbnail_url=links["thumbnail"])
     return row
+
+
+def usage_cells(item: Mapping) -> dict:
+    """The usage columns of an asset from its ledger item's `usage` map (None where it has none, or a value is not
+    the kind the usage model writes: the ledger's item is read back, not trusted)."""
+    found = item.get("usage")
+    usage: Mapping = found if isinstance(found, Mapping) else {}
+    cells: dict = {}
+    for column, name in USAGE_COLUMNS_FROM.items():
+        value = _plain(usage.get(name))
+        kind = int if name in ("plays", "views") else str
+        cells[column] = value if isinstance(value, kind) and not isinstance(value, bool) else None
+    return cells
 
 
 def tracks_of(item: Mapping) -> list[dict]:

@@ -219,3 +219,43 @@ def test_a_million_rows_stream_through_in_flat_memory():
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < peaks[0] * 2  # ten times the rows, not ten times the memory
+
+
+USAGE_MAP = {  # as boto3 reads the ledger item's usage map back: numbers as Decimal
+    "plays": Decimal(1234),
+    "views": Decimal(5678),
+    "last_played_at": "2026-03-01T10:00:00Z",
+    "read_at": "2026-12-06T12:00:00Z",
+    "counted_by": "kaltura entry plays",
+}
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (USAGE_MAP, (1234, 5678, "2026-03-01T10:00:00Z", "2026-12-06T12:00:00Z", "kaltura entry plays")),
+        (None, (None, None, None, None, None)),  # never read: empty cells, not 0
+        (
+            {"plays": Decimal(0), "read_at": "2026-12-06T12:00:00Z", "counted_by": "vimeo stats.plays"},
+            (0, None, None, "2026-12-06T12:00:00Z", "vimeo stats.plays"),
+        ),
+        ({"plays": "many", "views": True, "read_at": 3, "counted_by": None}, (None,) * 5),  # not what usage writes
+        ("garbage", (None,) * 5),
+    ],
+)
+def test_the_usage_columns_come_from_the_ledger_items_usage_map(usage, expected):
+    row = row_of({**MUX, "usage": usage}, "mux", HOSTS)
+    assert tuple(row[c] for c in ("plays", "views", "last_played_at", "usage_read_at", "usage_counted_by")) == expected
+
+
+def test_usage_outlives_the_source_in_csv_and_json_lines():
+    text, _, _ = run([{**MUX, "usage": USAGE_MAP}, OLD], "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert (rows[0]["plays"], rows[0]["last_played_at"], rows[0]["usage_counted_by"]) == (
+        "1234",
+        "2026-03-01T10:00:00Z",
+        "kaltura entry plays",
+    )
+    assert rows[1]["plays"] == "" and rows[1]["usage_read_at"] == ""
+    lines, _, _ = run([{**MUX, "usage": USAGE_MAP}], "jsonl")
+    assert json.loads(lines)["views"] == 5678
