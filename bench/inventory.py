@@ -3,6 +3,7 @@
     bench/inventory [--rows 1000] [--tracks] [--platforms vimeo,wistia,mux,cloudflare,apivideo,...]
                     [--memory-rows 10000,1000000] [--memory-platforms cloudflare,...] [--store-stand-ins]
                     [--skip-rate] [--skip-memory]
+    bench/inventory --usage [--rows 1000] [--usage-platforms ...] [--usage-memory-rows 10000,100000,1000000]
 
 Not a test: it prints figures. Each simulator runs in a process of its own (its own interpreter),
 on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scratch directory.
@@ -25,6 +26,9 @@ on loopback; the sweep is the CLI's own (migrator_cli.sweep), writing to a scrat
             disk, so it must not grow with the library. GCS and Azure libraries are the real emulators
             filled through the SDKs (about 100 and 200 objects a second); --store-stand-ins lists
             them from bench.store_listings instead, for the sizes no emulator fills in a session.
+  usage     --usage: what usage costs instead (issue 45; bench/inventory_usage.py): the usage pass's requests
+            per video for each platform with a reader, Kaltura's and Vimeo's in the listing (0 extra), and the
+            pass's memory at each of --usage-memory-rows rows.
 """
 
 from __future__ import annotations
@@ -158,8 +162,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip-rate", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--usage", action="store_true", help="usage's cost and the usage pass's memory instead")
+    parser.add_argument(
+        "--usage-platforms", help="with --usage: comma list (default every platform in READERS, and kaltura, vimeo)"
+    )
+    parser.add_argument("--usage-memory-rows", default="10000,100000,1000000", help="with --usage: inventory sizes")
+    parser.add_argument("--usage-child", type=int, metavar="ROWS", help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=4, metavar=("PLATFORM", "URL", "CREDENTIALS", "ROWS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.usage_child or args.usage:
+        from bench import inventory_usage
+
+        if args.usage_child:
+            inventory_usage.memory_child(args.usage_child)
+            return 0
+        chosen = args.usage_platforms or ",".join([*inventory_usage.readers(), *inventory_usage.INLINE])
+        sizes = [int(n) for n in args.usage_memory_rows.split(",") if n]
+        return inventory_usage.run(args.rows, [p for p in chosen.split(",") if p], sizes, args.skip_memory)
     if args.child:
         platform, base, credentials, rows = args.child
         child(platform, base, credentials, int(rows))
