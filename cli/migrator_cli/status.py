@@ -19,13 +19,15 @@ from datetime import UTC, datetime
 
 from migrator.dynamo import to_item, typed
 from migrator.ledger import SHARDS, STATE_INDEX, Ledger
+from migrator.notices import ACTIVE as NOTICE_ACTIVE
+from migrator.notices import remaining_of
 from migrator.pacer import PACER_ID, rate_of
 from migrator.states import State
 from migrator.tally import Stats, read_stats
 
 from .units import human_bytes
 
-ACTIVE = (State.PENDING, State.INVENTORIED, State.UPLOADING, State.PROCESSING)
+ACTIVE = NOTICE_ACTIVE  # what is left to move: the same states the done notice waits on (migrator.notices)
 IN_FLIGHT = (State.UPLOADING, State.PROCESSING)
 
 
@@ -129,7 +131,7 @@ def summarize(
     # item yet); deferred ones are in flight and already counted as pending.
     # Every message past intake is an asset the ledger counts already; those before it are not yet.
     unrecorded = queues.visible if queues.intake is None else queues.intake
-    remaining = sum(stats.counts.get(s.value, 0) for s in ACTIVE) + unrecorded
+    remaining = remaining_of(stats.counts, unrecorded)  # as the done notice counts it
     processing = stats.counts.get(State.PROCESSING.value, 0)
     eta = eta_seconds(remaining - processing, processing, created / window_s, rate_per_s)
     attempts = created + throttled

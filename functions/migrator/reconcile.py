@@ -11,6 +11,8 @@ provider calls, the invocation's time) is spent; an asset acted on leaves the wi
 `due_at` moves on), so the next run starts again from what is still due, with no
 checkpoint to keep, and every due asset is reached within a few runs.
 
+Each run also looks at whether the migration is done or has stalled, and says so once (`notify.py`).
+
 Healing is exactly-once per quiet period: a conditional write of the marker (the
 item's `updated_at` as read) comes before the message is sent, so of two reconcile
 runs, or a reconcile and an uploader, at most one acts on what it read.
@@ -51,6 +53,8 @@ from .heal import (
 from .ledger import Ledger, NotResendable, message_of
 from .ledger.archive import PREFIX as ARCHIVE_PREFIX
 from .messages import encode_message, id_message
+from .notify import Notifier, look
+from .notify import from_env as notifier_from_env
 from .pacer import POLL, Go, Hold, Pacer, wait_for_slot
 from .providers import Poll, Provider, Video, from_settings
 from .providers.http import TransportError
@@ -527,14 +531,16 @@ def publish_counts(dynamodb, stats_table: str, now: float) -> None:
 
 
 _reconciler: Reconciler | None = None
+_notifier: Notifier | None = None
 
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event, context):
-    global _reconciler
+    global _reconciler, _notifier
     if _reconciler is None:
         _reconciler = build()
+        _notifier = notifier_from_env(_reconciler.ledger.client)
     if isinstance(event, dict) and event.get("doctor") is True:
         return self_check(_reconciler.provider, _reconciler.clock)
     try:
@@ -547,6 +553,6 @@ def handler(event, context):
     for name in ("polled", "examined", "errors"):
         metrics.add_metric(name=f"Reconcile{name.title()}", unit=MetricUnit.Count, value=getattr(summary, name))
     publish_counts(_reconciler.ledger.client, os.environ.get("STATS_TABLE", ""), _reconciler.clock())
-    result = summary.as_dict()
+    result = {**summary.as_dict(), "notices": look(_notifier)}  # done and stalled (notify.py), once a run
     logger.info("reconcile run done", extra={"summary": result})
     return result
