@@ -16,7 +16,8 @@ on the `#notices` item of the ledger before the notice is published:
   (`stall_told`), cleared when the counts move again. 0: off.
 
 A publish that fails gives its write back (`armed` again, or `stall_told` false) so the next run tries again; a
-crash between the write and the publish loses that notice (at most once, never twice).
+crash between the write and the publish loses that notice. So each is sent at most once, save a publish that timed
+out after SNS had taken it (then the next run sends it again).
 """
 
 from __future__ import annotations
