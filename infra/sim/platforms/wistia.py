@@ -51,6 +51,7 @@ from ..bucket import RateState
 from ..config import SimConfig
 from ..library import Item, Served, Shelf
 from ..profile import KIND_STATUS, Call, MadeUp, ParamError, Profile, Reply, int_param, iso_offset, same
+from . import analytics
 from . import wistia_extras as extras
 
 # Unfetchable in turn: still processing, failed processing, not a video, archived, no original kept.
@@ -130,6 +131,7 @@ class Wistia(Profile):
         ("/modern/medias/{id}/captions", {"GET": "src_captions"}),
         ("/modern/medias/{id}/captions/{language}", {"GET": "src_caption"}),
         ("/modern/medias/{id}/customizations", {"GET": "src_customizations"}),
+        ("/modern/stats/medias/{id}", {"GET": "src_usage"}),  # the Stats API (analytics.py)
     )
 
     def made_up_source(self) -> MadeUp:
@@ -221,6 +223,8 @@ class Wistia(Profile):
         if op == "list":
             return self._list(shelf, call)
         video = shelf.video(index_of(call.params.get("id", "")))
+        if op == "src_usage":
+            return analytics.wistia_stats(video)
         if video is None:
             return self.error("not_found")
         if op == "get":

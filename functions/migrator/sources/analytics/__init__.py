@@ -4,6 +4,11 @@
 (usage.py), the same arguments `sources.build` takes; `migrator usage --from PLATFORM` runs the pass with it.
 Platforms that give usage in the listing itself (Kaltura's entry fields, Vimeo's stats) are not here: their
 rows carry it from the inventory.
+
+One module per platform, each citing the platform's documents and reusing that platform's source (sources/) for
+its transport, credentials, pacing and 429 handling; what they share is in common.py. A per-video reader (Wistia)
+reads the pass's ids from its cursor; the others page through an account-wide breakdown and name only the videos
+the answer holds.
 """
 
 from __future__ import annotations
@@ -11,5 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...usage import UsageReader
+from .wistia import WistiaUsage
 
-READERS: dict[str, Callable[..., UsageReader]] = {}
+READERS: dict[str, Callable[..., UsageReader]] = {
+    "wistia": WistiaUsage,
+}
