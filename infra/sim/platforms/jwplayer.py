@@ -57,6 +57,7 @@ from ..library import Item, Served, Shelf
 from ..profile import Account, Call, Draft, Event, MadeUp, Profile, Reply, Store, alnum_id, same
 from ..texttracks import label_of
 from ..video import ERRORED, READY, TextTrack, Video
+from . import analytics
 from . import jwplayer_extras as extras
 from . import jwplayer_target as target
 from .jwplayer_library import (
@@ -69,6 +70,7 @@ from .jwplayer_library import (
     file_sig,
     iso,
     jwt,
+    library_id,
     library_index,
     library_tracks,
     list_library,
@@ -144,6 +146,7 @@ class JwPlayer(target.TargetExtras, Profile):
     routes = (
         ("/v2/sites/{site}/media", {"POST": "create", "GET": "list"}),
         ("/v2/sites/{site}/media/{id}", {"GET": "get"}),
+        ("/v2/sites/{site}/analytics/queries", {"POST": "src_usage"}),  # the Analytics API (analytics.py)
         # One list, two sides: a target's tracks (track_list), or a library's (src_tracks: `source_ops`).
         ("/v2/sites/{site}/media/{id}/text_tracks", {"POST": "track_add", "GET": "track_list"}),
         ("/v2/sites/{site}/media/{id}/text_tracks/{track}", {"GET": "video_track_get", "DELETE": "video_track_delete"}),
@@ -374,6 +377,8 @@ class JwPlayer(target.TargetExtras, Profile):
             return query if isinstance(query, Reply) else list_library(shelf, query)
         if op in ("src_playlists", "src_manual_playlist"):
             return extras.playlists_reply(op, shelf, call)
+        if op == "src_usage":
+            return analytics.jwplayer_query(shelf, body, lambda video: library_id(video.index))
         video = shelf.video(library_index(call.params.get("id", "")))
         if video is None:
             return error("not_found", "Media not found")

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...usage import UsageReader
+from .jwplayer import JwPlayerUsage
 from .wistia import WistiaUsage
 
 READERS: dict[str, Callable[..., UsageReader]] = {
     "wistia": WistiaUsage,
+    "jwplayer": JwPlayerUsage,
 }
