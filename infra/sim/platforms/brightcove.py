@@ -61,6 +61,7 @@ from ..bucket import RateState
 from ..config import SimConfig
 from ..library import CHANGED_AFTER_S, EPOCH, FOLDERS, STEP_S, Item, Served, Shelf
 from ..profile import Call, MadeUp, ParamError, Profile, Reply, basic_matches, int_param, iso_z, same
+from . import analytics
 from . import brightcove_library as extras
 from .brightcove_library import ID_BASE
 
@@ -100,6 +101,10 @@ GEO_TURNS = ((False, ("ph", "in", "my")), (True, ("us", "ca")))
 
 def video_id(video: Item) -> str:
     return str(ID_BASE + video.index)
+
+
+def _accounts(query: str) -> str | None:
+    return urllib.parse.parse_qs(query).get("accounts", [None])[0]
 
 
 def index_of(vid: str) -> int:
@@ -157,6 +162,7 @@ class Brightcove(Profile):
     faults = FAULTS
     routes = (
         ("/v4/access_token", {"POST": "src_token"}),
+        ("/v1/data", {"GET": "src_usage"}),  # the Analytics API, analytics.api.brightcove.com (analytics.py)
         ("/v1/accounts/{account}/videos", {"GET": "list"}),
         ("/v1/accounts/{account}/counts/videos", {"GET": "src_count"}),
         ("/v1/accounts/{account}/videos/{id}", {"GET": "get"}),
@@ -184,7 +190,9 @@ class Brightcove(Profile):
         scheme, _, token = (call.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not token_ok(cfg, token.strip()):
             return self.error("unauthorized", "Permission denied.")
-        if cfg.account_id is not None and call.params.get("account") != cfg.account_id:
+        # The Analytics API names the account in its `accounts` query parameter, the CMS API in its path.
+        account = _accounts(call.query) if call.op == "src_usage" else call.params.get("account")
+        if cfg.account_id is not None and account != cfg.account_id:
             return self.error("unauthorized", "The access token does not grant this account.")
         return None
 
@@ -202,6 +210,8 @@ class Brightcove(Profile):
             return self._token(shelf.cfg, call, body)
         if op == "list":
             return self._list(shelf, call)
+        if op == "src_usage":
+            return analytics.brightcove_data(shelf, call.query, shelf.cfg.account_id or "", video_id)
         if op == "src_count":
             return self._count(shelf, call)
         if op == "src_folders":

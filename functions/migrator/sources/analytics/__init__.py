@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...usage import UsageReader
+from .brightcove import BrightcoveUsage
 from .jwplayer import JwPlayerUsage
 from .wistia import WistiaUsage
 
 READERS: dict[str, Callable[..., UsageReader]] = {
     "wistia": WistiaUsage,
     "jwplayer": JwPlayerUsage,
+    "brightcove": BrightcoveUsage,
 }
