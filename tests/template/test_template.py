@@ -123,7 +123,8 @@ def _statements(role: dict) -> list[dict]:
 def test_every_function_has_its_own_role_naming_its_own_resources(translated):
     resources = translated["Resources"]
     functions = {k: v for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"}
-    assert len(functions) == 9  # the aws target's two (JobEventsFunction, PlaybackKeyGroupFunction) among them
+    # The aws target's two (JobEventsFunction, PlaybackKeyGroupFunction) and the mirror (MirrorSource) among them.
+    assert len(functions) == 10
     for name, function in functions.items():
         role_name = function["Properties"]["Role"]["Fn::GetAtt"][0]
         role = resources[role_name]
@@ -140,7 +141,8 @@ def test_every_function_has_its_own_role_naming_its_own_resources(translated):
         log_group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[log_group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 10  # one a function, and MediaConvert's (the aws target's jobs): SAM made no others
+    # One a function, MediaConvert's (the aws target's jobs) and the mirror's schedule's: SAM made no others.
+    assert len(roles) == 12
 
 
 def test_reconcile_never_writes_whole_items_and_reads_only_its_due_lanes(translated):
@@ -259,7 +261,7 @@ def test_logs_are_kept_a_set_time_traced_and_json():
     assert template["Globals"]["Function"]["Tracing"] == "Active"
     resources = template["Resources"]
     groups = {k for k, v in resources.items() if v["Type"] == "AWS::Logs::LogGroup"}
-    assert len(groups) == 10  # nine functions and the webhook API's access log
+    assert len(groups) == 11  # ten functions and the webhook API's access log
     for group in groups:
         assert "RetentionInDays" in resources[group]["Properties"], group
     for name, resource in resources.items():
@@ -284,6 +286,7 @@ def test_rules_refuse_a_stack_without_credentials_or_a_webhook_secret():
         "GenericNeedsAnAddress",
         "ArchiveFirstNeedsAReadableArchive",
         "AwsTranscodesTheArchive",
+        "MirrorNeedsSourceCredentials",
     }
     for rule in rules.values():
         for assertion in rule["Assertions"]:
@@ -344,11 +347,12 @@ def test_a_secret_grant_names_that_one_secret_not_its_siblings(translated):
         if "secretsmanager:GetSecretValue" in st.get("Action", [])
     ]
     # The provider's secret (uploader, reconcile, webhook, tracks), the signing secret, the sources' secret
-    # (uploader, tracks, archive); and the aws target's key group secret, which the stack itself makes (its ARN).
+    # (uploader, tracks, archive, mirror); and the aws target's key group secret, which the stack itself makes
+    # (its ARN).
     made = [g for g in grants if g["Resource"] == {"Fn::GetAtt": ["PlaybackKeySecret", "Id"]}]
     assert len(made) == 1
     grants = [g for g in grants if g not in made]
-    assert len(grants) == 8
+    assert len(grants) == 9
     for grant in grants:
         arn = grant["Resource"]["Fn::Sub"]
         assert arn.endswith("-??????") and "*" not in arn, arn
@@ -367,7 +371,7 @@ def test_the_source_credentials_are_read_by_the_workers_that_fetch_from_sources_
         for st in _branches(role)
         if "SourceToken" in json.dumps(st.get("Resource", ""))
     }
-    assert readers == {"UploaderRole", "TracksRole", "ArchiveRole"}
+    assert readers == {"UploaderRole", "TracksRole", "ArchiveRole", "MirrorRole"}
     grants = {
         st["Sid"]: st for st in _branches(resources["UploaderRole"]) if st.get("Sid", "").startswith("SourceToken")
     }
@@ -387,7 +391,7 @@ def test_the_source_credentials_are_read_by_the_workers_that_fetch_from_sources_
 
 def test_functions_that_read_secrets_may_decrypt_them_under_the_customer_key_through_the_services(translated):
     resources = translated["Resources"]
-    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole", "ArchiveRole"):
+    for role_name in ("UploaderRole", "ReconcileRole", "WebhookRole", "TracksRole", "ArchiveRole", "MirrorRole"):
         statements = _statements(resources[role_name])
         (conditional,) = [st for st in statements if "Fn::If" in st and st["Fn::If"][0] == "HasSecretsKey"]
         grant = conditional["Fn::If"][1]
@@ -625,3 +629,46 @@ def _refused(assertion: dict) -> list[dict]:
         return [value for part in assertion["Fn::And"] for value in _refused(part)]
     ref, value = assertion["Fn::Not"][0]["Fn::Equals"]
     return [{ref["Ref"]: value}]
+
+
+def test_the_mirror_is_off_by_default_and_its_schedule_invokes_it_alone(translated):
+    """Issue 45: nothing of the mirror without a MirrorSource, its schedule disabled unless MirrorEnabled, invoking
+    the mirror through a role of its own; the mirror's role reads its own checkpoint item, writes the ledger only
+    by UpdateItem, sends to the intake queue alone, and reads the sources' credentials as the uploader does."""
+    from migrator.sources import HTTP_SOURCES
+
+    template = load_template()
+    parameters, resources = template["Parameters"], template["Resources"]
+    assert parameters["MirrorSource"]["Default"] == "" and parameters["MirrorEnabled"]["Default"] == "false"
+    assert parameters["MirrorSource"]["AllowedValues"] == ["", *HTTP_SOURCES]
+    assert parameters["MirrorSchedule"]["Default"] == "rate(1 hour)"
+    names = ("MirrorFunction", "MirrorLogGroup", "MirrorRole", "MirrorSweepSchedule", "MirrorScheduleRole")
+    for name in names:
+        assert resources[name]["Condition"] == "HasMirror", name
+    for name in ("MirrorFunctionName", "MirrorScheduleName"):
+        assert template["Outputs"][name]["Condition"] == "HasMirror", name
+    schedule = translated["Resources"]["MirrorSweepSchedule"]["Properties"]
+    assert schedule["State"] == {"Fn::If": ["MirrorOnSchedule", "ENABLED", "DISABLED"]}
+    assert schedule["Target"]["Arn"] == {"Fn::GetAtt": ["MirrorFunction", "Arn"]}
+    assert schedule["Target"]["RoleArn"] == {"Fn::GetAtt": ["MirrorScheduleRole", "Arn"]}
+    invoke = _statements(translated["Resources"]["MirrorScheduleRole"])
+    assert invoke == [
+        {
+            "Sid": "InvokeMirror",
+            "Effect": "Allow",
+            "Action": ["lambda:InvokeFunction"],
+            "Resource": {"Fn::GetAtt": ["MirrorFunction", "Arn"]},
+        }
+    ]
+    statements = {st["Sid"]: st for st in _branches(translated["Resources"]["MirrorRole"])}
+    assert statements["Checkpoint"]["Action"] == ["dynamodb:GetItem"]
+    assert statements["Checkpoint"]["Condition"] == {
+        "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [{"Fn::Sub": "#mirror#${MirrorSource}"}]}
+    }
+    assert statements["LedgerUpdates"]["Action"] == ["dynamodb:UpdateItem", "dynamodb:Scan"]
+    assert statements["Intake"]["Resource"] == {"Fn::GetAtt": ["IntakeQueue", "Arn"]}
+    sends = [st for st in statements.values() if any(a.startswith("sqs:") for a in st["Action"])]
+    assert sends == [statements["Intake"]]
+    env = translated["Resources"]["MirrorFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["INTAKE_QUEUE_URL"] == {"Ref": "IntakeQueue"} and env["MIRROR_SOURCE"] == {"Ref": "MirrorSource"}
+    assert translated["Resources"]["MirrorFunction"]["Properties"]["Handler"] == "migrator.mirror.handler.handler"
