@@ -181,6 +181,7 @@ class ApiVideo(Library, Extras, Profile):
         ("/videos/{id}/chapters/{language}", {"POST": "store_chapter_add", "GET": "store_chapter_get"}),
         # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/videos/{id}/captions", {"GET": "track_list"}),
+        ("/data/buckets/{metric}/{breakdown}", {"GET": "src_usage"}),  # the Analytics API (analytics.py)
         ("/videos/{id}/captions/{language}", {"POST": "track_add", "GET": "src_caption"}),
         ("/webhooks", {"POST": "webhook_create", "GET": "webhook_list"}),
     )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..library import Item, Served, Shelf, serve_media
 from ..profile import Call, ParamError, Reply, int_param, iso_offset
+from . import analytics
 from . import apivideo_source_extras as extras
 from .apivideo_vod import REFUSED, admit, private_token, session_ttl
 
@@ -190,6 +191,9 @@ class Library:
         return {"ingest": uploaded, "encoding": encoding}
 
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "src_usage":
+            metric, breakdown = call.params.get("metric", ""), call.params.get("breakdown", "")
+            return analytics.apivideo_buckets(shelf, metric, breakdown, call.query, library_id)
         if op == "list":
             query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
             asked = page_of(query)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...usage import UsageReader
+from .apivideo import ApiVideoUsage
 from .brightcove import BrightcoveUsage
 from .jwplayer import JwPlayerUsage
 from .wistia import WistiaUsage
@@ -24,4 +25,5 @@ READERS: dict[str, Callable[..., UsageReader]] = {
     "wistia": WistiaUsage,
     "jwplayer": JwPlayerUsage,
     "brightcove": BrightcoveUsage,
+    "apivideo": ApiVideoUsage,
 }
