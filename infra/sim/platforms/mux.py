@@ -58,7 +58,7 @@ from ..profile import (
 )
 from ..signing import sign_timestamped
 from ..video import ERRORED, READY, TextTrack, Video
-from . import mux_library, mux_target
+from . import analytics, mux_library, mux_target
 from .mux_signing import VIDEO, serve_playback, signing_keys, token_of, token_problem
 
 _STATUS = {READY: "ready", ERRORED: "errored"}  # anything else is "preparing"
@@ -347,6 +347,7 @@ class Mux(Profile):
         ("/video/v1/assets/{id}", {"GET": "get", "PATCH": "video_update"}),
         ("/video/v1/assets/{id}/tracks", {"POST": "track_add"}),
         ("/video/v1/assets/{id}/master-access", {"PUT": "src_master"}),
+        ("/data/v1/metrics/{metric}/breakdown", {"GET": "src_usage"}),  # Mux Data (analytics.py)
         # The library's playback ids (mux-python PlaybackIDApi.get_asset_or_livestream_id); assets made here
         # answer 404 there (not modelled).
         ("/video/v1/playback-ids/{id}", {"GET": "src_playback_id"}),
@@ -504,6 +505,8 @@ class Mux(Profile):
         return out
 
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "src_usage":
+            return analytics.mux_breakdown(shelf, call.params.get("metric", ""), call.query, library_id)
         if op == "list":
             query = urllib.parse.parse_qs(call.query, keep_blank_values=True)
             try:

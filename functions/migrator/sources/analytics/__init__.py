@@ -19,6 +19,7 @@ from ...usage import UsageReader
 from .apivideo import ApiVideoUsage
 from .brightcove import BrightcoveUsage
 from .jwplayer import JwPlayerUsage
+from .mux import MuxUsage
 from .wistia import WistiaUsage
 
 READERS: dict[str, Callable[..., UsageReader]] = {
@@ -26,4 +27,5 @@ READERS: dict[str, Callable[..., UsageReader]] = {
     "jwplayer": JwPlayerUsage,
     "brightcove": BrightcoveUsage,
     "apivideo": ApiVideoUsage,
+    "mux": MuxUsage,
 }
