@@ -63,7 +63,7 @@ from ..profile import (
 from ..signing import sign_timestamped
 from ..texttracks import label_of, uploaded_caption
 from ..video import ERRORED, READY, TextTrack, Video
-from . import cloudflare_edit
+from . import analytics, cloudflare_edit
 from .cloudflare_signing import TOKEN_SECRET, mint_token, token_claims, token_holds, token_problem
 
 # Envelope error (code, message) per kind. 10000, 10005 and 971 are the wire contract's;
@@ -249,6 +249,8 @@ class StreamLibrary:
         }  # fmt: skip
 
     def source(self, op: str, shelf: Shelf, call: Call, body: object, now: float) -> Reply:
+        if op == "src_usage":
+            return analytics.cloudflare_graphql(shelf, body, shelf.cfg.account_id or "", library_uid)
         if op == "list":
             return self._library_list(shelf, call)
         video = shelf.video(library_index(call.params.get("id", "")))
@@ -358,6 +360,7 @@ class Cloudflare(StreamLibrary, Profile):
         ("/accounts/{account}/stream/copy", {"POST": "create"}),
         ("/accounts/{account}/stream/webhook", {"PUT": "webhook", "GET": "webhook", "DELETE": "webhook"}),
         ("/accounts/{account}/stream", {"GET": "list"}),
+        ("/graphql", {"POST": "src_usage"}),  # the GraphQL Analytics API (analytics.py)
         ("/accounts/{account}/stream/{id}", {"GET": "get", "POST": "video_edit"}),
         # One list, two sides: a target's captions (track_list), or a library's (src_captions: `source_ops`).
         ("/accounts/{account}/stream/{id}/captions", {"GET": "track_list"}),
@@ -380,7 +383,9 @@ class Cloudflare(StreamLibrary, Profile):
     def authorize(self, cfg: SimConfig, call: Call) -> Reply | None:
         if cfg.token is not None and not same(call.headers.get("Authorization"), f"Bearer {cfg.token}"):
             return self.error("unauthorized")
-        if cfg.account_id is not None and not same(call.params.get("account"), cfg.account_id):
+        # GraphQL names the account in its variables (`accountTag`), checked there (analytics.py).
+        path_account = call.op != "src_usage"
+        if path_account and cfg.account_id is not None and not same(call.params.get("account"), cfg.account_id):
             return self.error("forbidden")  # A good token used on another account's path.
         return None
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ...usage import UsageReader
 from .apivideo import ApiVideoUsage
 from .brightcove import BrightcoveUsage
+from .cloudflare import CloudflareUsage
 from .jwplayer import JwPlayerUsage
 from .mux import MuxUsage
 from .wistia import WistiaUsage
@@ -28,4 +29,5 @@ READERS: dict[str, Callable[..., UsageReader]] = {
     "brightcove": BrightcoveUsage,
     "apivideo": ApiVideoUsage,
     "mux": MuxUsage,
+    "cloudflare": CloudflareUsage,
 }
