@@ -20,6 +20,7 @@ from .commands import (
     export,
     inventory,
     load,
+    mirror,
     pause,
     plan,
     probe,
@@ -57,6 +58,7 @@ From the platform the library lives on (Vimeo, Wistia, Mux, Cloudflare Stream, a
   migrator inventory --from vimeo -o vimeo.jsonl   list it: rows with source references, unfetchable apart
   migrator load vimeo.jsonl                        load what was written, as it is
   migrator load --from vimeo                       both in one go; --since last catches up later uploads
+  migrator mirror on                               or the stack sweeps it on a schedule (MirrorSource)
   migrator usage --from wistia w.jsonl -o w+usage.jsonl   plays and last plays, where analytics are apart
 Probe first instead (ffprobe checks each source before any upload):
   migrator load inventory.csv --stage     record assets as pending, enqueue nothing
@@ -89,6 +91,7 @@ COMMANDS = (
     audit,
     doctor,
     reconcile,
+    mirror,
     upgrade,
 )
 

@@ -25,6 +25,7 @@ from migrator.pacer import PACER_ID, rate_of
 from migrator.states import State
 from migrator.tally import Stats, read_stats
 
+from .commands.mirror import mirror_status, mirror_words
 from .units import human_bytes
 
 ACTIVE = NOTICE_ACTIVE  # what is left to move: the same states the done notice waits on (migrator.notices)
@@ -98,6 +99,7 @@ class View:
     archive: dict | None = None
     # The working hours (migrator.hours.HoursView.as_dict): the window in force, open or closed, until when.
     hours: dict | None = None
+    mirror: dict | None = None  # the mirror's checkpoint (commands/mirror.py); None: the stack has no mirror
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -238,6 +240,8 @@ def render(view: View, stack: str) -> str:
         lines.append(archive_line(view.archive))
     if view.hours is not None and view.hours.get("words"):
         lines.append(f"hours       {view.hours['words']}")
+    if view.mirror is not None:
+        lines.append(mirror_words(view.mirror))
     if view.uploader:
         u = view.uploader
         if u.mapping_state != "Enabled":
@@ -431,7 +435,7 @@ def gather(target, window_minutes: int, exact: bool = False, now: float | None =
     uploader = read_uploader(target.client("lambda"), target.output("UploaderEventSourceMappingId"), ledger)
     archive_on = bool(target.outputs.get("ArchiveBucketName"))  # present only where the stack keeps an archive
     view = summarize(stats, queues, read_oldest(ledger), now, window_minutes, uploader, archive_on)
-    return replace(view, hours=read_hours(target, ledger, now))
+    return replace(view, hours=read_hours(target, ledger, now), mirror=mirror_status(target.outputs, dynamodb))
 
 
 def read_hours(target, ledger: Ledger, now: float) -> dict:

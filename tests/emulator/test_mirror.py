@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import boto3
 import pytest
 import requests
 from migrator.ledger import Ledger
@@ -18,6 +19,8 @@ from migrator.mirror.handler import build_mirror
 from migrator.mirror.run import Mirror
 from migrator.sources import build
 from migrator.sweeping import SweepState
+from migrator_cli.commands.mirror import mirror_words
+from migrator_cli.main import main
 
 from infra.provider_sim import ProviderSim, SimConfig
 from tests.conftest import unique
@@ -179,3 +182,45 @@ def _ids(sim, indexes) -> list[str]:
     from infra.sim.platforms.vimeo import ID_BASE
 
     return [str(ID_BASE + i) for i in indexes]
+
+
+def test_the_cli_shows_the_checkpoint_turns_the_schedule_and_lists_what_is_gone(aws, table, endpoint, tmp_path, capsys):
+    # pytest-localstack's session knows no scheduler: a client of its own on the same emulator.
+    scheduler = boto3.client("scheduler", endpoint_url=endpoint, aws_access_key_id="t", aws_secret_access_key="t")
+    name = unique("mirror")
+    arn = "arn:aws:lambda:us-east-1:000000000000:function:mirror"
+    target = {"Arn": arn, "RoleArn": "arn:aws:iam::000000000000:role/r"}
+    expression = {"ScheduleExpression": "rate(1 hour)", "FlexibleTimeWindow": {"Mode": "OFF"}}
+    scheduler.create_schedule(Name=name, Target=target, State="DISABLED", **expression)
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"MirrorSource": "vimeo", "LedgerTableName": table, "MirrorScheduleName": name}))
+    stack = ["--outputs", str(outputs), "--endpoint", endpoint]
+
+    assert main(["mirror", "on", *stack]) == 0
+    held = scheduler.get_schedule(Name=name)
+    assert held["State"] == "ENABLED" and held["ScheduleExpression"] == "rate(1 hour)"  # the rest kept
+    assert main(["mirror", "off", *stack]) == 0
+    assert scheduler.get_schedule(Name=name)["State"] == "DISABLED"
+
+    store = Store(aws("dynamodb"), table, "vimeo")
+    store.acquire("t", 1000.0, 1100.0)
+    store.finish_sweep("t", {"mark": 1_700_000_000.0, "pending": {"vimeo/9": {"ref": "vimeo://9"}}}, None, 1000.0)
+    store.finish_scan("t", 1, 1000.0)
+    store.release("t", "finished", None)
+    ledger = Ledger(table, aws("dynamodb"))
+    ledger.record_intake(AssetMessage("vimeo/5", "vimeo://5", title="Five"), 900.0)
+    aws("dynamodb").update_item(
+        TableName=table,
+        Key={"asset_id": {"S": "vimeo/5"}},
+        UpdateExpression="SET gone_at_source = :t",
+        ExpressionAttributeValues={":t": {"N": "1000"}},
+    )
+    capsys.readouterr()
+    assert main(["mirror", "status", "--json", *stack]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert (status["schedule"], status["sweeps"], status["pending"], status["gone"]) == ("DISABLED", 1, 1, 1)
+    assert status["last_outcome"] == "finished" and status["mark"] == 1_700_000_000.0
+    assert main(["mirror", "gone", "--json", *stack]) == 0
+    (gone,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (gone["id"], gone["title"], gone["state"]) == ("vimeo/5", "Five", "pending")
+    assert "1 gone at the source" in mirror_words({"platform": "vimeo", **status})

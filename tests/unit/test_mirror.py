@@ -4,6 +4,9 @@ the intake sink's batches and retries."""
 
 from __future__ import annotations
 
+import json
+
+import botocore.client
 import pytest
 from migrator.messages import AssetMessage
 from migrator.mirror.checkpoint import status_of, sweep_of, view_of
@@ -137,3 +140,38 @@ def test_the_checkpoint_item_reads_back_as_the_decisions_and_the_status_see_it()
     assert sweep_of({**item, "sweep": "{not json"}, "vimeo") is None  # a broken state starts over
     status = status_of(item)
     assert (status["sent"], status["gone"], status["last_outcome"], status["sweeping"]) == (1200, 2, "throttled", True)
+
+
+def test_a_stack_without_a_mirror_says_how_to_deploy_one(tmp_path, capsys, no_api_calls):
+    from migrator_cli.main import main
+
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"LedgerTableName": "ledger", "MirrorSource": ""}))
+    assert main(["mirror", "status", "--outputs", str(outputs)]) != 0
+    assert "MirrorSource=<platform>" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        ({"platform": "vimeo"}, "mirror      vimeo: not run yet (migrator mirror run)"),
+        (
+            {"platform": "mux", "last_outcome": "throttled", "sent": 1200, "gone": 3},
+            "mirror      mux: throttled, 1,200 sent, 3 gone at the source (migrator mirror status)",
+        ),
+    ],
+)
+def test_status_has_a_line_for_the_mirror(status, words):
+    from migrator_cli.commands.mirror import mirror_words
+
+    assert mirror_words(status) == words
+
+
+@pytest.fixture
+def no_api_calls(monkeypatch):
+    """Any AWS API call fails the test."""
+
+    def refuse(self, operation, params):
+        raise AssertionError(f"an AWS call was made: {operation}")
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", refuse)
