@@ -5,11 +5,13 @@ budget that ends an invocation, and a video deleted at the source reported on it
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
 import requests
+from migrator.hours import write_override
 from migrator.ledger import Ledger
 from migrator.messages import AssetMessage, parse_message
 from migrator.mirror.checkpoint import LeaseLost, Store, status_of
@@ -163,6 +165,10 @@ def test_the_handler_builds_the_mirror_from_the_stacks_settings(aws, table, queu
     closed = build_mirror({**env, "WORKING_HOURS": f"{elsewhen} 00:00-00:01 UTC"})
     assert closed.run(pages_of_time(10)) == {"action": "wait", "outcome": "waiting"}
     assert drain(aws("sqs"), queue) == []  # nothing listed outside the window
+    write_override(aws("dynamodb"), table, "always", time.time())  # `migrator window set always`
+    reopened = build_mirror({**env, "WORKING_HOURS": f"{elsewhen} 00:00-00:01 UTC"})
+    assert reopened.run(pages_of_time(10))["outcome"] == "finished"
+    assert {f"vimeo/{i}" for i in _ids(None, range(LIBRARY, LIBRARY + 7))} <= set(drain(aws("sqs"), queue))
 
 
 def _bodies(sqs, queue: str) -> list[str]:

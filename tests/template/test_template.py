@@ -663,7 +663,7 @@ def test_the_mirror_is_off_by_default_and_its_schedule_invokes_it_alone(translat
     statements = {st["Sid"]: st for st in _branches(translated["Resources"]["MirrorRole"])}
     assert statements["Checkpoint"]["Action"] == ["dynamodb:GetItem"]
     assert statements["Checkpoint"]["Condition"] == {
-        "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [{"Fn::Sub": "#mirror#${MirrorSource}"}]}
+        "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [{"Fn::Sub": "#mirror#${MirrorSource}"}, "#window"]}
     }
     assert statements["LedgerUpdates"]["Action"] == ["dynamodb:UpdateItem", "dynamodb:Scan"]
     assert statements["Intake"]["Resource"] == {"Fn::GetAtt": ["IntakeQueue", "Arn"]}

@@ -5,7 +5,8 @@ Invoked by its EventBridge Scheduler schedule (MirrorSchedule, off unless Mirror
 its sources (`sources.Resolver.from_settings`): credentials from the source secret or parameter, read per
 request and never logged, the platform's address from SourceBaseUrls, impatient (a 429 or a spent quota is
 THROTTLED at once, never slept on: the invocation ends and the next resumes). Rows go to the intake queue
-(INTAKE_QUEUE_URL). The working hours are WORKING_HOURS (the stack's WorkingHours, window.py).
+(INTAKE_QUEUE_URL). The working hours are WORKING_HOURS (the stack's WorkingHours) or the ledger's `#window`
+override (hours.py): outside them the mirror lists nothing.
 """
 
 from __future__ import annotations
@@ -16,27 +17,20 @@ from collections.abc import Callable, Mapping
 import boto3
 from aws_lambda_powertools import Logger
 
+from ..hours import Hours
 from ..settings import SettingsError, env_number
 from ..settings import load as load_settings
 from ..sources import HTTP_SOURCES, Source, build, credentials_by_platform
-from ..window import parse_window
 from .checkpoint import Store
 from .run import Mirror
 
 logger = Logger(service="mirror")
 
 
-def window_gate(text: str) -> Callable[[float], float | None]:
-    """When the window opens again, from a time it is closed at; None while it is open (or there is none).
-    The stack's WorkingHours; the integrator may swap in hours.Hours for the ledger's `#window` override."""
-    window = parse_window(text)
-
-    def closed_until(now: float) -> float | None:
-        if window is None or window.is_open(now):
-            return None
-        return window.next_change(now)
-
-    return closed_until
+def window_gate(text: str, table: str = "", client=None) -> Callable[[float], float | None]:
+    """When the window opens again, from a time it is closed at; None while it is open (or there is none):
+    the stack's WorkingHours, unless the ledger's `#window` item overrides it (hours.Hours, read once a minute)."""
+    return Hours(text, table, client).closed_until
 
 
 def build_mirror(env: Mapping[str, str] | None = None) -> Mirror:
@@ -48,8 +42,9 @@ def build_mirror(env: Mapping[str, str] | None = None) -> Mirror:
     if not queue_url:
         raise SettingsError("INTAKE_QUEUE_URL is not set")
     settings = load_settings(env, require_queue=False)
+    dynamodb = boto3.client("dynamodb")
     try:
-        closed_until = window_gate(env.get("WORKING_HOURS", ""))
+        closed_until = window_gate(env.get("WORKING_HOURS", ""), settings.table_name, dynamodb)
     except ValueError as exc:
         raise SettingsError(f"WORKING_HOURS: {exc}") from None
 
@@ -66,7 +61,6 @@ def build_mirror(env: Mapping[str, str] | None = None) -> Mirror:
             read_timeout_s=settings.read_timeout_s,
         )
 
-    dynamodb = boto3.client("dynamodb")
     return Mirror(
         platform=platform,
         store=Store(dynamodb, settings.table_name, platform),
