@@ -29,6 +29,7 @@ from migrator.presign import split_s3_url
 
 from .errors import CliError
 from .inventory import BadRow, Deduper, Meter, Record, Row, Skipped, parse_s3_source, read_inventory
+from .left_behind import LeftBehindReport
 from .progress import Progress
 from .select import Selection
 from .sender import BatchSender, describe, is_transient, is_unreachable, run_bounded
@@ -65,6 +66,7 @@ class LoadSummary:
     seed: int | None = None
     filtered: int = 0
     sampled_out: int = 0
+    left_behind_file: str | None = None  # the rows --where did not take, each with why (left_behind.py)
 
     @property
     def handed_on(self) -> int:
@@ -126,6 +128,8 @@ class LoadSummary:
             out.append(f"skipped         {self.skipped:,} objects that are not videos")
         if self.where or self.sample is not None:
             out.append(f"selected        {self._selected()}")
+        if self.left_behind_file:
+            out.append(f"left behind     {self.filtered:,} rows, each with why, in {self.left_behind_file}")
         if self.limit_reached:
             out.append(f"limit           stopped after {self.good:,} good rows (--limit {self.limit})")
         took = f"{self.elapsed_s:.1f} s"
@@ -261,6 +265,7 @@ def load_inventory(
     source_bucket: SourceBucket | None = None,
     on_problem: Callable[[dict], None] | None = None,
     selection: Selection | None = None,
+    left_behind: LeftBehindReport | None = None,
 ) -> LoadSummary:
     """Read, validate and de-duplicate `source`, then send each good row (or stage it, or only count it).
 
@@ -269,6 +274,7 @@ def load_inventory(
     With `source_bucket` (the stack's), s3:// sources elsewhere are bad rows, in every mode,
     and a listing of another bucket is refused before it starts, and so are rows whose options
     for the stack's provider it would not take; without it (no stack known) neither is checked.
+    The rows the selection's --where does not take go to `left_behind`, each with why.
     """
     mode = "dry-run" if dry_run else "stage" if stage else "send"
     if mode == "send" and (sqs is None or not queue_url):
@@ -283,6 +289,8 @@ def load_inventory(
     summary = LoadSummary(source=source, mode=mode, limit=limit)
     if selection is not None:
         summary.where, summary.sample, summary.seed = selection.described(), selection.sample, selection.seed
+    if left_behind is not None:
+        summary.left_behind_file = str(left_behind.path)
     if source_bucket is not None and source.startswith("s3://"):
         problem = source_bucket.refusal(parse_s3_source(source)[0])
         if problem:  # every object listed would be refused: say it once, list nothing
@@ -300,7 +308,7 @@ def load_inventory(
     started = clock()
     try:
         with Deduper() as deduper, _ctrl_c_sets(stop):
-            good = _good_messages(records, deduper, summary, problems, limit, selection)
+            good = _good_messages(records, deduper, summary, problems, limit, selection, left_behind)
             if mode == "send":
                 _send(good, summary, sqs, queue_url, workers, stop, progress)
             elif mode == "stage" and ledger is not None:  # stage without a ledger is refused above
@@ -330,9 +338,10 @@ def _good_messages(
     problems: _Notes,
     limit: int | None,
     selection: Selection | None = None,
+    left_behind: LeftBehindReport | None = None,
 ) -> Iterator[AssetMessage]:
     """The messages to hand on (those a pilot's selection keeps); counts and reports everything else."""
-    valid = _valid_messages(records, deduper, summary, problems, selection)
+    valid = _valid_messages(records, deduper, summary, problems, selection, left_behind)
     if selection is not None and selection.sample is not None:
         valid = selection.sampled(valid, summary)
     for msg in valid:
@@ -344,7 +353,12 @@ def _good_messages(
 
 
 def _valid_messages(
-    records: Iterable, deduper: Deduper, summary: LoadSummary, problems: _Notes, selection: Selection | None
+    records: Iterable,
+    deduper: Deduper,
+    summary: LoadSummary,
+    problems: _Notes,
+    selection: Selection | None,
+    left_behind: LeftBehindReport | None = None,
 ) -> Iterator[AssetMessage]:
     """Valid rows, each id once, that match the selection's --where."""
     for record in records:
@@ -380,8 +394,11 @@ def _valid_messages(
                 f"line {record.line}: {text}", kind=verdict, line=record.line, id=msg.asset_id, first_line=first
             )
             continue
-        if selection is not None and not selection.matches(msg):
+        why = selection.why_not(msg) if selection is not None else None
+        if why is not None:
             summary.filtered += 1
+            if left_behind is not None:
+                left_behind.add(msg, why)
             continue
         yield msg
 

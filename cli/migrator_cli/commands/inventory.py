@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from ..options import positive_int, print_json_line, source_options, standalone_client
+from ..triage import where_options
 
 
 def register(subparsers) -> None:
@@ -35,6 +36,10 @@ def register(subparsers) -> None:
         "--unfetchable", metavar="FILE", help="where unfetchable videos go (default <output>.unfetchable.jsonl)"
     )
     p.add_argument("--limit", type=positive_int, metavar="N", help="stop after N rows (the same command goes on)")
+    where_options(
+        p.add_argument_group("triage (the whole library is listed into <output>.listed.jsonl, then filtered)"),
+        "writes to the output",
+    )
     source_options(p, required=True)
     group = p.add_argument_group("AWS, for --from s3 (as the AWS CLI reads them)")
     group.add_argument("--endpoint-url", "--endpoint", dest="endpoint", metavar="URL", help="an S3-compatible endpoint")
@@ -45,9 +50,15 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from ..select import selection_of
     from ..sweep import default_output
+    from ..triage import inventory_where
 
-    return list_library(args, Path(args.output) if args.output else default_output(args.platform)).exit_code
+    output = Path(args.output) if args.output else default_output(args.platform)
+    selection = selection_of(args.where)
+    if selection is not None:
+        return inventory_where(args, output, selection, list_library)
+    return list_library(args, output).exit_code
 
 
 def mark_file(args) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -18,8 +19,8 @@ from ..options import (
     source_options,
     stack_options,
     standalone_client,
-    where_filter,
 )
+from ..triage import where_options
 from .inventory import list_library, mark_file
 
 
@@ -66,14 +67,7 @@ def register(subparsers) -> None:
         help="send N rows chosen by a hash of their id and --seed: the same rows on every run, whatever their order",
     )
     pilot.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
-    pilot.add_argument(
-        "--where",
-        type=where_filter,
-        action="append",
-        metavar="FIELD=VALUE",
-        help="only rows whose folder, tag or privacy matches VALUE (a glob; privacy=default: the stack's); "
-        "repeatable: the same field matches either value, different fields all of them",
-    )
+    where_options(pilot, "sends")
     p.add_argument(
         "--inventory",
         metavar="FILE",
@@ -85,9 +79,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..load import SourceBucket, load_inventory
-    from ..sender import SENDER_CLIENT_CONFIG
-
     if bool(args.source) == bool(args.platform):
         raise CliError("load takes a FILE (or s3://bucket/prefix) or --from PLATFORM, one of the two")
     if args.platform:
@@ -107,7 +98,23 @@ def run(args) -> int:
     target = resolve_target(args) if not args.dry_run or named else None
     listing = args.source.startswith("s3://")
     emit = print_json_line if args.json else None
-    summary = load_inventory(
+    selection = _selection(args)
+    with _left_behind(args, selection) as left_behind:
+        summary = _load(args, target, listing, emit, selection, left_behind)
+    if args.platform and not args.dry_run:
+        _record_mark(args, listed, summary)
+    if emit:
+        emit({"type": "summary", **summary.as_dict()})
+    else:
+        print("\n".join(summary.lines()), file=sys.stderr)
+    return summary.exit_code
+
+
+def _load(args, target, listing: bool, emit, selection, left_behind):
+    from ..load import SourceBucket, load_inventory
+    from ..sender import SENDER_CLIENT_CONFIG
+
+    return load_inventory(
         args.source,
         sqs=target.client("sqs", SENDER_CLIENT_CONFIG) if target and not args.dry_run else None,
         queue_url=target.output("QueueUrl") if target and not args.dry_run else None,
@@ -126,15 +133,21 @@ def run(args) -> int:
         stop=threading.Event(),
         source_bucket=SourceBucket.of_outputs(target.outputs) if target else None,
         on_problem=(lambda fields: emit({"type": "problem", **fields})) if emit else None,
-        selection=_selection(args),
+        selection=selection,
+        left_behind=left_behind,
     )
-    if args.platform and not args.dry_run:
-        _record_mark(args, listed, summary)
-    if emit:
-        emit({"type": "summary", **summary.as_dict()})
-    else:
-        print("\n".join(summary.lines()), file=sys.stderr)
-    return summary.exit_code
+
+
+@contextlib.contextmanager
+def _left_behind(args, selection):
+    """The left-behind report (--left-behind, else beside the input) when --where filters; else None."""
+    if selection is None or not selection.filters:
+        yield None
+        return
+    from ..left_behind import LeftBehindReport, default_path
+
+    with LeftBehindReport(Path(args.left_behind) if args.left_behind else default_path(args.source)) as report:
+        yield report
 
 
 def _record_mark(args, listed, loaded) -> None:
@@ -158,11 +171,9 @@ def _record_mark(args, listed, loaded) -> None:
 
 def _selection(args):
     """The pilot's --where and --sample, or None for a whole load."""
-    from ..select import Selection
+    from ..select import selection_of
 
-    if not args.where and args.sample is None:
-        return None
     try:
-        return Selection(tuple(args.where or ()), args.sample, args.seed)
+        return selection_of(args.where, args.sample, args.seed)
     except ValueError as exc:
         raise CliError(str(exc)) from None
