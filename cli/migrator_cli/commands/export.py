@@ -11,6 +11,7 @@ from ..cutover import SIGNED as SIGNED_TEXT
 from ..errors import CliError
 from ..export import ID_FIELDS as EXPORT_ID_FIELDS
 from ..export import URL_FIELDS as EXPORT_URL_FIELDS
+from ..export_left_behind import add_options as left_behind_options
 from ..options import (
     count_in_all,
     mux_host_options,
@@ -67,6 +68,7 @@ def register(subparsers) -> None:
     )
     mux_host_options(p)
     stack_options(p)
+    left_behind_options(p)
     p.set_defaults(run=run)
 
 
@@ -74,6 +76,10 @@ def run(args) -> int:
     from ..export import Template, export, show_problems
     from ..report import scan_ledger
 
+    if args.left_behind:  # a --where's left-behind report as a redirect list: a local file, no stack
+        from ..export_left_behind import run as run_left_behind
+
+        return run_left_behind(args)
     old_url = Template(args.old_url, "--old-url") if args.old_url else None
     new_url = Template(args.new_url, "--new-url") if args.new_url else None
     if args.format in ("nginx", "redirects") and (old_url is None or new_url is None):
