@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -80,6 +80,8 @@ class Inventory:
     # cuts them, and the files past what one archive copy takes.
     archive_parts: int = 0
     archive_too_large: int = 0
+    # Good rows `--where` left out (not counted above): the plan is of the rest (triage.py).
+    filtered: int = 0
 
     @property
     def seconds_estimated(self) -> float:
@@ -92,8 +94,9 @@ class Inventory:
         return (self.seconds_known + self.seconds_estimated) / 60
 
 
-def summarise(records: Iterable[Record]) -> Inventory:
-    """Count the inventory's rows, each id once (a repeat with another URL is a bad row, as load says)."""
+def summarise(records: Iterable[Record], also: Callable[[AssetMessage], None] | None = None) -> Inventory:
+    """Count the inventory's rows, each id once (a repeat with another URL is a bad row, as load says); `also`
+    hears each asset counted (plan_usage.py's buckets count it again in theirs)."""
     inv = Inventory()
     with Deduper() as seen:
         for record in records:
@@ -114,11 +117,14 @@ def summarise(records: Iterable[Record]) -> Inventory:
                 inv.bad += 1
                 inv.bad_reasons["id repeated with a different source_url"] += 1
                 continue
-            _count(inv, msg)
+            count_asset(inv, msg)
+            if also is not None:
+                also(msg)
     return inv
 
 
-def _count(inv: Inventory, msg: AssetMessage) -> None:
+def count_asset(inv: Inventory, msg: AssetMessage) -> None:
+    """One asset counted into `inv`."""
     inv.assets += 1
     if msg.duration_s is not None:
         inv.duration_known += 1

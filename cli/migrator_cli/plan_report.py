@@ -13,6 +13,7 @@ from .plan import Estimate, Inventory  # what a plan counted and estimated (plan
 from .plan_archive import ArchiveOutlook, archive_outlook
 from .plan_aws import PROVIDER as AWS_TARGET
 from .plan_aws import AwsOutlook, aws_outlook
+from .plan_usage import UsageOutlook
 from .units import human_bytes as _bytes
 from .units import human_usd as _usd
 
@@ -26,6 +27,8 @@ class Plan:
     estimates: list[Estimate]
     region: str
     archive_table: bool = False  # `--archive`: the archive's cost per storage class, each price cited
+    usage: UsageOutlook | None = None  # the usage buckets (plan_usage.py)
+    where: tuple[str, ...] = ()  # the --where the plan is of (the inventory's `filtered` rows left out)
 
     @property
     def archive(self) -> ArchiveOutlook:
@@ -42,9 +45,11 @@ class Plan:
 
     def as_dict(self) -> dict:
         inv = self.inventory
-        sections = {"archive": self.archive.as_dict()} if self.archive_table else {}
+        sections: dict[str, object] = {"archive": self.archive.as_dict()} if self.archive_table else {}
         aws = self.aws
         sections |= {"aws": aws.as_dict()} if aws is not None else {}
+        sections |= {"usage": self.usage.as_dict()} if self.usage is not None else {}
+        sections |= {"where": list(self.where), "filtered": inv.filtered} if self.where else {}
         return {
             "type": "plan",
             "source": self.source,
@@ -78,6 +83,11 @@ class Plan:
         hours = (inv.seconds_known + inv.seconds_estimated) / 3600
         out = [
             f"inventory       {self.source}",
+            *(
+                [f"where           {' and '.join(self.where)}: {inv.filtered:,} assets left out, the plan is the rest"]
+                if self.where
+                else []
+            ),
             f"assets          {inv.assets:,}"
             + (
                 f" ({inv.rows:,} rows: {inv.bad:,} bad, {inv.repeats:,} repeated, {inv.skipped:,} skipped)"
@@ -139,6 +149,8 @@ class Plan:
         for e in self.estimates:
             for reason, n in e.unfetchable.items():
                 out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
+        if self.usage is not None:
+            out += ["", *self.usage.lines(_duration)]
         aws = self.aws
         if aws is not None:
             out += ["", *aws.lines()]

@@ -10,6 +10,7 @@ from migrator.platforms import TARGETS
 
 from ..errors import CliError
 from ..options import positive_int, source_options
+from ..triage import where_options
 from .inventory import list_library
 
 
@@ -26,7 +27,9 @@ def register(subparsers) -> None:
             "from a price table shipped with the CLI (each price with its date and source; --prices FILE "
             "overrides), the AWS cost from the requests one asset was measured to cost (--aws-requests FILE "
             "overrides) at the region's prices (--aws-prices FILE), what an archive of the originals in your own S3 "
-            "costs per storage class (one line; --archive: the table), for the aws target (your own account) its "
+            "costs per storage class (one line; --archive: the table), the usage buckets (never played, not played "
+            "in 24 or 12 months, played within 12 months, unknown) with each one's videos, hours, size, time and "
+            "cost, for the aws target (your own account) its "
             "MediaConvert minutes per tier, S3 storage and CloudFront egress rate, and warnings. Nothing is sent; "
             "no AWS credentials are read."
         ),
@@ -59,6 +62,7 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="with --from: where the listing is written before it is planned (default <platform>-inventory.jsonl)",
     )
+    where_options(p, "plans", left_behind=False)
     source_options(p, required=False, rate_flag="--source-rate")
     p.set_defaults(endpoint=None, profile=None, run=run)
 
@@ -77,9 +81,14 @@ def unfetchable_reasons(path: Path):
 
 
 def run(args) -> int:
+    import time
+
     from ..inventory import read_inventory
     from ..plan import PROVIDERS, estimate, load_json, summarise
     from ..plan_report import Plan
+    from ..plan_usage import UsageBuckets
+    from ..select import selection_of
+    from ..triage import kept_records
 
     if args.platform and args.source:
         raise CliError("plan takes an inventory FILE or --from PLATFORM, one of the two")
@@ -102,12 +111,16 @@ def run(args) -> int:
     prices = load_json(args.prices, "prices.json")
     aws_prices = load_json(args.aws_prices, "aws-prices.json")
     requests_doc = load_json(args.aws_requests, "aws-requests.json")
-    inventory = summarise(records)
+    selection, left_out = selection_of(args.where), [0]
+    buckets = UsageBuckets(time.time())
+    inventory = summarise(kept_records(records, selection, left_out), also=buckets.add)
+    inventory.filtered = left_out[0]
     if unfetchable_file is not None and unfetchable_file.exists():
         inventory.source_unfetchable.update(unfetchable_reasons(unfetchable_file))
-    estimates = [
-        estimate(
-            inventory,
+
+    def estimate_of(inv, name):
+        return estimate(
+            inv,
             name,
             prices,
             aws_prices,
@@ -117,9 +130,18 @@ def run(args) -> int:
             concurrency=args.concurrency,
             storage_minutes=args.storage_minutes,
         )
-        for name in ([args.provider] if args.provider else PROVIDERS)
-    ]
-    plan = Plan(source, inventory, estimates, region, archive_table=args.archive)
+
+    providers = [args.provider] if args.provider else list(PROVIDERS)
+    estimates = [estimate_of(inventory, name) for name in providers]
+    plan = Plan(
+        source,
+        inventory,
+        estimates,
+        region,
+        archive_table=args.archive,
+        usage=buckets.outlook(estimate_of, providers),
+        where=tuple(selection.described()) if selection is not None else (),
+    )
     if args.json:
         print(json.dumps(plan.as_dict(), ensure_ascii=False))
     else:
