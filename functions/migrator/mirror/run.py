@@ -77,7 +77,7 @@ class Mirror:
         except LeaseLost as exc:
             logger.warning("%s", exc)
             return {"action": action.value, "outcome": "lease lost"}
-        except SendFailed as exc:
+        except (SendFailed, ValueError) as exc:  # rows intake would not take; a state too large to checkpoint
             outcome, error = Outcome.FAILED, str(exc)
         finally:
             if error is None and outcome is Outcome.PAUSED and self.closed_until(self.clock()) is not None:
