@@ -73,6 +73,7 @@ class FakeReader:
 
     platform = "wistia"
     counted_by = "bench fake reader"
+    account_wide = False
 
     def page(self, cursor: str | None, video_ids: Sequence[str]):
         from migrator.usage import Usage, UsagePage

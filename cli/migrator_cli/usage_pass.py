@@ -22,6 +22,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import TextIO, overload
 
 from migrator.row_extras import Refused
 from migrator.sources import SourceError, parse_ref
-from migrator.usage import Usage, UsageReader, parse_usage
+from migrator.usage import Usage, UsageReader, absent, parse_usage, utc_text
 
 from .errors import CliError
 from .progress import Progress
@@ -52,6 +53,7 @@ class PassState:
     requests: int = 0
     read_done: bool = False
     version: int = STATE_VERSION
+    started_at: float | None = None  # when the pass began reading: the read time of what a breakdown never named
 
     def same_inventory(self, other: PassState) -> bool:
         return (self.platform, self.inventory, self.size, self.mtime_ns) == (
@@ -70,6 +72,7 @@ class PassSummary:
     platform: str
     rows: int = 0
     with_usage: int = 0
+    unplayed: int = 0  # of `with_usage`: never named by a complete account-wide breakdown, so no plays in its period
     without: int = 0
     other_platforms: int = 0
     videos: int = 0
@@ -89,7 +92,8 @@ class PassSummary:
         return [
             f"usage of {self.platform}: {self.rows:,} rows written to {self.output}"
             + (" (resumed)" if self.resumed else ""),
-            f"  with usage        {self.with_usage:,}",
+            f"  with usage        {self.with_usage:,}"
+            + (f" ({self.unplayed:,} not played in the period: absent from the breakdown)" if self.unplayed else ""),
             f"  without (nothing read for them) {self.without:,}",
             f"  other platforms   {self.other_platforms:,} (unchanged)",
             f"  requests          {self.requests:,} in {self.pages:,} pages,"
@@ -134,6 +138,11 @@ class Store:
 
     def count_usage(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM usage").fetchone()[0])
+
+    def any_usage(self) -> Usage | None:
+        """One video's usage as read (an account-wide reader's period is the same for every video it names)."""
+        row = self.db.execute("SELECT doc FROM usage LIMIT 1").fetchone()
+        return parse_usage(json.loads(row[0])) if row else None
 
     def add_usage(self, found: Mapping[str, Usage]) -> None:
         """One page's usage, merged with what an earlier page (or the same page, read again) said of a video;
@@ -253,6 +262,7 @@ class UsagePass:
                 " pass --restart to read usage afresh"
             )
         summary = PassSummary(platform, resumed=state is not None, output=str(self.output))
+        fresh.started_at = time.time()
         store = Store(self.store_path)
         try:
             if state is None:
@@ -264,7 +274,7 @@ class UsagePass:
             if not state.read_done:
                 self._read(state, store, ids)
             summary.pages, summary.requests = state.pages, state.requests
-            self._merge(store, summary)
+            self._merge(store, summary, state.started_at)
         finally:
             store.close()
         self._clean_up()
@@ -290,9 +300,10 @@ class UsagePass:
             if progress:
                 progress.close()
 
-    def _merge(self, store: Store, summary: PassSummary) -> None:
+    def _merge(self, store: Store, summary: PassSummary, started_at: float | None) -> None:
         """Every row of the inventory, in order, to OUT: with its usage merged where the pass read some."""
         platform = summary.platform
+        unplayed = self._unplayed(store, started_at)
         partial = Path(f"{self.output}.tmp")
         try:
             with open(partial, "w", encoding="utf-8") as written:
@@ -300,6 +311,8 @@ class UsagePass:
                     summary.rows += 1
                     video_id = video_id_of(row, platform)
                     found = store.usage_of(video_id) if video_id else None
+                    if video_id is not None and found is None and unplayed is not None:
+                        found, summary.unplayed = unplayed, summary.unplayed + 1
                     if video_id is None:
                         summary.other_platforms += 1
                     elif found is None:
@@ -315,6 +328,17 @@ class UsagePass:
             raise CliError(f"cannot write {self.output}: {exc.strerror or exc}") from None
         finally:
             partial.unlink(missing_ok=True)
+
+    def _unplayed(self, store: Store, started_at: float | None) -> Usage | None:
+        """What a complete account-wide breakdown says of a video it never named: not played in its period (the
+        period of the videos it named; None when it named none: its period is then unknown). None for a per-video
+        reader, whose silence says nothing."""
+        if not self.reader.account_wide:
+            return None
+        named = store.any_usage()
+        if named is None:
+            return None
+        return absent(self.reader.counted_by, utc_text(started_at or time.time()), named.since)
 
     # --- the state file --------------------------------------------------------------------------------------
 

@@ -128,6 +128,11 @@ def parse_usage(value: object) -> Usage:
     )
 
 
+def absent(counted_by: str, read_at: str, since: str | None) -> Usage:
+    """The usage of a video a complete account-wide breakdown never named: no plays in its period (`since`)."""
+    return Usage(read_at=read_at, counted_by=f"{counted_by} (not in the breakdown)", plays=0, since=since)
+
+
 # --- readers ---------------------------------------------------------------------------------------------------
 
 
@@ -149,9 +154,13 @@ class UsageReader(Protocol):
     `video_ids` from `cursor` on (the pass hands the ids of the rows it holds, in order). The reader paces
     itself within the source's budget and raises `SourceError` (sources.base) when it cannot go on; the pass
     saves each page's cursor, so a run that stops resumes where it was.
+
+    `account_wide`: the reader walks the account's own breakdown, which names every video played in its period and
+    no other; once such a pass is complete, a video it never named was not played in that period (`absent`).
     """
 
     platform: str
     counted_by: str
+    account_wide: bool
 
     def page(self, cursor: str | None, video_ids: Sequence[str]) -> UsagePage: ...

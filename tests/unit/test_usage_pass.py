@@ -29,6 +29,7 @@ class PerIdReader:
 
     platform = "wistia"
     counted_by = "wistia stats play_count"
+    account_wide = False
 
     def __init__(self, size=3, fail_at_page=None, nothing_for=()):
         self.size, self.fail_at_page, self.nothing_for = size, fail_at_page, set(nothing_for)
@@ -52,15 +53,17 @@ class BulkReader:
 
     platform = "jwplayer"
     counted_by = "jwplayer analytics plays"
+    account_wide = True
 
-    def __init__(self, account: list[str], size=4):
-        self.account, self.size = account, size
+    def __init__(self, account: list[str], size=4, since=None):
+        self.account, self.size, self.since = account, size, since
         self.cursors: Counter = Counter()
 
     def page(self, cursor: str | None, video_ids: Sequence[str]) -> UsagePage:
         self.cursors[cursor] += 1
         start = int(cursor or 0)
-        found = {v: Usage(READ, self.counted_by, plays=plays_of(v)) for v in self.account[start : start + self.size]}
+        named = self.account[start : start + self.size]
+        found = {v: Usage(READ, self.counted_by, plays=plays_of(v), since=self.since) for v in named}
         following = start + self.size
         return UsagePage(found, str(following) if following < len(self.account) else None, requests=1)
 
@@ -104,6 +107,31 @@ def test_a_bulk_reader_pages_the_account_and_only_the_inventorys_videos_get_usag
     summary = UsagePass(reader, source, out).run()
     assert [r["usage"]["plays"] for r in written(out)] == [20, 90, 40]
     assert (summary.pages, summary.requests, summary.videos, summary.with_usage) == (3, 3, 3, 3)
+
+
+@pytest.mark.parametrize("since", [None, "2026-08-28T00:00:00Z"])
+def test_a_video_a_complete_breakdown_never_named_was_not_played_in_its_period(tmp_path, since):
+    source = inventory(tmp_path, [row("jwplayer", n) for n in (2, 30, 4)])
+    out = tmp_path / "out.jsonl"
+    summary = UsagePass(BulkReader([f"v{n}" for n in range(1, 11)], since=since), source, out).run()
+    unplayed = written(out)[1]["usage"]
+    assert (unplayed["plays"], unplayed.get("since")) == (0, since)
+    assert "last_played_at" not in unplayed and "not in the breakdown" in unplayed["counted_by"]
+    assert (summary.with_usage, summary.unplayed, summary.without) == (3, 1, 0)
+
+
+def test_a_breakdown_that_named_nobody_says_nothing_of_anybody(tmp_path):
+    source = inventory(tmp_path, [row("jwplayer", n) for n in (2, 3)])
+    out = tmp_path / "out.jsonl"
+    summary = UsagePass(BulkReader([]), source, out).run()
+    assert all("usage" not in r for r in written(out)) and summary.without == 2
+
+
+def test_a_per_video_readers_silence_is_not_a_zero(tmp_path):
+    source = inventory(tmp_path, [row("wistia", n) for n in (1, 2)])
+    out = tmp_path / "out.jsonl"
+    UsagePass(PerIdReader(nothing_for={"v2"}), source, out).run()
+    assert "usage" not in written(out)[1]
 
 
 def test_usage_the_row_already_had_is_merged_not_replaced(tmp_path):

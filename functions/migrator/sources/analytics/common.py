@@ -88,6 +88,7 @@ class Reader:
     platform: str
     counted_by: str
     source_class: ClassVar[type[HttpSource]]
+    account_wide: bool = True  # an analytics breakdown of the account; a per-video reader says False
 
     def __init__(self, credentials: Callable[[], Mapping | None], base_url: str | None = None, **options):
         self.source = self.source_class(base_url, credentials, **options)

@@ -49,6 +49,7 @@ class WistiaUsage(Reader):
     platform = PLATFORM
     counted_by = COUNTED_BY
     source_class = WistiaSource
+    account_wide = False  # asked video by video: a video it did not answer for is unknown, not unplayed
     source: WistiaSource
 
     def page(self, cursor: str | None, video_ids: Sequence[str]) -> UsagePage:
