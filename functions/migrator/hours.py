@@ -1,7 +1,8 @@
 """Which working hours hold now: the stack's WorkingHours parameter (env WORKING_HOURS, `settings.py`), unless the
 `#window` control item of the ledger overrides it (`migrator window set` / `clear`).
 
-`Hours.current(now)` is what the uploader, reconcile and the mirror's sweep ask; it reads the control item at
+`Hours.current(now)` (or `closed_until`, or `window_hold`: the Hold it makes) is what the uploader, the tracks
+worker, reconcile and the mirror's sweep ask; it reads the control item at
 most once every REFRESH_S per container (a GetItem a minute, whatever the fleet does), so a change made at run
 time holds everywhere within about a minute. The item's fields:
 
@@ -19,17 +20,31 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from .dynamo import to_item, typed
+from .pacer_item import Hold
 from .window import Window, parse_window
 
 logger = logging.getLogger(__name__)
 
 WINDOW_ID = "#window"
 REFRESH_S = 60.0
+
+# Messages held by the working hours come back over this long after the window opens, not all at once.
+WINDOW_SPREAD_S = 60.0
+WINDOW = "window"  # the kind of Hold the working hours make
+
+
+def window_hold(hours: Hours | None, now: float) -> Hold | None:
+    """The Hold the working hours make at `now`: until the window opens; None while it is open (or there is none)."""
+    opens = hours.closed_until(now) if hours is not None else None
+    if opens is None:
+        return None
+    when = datetime.fromtimestamp(opens, UTC).strftime("%Y-%m-%d %H:%M UTC") if opens != float("inf") else "never"
+    return Hold(opens, f"outside working hours (opens {when})", WINDOW, WINDOW_SPREAD_S)
 
 
 @dataclass(frozen=True)

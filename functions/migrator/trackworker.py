@@ -36,6 +36,7 @@ from .captions import read_caption
 from .extras import CHAPTERS_TRACK, Extra, extras_of
 from .extrawork import ExtraPasses, extras_facts
 from .fate import Fate, Outcome, OutcomeKind, excerpt
+from .hours import Hours, window_hold
 from .ledger import Ledger, NotResendable, TrackRefused, message_of
 from .ledger.tracks import STATES, VIDEO
 from .messages import SOURCE_PLATFORMS, AssetMessage, Track, parse_tracks, track_key
@@ -131,6 +132,7 @@ class TracksWorker(ExtraPasses):
     resolve_source: Callable[[str], str | InlineCaption | FetchFailed] = resolve_source_track
     # Least time one more track needs: a listing, a fetch and an attach, each to its timeout.
     track_budget_s: float = 40.0
+    hours: Hours | None = None  # the working hours (hours.py): outside them no pass starts; None: always open
 
     # --- the batch -----------------------------------------------------------------------
 
@@ -142,6 +144,9 @@ class TracksWorker(ExtraPasses):
     # --- one asset -------------------------------------------------------------------------
 
     def process(self, record: dict, deadline: float) -> Fate:
+        closed = window_hold(self.hours, self.clock())
+        if closed is not None:  # outside the working hours: back to the queue until they open, nothing read
+            return Fate.later(closed.until - self.clock() + self.rng.uniform(0, closed.spread), closed.reason, True)
         asset_id = tracks_message_id(record.get("body"))
         if asset_id is None:
             metrics.add_metric(name="Poison", unit=MetricUnit.Count, value=1)
@@ -458,6 +463,7 @@ def build(settings: Settings | None = None) -> TracksWorker:
         max_attempts=settings.max_track_attempts,
         stage=staged,
         stage_extra=staged.put if staged else None,
+        hours=Hours(settings.working_hours, settings.table_name, dynamodb),
     )
 
 

@@ -1,6 +1,7 @@
-"""The uploader outside the working hours: a record goes back to the queue before any claim or reservation until
-the window opens (at most SQS's 12 h, asked again then), a claimed one's slot due after the close goes unused, and
-the override in the ledger's `#window` item is read at most once a minute per container (hours.py)."""
+"""The uploader (and the tracks worker) outside the working hours: a record goes back to the queue before any claim
+or reservation until the window opens (at most SQS's 12 h, asked again then), a claimed one's slot due after the
+close goes unused, and the override in the ledger's `#window` item is read at most once a minute per container
+(hours.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from migrator.hours import WINDOW_ID, Hours, Override, effective, override_of
+from migrator.hours import WINDOW, WINDOW_ID, WINDOW_SPREAD_S, Hours, Override, effective, override_of, window_hold
 from migrator.pacer import Go, Hold, Pacer
 from migrator.settings import SettingsError
-from migrator.upload.pace import WINDOW, WINDOW_SPREAD_S, Pace, window_hold
+from migrator.trackworker import TracksWorker
+from migrator.upload.pace import Pace
 from migrator.uploader import Uploader
 from migrator.window import parse_window
 
@@ -114,3 +116,11 @@ def test_the_override_is_read_at_most_once_a_minute():
     assert hours.closed_until(MONDAY_NOON + 60) == datetime(2026, 12, 12, tzinfo=UTC).timestamp()
     assert dynamo.calls["get", WINDOW_ID] == 2
     assert override_of(None) == Override(None)
+
+
+def test_the_tracks_worker_starts_no_pass_outside_the_hours():
+    """Its message goes back until the window opens, before the ledger is read (`_Recorder` fails on any call)."""
+    worker = TracksWorker(_Recorder(), None, _Recorder(), "q", clock=lambda: MONDAY_EVENING, hours=Hours(OFFICE))
+    fate = worker.process({"body": "{}"}, MONDAY_EVENING + 60)
+    assert fate.pacing and TUESDAY_OPEN - MONDAY_EVENING <= fate.delay_s <= TUESDAY_OPEN - MONDAY_EVENING + 60
+    assert fate.reason == "outside working hours (opens 2026-12-08 09:00 UTC)"

@@ -12,10 +12,9 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from ..fate import Fate, Outcome, OutcomeKind
-from ..hours import Hours
+from ..hours import Hours, window_hold
 from ..pacer import LOOKUP, Go, Hold, Pacer, wait_for_slot
 from ..settings import Settings
 from .telemetry import MetricUnit, metrics
@@ -23,18 +22,6 @@ from .telemetry import MetricUnit, metrics
 # A hold or a Retry-After up to this long is waited out inside the invocation (when its
 # time allows) instead of sending the message back through the queue.
 INLINE_WAIT_MAX_S = 15.0
-# Messages held by the working hours come back over this long after the window opens, not all at once.
-WINDOW_SPREAD_S = 60.0
-WINDOW = "window"  # the kind of Hold the working hours make
-
-
-def window_hold(hours: Hours | None, now: float) -> Hold | None:
-    """The Hold the working hours make at `now`: until the window opens; None while it is open (or there is none)."""
-    opens = hours.closed_until(now) if hours is not None else None
-    if opens is None:
-        return None
-    when = datetime.fromtimestamp(opens, UTC).strftime("%Y-%m-%d %H:%M UTC") if opens != float("inf") else "never"
-    return Hold(opens, f"outside working hours (opens {when})", WINDOW, WINDOW_SPREAD_S)
 
 
 @dataclass
