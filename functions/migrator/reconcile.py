@@ -50,6 +50,7 @@ from .heal import (
     poll_verdict,
     stuck_for,
 )
+from .hours import Hours
 from .ledger import Ledger, NotResendable, message_of
 from .ledger.archive import PREFIX as ARCHIVE_PREFIX
 from .messages import encode_message, id_message
@@ -71,6 +72,9 @@ metrics = Metrics(namespace="VideoMigration", service="reconcile")
 PAGE_SIZE_MAX = 100  # lane items read per query
 # Stop starting new pages with less time than this left: a page and its heals fit in it.
 TIME_MARGIN_S = 15.0
+# The lanes not walked while the working hours are closed: the uploader and the tracks worker send their messages
+# back until the window opens without a ledger write, so their assets look silent (hours.py).
+HELD_BY_HOURS = frozenset({Family.HEAL, Family.TRACKS})
 
 
 @dataclass
@@ -124,6 +128,7 @@ class Reconciler:
     pace: PollPace | None = None
     tracks_queue_url: str = ""  # the tracks worker's queue; "" (a stack from before tracks): no tracks lanes
     archive_queue_url: str = ""  # the archive worker's queue; "" (no ArchiveBucket): no archive lanes
+    hours: Hours | None = None  # the working hours: while they are closed nothing is healed (HELD_BY_HOURS)
 
     def run(self, limits: RunLimits | None = None, remaining_s=lambda: 900.0) -> Summary:
         limits = limits or self.limits
@@ -133,7 +138,10 @@ class Reconciler:
         quiet[Family.POLL] = limits.poll_after_s
         quiet[Family.TRACKS] = quiet[Family.ARCHIVE] = limits.heal_after_s
         queues = {Family.TRACKS: self.tracks_queue_url, Family.ARCHIVE: self.archive_queue_url}
-        families = [f for f in Family if queues.get(f, True)]  # a side lane only where its queue is
+        closed = self.hours is not None and self.hours.closed_until(now) is not None
+        # A side lane only where its queue is; while the working hours are closed, the messages they hold back
+        # look lost and are not: no heal sends another.
+        families = [f for f in Family if queues.get(f, True) and not (closed and f in HELD_BY_HOURS)]
         lanes = [_Lane(name, family, now - quiet[family]) for family in families for name in due.lanes(family)]
         summary.lanes = len(lanes)
         budget, polls, lock = _Allowance(limits.max_items), _Allowance(limits.max_polls), Lock()
@@ -478,6 +486,7 @@ def build(env=None) -> Reconciler:
         pace=PollPace(Pacer.configured(settings, dynamodb, provider)),
         tracks_queue_url=settings.tracks_queue_url,
         archive_queue_url=settings.archive_queue_url,
+        hours=Hours(settings.working_hours, settings.table_name, dynamodb),
     )
 
 

@@ -1,7 +1,7 @@
-"""The uploader (and the tracks worker) outside the working hours: a record goes back to the queue before any claim
-or reservation until the window opens (at most SQS's 12 h, asked again then), a claimed one's slot due after the
-close goes unused, and the override in the ledger's `#window` item is read at most once a minute per container
-(hours.py)."""
+"""Outside the working hours: the uploader sends a record back to the queue before any claim or reservation until
+the window opens (at most SQS's 12 h, asked again then), a claimed one's slot due after the close goes unused, the
+tracks worker starts no pass, reconcile heals nothing; the ledger's `#window` override is read at most once a minute
+per container (hours.py)."""
 
 from __future__ import annotations
 
@@ -124,3 +124,31 @@ def test_the_tracks_worker_starts_no_pass_outside_the_hours():
     fate = worker.process({"body": "{}"}, MONDAY_EVENING + 60)
     assert fate.pacing and TUESDAY_OPEN - MONDAY_EVENING <= fate.delay_s <= TUESDAY_OPEN - MONDAY_EVENING + 60
     assert fate.reason == "outside working hours (opens 2026-12-08 09:00 UTC)"
+
+
+class _Lanes:
+    """A ledger whose due lanes are all empty, noting which were read."""
+
+    def __init__(self):
+        self.read: list[str] = []
+
+    def query_due(self, lane, before, limit, key):
+        self.read.append(lane)
+        return [], None
+
+
+@pytest.mark.parametrize(
+    ("now", "families"),
+    [
+        (MONDAY_NOON, {"heal", "queued", "poll", "tracks"}),
+        (MONDAY_EVENING, {"queued", "poll"}),  # closed: the messages held back look lost and are not
+    ],
+)
+def test_reconcile_heals_nothing_while_the_hours_are_closed(now, families):
+    from migrator.heal import RunLimits
+    from migrator.reconcile import Reconciler
+
+    lanes = _Lanes()
+    reconciler = Reconciler(lanes, None, "q", None, RunLimits(), lambda: now, tracks_queue_url="t", hours=Hours(OFFICE))
+    reconciler.run()
+    assert {lane.split("#")[0] for lane in lanes.read} == families
