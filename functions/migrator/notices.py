@@ -158,11 +158,11 @@ class Notice:
 
 def done_notice(stack: str, progress: Progress, now: float) -> Notice:
     s = progress.summary()
-    subject = f"{stack}: migration done, {s['total']:,} assets ({s['ready']:,} ready"
+    subject = f"{stack}: migration done, {_assets(s['total'])} ({s['ready']:,} ready"
     subject += f", {s['rejected']:,} rejected, {s['failed']:,} failed)"
     lines = [
         f"The migration on stack {stack} has settled every asset it was given ({_stamp(now)}).",
-        f"{s['total']:,} assets: {s['ready']:,} ready, {s['rejected']:,} rejected, {s['failed']:,} failed.",
+        f"{_assets(s['total'])}: {s['ready']:,} ready, {s['rejected']:,} rejected, {s['failed']:,} failed.",
     ]
     if s["failed"] or s["rejected"]:
         lines.append("`migrator report` says why each failed or was rejected; `migrator retry` tries the failed again.")
@@ -173,15 +173,19 @@ def done_notice(stack: str, progress: Progress, now: float) -> Notice:
 def stall_notice(stack: str, progress: Progress, seen: Seen, now: float) -> Notice:
     s = progress.summary()
     since = _stamp(seen.moved_at) if seen.moved_at is not None else "unknown"
-    subject = f"{stack}: migration stalled, {s['remaining']:,} assets left"
+    subject = f"{stack}: migration stalled, {_assets(s['remaining'])} left"
     lines = [
-        f"Nothing has moved on stack {stack} since {since} (working hours counted), with {s['remaining']:,} assets"
-        " left to move.",
+        f"Nothing has moved on stack {stack} since {since} (time outside the working hours not counted),"
+        f" with {_assets(s['remaining'])} left to move.",
         "Look at `migrator status` (paused? held? the DLQ?), the uploader's log, and `migrator doctor`."
         " You are told once per stall; the next notice comes after things move again.",
         "The summary, as `migrator status --json` gives it:",
     ]
     return Notice(subject[:SUBJECT_MAX], "\n".join(lines) + "\n\n" + json.dumps(s, sort_keys=True))
+
+
+def _assets(n: int) -> str:
+    return f"{n:,} asset" if n == 1 else f"{n:,} assets"
 
 
 def _stamp(epoch: float) -> str:

@@ -131,7 +131,7 @@ def test_a_stall_is_published_once_and_cleared_when_things_move(aws, sns, topic_
     assert looker.run()["stall"] == "told"
     assert looker.run()["stall"] == "none"  # once per episode
     (message,) = received(sqs, inbox)
-    assert "Nothing has moved on stack test-stack" in message and "1 assets left" in message
+    assert "Nothing has moved on stack test-stack" in message and "1 asset left" in message
 
     apply(dynamodb, stats, settled(["a"], 1)[1:], T + 3800)  # it moves: the episode ends
     now[0] = T + 3900
