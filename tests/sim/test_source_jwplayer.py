@@ -227,3 +227,24 @@ def test_sixty_requests_a_minute_are_kept_to_and_a_429_is_waited_out(library):
     entries = [source.video(media(i)).entries[0] for i in range(8)]
     assert len(entries) == 8 and source.throttled >= 1 and 0 < max(slept) <= 1.2  # waited, never past the lock-out
     assert build("jwplayer", lambda: CREDS, sim.url, patient=True).interval_s == 1.0  # paced at 60 a minute
+
+
+def test_a_paced_lambda_listing_keeps_the_documented_rate_and_ends_on_a_429_rather_than_wait(library):
+    from migrator.sources.base import SourceThrottled
+
+    sim, _ = library(library_size=30, budget_quota=6, budget_window_s=60.0, budget_block_s=60.0)
+    slept: list[float] = []
+    clock = [1000.0]
+
+    def sleep(seconds: float) -> None:  # the paced wait, on a clock of the test's own
+        slept.append(seconds)
+        clock[0] += seconds
+
+    paced = build("jwplayer", lambda: CREDS, sim.url, paced=True, sleep=sleep, clock=lambda: clock[0])
+    with pytest.raises(SourceThrottled):  # the quota spent: said at once, never waited (the next run resumes)
+        for i in range(30):
+            paced.video(media(i))
+    assert paced.requests == 7 and paced.patient is False
+    assert slept == [1.0] * 6  # JW's 60 a minute between the seven requests; no wait for the 429
+    unpaced = build("jwplayer", lambda: CREDS, sim.url, sleep=sleep)  # the uploader's resolves: unpaced
+    assert unpaced.paced is False

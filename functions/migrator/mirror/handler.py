@@ -59,6 +59,7 @@ def build_mirror(env: Mapping[str, str] | None = None) -> Mirror:
             settings.source_base_urls.get(platform),
             connect_timeout_s=settings.connect_timeout_s,
             read_timeout_s=settings.read_timeout_s,
+            paced=True,  # within the platform's documented rate; a 429 ends the run and the next one resumes
         )
 
     return Mirror(

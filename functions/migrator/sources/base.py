@@ -303,11 +303,15 @@ class HttpSource(Source):
         read_timeout_s: float = 10.0,
         patient: bool = False,
         rate_per_s: float | None = None,
+        paced: bool | None = None,
     ):
         super().__init__()
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.credentials = credentials
         self.clock, self.sleep, self.patient = clock, sleep, patient
+        # Keep to the documented rate between requests: a patient listing always; an impatient one when asked (the
+        # mirror's scheduled sweep, which lists many pages in one invocation but ends on a 429 rather than wait it).
+        self.paced = patient if paced is None else paced
         rate = self.documented_rate_per_s if rate_per_s is None else rate_per_s
         self.interval_s = 1.0 / rate if rate else 0.0
         self._next_at = 0.0
@@ -404,11 +408,11 @@ class HttpSource(Source):
         return True
 
     def _wait_turn(self) -> None:
-        """Patient mode: keep to the documented rate, and wait out a quota the headers said is spent."""
-        if not self.patient:
+        """Paced: keep to the documented rate; patient: also wait out a quota the headers said is spent."""
+        if not self.paced:
             return
         now = self.clock()
-        at = max(self._next_at, self._paused_until)
+        at = max(self._next_at, self._paused_until) if self.patient else self._next_at
         if at > now:
             self.sleep(at - now)
             now = at
