@@ -672,3 +672,24 @@ def test_the_mirror_is_off_by_default_and_its_schedule_invokes_it_alone(translat
     env = translated["Resources"]["MirrorFunction"]["Properties"]["Environment"]["Variables"]
     assert env["INTAKE_QUEUE_URL"] == {"Ref": "IntakeQueue"} and env["MIRROR_SOURCE"] == {"Ref": "MirrorSource"}
     assert translated["Resources"]["MirrorFunction"]["Properties"]["Handler"] == "migrator.mirror.handler.handler"
+
+
+def test_every_function_knows_the_working_hours_and_their_default_is_always_open():
+    """The uploader holds and the mirror lists only within them (window.py); empty is no window at all."""
+    from migrator.window import parse_window
+
+    template = load_template()
+    assert template["Globals"]["Function"]["Environment"]["Variables"]["WORKING_HOURS"] == {"Ref": "WorkingHours"}
+    assert parse_window(template["Parameters"]["WorkingHours"]["Default"]) is None
+
+
+def test_reconcile_publishes_its_notices_on_the_alarm_topic_and_may_read_the_intake_depth(translated):
+    reconcile = translated["Resources"]["ReconcileFunction"]["Properties"]["Environment"]["Variables"]
+    topic = {"Fn::If": ["OwnAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}
+    assert reconcile["NOTICE_TOPIC_ARN"] == topic and reconcile["STALL_AFTER_MINUTES"] == {"Ref": "StallAfterMinutes"}
+    assert reconcile["INTAKE_QUEUE_URL"] == {"Ref": "IntakeQueue"}
+    statements = _statements(translated["Resources"]["ReconcileRole"])
+    (publish,) = [st for st in statements if "sns:Publish" in st.get("Action", [])]
+    assert publish["Resource"] == topic and publish["Action"] == ["sns:Publish"]
+    (depth,) = [st for st in statements if "sqs:GetQueueAttributes" in st.get("Action", [])]
+    assert depth["Resource"] == {"Fn::GetAtt": ["IntakeQueue", "Arn"]}
