@@ -14,6 +14,7 @@ from .plan_archive import ArchiveOutlook, archive_outlook
 from .plan_aws import PROVIDER as AWS_TARGET
 from .plan_aws import AwsOutlook, aws_outlook
 from .plan_usage import UsageOutlook
+from .plan_window import windowed_time
 from .units import human_bytes as _bytes
 from .units import human_usd as _usd
 
@@ -29,6 +30,8 @@ class Plan:
     archive_table: bool = False  # `--archive`: the archive's cost per storage class, each price cited
     usage: UsageOutlook | None = None  # the usage buckets (plan_usage.py)
     where: tuple[str, ...] = ()  # the --where the plan is of (the inventory's `filtered` rows left out)
+    window: str | None = None  # `--window`: the working hours kept to (plan_window.py): each time on the calendar
+    start: float = 0.0  # when the windowed times start (the plan's own time)
 
     @property
     def archive(self) -> ArchiveOutlook:
@@ -50,6 +53,8 @@ class Plan:
         sections |= {"aws": aws.as_dict()} if aws is not None else {}
         sections |= {"usage": self.usage.as_dict()} if self.usage is not None else {}
         sections |= {"where": list(self.where), "filtered": inv.filtered} if self.where else {}
+        if self.window:
+            sections |= {"window": {e.provider: _windowed(e, self.window, self.start) for e in self.estimates}}
         return {
             "type": "plan",
             "source": self.source,
@@ -146,6 +151,8 @@ class Plan:
                     f" {inv.references[platform]:,} references at {source.documented_rate_per_s:.4g} requests a"
                     f" second, {source.requests_per_video} a video" + (f" ({slower})" if slower else "")
                 )
+            if self.window and (timed := windowed_time(e.time_s, self.window, self.start)) is not None:
+                out.append(f"  {e.provider}: {timed.words()}")
         for e in self.estimates:
             for reason, n in e.unfetchable.items():
                 out.append(f"  {e.provider}: unfetchable {n:,}: {reason}")
@@ -241,3 +248,8 @@ def _duration(seconds: float | None) -> str:
     if seconds < 86400 * 2:
         return f"{seconds / 3600:,.1f} h"
     return f"{seconds / 86400:,.1f} days"
+
+
+def _windowed(e: Estimate, window: str, start: float) -> dict | None:
+    timed = windowed_time(e.time_s, window, start)
+    return timed.as_dict() if timed is not None else None

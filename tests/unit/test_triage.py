@@ -14,6 +14,7 @@ import pytest
 from migrator.messages import AssetMessage
 from migrator.sources import Page
 from migrator.usage import Usage, utc_text
+from migrator.window import parse_window
 from migrator_cli.left_behind import LeftBehindReport, default_path
 from migrator_cli.load import load_inventory
 from migrator_cli.main import main
@@ -331,3 +332,23 @@ def test_inventory_where_writes_what_it_keeps_and_reports_the_rest(tmp_path, cap
     err = capsys.readouterr().err
     assert "kept            3 rows in k.jsonl (of the 6 listed in k.jsonl.listed.jsonl)" in err
     assert "left behind     3 rows, each with why, in k.left-behind.jsonl" in err
+
+
+def test_plan_window_puts_each_providers_hours_of_work_on_the_calendar(tmp_path, capsys):
+    lines = [json.dumps(d) for d in rows_with_usage(time.time())]
+    # 10 assets at one create a second: 10 s of work, inside a window open one minute of every day.
+    window = "Mon-Sun 03:00-03:01 UTC"
+    code, out = plan(tmp_path, capsys, "--provider", "mux", "--rate", "1", "--json", "--window", window, lines=lines)
+    timed = json.loads(out)["window"]["mux"]
+    canonical = parse_window(window).text
+    assert code == 0 and timed["work_s"] == pytest.approx(10) and timed["window"] == canonical
+    assert 10 <= timed["wall_s"] <= 86_400 + 10  # waits for the next 03:00 at most, then works its ten seconds
+    _, text = plan(tmp_path, capsys, "--provider", "mux", "--rate", "1", "--window", window, lines=lines)
+    assert f"  mux: 0.0 h of work inside {canonical}:" in text
+
+
+def test_plan_refuses_a_window_it_cannot_read_with_the_reason(tmp_path, capsys):
+    inventory = tmp_path / "inv.jsonl"
+    inventory.write_text(json.dumps({"id": "a", "source_url": "https://example.com/a.mp4"}) + "\n")
+    code = main(["plan", str(inventory), "--provider", "mux", "--window", "Mon-Fri 9 to 5"])
+    assert code == 2 and "--window:" in capsys.readouterr().err

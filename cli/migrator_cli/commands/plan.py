@@ -62,6 +62,12 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="with --from: where the listing is written before it is planned (default <platform>-inventory.jsonl)",
     )
+    p.add_argument(
+        "--window",
+        metavar="HOURS",
+        help="working hours the fleet will keep to (the stack's WorkingHours, e.g. 'Mon-Fri 09:00-18:00"
+        " Europe/Berlin'): each provider's time is also given on the calendar, from now",
+    )
     where_options(p, "plans", left_behind=False)
     source_options(p, required=False, rate_flag="--source-rate")
     p.set_defaults(endpoint=None, profile=None, run=run)
@@ -78,6 +84,16 @@ def unfetchable_reasons(path: Path):
                 continue
             if isinstance(doc, dict) and isinstance(doc.get("reason"), str):
                 yield doc["reason"]
+
+
+def _checked_window(text: str | None) -> str | None:
+    from migrator.window import parse_window
+
+    try:
+        parsed = parse_window(text)
+    except ValueError as exc:
+        raise CliError(f"--window: {exc}") from None
+    return parsed.text if parsed is not None else None
 
 
 def run(args) -> int:
@@ -141,6 +157,8 @@ def run(args) -> int:
         archive_table=args.archive,
         usage=buckets.outlook(estimate_of, providers),
         where=tuple(selection.described()) if selection is not None else (),
+        window=_checked_window(args.window),
+        start=time.time(),
     )
     if args.json:
         print(json.dumps(plan.as_dict(), ensure_ascii=False))
