@@ -297,7 +297,7 @@ def _deploy_locked(endpoint, stack_name, parameters, outputs_path, bucket, log, 
         *(["--s3-bucket", bucket] if bucket else ["--resolve-s3"]),
     ]
     if parameters:
-        command += ["--parameter-overrides", *(f"{k}={v}" for k, v in sorted(parameters.items()))]
+        command += ["--parameter-overrides", *(override(k, v) for k, v in sorted(parameters.items()))]
     started = time.time()
     result = subprocess.run(command, cwd=root, env=sam_env(endpoint), capture_output=True, text=True)
     if result.returncode != 0:
@@ -377,6 +377,14 @@ def failure_reasons(cfn, stack_name: str) -> str:
         if "FAILED" in e["ResourceStatus"]
     ]
     return "\n".join(lines[:20]) or "  (no failure events)"
+
+
+def override(key: str, value: str) -> str:
+    """One `--parameter-overrides` item: SAM splits a bare value at its spaces (`rate(1 minute)`, working hours),
+    so such a value is quoted (its own quotes escaped)."""
+    if not any(c.isspace() for c in value):
+        return f"{key}={value}"
+    return f'{key}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
 
 
 def parse_params(pairs: list[str]) -> dict[str, str]:

@@ -124,3 +124,17 @@ def test_the_emulator_ends_idle_workers_after_a_minute_unless_told_otherwise():
     )
     assert env["AWS_ACCESS_KEY_ID"] == "test"  # never the caller's real credentials
     assert emulator_environment(4599, "/x", {"LAMBDA_WARM_TTL_SECONDS": "300"})["LAMBDA_WARM_TTL_SECONDS"] == "300"
+
+
+@pytest.mark.parametrize(
+    ("value", "item"),
+    [
+        ("rate(1 minute)", 'MirrorSchedule="rate(1 minute)"'),
+        ("plain", "MirrorSchedule=plain"),
+        ('say "hi"', 'MirrorSchedule="say \\"hi\\""'),
+    ],
+)
+def test_a_parameter_value_with_spaces_reaches_sam_quoted_whole(value, item):
+    from infra.stack import override
+
+    assert override("MirrorSchedule", value) == item
