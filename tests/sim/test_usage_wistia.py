@@ -37,8 +37,8 @@ def test_each_media_s_plays_and_loads_are_read_from_its_stats_a_batch_a_page(rea
         got = usage[hid(i)]
         assert (got.plays, got.views) == (seed(i).plays, seed(i).loads)
         assert got.counted_by == COUNTED_BY and got.since is None and got.last_played_at is None
-    assert usage[hid(4)].plays == 0 and usage[hid(4)].never_played  # one in five never played
-    assert usage[hid(0)].plays == 3 and usage[hid(1)].plays == 40
+    assert usage[hid(1)].plays == 0 and usage[hid(1)].never_played  # one in five never played
+    assert usage[hid(0)].plays == 3 and usage[hid(4)].plays == 151
 
 
 def test_the_cursor_is_the_position_in_the_pass_s_ids(reader):
