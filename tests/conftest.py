@@ -27,6 +27,7 @@ for path in (ROOT, ROOT / "functions"):
 # last, and it ran its 470 s alone after every other module had finished.
 LONGEST_FIRST = (
     "tests/e2e/test_upgrade_stack.py",  # 470 s
+    "tests/e2e/test_mirror_stack.py",  # 320 s alone: two sources listed, a minute's schedule, a closed minute
     "tests/e2e/test_source_links_stack.py",  # 250 s
     "tests/e2e/test_sources_behave_stack.py",  # 250 s
     "tests/e2e/test_fidelity_stack.py",
@@ -73,7 +74,7 @@ def endpoint():
 
 
 # The services the tests call; pytest-localstack waits until each of them answers.
-SERVICES = ("dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda", "cloudformation", "logs")
+SERVICES = ("dynamodb", "sqs", "s3", "secretsmanager", "ssm", "lambda", "cloudformation", "logs", "sns")
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,8 @@ PROVIDERS = ("mux", "cloudflare", "apivideo")
 PROVIDER_OPTIONS = {
     "mux": {"MuxVideoQuality": "plus", "MuxStaticRenditions": "highest"},
     "cloudflare": {"CloudflareAllowedOrigins": "example.com"},
-    "apivideo": {"ApiVideoMp4Support": "false"},
+    # The mirror's sweep of Kaltura, its schedule off until a module turns it on (test_mirror_stack).
+    "apivideo": {"ApiVideoMp4Support": "false", "MirrorSource": "kaltura", "MirrorSchedule": "rate(1 minute)"},
 }
 SOURCE_PREPARE_TIMEOUT_S = 30
 # The owner's archive bucket (issue 43) of the stacks that deploy with one: Mux's (test_archive_stack). Its uploader
