@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 from migrator.messages import AssetMessage
 from migrator.usage import Usage, epoch_of, utc_text
+from migrator.where import months_before
 
 from .plan import Estimate, Inventory, count_asset
 from .units import human_bytes, human_usd
-from .where import months_before
 
 BUCKETS = (  # in the order a triage reads them: what to leave behind first
     ("never", "never played"),

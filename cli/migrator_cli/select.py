@@ -22,8 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from migrator.messages import AssetMessage
-
-from .where import Expression, WhereError, parse
+from migrator.where import Expression, WhereError, parse
 
 FIELDS = ("folder", "tag", "privacy")
 MAX_SAMPLE = 100_000  # rows held at once while the file streams: a pilot, not a migration

@@ -34,8 +34,14 @@ PROVIDERS = ("mux", "cloudflare", "apivideo")
 PROVIDER_OPTIONS = {
     "mux": {"MuxVideoQuality": "plus", "MuxStaticRenditions": "highest"},
     "cloudflare": {"CloudflareAllowedOrigins": "example.com"},
-    # The mirror's sweep of Kaltura, its schedule off until a module turns it on (test_mirror_stack).
-    "apivideo": {"ApiVideoMp4Support": "false", "MirrorSource": "kaltura", "MirrorSchedule": "rate(1 minute)"},
+    # The mirror's sweep of Kaltura, keeping to a triage, its schedule off until a module turns it on
+    # (test_mirror_stack).
+    "apivideo": {
+        "ApiVideoMp4Support": "false",
+        "MirrorSource": "kaltura",
+        "MirrorSchedule": "rate(1 minute)",
+        "MirrorWhere": "plays > 0",
+    },
 }
 SOURCE_PREPARE_TIMEOUT_S = 30
 # The owner's archive bucket (issue 43) of the stacks that deploy with one: Mux's (test_archive_stack). Its uploader

@@ -671,6 +671,7 @@ def test_the_mirror_is_off_by_default_and_its_schedule_invokes_it_alone(translat
     assert sends == [statements["Intake"]]
     env = translated["Resources"]["MirrorFunction"]["Properties"]["Environment"]["Variables"]
     assert env["INTAKE_QUEUE_URL"] == {"Ref": "IntakeQueue"} and env["MIRROR_SOURCE"] == {"Ref": "MirrorSource"}
+    assert env["MIRROR_WHERE"] == {"Ref": "MirrorWhere"}  # the triage the mirror keeps to
     assert translated["Resources"]["MirrorFunction"]["Properties"]["Handler"] == "migrator.mirror.handler.handler"
 
 

@@ -14,6 +14,7 @@ from migrator.mirror.decide import PAGE_RESERVE_S, Action, Outcome, View, next_a
 from migrator.mirror.sink import MAX_BATCH_BYTES, IntakeSink, SendFailed, batches
 from migrator.sources import Page, SourceDenied, SourceError, SourceThrottled, Unfetchable
 from migrator.sweeping import MARK_OVERLAP_S, Failure, Stop, SweepFailed
+from migrator.where import parse
 
 NOW = 1_800_000_000.0
 RECORD = {"mark": 1_700_000_000.0, "pending": {"vimeo/9": {"ref": "vimeo://9", "since": 1.0}}}
@@ -105,7 +106,7 @@ def test_a_row_the_queue_drops_once_is_sent_again_and_one_it_refuses_fails_the_p
     for i in range(3):
         sink.row(AssetMessage(f"vimeo/{i}", f"vimeo://{i}"))
     sink.flush(Page())
-    assert sqs.calls == [["0", "1", "2"], ["1"]] and sink.taken() == 3 and sink.taken() == 0
+    assert sqs.calls == [["0", "1", "2"], ["1"]] and sink.taken() == (3, 0) and sink.taken() == (0, 0)
     refused = IntakeSink(FlakySqs([[{"Id": "0", "SenderFault": True, "Code": "InvalidMessageContents"}]]), "q")
     refused.row(AssetMessage("vimeo/1", "vimeo://1"))
     with pytest.raises(SendFailed):
@@ -120,6 +121,41 @@ def test_a_full_sweep_stamps_every_id_it_lists_and_a_delta_none():
     sink.pending(Unfetchable("vimeo/3", "vimeo://3", "still transcoding"))
     sink.flush(Page())
     assert stamped == [["vimeo/1", "vimeo/2", "vimeo/3"]]
+
+
+def test_mirror_where_leaves_behind_what_the_triage_left_yet_a_full_sweep_stamps_it_as_listed():
+    from migrator.usage import Usage
+
+    def row(n: int, plays: int | None) -> AssetMessage:
+        usage = Usage("2026-12-06T00:00:00Z", "vimeo stats.plays", plays=plays) if plays is not None else None
+        return AssetMessage(f"vimeo/{n}", f"vimeo://{n}", usage=usage)
+
+    sqs, stamped = FlakySqs([]), []
+    keep = parse("plays > 0", 0.0).matches
+    sink = IntakeSink(sqs, "q", stamp=lambda ids: stamped.append(list(ids)) or len(ids), keep=keep)
+    for n, plays in ((1, 5), (2, 0), (3, None), (4, 1)):
+        sink.row(row(n, plays))
+    sink.flush(Page())
+    assert sqs.calls == [["0", "1"]] and sink.taken() == (2, 2)  # 2 and 3 (never played, not counted) stay behind
+    assert stamped == [["vimeo/1", "vimeo/2", "vimeo/3", "vimeo/4"]]  # listed at the source: none of them gone
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [("", ""), ("  ", ""), ("plays > 0 or published > 90d", "plays > 0 or published > 90d")],
+)
+def test_mirror_where_is_checked_at_start_up(text, kept):
+    from migrator.mirror.handler import mirror_where
+
+    assert mirror_where(text) == kept
+
+
+def test_a_mirror_where_it_cannot_read_fails_at_start_up_with_the_reason():
+    from migrator.mirror.handler import mirror_where
+    from migrator.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="MIRROR_WHERE: plays compares with a whole number"):
+        mirror_where("plays < ten")
 
 
 def test_the_checkpoint_item_reads_back_as_the_decisions_and_the_status_see_it():

@@ -14,13 +14,13 @@ import pytest
 from migrator.messages import AssetMessage
 from migrator.sources import Page
 from migrator.usage import Usage, utc_text
+from migrator.where import parse
 from migrator.window import parse_window
 from migrator_cli.left_behind import LeftBehindReport, default_path
 from migrator_cli.load import load_inventory
 from migrator_cli.main import main
 from migrator_cli.plan_usage import bucket_of
 from migrator_cli.select import Selection
-from migrator_cli.where import parse
 
 from tests.unit.test_plan import plan
 from tests.unit.test_sender import FakeSQS

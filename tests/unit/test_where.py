@@ -10,8 +10,8 @@ import pytest
 from migrator.messages import AssetMessage
 from migrator.row_extras import Collection
 from migrator.usage import Usage
+from migrator.where import WhereError, months_before, parse
 from migrator_cli.select import Selection, parse_clause
-from migrator_cli.where import WhereError, months_before, parse
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
 

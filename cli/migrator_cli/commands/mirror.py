@@ -111,7 +111,8 @@ def _status(args, target, platform: str) -> int:
             f"  {'mark':<14}{_when(status.get('mark'))} (the next delta lists what changed after it)",
             f"  {'sweeps':<14}{status['sweeps']:,} finished" + (", one under way" if status["sweeping"] else ""),
             f"  {'listed':<14}{status['listed']:,} rows in the last sweep, {status['unfetchable']:,} unfetchable",
-            f"  {'sent':<14}{status['sent']:,} rows to intake in all",
+            f"  {'sent':<14}{status['sent']:,} rows to intake in all"
+            + (f", {status['left_behind']:,} left behind by MirrorWhere" if status.get("left_behind") else ""),
             f"  {'pending':<14}{status['pending']:,} still processing at the source (asked for again next sweep)",
             f"  {'gone':<14}{status['gone']:,} gone at the source (migrator mirror gone)"
             + (", a check under way" if status["checking_gone"] else ""),

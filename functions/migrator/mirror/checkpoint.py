@@ -11,8 +11,9 @@
 - what the last finished sweep recorded (`record`: sweeping.recorded as JSON: mark, pending, delta cursor),
   its `mark` and `pending` count as numbers for `migrator mirror status`;
 - counts: `sweeps` finished, `listed` (the sweep's rows so far), `sent` (rows sent to intake, all sweeps),
-  `unfetchable`, `gone` (videos the last gone check found gone at the source); and `last_run_at`,
-  `last_outcome`, `last_error` (a reason safe to show: the source's words, never a credential).
+  `left_behind` (rows MirrorWhere did not keep, all sweeps), `unfetchable`, `gone` (videos the last gone check
+  found gone at the source); and `last_run_at`, `last_outcome`, `last_error` (a reason safe to show: the
+  source's words, never a credential).
 """
 
 from __future__ import annotations
@@ -116,13 +117,16 @@ class Store:
                 raise LeaseLost(f"the {self.platform} mirror's lease was taken by another invocation") from None
             raise
 
-    def save_sweep(self, token: str, state: SweepState, full: bool, generation: int, sent: int) -> None:
-        """After a page: the sweep's state, fenced by the lease; `sent` rows sent to intake since the last save."""
+    def save_sweep(
+        self, token: str, state: SweepState, full: bool, generation: int, sent: int, left_behind: int = 0
+    ) -> None:
+        """After a page: the sweep's state, fenced by the lease; `sent` rows sent to intake since the last save,
+        `left_behind` rows MirrorWhere did not keep."""
         doc = json.dumps(state.as_doc(), separators=(",", ":"))
         if len(doc) > MAX_STATE_BYTES:
             raise ValueError(f"the sweep's state ({len(doc):,} bytes, its pending videos) is too large to checkpoint")
         sets = {"sweep": doc, "full": full, "generation": generation, "listed": state.rows}
-        self._write(token, {**sets, "unfetchable": state.unfetchable}, adds={"sent": sent})
+        self._write(token, {**sets, "unfetchable": state.unfetchable}, adds={"sent": sent, "left_behind": left_behind})
 
     def finish_sweep(self, token: str, record: dict, scan: dict | None, now: float) -> None:
         """A finished sweep: its record (the mark moves), the sweep count, and a full one's gone check to come."""
@@ -184,7 +188,7 @@ def status_of(item: dict) -> dict:
     for name in ("last_run_at", "finished_at", "mark", "lease_until", "gone_checked_at"):
         if _number(item.get(name)) is not None:
             out[name] = _number(item.get(name))
-    for name in ("sweeps", "listed", "sent", "unfetchable", "gone", "pending", "generation"):
+    for name in ("sweeps", "listed", "sent", "left_behind", "unfetchable", "gone", "pending", "generation"):
         out[name] = int(_number(item.get(name)) or 0)
     out["sweeping"] = isinstance(item.get("sweep"), str)
     out["checking_gone"] = isinstance(item.get("scan"), str)

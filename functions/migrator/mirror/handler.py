@@ -12,6 +12,7 @@ override (hours.py): outside them the mirror lists nothing.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping
 
 import boto3
@@ -21,6 +22,7 @@ from ..hours import Hours
 from ..settings import SettingsError, env_number
 from ..settings import load as load_settings
 from ..sources import HTTP_SOURCES, Source, build, credentials_by_platform
+from ..where import WhereError, parse
 from .checkpoint import Store
 from .run import Mirror
 
@@ -70,7 +72,18 @@ def build_mirror(env: Mapping[str, str] | None = None) -> Mirror:
         queue_url=queue_url,
         closed_until=closed_until,
         audit_every=int(env_number(env, "MIRROR_AUDIT_EVERY", 24, 0, 10_000)),
+        where=mirror_where(env.get("MIRROR_WHERE", "")),
     )
+
+
+def mirror_where(text: str) -> str:
+    """MirrorWhere, checked at start-up (a mistake fails every run with the parser's reason, before any listing)."""
+    if text.strip():
+        try:
+            parse(text, time.time())
+        except WhereError as exc:
+            raise SettingsError(f"MIRROR_WHERE: {exc}") from None
+    return text.strip()
 
 
 _mirror: Mirror | None = None

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..sources import Source, SourceError
 from ..sweeping import Lister, Stop, SweepFailed, SweepState, next_mark, recorded
+from ..where import parse
 from . import gone
 from .checkpoint import LeaseLost, Store, scan_of, sweep_of, view_of
 from .decide import PAGE_RESERVE_S, Action, Outcome, View, lease_for, next_action, outcome_of, start_of
@@ -44,7 +45,7 @@ class CheckpointSaver:
     generation: int
 
     def save(self, state: SweepState) -> None:
-        self.store.save_sweep(self.token, state, self.full, self.generation, self.sink.taken())
+        self.store.save_sweep(self.token, state, self.full, self.generation, *self.sink.taken())
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Mirror:
     closed_until: Callable[[float], float | None]  # the working-hours window: when it opens, None while open
     audit_every: int = 24
     clock: Callable[[], float] = time.time
+    where: str = ""  # MirrorWhere: rows its expression (migrator.where) does not keep are not sent; "": all are
 
     def run(self, time_left: Callable[[], float]) -> dict:
         now = self.clock()
@@ -112,7 +114,8 @@ class Mirror:
             state = SweepState(self.platform, cursor=start.cursor, since=start.since, carried=start.carried)
             state.began = self.clock()
         stamp = stamper(self.store.client, self.store.table, generation) if full else None
-        sink = IntakeSink(self.sqs, self.queue_url, stamp)
+        keep = parse(self.where, self.clock()).matches if self.where.strip() else None  # ages from this run's now
+        sink = IntakeSink(self.sqs, self.queue_url, stamp, keep)
         saver = CheckpointSaver(self.store, token, sink, full, generation)
         lister = Lister(self.source(), state, sink, saver, self.clock)
         stop: Stop | None = None

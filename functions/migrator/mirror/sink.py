@@ -8,6 +8,10 @@ the ledger is recorded and forwarded, one already there is not created twice (in
 
 In a full sweep every listed id (rows, unfetchable, still processing) is also stamped on the ledger
 (gone.stamp), so the gone check after it finds what the source no longer lists.
+
+With the stack's MirrorWhere (`keep`: the triage's expression, migrator.where), a row it does not keep is not sent
+and is counted (`left_behind`): what an operator left behind with `load --where` stays behind while the mirror runs.
+It is still stamped in a full sweep: the source lists it, so it is not gone.
 """
 
 from __future__ import annotations
@@ -49,14 +53,19 @@ class IntakeSink:
     sqs: Any
     queue_url: str
     stamp: Callable[[list[str]], int] | None = None  # a full sweep's: the listed ids stamped on the ledger
+    keep: Callable[[AssetMessage], bool] | None = None  # MirrorWhere's expression; None: every row goes
     sleep: Callable[[float], None] = time.sleep
     sent: int = 0  # rows sent since the last `taken()`
+    left: int = 0  # rows `keep` left behind since the last `taken()`
     _rows: list[str] = field(default_factory=list)
     _ids: list[str] = field(default_factory=list)
 
     def row(self, msg: AssetMessage) -> bool:
-        self._rows.append(encode_message(msg))
         self._ids.append(msg.asset_id)
+        if self.keep is not None and not self.keep(msg):
+            self.left += 1
+            return True
+        self._rows.append(encode_message(msg))
         return True  # intake drops a repeat; the lister counts what it listed
 
     def unfetchable(self, entry: Unfetchable) -> None:
@@ -74,10 +83,10 @@ class IntakeSink:
             self.stamp(self._ids)
         self._ids.clear()
 
-    def taken(self) -> int:
-        """Rows sent since the last call (what the checkpoint adds to its `sent`)."""
-        sent, self.sent = self.sent, 0
-        return sent
+    def taken(self) -> tuple[int, int]:
+        """Rows sent and rows left behind since the last call (what the checkpoint adds to `sent`, `left_behind`)."""
+        sent, left, self.sent, self.left = self.sent, self.left, 0, 0
+        return sent, left
 
     def _send(self, bodies: list[str]) -> None:
         waiting = dict(enumerate(bodies))

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from migrator.messages import AssetMessage
+from .messages import AssetMessage
 
 MAX_LENGTH = 2_000  # an expression is typed by a person; past this it is a mistake or an attack
 MAX_DEPTH = 40  # nesting of not and parentheses: the parser recurses, and Python's stack is not endless
