@@ -131,15 +131,6 @@ def seconds(text: str) -> float:
     return value
 
 
-def where_filter(text: str) -> tuple[str, str]:
-    from .select import parse_where
-
-    try:
-        return parse_where(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def state_name(text: str) -> State:
     try:
         return State(text.lower())
