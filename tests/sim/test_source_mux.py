@@ -78,6 +78,9 @@ def test_the_library_is_listed_newest_first_with_privacy_and_tracks(library):
     assert newest.metadata["passthrough"] == "library-229" and newest.metadata["external_id"] == "lib-229"
     private = next(e for e in entries if e.privacy == "signed")  # signed playback only
     assert private.asset_id.endswith("225".zfill(24))
+    # What a site's embeds name (a playback id, of any policy): kept for migrator rewrite to find the asset by.
+    assert newest.metadata["mux_playback_ids"] == ["PB" + "229".zfill(30)]
+    assert private.metadata["mux_playback_ids"] == ["SG" + "225".zfill(30)]
     captioned = next(e for e in entries if e.tracks)
     assert [(t.language, t.kind, t.closed_captions) for t in captioned.tracks] == [
         ("en", "captions", True),

@@ -38,6 +38,8 @@ video playback"; mux-python 5.1.2's `AssetsApi.list_assets`, `get_asset`, `updat
   id's link, else a reference signed at the fetch with a token of audience `t`), a chapters text track
   (`text_type: chapters`) as a chapters track, resolved to its JSON read as WebVTT cues; no collections, no
   publish time. image.mux.com is looked for at `/_play/mux` too under an overridden API address;
+- the asset's playback ids (every policy) go in the row's metadata as `mux_playback_ids`: a site embeds a Mux video
+  by a playback id, never by the asset's id, so `migrator rewrite` finds the asset by them in the ledger;
 - rate limits: 5 requests a second other than creates (docs.mux.com, "Make API requests").
 """
 
@@ -59,6 +61,8 @@ from .mux_extras import THUMBNAIL_FILE, chapters_text, is_chapters, playback_ids
 from .rows import TrackInfo, make_row, unfetchable
 
 ASSETS = "/video/v1/assets"
+# The row's metadata key for the asset's playback ids, what its embeds name (migrator rewrite reads it).
+PLAYBACK_IDS = "mux_playback_ids"
 PAGE_SIZE = 100
 STREAM = "https://stream.mux.com"
 IMAGE = "https://image.mux.com"
@@ -188,6 +192,8 @@ class MuxSource(HttpSource):
         policies = dict(playback_ids(asset))
         if isinstance(asset.get("passthrough"), str):
             extra["passthrough"] = asset["passthrough"]
+        if policies:
+            extra[PLAYBACK_IDS] = [pid for _, pid in playback_ids(asset)]
         return make_row(
             self.platform,
             aid,
