@@ -36,6 +36,7 @@ COLUMNS = (
     "source_platform",
     "source_id",
     "source_url",
+    "source_aliases",
     "provider",
     "remote_id",
     "playback_id",
@@ -51,6 +52,8 @@ COLUMNS = (
 )
 URL_COLUMNS = ("hls_url", "player_url", "thumbnail_url")
 SIGNED = "signed: needs a token"
+ALIAS_METADATA = "mux_playback_ids"
+MAX_ALIASES = 16
 
 
 def source_of(item: Mapping) -> tuple[str, str]:
@@ -90,6 +93,7 @@ def row_of(item: Mapping, provider: str, mux_hosts: Mapping[str, str] | None = N
         "source_platform": platform,
         "source_id": source_id,
         "source_url": item.get("source_url"),
+        "source_aliases": aliases_of(item),
         "provider": provider,
         "remote_id": item.get("remote_id"),
         "playback_id": (playback or {}).get("playback_id"),
@@ -113,6 +117,16 @@ def row_of(item: Mapping, provider: str, mux_hosts: Mapping[str, str] | None = N
         links = playback_links(provider, playback, mux_hosts)
         row.update(hls_url=links["hls"], player_url=links["player"], thumbnail_url=links["thumbnail"])
     return row
+
+
+def aliases_of(item: Mapping) -> list[str]:
+    """Other ids the source's embeds name the video by (Mux's playback ids, kept by its source adapter in the row's
+    metadata as `mux_playback_ids`): `migrator rewrite` finds a `stream.mux.com/<playback id>` by them."""
+    metadata = item.get("metadata")
+    found = metadata.get(ALIAS_METADATA) if isinstance(metadata, Mapping) else None
+    if not isinstance(found, list):
+        return []
+    return [value for value in found if isinstance(value, str) and value and len(value) <= 256][:MAX_ALIASES]
 
 
 def usage_cells(item: Mapping) -> dict:

@@ -147,7 +147,7 @@ def export(
         columns = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
         columns.writeheader()
         for row in rows:
-            columns.writerow({k: csv_cell(tracks_text(v) if k == "tracks" else v) for k, v in row.items()})
+            columns.writerow({k: csv_cell(_cell(k, v)) for k, v in row.items()})
             summary.written += 1
     elif fmt == "jsonl":
         for row in rows:
@@ -209,6 +209,15 @@ def _pairs(rows, old_url: Template, new_url: Template, summary: ExportSummary, r
                 _problem(summary, report, row["id"], f"old URL {old} already maps to another asset's new URL")
                 continue
             yield old, new
+
+
+def _cell(column: str, value):
+    """A CSV cell: tracks as text, aliases space-separated (no alias holds a space: ids), the rest as they are."""
+    if column == "tracks":
+        return tracks_text(value)
+    if column == "source_aliases":
+        return " ".join(value)
+    return value
 
 
 def _problem(summary: ExportSummary, report, asset_id: str, why: str) -> None:

@@ -1,0 +1,125 @@
+"""Rewriting one text: find its embeds, decide each one's fate from the map, splice in the target's equivalents.
+
+`decide` is pure: an embed, what the map says about its video and the target's player give a `Rewritten` or a `Left`
+with its reason. `Engine.rewrite` is the `TextRewrite` the containers call for every plain text they take out of a
+file (a page, a SQL string value, a serialized string, a CSV cell); it records each outcome in the report, under the
+file the caller names (`Engine.at`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .forms import find
+from .idmap import IdMap, Missing
+from .model import HLS, MP4, Embed, NoEquivalent, Player, Rendered
+from .report import Report
+
+ALREADY = "already at the target"
+# A URL list's own URLs, looked up whole in the map (idmap.find("url", ...)); stops where HTML, JSON or Markdown
+# would end a URL. Trailing sentence punctuation is not part of it.
+_URL = re.compile(r"""https?://[^\s"'<>()\[\]{}\\`|^]+""", re.IGNORECASE)
+_TRAILING = ".,;:!?"
+_STREAM_SUFFIXES = (".m3u8",)
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    embed: Embed
+    rendered: Rendered
+
+
+@dataclass(frozen=True)
+class Left:
+    embed: Embed
+    reason: str  # Missing.reason, ALREADY, "no equivalent", "no player"
+    detail: str = ""
+    asset_id: str | None = None
+
+
+Outcome = Rewritten | Left
+
+
+def decide(embed: Embed, original: str, idmap: IdMap, players: Mapping[str, Player]) -> Outcome:
+    """What becomes of one embed. A video the map does not send anywhere keeps its embed, with the reason; nothing is
+    ever rewritten to an empty text."""
+    found = idmap.find(embed.platform, embed.video_id)
+    if isinstance(found, Missing):
+        if found.reason == "not in the map" and idmap.is_target(embed.video_id):
+            return Left(embed, ALREADY)
+        return Left(embed, found.reason, found.detail, found.asset_id)
+    player = players.get(found.provider)
+    if player is None:
+        return Left(embed, "no player", f"no embed forms are known for the target {found.provider!r}", found.asset_id)
+    try:
+        rendered = player.render(embed, found, original)
+    except NoEquivalent as exc:
+        return Left(embed, "no equivalent", str(exc), found.asset_id)
+    if not rendered.text.strip():
+        return Left(embed, "no equivalent", f"{found.provider} wrote nothing for a {embed.kind}", found.asset_id)
+    return Rewritten(embed, rendered)
+
+
+class Engine:
+    """The TextRewrite of one run: the map, the target players, and the report every outcome goes to."""
+
+    def __init__(self, idmap: IdMap, players: Mapping[str, Player] | None = None, report: Report | None = None):
+        if players is None:
+            from .targets import PLAYERS
+
+            players = PLAYERS
+        self.idmap = idmap
+        self.players = players
+        self.report = report if report is not None else Report()
+        self.where = ""
+
+    def at(self, where: str) -> None:
+        """Name the file the next texts come from (the report lists what was left by file)."""
+        self.where = where
+
+    def __call__(self, text: str) -> str:
+        return self.rewrite(text)
+
+    def rewrite(self, text: str) -> str:
+        embeds = find(text)
+        if self.idmap.has_urls():
+            embeds = _merge(embeds, list(_listed_urls(text, self.idmap)))
+        if not embeds:
+            return text
+        parts: list[str] = []
+        position = 0
+        for embed in embeds:
+            original = text[embed.start : embed.end]
+            outcome = decide(embed, original, self.idmap, self.players)
+            self.report.record(outcome, self.where)
+            parts.append(text[position : embed.start])
+            parts.append(outcome.rendered.text if isinstance(outcome, Rewritten) else original)
+            position = embed.end
+        parts.append(text[position:])
+        return "".join(parts)
+
+
+def _listed_urls(text: str, idmap: IdMap):
+    """URLs of the text that a URL-list source moved: the map knows them by their whole URL."""
+    for match in _URL.finditer(text):
+        url = match.group(0).rstrip(_TRAILING)
+        if isinstance(idmap.find("url", url), Missing):
+            continue
+        path = url.split("?", 1)[0].split("#", 1)[0].lower()
+        kind = HLS if path.endswith(_STREAM_SUFFIXES) else MP4
+        yield Embed(match.start(), match.start() + len(url), "https.listed-url", "https", kind, url, detail=url)
+
+
+def _merge(forms_found: list[Embed], urls: list[Embed]) -> list[Embed]:
+    """Both lists in order; a listed URL inside a form's embed is that embed's, not a second one."""
+    if not urls:
+        return forms_found
+    merged = sorted([*forms_found, *urls], key=lambda e: (e.start, -(e.end - e.start)))
+    kept: list[Embed] = []
+    for embed in merged:
+        if kept and embed.start < kept[-1].end:
+            continue
+        kept.append(embed)
+    return kept
