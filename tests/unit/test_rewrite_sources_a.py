@@ -1,0 +1,116 @@
+"""The embed forms of Vimeo, Wistia, JW Player, Brightcove and Kaltura against their documents' snippets.
+
+Each platform's snippets, look-alikes and citations live in tests/data/rewrite/snippets/<platform>.json (the corpus's
+input too); these tests hold every registered form of the five to them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from migrator_cli.rewrite import forms
+from migrator_cli.rewrite.model import KINDS, OPTIONS, Embed
+
+pytestmark = pytest.mark.unit
+
+SNIPPETS = Path(__file__).resolve().parents[1] / "data" / "rewrite" / "snippets"
+# Each platform's id shapes, as its source adapter writes them (functions/migrator/sources/<platform>.py).
+ID_SHAPES = {
+    "vimeo": ("76979871", "1", "1084537292"),
+}
+PLATFORMS = tuple(ID_SHAPES)
+
+
+def _data(platform: str) -> dict:
+    return json.loads((SNIPPETS / f"{platform}.json").read_text(encoding="utf-8"))
+
+
+def _mine(embeds: list[Embed], platform: str) -> list[Embed]:
+    return [e for e in embeds if e.platform == platform]
+
+
+def _entries() -> list[tuple[str, dict]]:
+    return [(p, entry) for p in PLATFORMS for entry in _data(p)["forms"]]
+
+
+def _lookalikes() -> list[tuple[str, dict]]:
+    return [(p, entry) for p in PLATFORMS for entry in _data(p)["lookalikes"]]
+
+
+def _registered(platform: str) -> list:
+    return [f for f in forms.all_forms() if f.platform == platform]
+
+
+def _label(value: object) -> str:
+    if isinstance(value, dict):
+        return str(value.get("form") or value.get("snippet", ""))[:40]
+    return str(value)
+
+
+@pytest.mark.parametrize(("platform", "entry"), _entries(), ids=_label)
+def test_the_documents_snippet_is_found_as_expected(platform: str, entry: dict) -> None:
+    assert entry["cite"].startswith("https://")
+    found = _mine(forms.find(entry["snippet"]), platform)
+    expected = entry["expect"]
+    assert [(e.form, e.kind, e.video_id) for e in found] == [
+        (entry["form"], x["kind"], x["video_id"]) for x in expected
+    ]
+    for embed, want in zip(found, expected, strict=True):
+        assert embed.kind in KINDS and set(embed.options) <= set(OPTIONS)
+        assert dict(embed.options) == want["options"]
+        if "unknown" in want:
+            assert sorted(embed.unknown) == sorted(want["unknown"])  # markup.query does not keep the order
+        if "private" in want:
+            assert embed.private is want["private"]
+        if "detail" in want:
+            assert embed.detail == want["detail"]
+        for name, value in want.get("attributes", {}).items():
+            assert embed.attributes.get(name) == value
+        assert entry["snippet"][embed.start : embed.end] == want.get("text", entry["snippet"])
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_every_registered_form_has_a_documents_snippet(platform: str) -> None:
+    registered = {f.name for f in _registered(platform)}
+    assert registered, platform
+    assert registered == {entry["form"] for entry in _data(platform)["forms"]}
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_each_forms_sample_is_found_as_that_form_for_each_id_shape(platform: str) -> None:
+    for form in _registered(platform):
+        assert form.cite.startswith("https://")
+        for video_id in ID_SHAPES[platform]:
+            sample = form.sample(video_id)
+            assert form.hint in sample.lower()
+            found = _mine(forms.find(sample), platform)
+            assert [(e.form, e.video_id) for e in found] == [(form.name, video_id)], sample
+
+
+@pytest.mark.parametrize(("platform", "entry"), _lookalikes(), ids=_label)
+def test_a_lookalike_is_no_embed(platform: str, entry: dict) -> None:
+    assert entry["why"]
+    assert _mine(forms.find(entry["snippet"]), platform) == []
+
+
+@pytest.mark.parametrize(("platform", "entry"), _entries(), ids=_label)
+def test_in_a_page_the_span_covers_exactly_the_embed(platform: str, entry: dict) -> None:
+    before = "<h1>Our work</h1>\n<p>See https://example.com/vimeo.com/wistia.com and more.</p>\n"
+    after = "\n<p>Thanks (https://example.org/).</p>\n"
+    page = before + entry["snippet"] + after
+    found = _mine(forms.find(page), platform)
+    assert len(found) == len(entry["expect"])
+    for embed, want in zip(found, entry["expect"], strict=True):
+        assert page[embed.start : embed.end] == want.get("text", entry["snippet"])
+        assert embed.start >= len(before)
+
+
+def test_a_page_link_inside_another_urls_query_is_still_the_videos_link() -> None:
+    # A redirect or share link that carries the video's page as a parameter points at the video: rewriting it keeps
+    # the link working, so it is found; an encoded one (%3A%2F%2F) is part of the outer URL and is not.
+    text = "https://example.com/share?next=https://vimeo.com/76979871 and https://example.com/?u=https%3A%2F%2Fvimeo.com%2F1"
+    found = _mine(forms.find(text), "vimeo")
+    assert [(e.form, e.video_id) for e in found] == [("vimeo.page-link", "76979871")]
+    assert text[found[0].start : found[0].end] == "https://vimeo.com/76979871"
