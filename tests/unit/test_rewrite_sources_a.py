@@ -19,6 +19,7 @@ SNIPPETS = Path(__file__).resolve().parents[1] / "data" / "rewrite" / "snippets"
 # Each platform's id shapes, as its source adapter writes them (functions/migrator/sources/<platform>.py).
 ID_SHAPES = {
     "vimeo": ("76979871", "1", "1084537292"),
+    "wistia": ("g5pnf59ala", "0123456789", "abcdefghij"),
 }
 PLATFORMS = tuple(ID_SHAPES)
 
