@@ -54,7 +54,7 @@ def read_params(
         if name in skipped:
             continue
         option = names.get(name)
-        read = _READERS.get(option)(value) if option else None
+        read = _READERS[option](value) if option in _READERS else None
         if option and read is not None:
             options[option] = read
             if option == AUTOPLAY and value.strip().lower() == "muted":
@@ -73,7 +73,7 @@ def _text(value: str) -> str | None:
     return value or None
 
 
-_READERS: dict[str | None, Callable[[str], str | None]] = {
+_READERS: dict[str, Callable[[str], str | None]] = {
     AUTOPLAY: _autoplay,
     MUTED: markup.switch,
     LOOP: markup.switch,
