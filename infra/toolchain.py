@@ -103,3 +103,25 @@ def node_tool(name: str, executable: str) -> str:
             raise ToolchainError(f"installing {wanted} failed:\n{result.stderr[-3000:]}")
         marker.write_text(wanted)
     return str(target / "node_modules" / ".bin" / executable)
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def chromium() -> str:
+    """Debian's Chromium (the rewrite's browser test opens a rewritten page in it), installed with apt-get where it
+    is missing and this runs as root, as infra/bootstrap.sh installs ffmpeg; otherwise an error saying why."""
+    if os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise ToolchainError(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) as root")
+    print("[toolchain] installing chromium from Debian", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"]
+    for argv in (["apt-get", "update", "-qq"], install):
+        result = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if result.returncode != 0:
+            raise ToolchainError(f"{' '.join(argv)} failed:\n{result.stderr[-3000:]}")
+    if not os.access(CHROMIUM, os.X_OK):
+        raise ToolchainError(f"apt-get installed chromium but {CHROMIUM} is not there")
+    return CHROMIUM

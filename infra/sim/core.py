@@ -12,6 +12,7 @@ that serve it all (threads.py).
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Sequence
 
 from . import media
@@ -40,6 +41,8 @@ class ProviderSim:
         self.verbose = verbose
         self._state = SimState(config or SimConfig())
         self._server: Server | None = None
+        self._playback_lock = threading.Lock()
+        self._playback_log: deque[dict] = deque(maxlen=10_000)
         self._threads = Threads()
         hooks = Webhooks(self._state, self._threads)
         processing = Processing(self._state, self._threads, hooks)
@@ -119,7 +122,15 @@ class ProviderSim:
         return self._pipeline.handle(request)
 
     def playback_media(self, path: str, query: str) -> media.Answer:
-        return self._sources.playback_media(path, query)
+        answer = self._sources.playback_media(path, query)
+        with self._playback_lock:  # what a browser was served (the rewrite's browser test reads it)
+            self._playback_log.append({"path": path, "status": answer[0], "type": answer[1]})
+        return answer
+
+    def playback_log(self) -> list[dict]:
+        """Every playback request served (`/_play/...`): path, status and content type, oldest first."""
+        with self._playback_lock:
+            return list(self._playback_log)
 
     def media(self, method: str, path: str, query: str, range_header: str | None) -> Served:
         return self._sources.media(method, path, query, range_header, self.url if self._server else "")
