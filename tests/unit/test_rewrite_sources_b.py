@@ -15,7 +15,7 @@ from migrator_cli.rewrite.model import KINDS, OPTIONS
 pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rewrite" / "snippets"
-PLATFORMS = ("mux", "cloudflare")
+PLATFORMS = ("mux", "cloudflare", "apivideo")
 # Ids of the shapes each platform uses, for the samples (what a form writes with an id put in).
 SAMPLE_IDS = {
     "mux": ("uNbxnGLKJ00yfbijDO8COxTOyVKT01xpxW", "EcHgOK9coz5K4rjSwOkoE7Y7O01201YMIC200RI6lNxnhs", "PB" + "7" * 30),
