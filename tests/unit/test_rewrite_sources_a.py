@@ -20,6 +20,7 @@ SNIPPETS = Path(__file__).resolve().parents[1] / "data" / "rewrite" / "snippets"
 ID_SHAPES = {
     "vimeo": ("76979871", "1", "1084537292"),
     "wistia": ("g5pnf59ala", "0123456789", "abcdefghij"),
+    "jwplayer": ("hWF9vG66", "Qg61oDHZ", "12345678"),
 }
 PLATFORMS = tuple(ID_SHAPES)
 
