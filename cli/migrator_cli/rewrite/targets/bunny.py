@@ -37,7 +37,6 @@ from ..model import (
 from .common import RESPONSIVE, Params, Target, base_in, first, none, on, render, responsive, segment, start, translate
 
 CITE = "https://docs.bunny.net/docs/stream-embedding-videos"
-ALLOW = "accelerometer; gyroscope; autoplay; encrypted-media; picture-in-picture;"
 NAME = "Bunny Stream"
 FALLBACK_MP4 = "the MP4 fallback (720p): plays only with MP4 fallback enabled in the library"
 SIGNED = {"token": TOKEN_MARKER, "expires": TOKEN_MARKER}
@@ -104,7 +103,7 @@ def _params(embed: Embed) -> Params:
     return params
 
 
-TARGET = Target(NAME, player, _params, media, allow=ALLOW, page=page)
+TARGET = Target(NAME, player, _params, media, page=page)
 PLAYER = Player(
     "bunny",
     lambda embed, destination, original: render(TARGET, embed, destination, original),

@@ -38,7 +38,6 @@ from ..model import (
 from .common import Params, Target, base_in, first, none, off, on, render, segment, start, text, translate
 
 CITE = "https://developers.cloudflare.com/stream/viewing-videos/using-the-stream-player"
-ALLOW = "accelerometer; gyroscope; autoplay; encrypted-media; picture-in-picture;"
 DOWNLOADS = "the MP4 plays only once downloads are enabled for the video (POST .../downloads)"
 NAME = "Cloudflare Stream"
 
@@ -80,7 +79,7 @@ def player(destination: Destination, params: Params) -> str:
 def page(destination: Destination, params: Params) -> tuple[str, tuple[str, ...]]:
     url = (not destination.signed and destination.player_url) or video_base(destination) + "/watch"
     # The watch page's parameters are not documented: the options are reported, not written.
-    return url, (*(f"{k}={v}" for k, v in params.query.items()), *params.dropped)
+    return url, (*params.in_query, *params.dropped)
 
 
 def media(kind: str, destination: Destination) -> tuple[str, tuple[str, ...]]:
@@ -97,7 +96,7 @@ def _params(embed: Embed) -> Params:
     return translate(embed, _PARAMS)
 
 
-TARGET = Target(NAME, player, _params, media, allow=ALLOW, page=page)
+TARGET = Target(NAME, player, _params, media, page=page)
 PLAYER = Player(
     "cloudflare",
     lambda embed, destination, original: render(TARGET, embed, destination, original),

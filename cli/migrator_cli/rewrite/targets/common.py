@@ -64,6 +64,7 @@ class Params:
     query: dict[str, str] = field(default_factory=dict)
     fragment: list[str] = field(default_factory=list)
     dropped: tuple[str, ...] = ()
+    in_query: tuple[str, ...] = ()  # ours the query carries (`name=value`): dropped where only the fragment is kept
 
 
 def on(param: str, value: str = "true") -> Write:
@@ -94,6 +95,7 @@ def translate(embed: Embed, table: Mapping[str, Write], hashed: Mapping[str, Wri
     query: dict[str, str] = {}
     fragment: list[str] = []
     dropped: list[str] = []
+    in_query: list[str] = []
     for name, value in embed.options.items():
         if name == RESPONSIVE or DEFAULTS.get(name) == value:
             continue
@@ -101,13 +103,14 @@ def translate(embed: Embed, table: Mapping[str, Write], hashed: Mapping[str, Wri
             pair = table[name](value)
             if pair is not None:
                 query[pair[0]] = pair[1]
+                in_query.append(f"{name}={value}")
         elif hashed is not None and name in hashed:
             pair = hashed[name](value)
             if pair is not None:
                 fragment.append(pair[0] if pair[1] == "" else f"{pair[0]}={pair[1]}")
         else:
             dropped.append(f"{name}={value}")
-    return Params(query, fragment, (*dropped, *embed.unknown))
+    return Params(query, fragment, (*dropped, *embed.unknown), tuple(in_query))
 
 
 def with_params(url: str, params: Params, fragment_sep: str = "&") -> str:
@@ -154,7 +157,8 @@ def kept(embed: Embed) -> dict[str, str]:
 
 def iframe(src: str, embed: Embed, allow: str | None = None) -> str:
     """`<iframe src=...>` with the embed's kept attributes; `allow` where the original had none and the target's
-    document asks for one; in a padding-top wrapper when the source embed was responsive."""
+    document asks for one (Mux: "Keep the allow attribute"; Cloudflare's and Bunny's examples carry one without
+    asking for it); in a padding-top wrapper when the source embed was responsive."""
     attributes = {"src": src, **kept(embed)}
     if allow and "allow" not in attributes:
         attributes["allow"] = allow

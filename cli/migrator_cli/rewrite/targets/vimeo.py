@@ -65,7 +65,7 @@ def _usable(destination: Destination) -> tuple[str, str | None]:
 def player(destination: Destination, params: Params) -> str:
     vid, hashed = _usable(destination)
     url = markup.with_query(f"{PLAYER_HOST}/{segment(vid)}", {"h": hashed} if hashed else {})
-    return with_params(url, Params({**params.query}, params.fragment, params.dropped))
+    return with_params(url, params)
 
 
 def _page_url(destination: Destination) -> str:
@@ -78,7 +78,7 @@ def page(destination: Destination, params: Params) -> tuple[str, tuple[str, ...]
     url = _page_url(destination)
     # The page takes the start as its fragment; its other options are the player's.
     written = url + ("#" + "&".join(params.fragment) if params.fragment else "")
-    return written, (*(f"{k}={v}" for k, v in params.query.items()), *params.dropped)
+    return written, (*params.in_query, *params.dropped)
 
 
 def oembed(destination: Destination) -> str:
