@@ -21,6 +21,7 @@ ID_SHAPES = {
     "vimeo": ("76979871", "1", "1084537292"),
     "wistia": ("g5pnf59ala", "0123456789", "abcdefghij"),
     "jwplayer": ("hWF9vG66", "Qg61oDHZ", "12345678"),
+    "brightcove": ("6176149862001", "1", "ref:spring-launch"),
 }
 PLATFORMS = tuple(ID_SHAPES)
 
