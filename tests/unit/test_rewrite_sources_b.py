@@ -15,12 +15,17 @@ from migrator_cli.rewrite.model import KINDS, OPTIONS
 pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rewrite" / "snippets"
-PLATFORMS = ("mux", "cloudflare", "apivideo")
+PLATFORMS = ("mux", "cloudflare", "apivideo", "objects")
 # Ids of the shapes each platform uses, for the samples (what a form writes with an id put in).
 SAMPLE_IDS = {
     "mux": ("uNbxnGLKJ00yfbijDO8COxTOyVKT01xpxW", "EcHgOK9coz5K4rjSwOkoE7Y7O01201YMIC200RI6lNxnhs", "PB" + "7" * 30),
     "cloudflare": ("6b9e68b07dfee8cc2d116e4c51d6a957", "5d5bc37ffcf54c9b82e996823bffbb81"),
     "apivideo": ("vi5fv44Hol1jFrCovyktAJS9", "viMgTc1KULkXrjFfDCTBtLs1"),
+    # The file sources' references (the map's keys), and Bunny's GUIDs.
+    "s3": ("s3://media-bucket/talks/intro.mp4", "s3://my.dotted.bucket/a/b/Final Cut.MOV"),
+    "gcs": ("gcs://my-bucket/videos/a.mp4", "gcs://b_2/x/y.webm"),
+    "azure": ("azure://myaccount/mycontainer/myblob.mp4", "azure://acct9/videos/2024/talk.m4v"),
+    "bunny": ("eb1c4f77-0cda-46be-b47d-1118ad7c2ffe", "d9d9ab1f-fc9f-4488-9c26-4ffc653c0024"),
 }
 PAGE = '<main><h1>Our talks</h1>\n<p>Watch it below (or <a href="https://example.com/talk.mp4">download</a>).</p>\n{}\n<p>Thanks</p></main>'
 
@@ -89,9 +94,9 @@ def test_every_registered_form_has_a_documents_snippet_and_at_least_five_look_al
 
 def sample_cases() -> list[tuple[str, object, str]]:
     cases = []
-    for platform, ids in SAMPLE_IDS.items():
+    for platform in PLATFORMS:
         for form in registered(platform):
-            cases += [(platform, form, video_id) for video_id in ids]
+            cases += [(platform, form, video_id) for video_id in SAMPLE_IDS[form.platform]]
     return cases
 
 
@@ -100,3 +105,21 @@ def test_a_forms_sample_is_found_again_as_that_form_and_id(platform, form, video
     found = forms.find(form.sample(video_id))
     assert [(e.form, e.video_id) for e in found] == [(form.name, video_id)]
     assert form.hint in form.sample(video_id).lower()
+
+
+def test_object_urls_take_the_video_extensions_the_s3_source_lists():
+    from migrator.sources.s3 import VIDEO_EXTENSIONS
+    from migrator_cli.rewrite.sources import objects
+
+    assert set(objects.VIDEO_EXTENSIONS) == set(VIDEO_EXTENSIONS)
+
+
+def test_a_cloudflare_token_names_its_video_only_by_a_well_formed_sub():
+    from migrator_cli.rewrite.sources.cloudflare import uid_of
+
+    uid = "6b9e68b07dfee8cc2d116e4c51d6a957"
+    assert uid_of(uid.upper()) == (uid, False)
+    signed = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiI2YjllNjhiMDdkZmVlOGNjMmQxMTZlNGM1MWQ2YTk1NyJ9.c2ln"
+    assert uid_of(signed) == (uid, True)
+    assert uid_of("eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln") is None  # the payload is no JSON
+    assert uid_of("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOjQyfQ.c2ln") is None  # sub is no uid
