@@ -125,7 +125,7 @@ forms.register(
         url_pattern(S3_VIRTUAL),
         _object_reader("s3.object-url", lambda g: f"s3://{g['bucket'].lower()}/{g['key']}"),
         S3_DOC,
-        lambda ref: "https://{0}.s3.us-west-2.amazonaws.com/{1}".format(*_split(ref, 2)),
+        lambda ref: "https://{}.s3.us-west-2.amazonaws.com/{}".format(*_split(ref, 2)),
         ".amazonaws.com/",
     ),
     Form(
@@ -135,7 +135,7 @@ forms.register(
         url_pattern(S3_PATH),
         _object_reader("s3.path-url", lambda g: f"s3://{g['bucket'].lower()}/{g['key']}"),
         S3_DOC,
-        lambda ref: "https://s3.us-west-2.amazonaws.com/{0}/{1}".format(*_split(ref, 2)),
+        lambda ref: "https://s3.us-west-2.amazonaws.com/{}/{}".format(*_split(ref, 2)),
         ".amazonaws.com/",
     ),
     Form(
@@ -145,7 +145,7 @@ forms.register(
         url_pattern(GCS_PATH),
         _object_reader("gcs.object-url", lambda g: f"gcs://{g['bucket'].lower()}/{g['key']}"),
         GCS_DOC,
-        lambda ref: "https://storage.googleapis.com/{0}/{1}".format(*_split(ref, 2)),
+        lambda ref: "https://storage.googleapis.com/{}/{}".format(*_split(ref, 2)),
         "storage.googleapis.com/",
     ),
     Form(
@@ -155,7 +155,7 @@ forms.register(
         url_pattern(GCS_VIRTUAL),
         _object_reader("gcs.virtual-url", lambda g: f"gcs://{g['bucket'].lower()}/{g['key']}"),
         GCS_DOC,
-        lambda ref: "https://{0}.storage.googleapis.com/{1}".format(*_split(ref, 2)),
+        lambda ref: "https://{}.storage.googleapis.com/{}".format(*_split(ref, 2)),
         ".storage.googleapis.com/",
     ),
     Form(
@@ -167,7 +167,7 @@ forms.register(
             "azure.blob-url", lambda g: f"azure://{g['account'].lower()}/{g['container'].lower()}/{g['key']}"
         ),
         AZURE_DOC,
-        lambda ref: "https://{0}.blob.core.windows.net/{1}/{2}".format(*_split(ref, 3)),
+        lambda ref: "https://{}.blob.core.windows.net/{}/{}".format(*_split(ref, 3)),
         ".blob.core.windows.net/",
     ),
     Form(
