@@ -137,7 +137,8 @@ def test_every_kind_is_written_or_refused_with_a_reason_never_emptied(provider, 
             "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/uid1/iframe?autoplay=true&muted=true&startTime=30",
             ("color=ff0000",),
         ),
-        ("apivideo", "https://embed.api.video/vod/vi1#autoplay;muted;t=30", ("color=ff0000",)),
+        # api.video has no fragment for starting muted ("HTML5 Player URL Fragments").
+        ("apivideo", "https://embed.api.video/vod/vi1#autoplay;t=30", ("muted=1", "color=ff0000")),
         ("bunny", "https://iframe.mediadelivery.net/embed/759/g1?autoplay=true&muted=true&t=30s", ("color=ff0000",)),
         (
             "jwplayer",
@@ -170,7 +171,7 @@ def test_the_map_s_own_player_url_is_preferred_a_simulators_included():
     mux = replace(ROWS["mux"], player_url=f"{sim}/mux/PID1")
     assert src_of(render("mux", destination=mux).text).startswith(f"{sim}/mux/PID1?autoplay=true")
     api = replace(ROWS["apivideo"], player_url=f"{sim}/apivideo/vi1/player")
-    assert src_of(render("apivideo", destination=api).text) == f"{sim}/apivideo/vi1/player#autoplay;muted;t=30"
+    assert src_of(render("apivideo", destination=api).text) == f"{sim}/apivideo/vi1/player#autoplay;t=30"
     # Stream's row holds its watch page: the iframe is its documented /iframe on the same host.
     cf = replace(ROWS["cloudflare"], player_url=f"{sim}/cloudflare/uid1/watch", hls_url=None)
     assert src_of(render("cloudflare", destination=cf).text).startswith(f"{sim}/cloudflare/uid1/iframe?")
@@ -206,7 +207,7 @@ def test_a_url_writes_its_ampersands_as_its_text_did():
             HLS,
             f"https://customer-f33zs165nr7gyfy4.cloudflarestream.com/{TOKEN_MARKER}/manifest/video.m3u8",
         ),
-        ("apivideo", IFRAME, f"https://embed.api.video/vod/vi1?token={TOKEN_MARKER}#autoplay;muted;t=30"),
+        ("apivideo", IFRAME, f"https://embed.api.video/vod/vi1?token={TOKEN_MARKER}#autoplay;t=30"),
         ("apivideo", HLS, f"https://vod.api.video/vod/vi1/token/{TOKEN_MARKER}/hls/manifest.m3u8"),
         ("bunny", HLS, f"https://vz-a1b2.b-cdn.net/g1/playlist.m3u8?token={TOKEN_MARKER}&expires={TOKEN_MARKER}"),
         ("jwplayer", HLS, f"https://cdn.jwplayer.com/manifests/m1.m3u8?exp={TOKEN_MARKER}&sig={TOKEN_MARKER}"),
@@ -253,7 +254,11 @@ def test_a_responsive_embed_keeps_its_sizing_in_the_targets_responsive_form():
     cf = render("cloudflare", wrapped).text
     assert cf.startswith('<div style="position: relative; padding-top: 56.25%;"><iframe ')
     assert "position: absolute" in markup.attributes(cf[cf.index("<iframe") :])["style"]
-    assert 'style="aspect-ratio: 16/9; width: 100%;"' in render("mux", wrapped).text
+    assert 'style="aspect-ratio: 16/9; width: 100%; border: 0;"' in render("mux", wrapped).text
+    # Mux's iframe documents its own responsive style, no wrapper (player-mux-com).
+    mux_iframe = render("mux", replace(EMBED, options={"responsive": "1"}, unknown=())).text
+    assert mux_iframe.startswith("<iframe ") and "width=" not in mux_iframe
+    assert markup.attributes(mux_iframe)["style"] == "aspect-ratio: 16/9; width: 100%; border: 0;"
     assert markup.query(src_of(render("bunny", wrapped).text))["responsive"] == "true"
 
 

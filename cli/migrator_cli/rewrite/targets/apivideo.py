@@ -2,9 +2,10 @@
 
 Platform facts:
 - the player `https://embed.api.video/vod/{video id}`, a private video's `?token={private token}`
-  (https://docs.api.video/docs/private-video-delivery-web-browser); options as the player URL's hash, e.g. `#loop`
-  ("you can add #loop to the end of the player url", https://api.video/what-is/loop); several joined by `;` and the
-  start as `t=<seconds>` (from api.video's player documentation, not seen verbatim);
+  (https://docs.api.video/docs/private-video-delivery-web-browser); options as URL fragments joined by `;`:
+  `#autoplay`, `#loop`, `#t=<seconds>`, `#hide-controls`, `#show-subtitles`, and no fragment for starting muted
+  ("HTML5 Player URL Fragments", apivideo/api.video-api-client-generator
+  templates/documentation/delivery-analytics/video-playback-features.md, docs.api.video's source);
 - the video object's assets: `https://vod.api.video/vod/{id}/hls/manifest.m3u8`, `.../thumbnail.jpg`,
   `.../mp4/source.mp4` (oas_apivideo.yaml, video-assets); a private video's token in the path,
   `/vod/{id}/token/{token}/...` ("the HLS manifest has the token in the path", the same private-video page);
@@ -14,15 +15,35 @@ Platform facts:
 from __future__ import annotations
 
 from .. import markup
-from ..model import AUTOPLAY, DASH, HLS, LOOP, MP4, MUTED, START, THUMBNAIL, TOKEN_MARKER, Destination, Embed, Player
-from .common import Params, Target, base_in, first, none, on, render, segment, start, translate, with_params
+from ..model import (
+    AUTOPLAY,
+    CAPTIONS,
+    CONTROLS,
+    DASH,
+    HLS,
+    LOOP,
+    MP4,
+    START,
+    THUMBNAIL,
+    TOKEN_MARKER,
+    Destination,
+    Embed,
+    Player,
+)
+from .common import Params, Target, base_in, first, none, off, on, render, segment, start, translate, with_params
 
 CITE = "https://docs.api.video/docs/private-video-delivery-web-browser"
 EMBED = "https://embed.api.video/vod"
 VOD = "https://vod.api.video/vod"
 NAME = "api.video"
 
-_HASH = {AUTOPLAY: on("autoplay", ""), LOOP: on("loop", ""), MUTED: on("muted", ""), START: start("t")}
+_HASH = {
+    AUTOPLAY: on("autoplay", ""),
+    LOOP: on("loop", ""),
+    START: start("t"),
+    CONTROLS: off("hide-controls", ""),
+    CAPTIONS: lambda _language: ("show-subtitles", ""),  # the video's captions shown; the language is the player's
+}
 _ASSETS = {HLS: "hls/manifest.m3u8", THUMBNAIL: "thumbnail.jpg", MP4: "mp4/source.mp4"}
 
 

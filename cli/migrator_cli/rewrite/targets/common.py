@@ -155,17 +155,20 @@ def kept(embed: Embed) -> dict[str, str]:
     return {k: v for k, v in embed.attributes.items() if k in markup.KEPT_ATTRIBUTES}
 
 
-def iframe(src: str, embed: Embed, allow: str | None = None) -> str:
+def iframe(src: str, embed: Embed, allow: str | None = None, responsive_style: str | None = None) -> str:
     """`<iframe src=...>` with the embed's kept attributes; `allow` where the original had none and the target's
     document asks for one (Mux: "Keep the allow attribute"; Cloudflare's and Bunny's examples carry one without
-    asking for it); in a padding-top wrapper when the source embed was responsive."""
+    asking for it); when the source embed was responsive, the target's own responsive style where it documents one
+    (Mux: `aspect-ratio`), else in a padding-top wrapper."""
     attributes = {"src": src, **kept(embed)}
     if allow and "allow" not in attributes:
         attributes["allow"] = allow
     if not responsive(embed):
         return f"<iframe{markup.write_attributes(attributes)}></iframe>"
-    attributes["style"] = FILL_STYLE
     attributes.pop("width", None), attributes.pop("height", None)
+    attributes["style"] = responsive_style or FILL_STYLE
+    if responsive_style:
+        return f"<iframe{markup.write_attributes(attributes)}></iframe>"
     inner = f"<iframe{markup.write_attributes(attributes)}></iframe>"
     return f'<div style="{html.escape(WRAPPER_STYLE)}">{inner}</div>'
 
@@ -188,6 +191,7 @@ class Target:
     params: Callable[[Embed], Params]
     media: Callable[[str, Destination], tuple[str, tuple[str, ...]]]
     allow: str | None = None  # the iframe `allow` its document asks for
+    responsive_style: str | None = None  # a responsive iframe's style, where the target documents one of its own
     page: Callable[[Destination, Params], tuple[str, tuple[str, ...]]] | None = None
     oembed: Callable[[Destination], str] | None = None
     script: Callable[[Embed, Destination, Params], Rendered] | None = None
@@ -207,7 +211,7 @@ def render(target: Target, embed: Embed, destination: Destination, original: str
         return target.element(embed, destination, params)
     if kind in (IFRAME, SCRIPT, ELEMENT):
         note = {SCRIPT: (SCRIPT_AS_IFRAME,), ELEMENT: (ELEMENT_AS_IFRAME,)}.get(kind, ())
-        text = iframe(target.player(destination, params), embed, target.allow)
+        text = iframe(target.player(destination, params), embed, target.allow, target.responsive_style)
         return done(text, IFRAME, (*note, *params.dropped))
     if kind == PAGE and target.page is not None:
         url, dropped = target.page(destination, params)

@@ -43,6 +43,7 @@ from .common import Params, Target, done, first, kept, none, on, render, respons
 
 CITE = "https://www.mux.com/docs/guides/player-mux-com"
 ALLOW = "accelerometer; gyroscope; autoplay; encrypted-media; picture-in-picture;"
+RESPONSIVE_STYLE = "aspect-ratio: 16/9; width: 100%; border: 0;"  # player-mux-com: "Set aspect-ratio to your video's"
 SCRIPT_SRC = "https://cdn.jsdelivr.net/npm/@mux/mux-player"
 STATIC_MP4 = "a static rendition: plays only where the asset has static renditions (highest.mp4)"
 NAME = "Mux"
@@ -97,7 +98,7 @@ def _element(embed: Embed, destination: Destination, params: Params) -> Rendered
         if name in embed.attributes:
             attributes[name] = embed.attributes[name]
     if responsive(embed) and "style" not in attributes:
-        attributes["style"] = "aspect-ratio: 16/9; width: 100%;"
+        attributes["style"] = RESPONSIVE_STYLE
     element = f"<mux-player{markup.write_attributes(attributes)}></mux-player>"
     dropped = tuple(f"{k}={v}" for k, v in kept(embed).items() if k in ("width", "height", "allow"))
     # A Mux element found alone has its script elsewhere on the page; any other platform's needs Mux's.
@@ -110,7 +111,9 @@ def _params(embed: Embed) -> Params:
     return translate(embed, _ELEMENT_PARAMS if embed.kind in (SCRIPT, ELEMENT) else _IFRAME_PARAMS)
 
 
-TARGET = Target(NAME, player, _params, media, allow=ALLOW, script=_element, element=_element)
+TARGET = Target(
+    NAME, player, _params, media, allow=ALLOW, responsive_style=RESPONSIVE_STYLE, script=_element, element=_element
+)
 PLAYER = Player(
     "mux",
     lambda embed, destination, original: render(TARGET, embed, destination, original),
