@@ -275,7 +275,8 @@ def test_pages_and_oembed_links():
     assert render("vimeo", page).text == "https://vimeo.com/123#t=30s"
     assert render("cloudflare", page).text == "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/uid1/watch"
     assert render("cloudflare", page).dropped == ("start=30",)  # the watch page takes no documented parameter
-    assert render("bunny", page).text == "https://iframe.mediadelivery.net/play/759/g1?t=30s"
+    # Bunny autoplays by default ("Supported Parameters"): an embed that did not is written autoplay=false.
+    assert render("bunny", page).text == "https://iframe.mediadelivery.net/play/759/g1?autoplay=false&amp;t=30s"
     mux = render("mux", page)
     assert (mux.kind, mux.text) == (PLAYER_URL, "https://player.mux.com/PID1?start-time=30")
     oembed = replace(page, kind=OEMBED, options={})

@@ -2,10 +2,12 @@
 HLS, thumbnail and MP4 on the library's pull zone (pure).
 
 Platform facts:
-- the embed `https://iframe.mediadelivery.net/embed/{video_library_id}/{video_id}` with `allow`, its parameters
-  `autoplay`, `loop`, `muted`, `preload`, `responsive` as true/false, and its responsive form, a padding-top div
-  (https://docs.bunny.net/docs/stream-embedding-videos); the start `t=30s`, the direct play page
-  `.../play/{video_library_id}/{video_id}` (https://docs.bunny.net/docs/stream-video-storage-structure);
+- the embed `https://iframe.mediadelivery.net/embed/{video_library_id}/{video_id}` (providers/bunny_formats.py
+  `EMBED`; the documents now show `player.mediadelivery.net`), its responsive form a padding-top div, its "Supported
+  Parameters": `autoplay` (default `true`: so ours, off unless set, is written `false`), `muted`, `loop`,
+  `playsinline` as true/false, `captions` (a caption's short code), `t` (`Xs`, `1h20m45s`, seconds)
+  (https://docs.bunny.net/docs/stream-embedding-videos; its source BunnyWay/documentation stream/embedding.mdx);
+  the direct play page `.../play/{video_library_id}/{video_id}?t=30s` (the same page);
 - `https://{pull_zone}.b-cdn.net/{video_id}/playlist.m3u8`, `/thumbnail.jpg`, `/play_{height}p.mp4`, the MP4 only
   with MP4 fallback enabled, up to 720p (https://docs.bunny.net/docs/stream-how-to-retrieve-an-mp4-url-from-stream);
 - a protected library: the embed's view token `token=` and `expires=`, the CDN's `token=` and `expires=`
@@ -16,16 +18,20 @@ library_id=<id>` and `cdn_host=<vz-....b-cdn.net>`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from migrator.providers.bunny_formats import EMBED
 
 from .. import markup
 from ..model import (
     AUTOPLAY,
+    CAPTIONS,
     DASH,
     HLS,
     LOOP,
     MP4,
     MUTED,
+    PLAYSINLINE,
     START,
     THUMBNAIL,
     TOKEN_MARKER,
@@ -34,14 +40,36 @@ from ..model import (
     NoEquivalent,
     Player,
 )
-from .common import RESPONSIVE, Params, Target, base_in, first, none, on, render, responsive, segment, start, translate
+from .common import (
+    RESPONSIVE,
+    Params,
+    Target,
+    base_in,
+    first,
+    none,
+    on,
+    render,
+    responsive,
+    segment,
+    start,
+    switch,
+    text,
+    translate,
+)
 
 CITE = "https://docs.bunny.net/docs/stream-embedding-videos"
 NAME = "Bunny Stream"
 FALLBACK_MP4 = "the MP4 fallback (720p): plays only with MP4 fallback enabled in the library"
 SIGNED = {"token": TOKEN_MARKER, "expires": TOKEN_MARKER}
 
-_PARAMS = {AUTOPLAY: on("autoplay"), LOOP: on("loop"), MUTED: on("muted"), START: start("t", "s")}
+_PARAMS = {
+    AUTOPLAY: on("autoplay"),
+    LOOP: on("loop"),
+    MUTED: on("muted"),
+    START: start("t", "s"),
+    PLAYSINLINE: switch("playsinline", "true", "false"),
+    CAPTIONS: text("captions"),
+}
 _FILES = {HLS: "playlist.m3u8", THUMBNAIL: "thumbnail.jpg", MP4: "play_720p.mp4"}
 
 
@@ -98,9 +126,11 @@ def media(kind: str, destination: Destination) -> tuple[str, tuple[str, ...]]:
 
 def _params(embed: Embed) -> Params:
     params = translate(embed, _PARAMS)
+    # Bunny autoplays unless told not to; the source's player did only where its embed said so.
+    query = {"autoplay": params.query.pop("autoplay", "false"), **params.query}
     if responsive(embed):
-        params.query[RESPONSIVE] = "true"
-    return params
+        query[RESPONSIVE] = "true"
+    return replace(params, query=query)
 
 
 TARGET = Target(NAME, player, _params, media, page=page)

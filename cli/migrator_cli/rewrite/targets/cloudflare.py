@@ -4,8 +4,11 @@ the watch page and the MP4 download, all under the video's `customer-<CODE>.clou
 Platform facts:
 - the iframe `https://customer-<CODE>.cloudflarestream.com/<VIDEO_UID>/iframe`, with `allow`, "<VIDEO_UID> with the
   video UID (or signed token)", and its responsive form, a padding-top div around an absolutely placed iframe
-  (https://developers.cloudflare.com/stream/viewing-videos/using-the-stream-player); its parameters autoplay,
-  muted, loop, preload, controls, poster, startTime (the same page's "Player parameters", not seen verbatim here);
+  (https://developers.cloudflare.com/stream/viewing-videos/using-the-stream-player); its "Basic Options" in the
+  query: `autoplay` (included or not: "don't include the autoplay flag at all"), `muted`, `loop`, `controls` (default
+  true), `poster` (a URL), `startTime` ("a plain number ... will be interpreted as ... seconds"), `defaultTextTrack`
+  (a BCP-47 language code) (the same page's source, cloudflare/cloudflare-docs src/content/docs/stream/viewing-videos/
+  using-the-stream-player/index.mdx);
 - `/manifest/video.m3u8`, `/manifest/video.mpd` (https://developers.cloudflare.com/stream/examples/video-js,
   .../dash-js), `/thumbnails/thumbnail.jpg` (https://developers.cloudflare.com/stream/examples/stream-player), the
   watch page `/watch` (the video object's `preview`);
@@ -20,6 +23,7 @@ from __future__ import annotations
 from .. import markup
 from ..model import (
     AUTOPLAY,
+    CAPTIONS,
     CONTROLS,
     DASH,
     HLS,
@@ -48,6 +52,7 @@ _PARAMS = {
     START: start("startTime"),
     CONTROLS: off("controls"),
     POSTER: text("poster"),
+    CAPTIONS: text("defaultTextTrack"),
 }
 _PATHS = {HLS: "manifest/video.m3u8", DASH: "manifest/video.mpd", THUMBNAIL: "thumbnails/thumbnail.jpg",
           MP4: "downloads/default.mp4"}  # fmt: skip
