@@ -21,12 +21,12 @@ _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _KEY_AFTER = re.compile(r"\s*:")
 _ESCAPED_NON_ASCII = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_DOCUMENT_START = re.compile(r"[ \t\r\n]*[\[{]")
 
 
 def is_json_document(text: str) -> bool:
     """Whether `text` is a whole JSON object or array (what a container rewrites as JSON, not as plain text)."""
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
+    if not _DOCUMENT_START.match(text):
         return False
     try:
         json.loads(text)

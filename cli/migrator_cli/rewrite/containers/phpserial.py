@@ -32,12 +32,13 @@ MAX_DEPTH = 256
 # enum. Scalars (`i:5;`, `b:1;`, `d:0.5;`, `N;`) hold nothing to rewrite, so they need not be recognised.
 _LOOKS = re.compile(r'(?:s:\d+:"|a:\d+:\{|O:\d+:"|C:\d+:"|E:\d+:")')
 
-_INT = re.compile(rb"i:[+-]?\d+;")
-_BOOL = re.compile(rb"b:[01];")
-# php-src var_unserializer.re: iv, nv, nvexp, NAN and [-]INF.
-_FLOAT = re.compile(rb"d:(?:NAN|-?INF|[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?);")
-_REF = re.compile(rb"[rR]:\d+;")
-_COUNTED = re.compile(rb"([saOCE]):(\d+):")  # a type with a length (s, O, C, E) or a count (a)
+# One token of the grammar (php-src var_unserializer.re): a scalar whole, or the head of a counted value. Floats: iv,
+# nv, nvexp, NAN and [-]INF.
+_TOKEN = re.compile(
+    rb"(?P<scalar>N;|b:[01];|d:(?:NAN|-?INF|[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?);|[rR]:\d+;)"
+    rb"|(?P<int>i:[+-]?\d+;)"
+    rb"|(?P<counted>[saOCE]):(?P<size>\d+):"
+)
 _MEMBERS = re.compile(rb":(\d+):\{")  # after an object's class name: its member count (O) or payload length (C)
 
 
@@ -60,113 +61,112 @@ def rewrite_serialized(text: str, rewrite: TextRewrite, malformed_inside: Callab
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as error:  # a lone surrogate that no byte decoded to: not from a file
         raise MalformedSerialized(f"not encodable as bytes: {error}") from None
-    writer = _Writer(data, rewrite, malformed_inside)
-    end = writer.value(0, 0)
-    if end != len(data):
-        raise MalformedSerialized(f"trailing bytes after the value at offset {end}")
-    if not writer.changed:
+    replaced = _Strings(data, rewrite, malformed_inside).walk()
+    if not replaced:
         return text
-    return b"".join(writer.out).decode("utf-8", "surrogateescape")
+    out: list[bytes] = []
+    copied = 0
+    for start, end, new in replaced:
+        out += (data[copied:start], new)
+        copied = end
+    out.append(data[copied:])
+    return b"".join(out).decode("utf-8", "surrogateescape")
 
 
-class _Writer:
-    """One pass over the bytes: each value is parsed and written to `out` as it goes."""
+class _Strings:
+    """One pass over the bytes, checking the grammar: the string values that changed, as (start, end, new token)."""
 
     def __init__(self, data: bytes, rewrite: TextRewrite, malformed_inside: Callable[[str], None] | None) -> None:
         self.data = data
         self.rewrite = rewrite
         self.malformed_inside = malformed_inside
-        self.out: list[bytes] = []
-        self.changed = False
 
-    def fail(self, at: int, what: str) -> MalformedSerialized:
-        return MalformedSerialized(f"{what} at offset {at}")
-
-    def copy(self, start: int, end: int) -> int:
-        self.out.append(self.data[start:end])
-        return end
-
-    def value(self, at: int, depth: int, key: bool = False) -> int:
-        """Parse the value at `at`, write it, return where it ends. A key is an int or a string, copied as is."""
+    def walk(self) -> list[tuple[int, int, bytes]]:
         data = self.data
-        if depth > MAX_DEPTH:
-            raise self.fail(at, f"nested deeper than {MAX_DEPTH}")
-        kind = data[at : at + 1]
-        if key and kind not in (b"i", b"s"):
-            raise self.fail(at, "an array key that is neither an int nor a string")
-        if kind == b"N":
-            if data[at : at + 2] != b"N;":
-                raise self.fail(at, "a bad null")
-            return self.copy(at, at + 2)
-        for pattern in (_INT, _BOOL, _FLOAT, _REF):
-            scalar = pattern.match(data, at)
-            if scalar:
-                return self.copy(at, scalar.end())
-        counted = _COUNTED.match(data, at)
-        if not counted:
-            raise self.fail(at, f"an unknown value {data[at : at + 12]!r}")
-        letter, size = counted.group(1), int(counted.group(2))
-        body = counted.end()
-        if letter == b"s":
-            return self.string(at, body, size, key)
-        if letter == b"a":
-            return self.members(at, body, size, depth)
-        name_end = self.quoted(body, size)  # O, C and E name a class (E: "Class:Case") in a quoted, counted string
-        if letter == b"E":
-            if data[name_end : name_end + 1] != b";":
-                raise self.fail(name_end, "an enum without its ';'")
-            return self.copy(at, name_end + 1)
-        count = _MEMBERS.match(data, name_end)
-        if not count:
-            raise self.fail(name_end, "an object without its member count")
-        if letter == b"O":
-            return self.members(at, count.end() - 1, int(count.group(1)), depth)
-        payload_end = count.end() + int(count.group(1))  # C: an opaque payload of that many bytes, copied
-        if data[payload_end : payload_end + 1] != b"}":
-            raise self.fail(payload_end, "a custom object's payload whose length is wrong")
-        return self.copy(at, payload_end + 1)
+        replaced: list[tuple[int, int, bytes]] = []
+        # Items (keys and values) left in each open array or object; a key is due when an even number is left.
+        left: list[int] = []
+        position = 0
+        while True:
+            while left and left[-1] == 0:
+                if data[position : position + 1] != b"}":
+                    raise MalformedSerialized(f"more members than the count, at offset {position}")
+                position += 1
+                left.pop()
+            if not left and position:
+                break
+            key = bool(left) and left[-1] % 2 == 0
+            if left:
+                left[-1] -= 1
+            token = _TOKEN.match(data, position)
+            if not token:
+                raise MalformedSerialized(f"an unknown value {data[position : position + 12]!r} at offset {position}")
+            kind = token.group("counted")
+            if key and not (token.group("int") or kind == b"s"):
+                raise MalformedSerialized(f"a key that is neither an int nor a string, at offset {position}")
+            if not kind:
+                position = token.end()
+                if not left:
+                    break
+                continue
+            size, body = int(token.group("size")), token.end()
+            if kind == b"s":
+                end = self.quoted(body, size)
+                if data[end : end + 1] != b";":
+                    raise MalformedSerialized(f"a string without its ';', at offset {end}")
+                if not key:
+                    new = self.string(data[body + 1 : end - 1])
+                    if new is not None:
+                        replaced.append((position, end + 1, b's:%d:"%s";' % (len(new), new)))
+                position = end + 1
+            elif kind == b"a":
+                if data[body : body + 1] != b"{":
+                    raise MalformedSerialized(f"an array without its '{{', at offset {body}")
+                position = body + 1
+                left.append(2 * size)
+            else:  # O, C and E name a class (E: "Class:Case") in a quoted, counted string
+                name_end = self.quoted(body, size)
+                if kind == b"E":
+                    if data[name_end : name_end + 1] != b";":
+                        raise MalformedSerialized(f"an enum without its ';', at offset {name_end}")
+                    position = name_end + 1
+                else:
+                    count = _MEMBERS.match(data, name_end)
+                    if not count:
+                        raise MalformedSerialized(f"an object without its member count, at offset {name_end}")
+                    if kind == b"O":
+                        position = count.end()
+                        left.append(2 * int(count.group(1)))
+                    else:  # C: an opaque payload of that many bytes, copied
+                        payload_end = count.end() + int(count.group(1))
+                        if data[payload_end : payload_end + 1] != b"}":
+                            raise MalformedSerialized(f"a custom object's payload ends wrong, at offset {payload_end}")
+                        position = payload_end + 1
+            if len(left) > MAX_DEPTH:
+                raise MalformedSerialized(f"nested deeper than {MAX_DEPTH}")
+            if not left:
+                break
+        if position != len(data):
+            raise MalformedSerialized(f"trailing bytes after the value, at offset {position}")
+        return replaced
 
     def quoted(self, at: int, size: int) -> int:
         """The end (after the closing quote) of `"<size bytes>"` at `at`."""
         end = at + 1 + size
-        if self.data[at : at + 1] != b'"' or self.data[end : end + 1] != b'"' or end > len(self.data):
-            raise self.fail(at, f"a string whose length {size} does not match its quotes")
+        if end >= len(self.data) or self.data[at : at + 1] != b'"' or self.data[end : end + 1] != b'"':
+            raise MalformedSerialized(f"a string whose length {size} does not match its quotes, at offset {at}")
         return end + 1
 
-    def string(self, at: int, body: int, size: int, key: bool) -> int:
-        end = self.quoted(body, size)
-        if self.data[end : end + 1] != b";":
-            raise self.fail(end, "a string without its ';'")
-        if key:
-            return self.copy(at, end + 1)
-        old = self.data[body + 1 : end - 1].decode("utf-8", "surrogateescape")
-        new = self.inner(old)
-        if new == old:
-            return self.copy(at, end + 1)
-        encoded = new.encode("utf-8", "surrogateescape")
-        self.out.append(b's:%d:"%s";' % (len(encoded), encoded))
-        self.changed = True
-        return end + 1
-
-    def inner(self, text: str) -> str:
-        if looks_serialized(text):
+    def string(self, raw: bytes) -> bytes | None:
+        """A string value's new bytes, or None if it did not change."""
+        old = raw.decode("utf-8", "surrogateescape")
+        if looks_serialized(old):
             try:
-                return rewrite_serialized(text, self.rewrite, self.malformed_inside)
+                new = rewrite_serialized(old, self.rewrite, self.malformed_inside)
             except MalformedSerialized:
                 if self.malformed_inside:
-                    self.malformed_inside(text)
-                return text
-        return self.rewrite(text)
-
-    def members(self, at: int, brace: int, count: int, depth: int) -> int:
-        """An array's or object's `{<key><value>...}` of `count` pairs: the header is copied, members written."""
-        if self.data[brace : brace + 1] != b"{":
-            raise self.fail(brace, "a missing '{'")
-        self.copy(at, brace + 1)
-        position = brace + 1
-        for _ in range(count):
-            position = self.value(position, depth + 1, key=True)
-            position = self.value(position, depth + 1)
-        if self.data[position : position + 1] != b"}":
-            raise self.fail(position, f"more members than the count {count}")
-        return self.copy(position, position + 1)
+                    self.malformed_inside(old)
+                return None
+        else:
+            new = self.rewrite(old)
+        return None if new == old else new.encode("utf-8", "surrogateescape")

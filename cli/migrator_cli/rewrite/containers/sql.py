@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import TextIO
 
+from . import lines as lines_of
 from .phpserial import TextRewrite
 from .values import Changed, Counts, rewrite_value
 
@@ -45,11 +46,11 @@ _UNTOUCHED_PREFIXES = ("_binary", "x", "b", "u&")
 
 _MYSQL_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
 _MYSQL_UNESCAPE = re.compile(r"\\(.)|''", re.DOTALL)
-# mysqldump's escaping (mysql_real_escape_string): NUL, newline, CR, backslash, both quotes, Ctrl-Z.
-_MYSQL_ESCAPE = str.maketrans(
-    {"\0": "\\0", "\n": "\\n", "\r": "\\r", "\\": "\\\\", "'": "\\'", '"': '\\"', "\x1a": "\\Z"}
-)
-_MYSQL_ESCAPE_DOUBLING = str.maketrans({"\0": "\\0", "\n": "\\n", "\r": "\\r", "\\": "\\\\", "'": "''", "\x1a": "\\Z"})
+# mysqldump's escaping (mysql_real_escape_string): NUL, newline, CR, backslash, both quotes, Ctrl-Z. Pairs in
+# order, the backslash first (str.replace per pair beats str.translate on the long values of a dump).
+_MYSQL_CONTROLS = (("\\", "\\\\"), ("\0", "\\0"), ("\n", "\\n"), ("\r", "\\r"), ("\x1a", "\\Z"))
+_MYSQL_ESCAPE = (*_MYSQL_CONTROLS, ("'", "\\'"), ('"', '\\"'))
+_MYSQL_ESCAPE_DOUBLING = (*_MYSQL_CONTROLS, ("'", "''"))  # a dump whose literals double their quotes
 
 _PG_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _PG_UNESCAPE = re.compile(
@@ -57,8 +58,14 @@ _PG_UNESCAPE = re.compile(
 )
 _COPY_UNESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
 # pg_dump's COPY escaping (CopyAttributeOutText): backslash and the six control characters it names.
-_COPY_ESCAPE = str.maketrans(
-    {"\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_COPY_ESCAPE = (
+    ("\\", "\\\\"),
+    ("\b", "\\b"),
+    ("\f", "\\f"),
+    ("\n", "\\n"),
+    ("\r", "\\r"),
+    ("\t", "\\t"),
+    ("\v", "\\v"),
 )
 
 
@@ -82,7 +89,7 @@ class Dump:
         self.in_copy = False
 
     def run(self, src: TextIO, dst: TextIO) -> None:
-        lines = iter(src)
+        lines = lines_of(src)  # split at "\n" only, as the diff counts lines
         number = 0
         for line in lines:
             first = number + 1
@@ -129,7 +136,7 @@ class Dump:
     def copy_field(self, field: str) -> str:
         value = _COPY_UNESCAPE.sub(_copy_unescape, field) if "\\" in field else field
         new = rewrite_value(value, self.rewrite, self.counts)
-        return field if new is value else new.translate(_COPY_ESCAPE)
+        return field if new is value else _escape(new, _COPY_ESCAPE)
 
     def statement(self, line: str, lines: Iterator[str]) -> tuple[str, str, int]:
         """An INSERT's line, its string literals rewritten; more lines while a literal is open at its end."""
@@ -189,7 +196,14 @@ class Dump:
         if new is value:
             return raw
         doubling = "''" in raw and "\\'" not in raw
-        return new.translate(_MYSQL_ESCAPE_DOUBLING if doubling else _MYSQL_ESCAPE)
+        return _escape(new, _MYSQL_ESCAPE_DOUBLING if doubling else _MYSQL_ESCAPE)
+
+
+def _escape(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    for plain, escaped in pairs:
+        if plain in text:
+            text = text.replace(plain, escaped)
+    return text
 
 
 def _byte(code: int) -> str:

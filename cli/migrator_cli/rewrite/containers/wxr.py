@@ -17,6 +17,7 @@ import html
 import re
 from typing import TextIO
 
+from . import lines
 from .phpserial import TextRewrite
 from .values import Changed, Counts, rewrite_value
 
@@ -39,7 +40,7 @@ def run(src: TextIO, dst: TextIO, rewrite: TextRewrite, changed: Changed, counts
     record: list[str] = []
     first = number = 0
     state = _Scan()
-    for line in src:
+    for line in lines(src):  # split at "\n" only, as the diff counts lines
         number += 1
         if not record:
             first = number
