@@ -2,14 +2,16 @@
 
 Platform facts:
 - a cloud-hosted player embeds as one script, `https://cdn.jwplayer.com/players/{media_id}-{player_id}.js`, or its
-  page `.../{media_id}-{player_id}.html` in an iframe (https://docs.jwplayer.com/players/docs/players-get-started,
-  the dashboard's embed code; not seen verbatim here); the player is the property's (`--target-setting
-  player_id=<id>`); without one the media's preview page, the map's player URL (providers/jwplayer.py `previews/`);
+  page `.../{media_id}-{player_id}.html` in an iframe (the dashboard's embed code, "Get started with players",
+  https://docs.jwplayer.com/players/docs/players-get-started; the URLs as sites carry them, e.g. `<script
+  src="https://cdn.jwplayer.com/players/pzcOBtWf-Hq47QX3P.js">`, not seen on JW's own page); the player is the
+  property's (`--target-setting player_id=<id>`); without one, the media's preview page, the map's player URL
+  (providers/jwplayer.py `previews/`);
 - the player takes its options from its configuration, not its URL: every option is reported;
 - `https://cdn.jwplayer.com/manifests/{media_id}.m3u8` and `.../v2/media/{media_id}/poster.jpg`
   (providers/jwplayer.py); an MP4 is named by a rendition template's id, which no map holds; no DASH;
 - signed URLs: the non-JWT `?exp=<expiry>&sig=<signature>` on the manifest and players
-  (https://docs.jwplayer.com/platform/docs/how-to-enable-url-token-signing).
+  (https://docs.jwplayer.com/platform/docs/how-to-enable-url-token-signing; sites sign `players/<m>-<p>.html` so).
 """
 
 from __future__ import annotations

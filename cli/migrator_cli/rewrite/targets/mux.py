@@ -4,8 +4,10 @@ Platform facts:
 - the iframe `https://player.mux.com/{PLAYBACK_ID}` with its `allow` ("Keep the allow attribute: it lets the player
   autoplay, play DRM-protected video, and use picture-in-picture"), options in the query, boolean ones "on when
   present (?muted or ?muted=true)" (https://www.mux.com/docs/guides/player-mux-com); a signed playback id's token as
-  `playback-token` (https://www.mux.com/docs/guides/player-mux-com-reference); `start-time` (the player's attribute,
-  https://www.mux.com/docs/changelog/muxelements-mux-video-v020; as a player.mux.com parameter not seen verbatim);
+  `playback-token` (https://www.mux.com/docs/guides/player-mux-com-reference); `start-time`, the player's attribute
+  (https://www.mux.com/docs/changelog/muxelements-mux-video-v020), as a parameter: "In the HTML embed, you can add
+  most supported attributes to the URL as query parameters" (Mux Player's metadata guide; start-time itself not
+  seen in player.mux.com's parameter table, which the library holds only in part);
 - <mux-player playback-id=...> with its script `https://cdn.jsdelivr.net/npm/@mux/mux-player`, attributes autoplay,
   muted, loop, poster (https://mux.com/docs/guides/player-api-reference/html); a signed id's `playback-token`;
 - HLS `https://stream.mux.com/{PLAYBACK_ID}.m3u8`, a signed one `?token={TOKEN}`
