@@ -123,3 +123,23 @@ def test_a_cloudflare_token_names_its_video_only_by_a_well_formed_sub():
     assert uid_of(signed) == (uid, True)
     assert uid_of("eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln") is None  # the payload is no JSON
     assert uid_of("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOjQyfQ.c2ln") is None  # sub is no uid
+
+
+def test_a_url_inside_another_urls_query_is_a_url_but_an_encoded_one_is_not():
+    """A share or redirect link that carries a video's URL as it is points at that video: the inner URL is found
+    (and rewritten), up to the outer URL's next parameter; percent-encoded, it is only text of the outer URL (as a
+    Cloudflare iframe's `poster` parameter is), and nothing is found."""
+    pid = "uNbxnGLKJ00yfbijDO8COxTOyVKT01xpxW"
+    plain = f"https://example.com/share?u=https://stream.mux.com/{pid}.m3u8&via=site"
+    found = forms.find(plain)
+    assert [(e.form, e.video_id, plain[e.start : e.end]) for e in found] == [
+        ("mux.hls", pid, f"https://stream.mux.com/{pid}.m3u8")
+    ]
+    encoded = f"https://example.com/share?u=https%3A%2F%2Fstream.mux.com%2F{pid}.m3u8"
+    assert forms.find(encoded) == []
+
+
+def test_an_element_whose_name_only_starts_like_a_player_is_left_alone():
+    uid = "6b9e68b07dfee8cc2d116e4c51d6a957"
+    assert forms.find(f'<stream-card src="{uid}"></stream>') == []
+    assert forms.find('<mux-player-x playback-id="uNbxnGLKJ00yfbijDO8COxTOyVKT01xpxW"></mux-player>') == []

@@ -17,7 +17,8 @@ URL_SCHEME = r"(?:https?:)?//"
 SCHEME = r"(?<![\w.+-])" + URL_SCHEME  # not inside a longer word or URL scheme ("xhttps://")
 # What may follow a path in a bare URL (a query, a fragment) and where the URL ends.
 TAIL = r"""(?:[?#][^\s"'<>()\[\]\\]{0,4000})?"""
-END = r"""(?![^\s"'<>()\[\]\\])"""
+# `&` ends a URL that has no query of its own: it is then inside another URL's query (`?u=https://.../v.m3u8&x=1`).
+END = r"""(?![^\s"'<>()\[\]\\&])"""
 QUOTED_URL_TAIL = r"""(?:[?#][^"'<>]{0,4000})?"""
 
 

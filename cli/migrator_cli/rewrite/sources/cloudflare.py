@@ -129,7 +129,7 @@ def _read_iframe(match: re.Match[str]) -> Embed | None:
 
 
 # The legacy element: <stream src="<uid>" ...></stream>, alone or before its embed script.
-STREAM_ELEMENT = r"<stream\b(?P<attrs>[^>]{0,2000})>[^<]{0,200}</stream\s*>"
+STREAM_ELEMENT = r"<stream(?![\w:-])(?P<attrs>[^>]{0,2000})>[^<]{0,200}</stream\s*>"
 LEGACY_SCRIPT = (
     r"\s*<script\b[^>]{0,500}?(?<![\w-])src\s*=\s*[\"']?" + URL_SCHEME
     + r"(?i:embed\.(?:cloudflarestream\.com|videodelivery\.net))/embed/[\w.-]{1,60}\.js(?:\?[^\s\"'<>]{0,200})?"

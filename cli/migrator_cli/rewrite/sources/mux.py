@@ -113,7 +113,7 @@ def _read_iframe(match: re.Match[str]) -> Embed:
 
 def _element(tag: str) -> str:
     # The element and what it holds (<track> children, fallback text), bounded; a closing tag ends it.
-    return r"<" + tag + r"\b(?P<attrs>[^>]{0,4000})>(?:(?!</" + tag + r")[\s\S]){0,4000}?</" + tag + r"\s*>"
+    return r"<" + tag + r"(?![\w:-])(?P<attrs>[^>]{0,4000})>(?:(?!</" + tag + r")[\s\S]){0,4000}?</" + tag + r"\s*>"
 
 
 def _script(package: str) -> str:
