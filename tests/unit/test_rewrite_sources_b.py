@@ -21,10 +21,10 @@ SAMPLE_IDS = {
     "mux": ("uNbxnGLKJ00yfbijDO8COxTOyVKT01xpxW", "EcHgOK9coz5K4rjSwOkoE7Y7O01201YMIC200RI6lNxnhs", "PB" + "7" * 30),
     "cloudflare": ("6b9e68b07dfee8cc2d116e4c51d6a957", "5d5bc37ffcf54c9b82e996823bffbb81"),
     "apivideo": ("vi5fv44Hol1jFrCovyktAJS9", "viMgTc1KULkXrjFfDCTBtLs1"),
-    # The file sources' references (the map's keys), and Bunny's GUIDs.
+    # S3's object URL, GCS's and Azure's source ids (the map's keys), and Bunny's GUIDs.
     "s3": ("s3://media-bucket/talks/intro.mp4", "s3://my.dotted.bucket/a/b/Final Cut.MOV"),
-    "gcs": ("gcs://my-bucket/videos/a.mp4", "gcs://b_2/x/y.webm"),
-    "azure": ("azure://myaccount/mycontainer/myblob.mp4", "azure://acct9/videos/2024/talk.m4v"),
+    "gcs": ("my-bucket/videos/a.mp4", "b_2/x/y.webm"),
+    "azure": ("myaccount/mycontainer/myblob.mp4", "acct9/videos/2024/talk.m4v"),
     "bunny": ("eb1c4f77-0cda-46be-b47d-1118ad7c2ffe", "d9d9ab1f-fc9f-4488-9c26-4ffc653c0024"),
 }
 PAGE = '<main><h1>Our talks</h1>\n<p>Watch it below (or <a href="https://example.com/talk.mp4">download</a>).</p>\n{}\n<p>Thanks</p></main>'

@@ -1,10 +1,11 @@
 """Object-storage URLs of the file sources (S3, Google Cloud Storage, Azure Blob) and Bunny Stream's embeds (pure;
 registered at import).
 
-A bucket's object is named as the project's source for that store names it, its reference, which the map keys the
-video by: `s3://<bucket>/<key>` (sources/s3.py: a row's source is `s3://bucket/key`), `gcs://<bucket>/<object>`
-(sources/gcs.py) and `azure://<account>/<container>/<blob>` (sources/azure.py), the key percent-decoded from the
-URL's path. Documents:
+A bucket's object is named as the map keys the video its store's source listed (the key percent-decoded from the
+URL's path): S3's rows carry the object's URL, `s3://<bucket>/<key>` (sources/s3.py), and the map keys a file
+source by that URL; GCS's and Azure's rows are source references (`gcs://<bucket>/<object>`, sources/gcs.py;
+`azure://<account>/<container>/<blob>`, sources/azure.py), keyed like every referenced platform's by the row's
+source id, the reference's path: `<bucket>/<object>` and `<account>/<container>/<blob>`. Documents:
 - S3, https://docs.aws.amazon.com/AmazonS3/latest/userguide/VirtualHosting.html: virtual-hosted
   `https://bucket-name.s3.region-code.amazonaws.com/key-name`, the legacy global `bucket.s3.amazonaws.com` and
   `s3-<region>` hosts, and path-style `https://s3.region-code.amazonaws.com/bucket-name/key-name`;
@@ -109,7 +110,7 @@ def _bunny_iframe(match: re.Match[str]) -> Embed | None:
 
 
 def _split(reference: str, parts: int) -> list[str]:
-    """`scheme://a/b/rest` as [a, b, rest], the key percent-encoded as a URL's path (for the samples, which take a
+    """`[scheme://]a/b/rest` as [a, b, rest], the key percent-encoded as a URL's path (for the samples, which take a
     reference as their id)."""
     found = reference.split("://", 1)[-1].split("/", parts - 1)
     return [*found[:-1], quote(found[-1], safe="/")]
@@ -143,7 +144,7 @@ forms.register(
         "gcs",
         MP4,
         url_pattern(GCS_PATH),
-        _object_reader("gcs.object-url", lambda g: f"gcs://{g['bucket'].lower()}/{g['key']}"),
+        _object_reader("gcs.object-url", lambda g: f"{g['bucket'].lower()}/{g['key']}"),
         GCS_DOC,
         lambda ref: "https://storage.googleapis.com/{}/{}".format(*_split(ref, 2)),
         "storage.googleapis.com/",
@@ -153,7 +154,7 @@ forms.register(
         "gcs",
         MP4,
         url_pattern(GCS_VIRTUAL),
-        _object_reader("gcs.virtual-url", lambda g: f"gcs://{g['bucket'].lower()}/{g['key']}"),
+        _object_reader("gcs.virtual-url", lambda g: f"{g['bucket'].lower()}/{g['key']}"),
         GCS_DOC,
         lambda ref: "https://{}.storage.googleapis.com/{}".format(*_split(ref, 2)),
         ".storage.googleapis.com/",
@@ -163,9 +164,7 @@ forms.register(
         "azure",
         MP4,
         url_pattern(AZURE),
-        _object_reader(
-            "azure.blob-url", lambda g: f"azure://{g['account'].lower()}/{g['container'].lower()}/{g['key']}"
-        ),
+        _object_reader("azure.blob-url", lambda g: f"{g['account'].lower()}/{g['container'].lower()}/{g['key']}"),
         AZURE_DOC,
         lambda ref: "https://{}.blob.core.windows.net/{}/{}".format(*_split(ref, 3)),
         ".blob.core.windows.net/",
