@@ -22,6 +22,7 @@ ID_SHAPES = {
     "wistia": ("g5pnf59ala", "0123456789", "abcdefghij"),
     "jwplayer": ("hWF9vG66", "Qg61oDHZ", "12345678"),
     "brightcove": ("6176149862001", "1", "ref:spring-launch"),
+    "kaltura": ("0_l7g2xtsz", "1_mylf2tlt", "1_abcd1234"),
 }
 PLATFORMS = tuple(ID_SHAPES)
 
