@@ -542,3 +542,9 @@ def test_any_serialized_value_unserializes_after_a_rewrite_to_what_the_rewrite_m
     if not phpserial.looks_serialized(text):
         return  # a scalar: nothing a container would hand to phpserial
     assert php_unserialize(phpserial.rewrite_serialized(text, toy(new))) == expected(value)
+
+
+def test_whitespace_around_a_serialized_value_is_kept_as_wordpress_trims_it() -> None:
+    text = f'\n a:1:{{i:0;s:{len(OLD)}:"{OLD}";}} \n'
+    assert phpserial.looks_serialized(text)
+    assert phpserial.rewrite_serialized(text, toy("x")) == '\n a:1:{i:0;s:1:"x";} \n'

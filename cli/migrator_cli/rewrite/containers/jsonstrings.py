@@ -1,11 +1,10 @@
-"""Rewrite the string values inside a JSON text, keeping its formatting and escape style (pure).
+"""Rewrite the string values inside one JSON value held whole (a database column, a serialized string) (pure).
 
-A JSON document stored in a database column or a file (Gutenberg attributes, a page builder's layout, a theme's
-settings) is rewritten string by string: only a string value whose text changed is re-encoded, everything else
-(whitespace, key order, numbers, the other strings' escapes) stays byte for byte. The re-encoded string follows the
-document's style: `\\/` where the document escapes slashes (PHP's json_encode does by default), `\\uXXXX` for
-non-ASCII where the document escapes it (or, escaping slashes and holding no raw non-ASCII, is PHP's default
-output), raw UTF-8 otherwise. Keys are names, not content: they stay.
+A JSON document stored in a column (a page builder's layout, a theme's settings, a meta value) is rewritten string
+by string with the JSON file container's own literal rewriting (jsontext.rewrite_strings: keys stay, only a changed
+value is re-encoded, every other byte kept), in the style the whole document shows: `\\/` where it escapes slashes,
+`\\uXXXX` where it escapes non-ASCII, `\\u003c` where it escapes HTML characters. A document that escapes slashes
+and shows nothing about non-ASCII is taken as PHP's json_encode() default output, which escapes both.
 """
 
 from __future__ import annotations
@@ -14,13 +13,12 @@ import json
 import re
 from collections.abc import Callable
 
+from .jsontext import Style, rewrite_strings
+
 TextRewrite = Callable[[str], str]
 
 # A JSON string token; outside strings JSON has no quotes, so in a valid document these are exactly its strings.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_KEY_AFTER = re.compile(r"\s*:")
-_ESCAPED_NON_ASCII = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DOCUMENT_START = re.compile(r"[ \t\r\n]*[\[{]")
 
 
@@ -37,24 +35,9 @@ def is_json_document(text: str) -> bool:
 
 def rewrite_json_strings(text: str, rewrite: TextRewrite) -> str:
     """`text` (a valid JSON document) with `rewrite` applied to each string value, all else as it was."""
-    escapes_slash = "\\/" in text
-    escapes_unicode = bool(_ESCAPED_NON_ASCII.search(text)) or (escapes_slash and not _NON_ASCII.search(text))
-    out: list[str] = []
-    copied = 0
-    for token in _STRING.finditer(text):
-        if _KEY_AFTER.match(text, token.end()):
-            continue
-        old = json.loads(token.group())
-        new = rewrite(old)
-        if new == old:
-            continue
-        encoded = json.dumps(new, ensure_ascii=escapes_unicode)
-        if escapes_slash:
-            encoded = encoded.replace("/", "\\/")
-        out.append(text[copied : token.start()])
-        out.append(encoded)
-        copied = token.end()
-    if not out:
-        return text
-    out.append(text[copied:])
-    return "".join(out)
+    style = Style()
+    for literal in _STRING.finditer(text):  # the whole document's style first: it is all in memory
+        style.observe(literal.group())
+    if style.slash and style.ascii is None:  # PHP's json_encode() default escapes both
+        style.ascii = True
+    return rewrite_strings(text, rewrite, style)

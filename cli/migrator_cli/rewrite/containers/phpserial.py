@@ -28,6 +28,10 @@ TextRewrite = Callable[[str], str]
 # WordPress value more than a few levels deep does not occur).
 MAX_DEPTH = 256
 
+# What PHP's trim() takes off, as WordPress's maybe_unserialize() does before unserialize()
+# (https://developer.wordpress.org/reference/functions/maybe_unserialize/).
+TRIM = " \t\n\r\0\x0b"
+
 # What only a serialized value carrying a string starts with: a string, an array, an object, a custom object or an
 # enum. Scalars (`i:5;`, `b:1;`, `d:0.5;`, `N;`) hold nothing to rewrite, so they need not be recognised.
 _LOOKS = re.compile(r'(?:s:\d+:"|a:\d+:\{|O:\d+:"|C:\d+:"|E:\d+:")')
@@ -49,14 +53,21 @@ class MalformedSerialized(ValueError):
 def looks_serialized(text: str) -> bool:
     """Whether `text` is meant as a serialized value holding strings: its start and end say so (as WordPress's
     is_serialized() judges), not a parse; a text that looks so but does not parse is malformed, not plain."""
-    return _LOOKS.match(text) is not None and text.endswith((";", "}"))
+    core = text.strip(TRIM)
+    return _LOOKS.match(core) is not None and core.endswith((";", "}"))
 
 
 def rewrite_serialized(text: str, rewrite: TextRewrite, malformed_inside: Callable[[str], None] | None = None) -> str:
     """`text` with `rewrite` applied to each string value (recursively into serialized strings), lengths fixed.
 
     Raises MalformedSerialized if `text` is not one whole serialized value. A string value that looks serialized
-    but is malformed is left as it is (it is a valid string of the outer value) and passed to `malformed_inside`."""
+    but is malformed is left as it is (it is a valid string of the outer value) and passed to `malformed_inside`.
+    Whitespace around the value is kept as it was (WordPress trims it before unserialize())."""
+    core = text.strip(TRIM)
+    if len(core) != len(text):
+        start = len(text) - len(text.lstrip(TRIM))
+        new_core = rewrite_serialized(core, rewrite, malformed_inside)
+        return text if new_core is core else text[:start] + new_core + text[start + len(core) :]
     try:
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as error:  # a lone surrogate that no byte decoded to: not from a file
