@@ -343,3 +343,44 @@ def test_settings_build_the_documented_urls_where_the_map_has_none():
     )
     aws = replace(ROWS["aws"], settings={"mp4": "true"})
     assert render("aws", replace(EMBED, kind=MP4), aws).text == "https://d1.cloudfront.net/public/a1/video.mp4"
+
+
+# The sources' own documented samples (rewrite/sources/<platform>.py `sample`), read by their forms: what the engine
+# hands a player, wrapper and all.
+SAMPLES = {"wistia": "abcde12345", "brightcove": "6310000000001", "jwplayer": "abCD1234"}
+
+
+def found(form_name: str) -> tuple[Embed, str]:
+    from migrator_cli.rewrite import forms
+
+    (form,) = [f for f in forms.all_forms() if f.name == form_name]
+    text = form.sample(SAMPLES[form.platform])
+    (embed,) = forms.find(text, [form])
+    return embed, text[embed.start : embed.end]
+
+
+@pytest.mark.parametrize("form", ["jwplayer.player-iframe", "brightcove.player-iframe", "brightcove.in-page"])
+def test_a_source_embed_with_its_responsive_wrapper_gets_the_targets_responsive_form(form):
+    embed, original = found(form)
+    text = PLAYERS["cloudflare"].render(embed, ROWS["cloudflare"], original).text
+    assert text.startswith('<div style="position: relative; padding-top: 56.25%;"><iframe ') and text.endswith("</div>")
+    assert markup.attributes(text[text.index("<iframe") :])["style"] == (
+        "border: none; position: absolute; top: 0; left: 0; height: 100%; width: 100%;"
+    )
+    mux = PLAYERS["mux"].render(embed, ROWS["mux"], original).text
+    assert "aspect-ratio: 16/9" in mux and "<div" not in mux
+
+
+def test_a_fixed_size_wistia_async_embed_keeps_its_size_as_mux_player():
+    embed, original = found("wistia.async-embed")
+    rendered = PLAYERS["mux"].render(embed, ROWS["mux"], original)
+    assert rendered.kind == SCRIPT and rendered.text.startswith(
+        '<script src="https://cdn.jsdelivr.net/npm/@mux/mux-player">'
+    )
+    assert markup.attributes(rendered.text[rendered.text.index("<mux-player") :])["style"] == (
+        "height:360px;position:relative;width:640px"
+    )
+    iframe = PLAYERS["bunny"].render(embed, ROWS["bunny"], original)
+    assert (
+        iframe.kind == IFRAME and "<div" not in iframe.text and iframe.dropped[0] == "script embed written as an iframe"
+    )

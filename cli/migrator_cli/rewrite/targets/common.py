@@ -5,16 +5,18 @@ A target (rewrite/targets/<provider>.py) says only what is its own in a `Target`
 its page and oEmbed URLs where it has them, its script embed or element where it has one, and how it writes each of
 our OPTIONS. `render` turns that into the `Rendered` for one embed, or raises NoEquivalent.
 
-Responsive: a source that finds a responsive wrapper inside its embed's span (Wistia's padding-top div around an
-async embed) says so with `options["responsive"] = "1"` (or an attribute `data-responsive`); an iframe or element
-whose own style makes it fill a wrapper left outside the span keeps that style, so stays responsive as it was.
+Responsive: an embed whose span holds its responsive wrapper (Wistia's `wistia_responsive_padding` divs, Brightcove
+Studio's and JW Player's padding divs: the sources' `wrap` groups) is written in the target's responsive form; so is
+one a source marks with `options["responsive"] = "1"` or an attribute `data-responsive`. An iframe or element whose
+own style fills a wrapper left outside the span keeps that style, so stays responsive as it was.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote, urlsplit
 
 from .. import markup
@@ -147,7 +149,21 @@ def first(*values: str | None) -> str | None:
 
 
 def responsive(embed: Embed) -> bool:
-    return embed.options.get(RESPONSIVE) == "1" or "data-responsive" in embed.attributes
+    """Marked responsive by its source, or a fluid Video.js element (Brightcove's in-page `class="vjs-fluid"`)."""
+    fluid = "vjs-fluid" in embed.attributes.get("class", "").split()
+    return embed.options.get(RESPONSIVE) == "1" or "data-responsive" in embed.attributes or fluid
+
+
+# The divs an embed's span opens with (after any scripts, as Wistia's async embed has them), and in them a padding
+# box or a responsive class: the wrapper is part of what is replaced, so the target's own must take its place.
+_LEADING_DIVS = re.compile(r"^\s*(?:<script\b[^>]*>\s*</script\s*>\s*)*((?:<div\b[^>]*>\s*)+)", re.IGNORECASE)
+_WRAPPER_WORD = re.compile(r"padding(?:-top|-bottom)?\s*:\s*[\d.]+%|responsive", re.IGNORECASE)
+
+
+def wrapped(original: str) -> bool:
+    """Whether the embed's own text opens with a responsive wrapper."""
+    divs = _LEADING_DIVS.match(original[:4000])
+    return divs is not None and _WRAPPER_WORD.search(divs.group(1)) is not None
 
 
 def kept(embed: Embed) -> dict[str, str]:
@@ -201,6 +217,8 @@ class Target:
 def render(target: Target, embed: Embed, destination: Destination, original: str) -> Rendered:
     """The target's equivalent of the embed's kind, or NoEquivalent; never an empty text."""
     kind = embed.kind
+    if kind in (IFRAME, SCRIPT, ELEMENT) and not responsive(embed) and wrapped(original):
+        embed = replace(embed, options={**embed.options, RESPONSIVE: "1"})
     if kind in MEDIA_KINDS:
         url, notes = target.media(kind, destination)
         return done(in_text(url, original), kind, (*notes, *_all_dropped(embed)))

@@ -99,7 +99,7 @@ def _element(embed: Embed, destination: Destination, params: Params) -> Rendered
     for name in ("title", "style", "class", "id"):
         if name in embed.attributes:
             attributes[name] = embed.attributes[name]
-    if responsive(embed) and "style" not in attributes:
+    if responsive(embed):  # its wrapper is gone with the span: the element sizes itself
         attributes["style"] = RESPONSIVE_STYLE
     element = f"<mux-player{markup.write_attributes(attributes)}></mux-player>"
     dropped = tuple(f"{k}={v}" for k, v in kept(embed).items() if k in ("width", "height", "allow"))
