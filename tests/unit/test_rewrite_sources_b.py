@@ -50,8 +50,8 @@ def _prefixes(platform: str) -> tuple[str, ...]:
 def test_each_documents_snippet_is_found_as_exactly_the_embeds_it_holds(platform, entry):
     found = forms.find(entry["snippet"])
     assert entry["cite"].startswith("https://")
-    assert [(e.form, e.kind, e.video_id) for e in found] == [
-        (x.get("form", entry["form"]), x["kind"], x["video_id"]) for x in entry["expect"]
+    assert [(e.form, e.platform, e.kind, e.video_id) for e in found] == [
+        (x.get("form", entry["form"]), x.get("platform", platform), x["kind"], x["video_id"]) for x in entry["expect"]
     ]
     for embed, expected in zip(found, entry["expect"], strict=True):
         assert embed.kind in KINDS and set(embed.options) <= set(OPTIONS)

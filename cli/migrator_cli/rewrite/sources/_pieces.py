@@ -2,7 +2,8 @@
 
 Hosts are exact: a URL starts at its scheme (`https://`, `http://` or `//`) and its host is followed by `/`; a bare URL
 runs to the first character that cannot be in one (whitespace, a quote, `<`, `>`, `(`, `)`, `[`, `]`, `\\`), so an
-`&amp;` in it is kept. Every repetition is bounded, so a pattern cannot backtrack without limit over a large dump.
+`&amp;` in its query is kept (an `&` right after its path ends it: it was another URL's parameter). Every
+repetition is bounded, so a pattern cannot backtrack without limit over a large dump.
 """
 
 from __future__ import annotations
