@@ -548,3 +548,89 @@ def test_whitespace_around_a_serialized_value_is_kept_as_wordpress_trims_it() ->
     text = f'\n a:1:{{i:0;s:{len(OLD)}:"{OLD}";}} \n'
     assert phpserial.looks_serialized(text)
     assert phpserial.rewrite_serialized(text, toy("x")) == '\n a:1:{i:0;s:1:"x";} \n'
+
+
+_SQL_PIECES = [
+    "a",
+    "é",
+    "\n",
+    "\r",
+    "\t",
+    "\\",
+    "'",
+    '"',
+    "\0",
+    "\x1a",
+    "%",
+    "_",
+    ";",
+    "(",
+    ")",
+    ",",
+    "\U0001f3ac",
+    OLD,
+]
+_SQL_TEXTS = st.lists(st.sampled_from(_SQL_PIECES), max_size=8).map("".join)
+_SQL_VALUES = _SQL_TEXTS | _PHP.filter(lambda v: isinstance(v, dict)).map(php_serialize)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_SQL_VALUES, min_size=1, max_size=3), min_size=1, max_size=3), st.sampled_from(_SQL_PIECES))
+def test_any_values_come_back_from_each_dump_style_as_the_rewrite_makes_them(rows: list[list[str]], extra: str) -> None:
+    new = f"{SHORTER}{extra}"  # the rewritten text may hold what each style must escape
+
+    def expected(value: str) -> str:
+        if re.match(r"a:\d+:\{", value):
+            return php_serialize(_mapped(php_unserialize(value), new))
+        return value.replace(OLD, new)
+
+    mysql = "".join(f"INSERT INTO `t` VALUES ({','.join(map(mysql_quote, row))});\n" for row in rows)
+    result = run(sql, mysql, toy(new))[0]
+    got = [[v for _, v in mysql_rows(line)[0]] for line in result.splitlines(keepends=True)]
+    assert got == [[expected(v) for v in row] for row in rows]
+
+    copy = PG_HEADER + "COPY public.t (a) FROM stdin;\n"
+    copy += "".join("\t".join(map(pg_copy_escape, row)) + "\n" for row in rows) + "\\.\n"
+    result = run(sql, copy, toy(new))[0]
+    body = result[len(PG_HEADER) :].splitlines()[1:-1]
+    assert [[pg_copy_unescape(f) for f in line.split("\t")] for line in body] == [
+        [expected(v) for v in r] for r in rows
+    ]
+
+    inserts = PG_HEADER + "".join(
+        "INSERT INTO public.t VALUES (" + ", ".join("'" + v.replace("'", "''") + "'" for v in row) + ");\n"
+        for row in rows
+    )
+    result = run(sql, inserts, toy(new))[0][len(PG_HEADER) :]
+    assert result == "".join(
+        "INSERT INTO public.t VALUES (" + ", ".join("'" + expected(v).replace("'", "''") + "'" for v in row) + ");\n"
+        for row in rows
+    )
+
+
+def _mapped(value: Any, new: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _mapped(v, new) for k, v in value.items()}
+    return value.replace(OLD, new) if isinstance(value, str) else value
+
+
+_XML_PIECES = ["a", "é", "\n", "]]>", "]", ">", "<", "&", "&amp;", '"', "\U0001f3ac", OLD]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_XML_PIECES), max_size=8).map("".join), min_size=1, max_size=3))
+def test_any_cdata_or_escaped_text_comes_back_through_an_xml_parser(contents: list[str]) -> None:
+    new = f"{SHORTER}]]><&"  # a rewrite that writes what CDATA and XML text must escape
+
+    def item(content: str) -> str:
+        cdata = "<![CDATA[" + content.replace("]]>", "]]]]><![CDATA[>") + "]]>"
+        text = content.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return f"\t<item>\n\t\t<content:encoded>{cdata}</content:encoded>\n\t\t<title>{text}</title>\n\t</item>\n"
+
+    ns = "http://purl.org/rss/1.0/modules/content/"
+    source = f'<rss xmlns:content="{ns}">\n<channel>\n{"".join(map(item, contents))}</channel>\n</rss>\n'
+    result, records, _ = run(wxr, source, toy(new))
+    items = ET.fromstring(result).findall("channel/item")
+    assert [i.findtext(f"{{{ns}}}encoded") for i in items] == [c.replace(OLD, new) for c in contents]
+    assert [i.findtext("title") for i in items] == [c.replace(OLD, new) for c in contents]
+    assert_records(source, result, records)
