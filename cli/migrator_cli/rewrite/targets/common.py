@@ -219,6 +219,8 @@ def render(target: Target, embed: Embed, destination: Destination, original: str
     kind = embed.kind
     if kind in (IFRAME, SCRIPT, ELEMENT) and not responsive(embed) and wrapped(original):
         embed = replace(embed, options={**embed.options, RESPONSIVE: "1"})
+    if kind == THUMBNAIL and embed.detail.lower().endswith(".vtt"):  # Mux's storyboard: a WebVTT track of images
+        raise NoEquivalent(f"{target.name} has no storyboard (a WebVTT of thumbnails) URL for this video")
     if kind in MEDIA_KINDS:
         url, notes = target.media(kind, destination)
         return done(in_text(url, original), kind, (*notes, *_all_dropped(embed)))
