@@ -171,7 +171,7 @@ class Dump:
             if quote or prefix in _UNTOUCHED_PREFIXES or end >= len(text):
                 continue
             raw = text[start:end]
-            new = self.literal(raw, escaped, prefix == "e")
+            new = self.literal(raw, escaped)
             if new is not raw:
                 out.append(text[copied:start])
                 out.append(new)
@@ -181,7 +181,7 @@ class Dump:
         out.append(text[copied:])
         return text, "".join(out), used
 
-    def literal(self, raw: str, escaped: bool, pg_escape: bool) -> str:
+    def literal(self, raw: str, escaped: bool) -> str:
         """A literal's body rewritten and escaped again in its own style; `raw` itself if its value did not change."""
         if not escaped:
             value = raw.replace("''", "'")

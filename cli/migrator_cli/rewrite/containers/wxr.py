@@ -91,14 +91,14 @@ def rewrite_record(text: str, rewrite: TextRewrite, counts: Counts) -> str:
     out: list[str] = []
     copied = 0
     for part in _PART.finditer(text):
-        kind = part.lastgroup
+        kind, whole = part.lastgroup, part.group()
         if kind == "cdata":
-            new = _cdata(part.group(), rewrite, counts)
-        elif kind == "text" and not part.group().isspace():
-            new = _text(part.group(), rewrite, counts)
+            new = _cdata(whole, rewrite, counts)
+        elif kind == "text" and not whole.isspace():
+            new = _text(whole, rewrite, counts)
         else:
             continue
-        if new is not part.group():
+        if new is not whole:
             out.append(text[copied : part.start()])
             out.append(new)
             copied = part.end()
