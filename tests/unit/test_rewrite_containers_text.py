@@ -4,6 +4,7 @@ toy (a fake embed element replaced), so these hold whatever the engine does."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -258,8 +259,6 @@ def test_only_the_column_is_rewritten_and_its_quoting_kept() -> None:
     )
     assert out.endswith('",  "kept"  \r\n4,,\r\n5')
     assert [first for first, _, _ in changes] == [2, 3, 4]
-    import csv
-
     parsed = list(csv.reader(io.StringIO(out, newline="")))
     assert parsed[3][1] == toy('multi\r\nline <fake-embed id="c">\r\n</fake-embed>')
 

@@ -21,17 +21,19 @@ import os
 import shutil
 import stat
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Buffer, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, TextIO
 
 from . import files
-from .containers import TextRewrite, container
+from .containers import TextRewrite, container, lines
 
 CONTEXT = 3
+HUNK_IN_MEMORY = 1 << 22  # a hunk's bytes held in memory before they spill to a temporary file
 SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn"})
 BACKUP_MARK = ".migrator-rewrite-backup"  # a file in every backup directory: later runs pass the directory over
 TEMPORARY_SUFFIX = ".migrator-rewrite.tmp"
@@ -180,40 +182,116 @@ def _range(start: int, count: int) -> str:
     return f"{start if count else start - 1},{count}"
 
 
-class DiffWriter:
-    """A file's unified diff, written record by record as they change (records come in order)."""
+def header_name(name: str) -> str:
+    """A name as a diff header writes it so that `patch` and `git apply` read it back: C-quoted when it holds a
+    quote, a backslash or a control character (as git writes it), followed by a tab when it holds a space."""
+    if any(c in name for c in '"\\') or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+        quoted = "".join(escapes.get(c, f"\\{ord(c):03o}" if ord(c) < 0x20 or ord(c) == 0x7F else c) for c in name)
+        return f'"{quoted}"'
+    return f"{name}\t" if " " in name else name
 
-    def __init__(self, out: BinaryIO, name: str) -> None:
+
+class DiffWriter:
+    """A file's unified diff, written as its changed records come (in order).
+
+    A record may be one line (a CSV row, a JSON line) and a hunk needs context around it (`git apply` anchors a hunk
+    without trailing context to the end of the file), so the context comes from the original file itself, read
+    forward beside the container: the lines between records are the equal lines, hunks closer than twice the context
+    merge, as `diff -u` makes them. A hunk's lines wait in a spooled file until it closes and its counts are known,
+    so a file changed on every line is still diffed in flat memory."""
+
+    def __init__(self, out: BinaryIO, name: str, original: TextIO) -> None:
         self.out = out
         self.name = name
+        self.original = lines(original)
+        self.old_line = 0  # lines of the original passed
+        self.new_line = 0  # lines of the new file passed
+        self.recent: deque[str] = deque(maxlen=CONTEXT)  # equal lines before the next change
+        self.tail: list[str] = []  # equal lines after the open hunk's last change
+        self.hunk: _Hunk | None = None
         self.started = False
-        self.shift = 0  # lines the new file has more than the old one before the current record
 
     def record(self, first_line: int, old: str, new: str) -> None:
+        while self.old_line < first_line - 1:
+            self._equal(next(self.original))
         before, after = split_lines(old), split_lines(new)
-        matcher = difflib.SequenceMatcher(None, before, after)
-        if not self.started:
-            self._write(f"--- a/{self.name}\n+++ b/{self.name}\n")
-            self.started = True
-        for group in matcher.get_grouped_opcodes(CONTEXT):
-            i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-            old_range = _range(first_line + i1, i2 - i1)
-            new_range = _range(first_line + self.shift + j1, j2 - j1)
-            self._write(f"@@ -{old_range} +{new_range} @@\n")
-            for tag, a1, a2, b1, b2 in group:
-                if tag == "equal":
-                    self._lines(" ", before[a1:a2])
-                    continue
-                self._lines("-", before[a1:a2])
-                self._lines("+", after[b1:b2])
-        self.shift += len(after) - len(before)
+        for _ in before:
+            next(self.original)
+        for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
+            if tag == "equal":
+                for line in before[a1:a2]:
+                    self._equal(line)
+                continue
+            for line in before[a1:a2]:
+                self._change("-", line)
+            for line in after[b1:b2]:
+                self._change("+", line)
 
-    def _lines(self, mark: str, lines: list[str]) -> None:
-        for line in lines:
-            self._write(mark + line if line.endswith("\n") else f"{mark}{line}\n\\ No newline at end of file\n")
+    def finish(self) -> None:
+        """Close the last hunk with the lines after it."""
+        while self.hunk is not None:
+            line = next(self.original, None)
+            if line is None:
+                self._close(self.tail)
+                break
+            self._equal(line)
+
+    def _equal(self, line: str) -> None:
+        self.old_line += 1
+        self.new_line += 1
+        if self.hunk is None:
+            self.recent.append(line)
+            return
+        self.tail.append(line)
+        if len(self.tail) > 2 * CONTEXT:
+            self._close(self.tail[:CONTEXT])
+            self.recent.extend(self.tail[-CONTEXT:])
+            self.tail = []
+
+    def _change(self, mark: str, line: str) -> None:
+        if self.hunk is None:
+            self.hunk = _Hunk(self.old_line + 1 - len(self.recent), self.new_line + 1 - len(self.recent))
+            for context in self.recent:
+                self.hunk.add(" ", context)
+            self.recent.clear()
+        for context in self.tail:
+            self.hunk.add(" ", context)
+        self.tail = []
+        self.hunk.add(mark, line)
+        if mark == "-":
+            self.old_line += 1
+        else:
+            self.new_line += 1
+
+    def _close(self, trailing: list[str]) -> None:
+        assert self.hunk is not None
+        for context in trailing:
+            self.hunk.add(" ", context)
+        if not self.started:
+            self._write(f"--- {header_name('a/' + self.name)}\n+++ {header_name('b/' + self.name)}\n")
+            self.started = True
+        hunk, self.hunk, self.tail = self.hunk, None, []
+        self._write(f"@@ -{_range(hunk.old_start, hunk.old_count)} +{_range(hunk.new_start, hunk.new_count)} @@\n")
+        hunk.body.seek(0)
+        shutil.copyfileobj(hunk.body, self.out)
+        hunk.body.close()
 
     def _write(self, text: str) -> None:
         self.out.write(text.encode("utf-8", "surrogateescape"))
+
+
+class _Hunk:
+    def __init__(self, old_start: int, new_start: int) -> None:
+        self.old_start, self.new_start = old_start, new_start
+        self.old_count = self.new_count = 0
+        self.body = tempfile.SpooledTemporaryFile(max_size=HUNK_IN_MEMORY)
+
+    def add(self, mark: str, line: str) -> None:
+        self.old_count += mark != "+"
+        self.new_count += mark != "-"
+        text = mark + line if line.endswith("\n") else f"{mark}{line}\n\\ No newline at end of file\n"
+        self.body.write(text.encode("utf-8", "surrogateescape"))
 
 
 def rewrite_file(
@@ -232,38 +310,47 @@ def rewrite_file(
     run = container(kind, column)
     name = name or display_name(path)
     result = FileResult(path=path, name=name, kind=kind, bytes_in=path.stat().st_size)
-    diff = DiffWriter(diff_out, name) if diff_out is not None else None
+    if apply and backup_dir is None:
+        raise ValueError("--apply needs a backup directory")
+    with ExitStack() as stack:
+        src = stack.enter_context(open_text(path))
+        diff = None
+        if diff_out is not None:
+            diff = DiffWriter(diff_out, name, stack.enter_context(open_text(path)))
 
-    def changed(first_line: int, old: str, new: str) -> None:
-        result.records_changed += 1
-        if diff is not None:
-            diff.record(first_line, old, new)
+        def changed(first_line: int, old: str, new: str) -> None:
+            result.records_changed += 1
+            if diff is not None:
+                diff.record(first_line, old, new)
 
-    with open_text(path) as src:
+        def stream(dst: TextIO) -> None:
+            run(src, dst, rewrite, changed)
+            dst.flush()
+            if diff is not None:
+                diff.finish()
+
         if not apply:
             sink = _Counter()
-            sink_buffer = io.BufferedWriter(sink)
-            with io.TextIOWrapper(sink_buffer, encoding="utf-8", errors="surrogateescape", newline="") as counted:
-                run(src, counted, rewrite, changed)
-                counted.flush()
+            with io.TextIOWrapper(
+                io.BufferedWriter(sink), encoding="utf-8", errors="surrogateescape", newline=""
+            ) as out:
+                stream(out)
                 result.bytes_out = sink.count
             return result
-        if backup_dir is None:
-            raise ValueError("--apply needs a backup directory")
-        mode = os.fstat(src.fileno())
+        assert backup_dir is not None
+        original = os.fstat(src.fileno())
         descriptor, temporary_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
         temporary = Path(temporary_name)
         try:
-            with open(descriptor, "w", encoding="utf-8", errors="surrogateescape", newline="") as dst:
-                run(src, dst, rewrite, changed)
-                dst.flush()
+            with open(descriptor, "w", encoding="utf-8", errors="surrogateescape", newline="") as written:
+                stream(written)
                 if result.changed:
-                    os.fsync(dst.fileno())
+                    os.fsync(written.fileno())
+            result.bytes_out = temporary.stat().st_size
             if not result.changed:
                 temporary.unlink()
                 return result
-            _keep_owner_and_mode(temporary, mode)
-            result.bytes_out = temporary.stat().st_size
+            _keep_owner_and_mode(temporary, original)
             result.backup = _back_up(path, backup_dir, name)
             os.replace(temporary, path)
         except BaseException:
