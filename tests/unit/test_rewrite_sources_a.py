@@ -7,6 +7,7 @@ input too); these tests hold every registered form of the five to them.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,29 @@ def test_a_page_link_inside_another_urls_query_is_still_the_videos_link() -> Non
     found = _mine(forms.find(text), "vimeo")
     assert [(e.form, e.video_id) for e in found] == [("vimeo.page-link", "76979871")]
     assert text[found[0].start : found[0].end] == "https://vimeo.com/76979871"
+
+
+# Openings of each platform's embeds, repeated without ever closing: a pattern that backtracks without bound takes
+# minutes over this; a bounded one takes well under a second (0.4 s at most for all five platforms when written).
+UNCLOSED = (
+    '<iframe src="https://player.vimeo.com/video/1',
+    '<div class="wistia_embed wistia_async_abcdefghij ',
+    '<script src="https://fast.wistia.com/embed/medias/abcdefghij.jsonp" async></script>',
+    'jwplayer("a").setup({"playlist": "https://cdn.jwplayer.com/v2/media/abcdefgh"',
+    '<div style="padding-bottom:1%"><iframe src="https://cdn.jwplayer.com/players/abcdefgh-abcdefgh.html"',
+    '<video-js data-account="1" ',
+    "<script>kWidget.embed({",
+    "<script>KalturaPlayer.setup(",
+    '<iframe src="https://cdnapisec.kaltura.com/p/1/embedPlaykitJs/uiconf_id/1?',
+    "https://cdnapisec.kaltura.com/p/1/sp/100/playManifest/entryId/0_abcdefgh/x",
+)
+
+
+@pytest.mark.parametrize("opening", UNCLOSED)
+def test_unclosed_openings_are_passed_over_in_linear_time(opening: str) -> None:
+    text = opening * (50_000 // len(opening))
+    started = time.perf_counter()
+    for platform in PLATFORMS:
+        for form in _registered(platform):
+            form.find(text)
+    assert time.perf_counter() - started < 5.0

@@ -36,14 +36,14 @@ _PLAYER_PATH = (
 _PLAYER_URL = _PLAYER_PATH + r"/index\.html(?![\w.-])" + _TAIL
 _IFRAME = (
     r"(?P<wrap><div\b[^>]{0,300}>\s{0,200}<div\b[^>]{0,300}?padding-top[^>]{0,300}>\s{0,200})?"
-    + r"<iframe\b[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
+    + r"<iframe\b(?=[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
     + _SCHEME
-    + r"players\.brightcove\.net/\d{1,20}/[\w-]{1,64}/index\.html[^>]{0,2000}>[^<]{0,500}</iframe\s*>"
+    + r"players\.brightcove\.net/\d{1,20}/[\w-]{1,64}/index\.html)[^>]{0,2000}>[^<]{0,500}</iframe\s*>"
     + r"(?(wrap)\s{0,200}</div\s*>\s{0,200}</div\s*>)"
 )
 _IN_PAGE = (
     r"(?P<wrap><div\b[^>]{0,300}?max-width[^>]{0,300}>\s{0,200})?"
-    + r"<(?P<tag>video-js|video)\b[^>]{0,3000}?\bdata-account\s*=[^>]{0,3000}>\s{0,200}</(?P=tag)\s*>"
+    + r"<(?P<tag>video-js|video)\b(?=[^>]{0,3000}?\bdata-account\s*=)[^>]{0,3000}>\s{0,200}</(?P=tag)\s*>"
     + r"(?(wrap)\s{0,200}</div\s*>)"
     + r"(?:\s{0,200}<script\b[^>]{0,300}?\bsrc\s*=\s*[\"']"
     + _SCHEME

@@ -47,7 +47,7 @@ _SCRIPT = (
 )
 _IFRAME = (
     r"(?P<wrap><div\b[^>]{0,300}?padding-bottom[^>]{0,300}>\s{0,200})?"
-    + r"<iframe\b[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
+    + r"<iframe\b(?=[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
     + _HOST
     + r"/players/"
     + _ID
@@ -55,7 +55,7 @@ _IFRAME = (
     + _ID
     + r"\.html"
     + _END
-    + r"[^>]{0,2000}>[^<]{0,500}</iframe\s*>"
+    + r")[^>]{0,2000}>[^<]{0,500}</iframe\s*>"
     + r"(?(wrap)\s{0,200}</div\s*>)"
 )
 _HLS = _HOST + r"/manifests/(?P<id>" + _ID + r")\.m3u8" + _END + _TAIL
@@ -72,15 +72,16 @@ _THUMBNAIL = (
 )
 _PREVIEW = _HOST + r"/previews/(?P<id>" + _ID + r")(?:-(?P<player>" + _ID + r"))?" + _END + _TAIL
 # A setup block: `jwplayer("div").setup({ ... "playlist": "<Delivery API media URL>" ... });`, its braces bounded.
+# Its body never runs past a `;`, a `<` or the next `jwplayer(`, so no text is scanned twice by two openings.
 _SETUP = (
     r"jwplayer\(\s{0,20}[\"'][^\"'<>]{1,200}[\"']\s{0,20}\)\s{0,20}\.setup\(\s{0,20}\{"
-    + r"(?P<before>[^;<]{0,3000}?)[\"']?playlist[\"']?\s{0,20}:\s{0,20}[\"']"
+    + r"(?P<before>(?:(?!jwplayer\()[^;<]){0,2000}?)[\"']?playlist[\"']?\s{0,20}:\s{0,20}[\"']"
     + _HOST
     + r"/v2/media/(?P<id>"
     + _ID
     + r")"
     + _END
-    + r"[^\"']{0,2000}[\"'](?P<after>[^;<]{0,5000}?)\}\s{0,20}\)\s{0,20};?"
+    + r"[^\"']{0,2000}[\"'](?P<after>(?:(?!jwplayer\()[^;<]){0,3000}?)\}\s{0,20}\)\s{0,20};?"
 )
 
 _SETUP_OPTIONS = {"autostart": "autoplay", "mute": "muted", "repeat": "loop"}

@@ -56,9 +56,9 @@ _LIBRARY_SRC = (
     + r"|embedPlaykitJs/uiconf_id/\d{1,12})"
 )
 _IFRAME = (
-    r"<iframe\b[^>]{0,3000}?\bsrc\s*=\s*[\"']?"
+    r"<iframe\b(?=[^>]{0,3000}?\bsrc\s*=\s*[\"']?"
     + _LIBRARY_SRC
-    + r"[^>]{0,3000}>(?:(?!</iframe)[\s\S]){0,3000}</iframe\s*>"
+    + r")[^>]{0,3000}>(?:(?!</iframe)[\s\S]){0,3000}</iframe\s*>"
 )
 _EMPTY_DIV = r"<div\b[^>]{0,500}>\s{0,20}</div\s*>\s{0,200}"
 _LIBRARY_SCRIPT = (
@@ -85,8 +85,8 @@ _PLAYKIT = (
     + _EMPTY_DIV
     + r")?(?:"
     + _LIBRARY_SCRIPT
-    + r")?<script\b[^>]{0,200}>(?P<body>(?:(?!</script)[\s\S]){0,3000}?KalturaPlayer\.setup\("
-    + r"(?:(?!</script)[\s\S]){0,6000}?)</script\s*>"
+    + r")?<script\b[^>]{0,200}>(?P<body>(?:(?!</?script)[\s\S]){0,500}?KalturaPlayer\.setup\("
+    + r"(?:(?!</?script)[\s\S]){0,4000}?)</script\s*>"
 )
 _SEGMENTS = r"(?P<rest>(?:/[^/\s\"'<>?#]{1,500}){0,40})(?![^/\s\"'<>?#])"
 _TAIL = r"""(?:[?#][^\s"'<>()\[\]{}\\]*)?"""

@@ -43,9 +43,9 @@ _PAGE = (
 )
 _OEMBED = _SCHEME + r"(?:www\.)?vimeo\.com/api/oembed\.(?:json|xml)\?" + _TAIL
 _IFRAME = (
-    r"<iframe\b[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
+    r"<iframe\b(?=[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
     + _SCHEME
-    + r"player\.vimeo\.com/video/\d+(?![\w.-])[^>]{0,2000}>(?:[^<]{0,500}</iframe\s*>)?"
+    + r"player\.vimeo\.com/video/\d+(?![\w.-]))[^>]{0,2000}>(?:[^<]{0,500}</iframe\s*>)?"
 )
 
 # Our words for Vimeo's embed options (player.js "Embed Options"): switches, and the text track as captions.

@@ -48,11 +48,11 @@ _OEMBED = _FAST + r"/oembed(?:\.(?:json|xml))?/?\?" + _TAIL
 _SCRIPT_END = r"""[\"'][^>]{0,200}>\s{0,20}</script\s*>\s{0,200}"""
 _E_V1 = r"<script\b[^>]{0,300}?\bsrc=[\"']" + _FAST + r"/assets/external/E-v1\.js" + _SCRIPT_END
 _IFRAME = (
-    r"<iframe\b[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
+    r"<iframe\b(?=[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
     + _FAST
     + r"/embed/iframe/"
     + _ID
-    + r"(?![\w.-])[^>]{0,2000}>(?:[^<]{0,500}</iframe\s*>)?"
+    + r"(?![\w.-]))[^>]{0,2000}>(?:[^<]{0,500}</iframe\s*>)?"
     + r"(?:\s{0,200}"
     + _E_V1.removesuffix(r"\s{0,200}")
     + ")?"
