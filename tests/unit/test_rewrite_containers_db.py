@@ -634,3 +634,37 @@ def test_any_cdata_or_escaped_text_comes_back_through_an_xml_parser(contents: li
     assert [i.findtext(f"{{{ns}}}encoded") for i in items] == [c.replace(OLD, new) for c in contents]
     assert [i.findtext("title") for i in items] == [c.replace(OLD, new) for c in contents]
     assert_records(source, result, records)
+
+
+class _Watched(io.StringIO):
+    """A source that says how much of it has been read, to a sink that notes it at each write."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, newline="")
+        self.read_so_far = 0
+
+    def read(self, size: int | None = -1, /) -> str:
+        block = super().read(size)
+        self.read_so_far += len(block)
+        return block
+
+
+@pytest.mark.parametrize("container", [sql, wxr])
+def test_records_are_written_while_the_file_is_still_being_read(container: Any) -> None:
+    if container is sql:
+        text = "".join(f"INSERT INTO `t` VALUES ({n},'{OLD} {'x' * 200}');\n" for n in range(5000))
+    else:
+        item = f"\t<item>\n\t\t<content:encoded><![CDATA[{OLD} {'x' * 200}]]></content:encoded>\n\t</item>\n"
+        text = "<rss><channel>\n" + item * 5000 + "</channel></rss>\n"
+    src = _Watched(text)
+    read_at_writes: list[int] = []
+
+    class Sink(io.StringIO):
+        def write(self, s: str, /) -> int:
+            read_at_writes.append(src.read_so_far)
+            return super().write(s)
+
+    sink = Sink()
+    container.run(src, sink, toy(SHORTER), lambda *_: None)
+    assert sink.getvalue() == text.replace(OLD, SHORTER)
+    assert read_at_writes[0] < 200_000 < len(text)  # the first record went out after a block or two, not the file
