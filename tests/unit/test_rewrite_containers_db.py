@@ -668,3 +668,11 @@ def test_records_are_written_while_the_file_is_still_being_read(container: Any) 
     container.run(src, sink, toy(SHORTER), lambda *_: None)
     assert sink.getvalue() == text.replace(OLD, SHORTER)
     assert read_at_writes[0] < 200_000 < len(text)  # the first record went out after a block or two, not the file
+
+
+def test_escaped_text_keeps_its_quote_entities() -> None:
+    text = f"<description>&lt;iframe src=&quot;{OLD}&quot; title=&#039;a&#039;&gt;</description>\n"
+    result = run(wxr, text, toy(f'{SHORTER}" x="'))[0]
+    assert result == (
+        f"<description>&lt;iframe src=&quot;{SHORTER}&quot; x=&quot;&quot; title=&#039;a&#039;&gt;</description>\n"
+    )

@@ -31,6 +31,7 @@ _STATE = re.compile(r"<!\[CDATA\[|<!--|<item[\s>]|</item\s*>")
 _PART = re.compile(
     r"(?P<cdata>(?:<!\[CDATA\[.*?\]\]>)+)|(?P<comment><!--.*?-->)|(?P<tag><[^>]*>)|(?P<text>[^<]+)", re.DOTALL
 )
+_QUOTE_ENTITIES = (('"', "&quot;"), ("'", "&#039;"), ("'", "&#39;"))
 _ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|\w+);")
 
 
@@ -121,4 +122,8 @@ def _text(escaped: str, rewrite: TextRewrite, counts: Counts) -> str:
     new = rewrite_value(value, rewrite, counts)
     if new is value:
         return escaped
-    return new.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    new = new.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for character, entity in _QUOTE_ENTITIES:  # quotes as the text wrote them (esc_html() writes both)
+        if entity in escaped:
+            new = new.replace(character, entity)
+    return new
