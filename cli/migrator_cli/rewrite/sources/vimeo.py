@@ -5,6 +5,9 @@ Platform facts:
 - the player iframe `https://player.vimeo.com/video/<id>?h=<hash>` with `allow` and `allowfullscreen`, and its embed
   options in the query (github.com/vimeo/player.js README, "Pre-existing player" and "Embed Options"; the `h` hash
   is what an unlisted video needs to play);
+- the SDK's embed: a `<div data-vimeo-id="<id>">` (or `data-vimeo-url="<player or page URL>"`) with the embed
+  options as `data-vimeo-<option>` attributes, filled by `https://player.vimeo.com/api/player.js` (player.js README,
+  "Automatically with HTML attributes");
 - the start time as the fragment `#t=<time>` (from help.vimeo.com "Starting playback at a specific timecode", not seen
   verbatim: the player.js README's own tests name it only as a page-link fragment);
 - the page URLs `vimeo.com/*`, `vimeo.com/channels/*/*`, `vimeo.com/groups/*/videos/*` and the oEmbed endpoint
@@ -20,7 +23,7 @@ import re
 from urllib.parse import urlsplit
 
 from .. import forms, markup
-from ..model import IFRAME, OEMBED, PAGE, PLAYER_URL, Embed, Form
+from ..model import IFRAME, OEMBED, PAGE, PLAYER_URL, SCRIPT, Embed, Form
 
 PLATFORM = "vimeo"
 PLAYER_DOC = "https://github.com/vimeo/player.js#pre-existing-player"
@@ -46,6 +49,13 @@ _IFRAME = (
     r"<iframe\b(?=[^>]{0,2000}?\bsrc\s*=\s*[\"']?"
     + _SCHEME
     + r"player\.vimeo\.com/video/\d+(?![\w.-]))[^>]{0,2000}>(?:[^<]{0,500}</iframe\s*>)?"
+)
+
+_SDK = (
+    r"<div\b(?=[^>]{0,2000}?\bdata-vimeo-(?:id|url)\s*=)[^>]{0,2000}>\s{0,200}</div\s*>"
+    + r"(?:\s{0,200}<script\b[^>]{0,300}?\bsrc\s*=\s*[\"']"
+    + _SCHEME
+    + r"player\.vimeo\.com/api/player\.js[\"'][^>]{0,300}>\s{0,20}</script\s*>)?"
 )
 
 # Our words for Vimeo's embed options (player.js "Embed Options"): switches, and the text track as captions.
@@ -181,6 +191,45 @@ def _read_oembed(match: re.Match[str]) -> Embed | None:
     )
 
 
+def _read_sdk(match: re.Match[str]) -> Embed | None:
+    """The SDK's div: the video from `data-vimeo-id` or `data-vimeo-url`, the options from `data-vimeo-<option>`."""
+    attributes = markup.attributes(match.group(0))
+    url = attributes.get("data-vimeo-url", "")
+    player = re.fullmatch(_PLAYER, url, re.IGNORECASE) if url else None
+    page = _page(url) if url and player is None else None
+    secret = markup.query(url).get("h", "") if player else page[1] if page else ""
+    video = attributes.get("data-vimeo-id") or (player.group("id") if player else page[0] if page else "")
+    if not video.isdigit():
+        return None
+    options, unknown = _options(url) if url else ({}, ())
+    extra: list[str] = []
+    for name, value in attributes.items():
+        option = name.removeprefix("data-vimeo-")
+        if option == name or option in ("id", "url"):
+            continue
+        ours = _SWITCHES.get(option)
+        switched = markup.switch(value) if ours else None
+        if ours and switched is not None:
+            options[ours] = switched
+        elif option == "texttrack" and value:
+            options["captions"] = value
+        else:
+            extra.append(f"{option}={value}")
+    return Embed(
+        start=match.start(),
+        end=match.end(),
+        form="vimeo.sdk-embed",
+        platform=PLATFORM,
+        kind=SCRIPT,
+        video_id=video,
+        options=options,
+        unknown=unknown + tuple(extra),
+        attributes={k: v for k, v in attributes.items() if k in ("id", "class", "style", "title")},
+        private=bool(secret),
+        detail=secret,
+    )
+
+
 def _sample_iframe(video_id: str) -> str:
     return (
         f'<iframe src="https://player.vimeo.com/video/{video_id}?h=8272103f6e" width="640" height="360" '
@@ -198,6 +247,19 @@ forms.register(
         cite=PLAYER_DOC,
         sample=_sample_iframe,
         hint="player.vimeo.com",
+    ),
+    Form(
+        name="vimeo.sdk-embed",
+        platform=PLATFORM,
+        kind=SCRIPT,
+        pattern=re.compile(_SDK, re.IGNORECASE),
+        read=_read_sdk,
+        cite="https://github.com/vimeo/player.js#automatically-with-html-attributes",
+        sample=lambda video_id: (
+            f'<div data-vimeo-id="{video_id}" data-vimeo-width="640" id="handstick"></div>\n'
+            '<script src="https://player.vimeo.com/api/player.js"></script>'
+        ),
+        hint="data-vimeo-",
     ),
     Form(
         name="vimeo.player-url",
