@@ -15,8 +15,9 @@ assumed to be Kaltura. Platform facts:
 - the dynamic embeds: the library script, the target div and `kWidget.embed({targetId, wid, uiconf_id, entry_id,
   flashvars})` or `kWidget.thumbEmbed(...)` (the mwEmbed kWidget API documentation), or PlayKit's
   `KalturaPlayer.setup({...})` and `loadMedia({entryId})` (developer.kaltura.com/player/web/embed-types-web);
-- `/p/<partner>/sp/<partner>00/playManifest/entryId/<id>/format/applehttp/.../a.m3u8` (HLS), `/format/url/.../a.mp4`
-  (a rendition), `/format/mpegdash/.../manifest.mpd` (DASH), with a KS as `/ks/<ks>` or `?ks=` when the entry needs one;
+- `[serviceUrl]/p/<partner>/sp/0/playManifest/entryId/<id>/format/<applehttp|url|mpegdash>/protocol/<protocol>/
+  flavorParamId/<flavor>/ks/<ks>/video.<ext>`, the KS only where the entry's access control needs one (vpaas.kaltura.com
+  "How to retrieve the download or streaming URL using API calls"; knowledge.kaltura.com's getPlaybackContext samples);
 - the thumbnail API `/p/<partner>/thumbnail/entry_id/<id>/<name>/<value>...`
   (developer.kaltura.com/api-docs/Engage_and_Publish/kaltura-thumbnail-api.html).
 Player options: the v2 player's `flashvars[autoPlay]`, `flashvars[autoMute]`, `flashvars[loop]` and
@@ -37,7 +38,10 @@ PLATFORM = "kaltura"
 EMBED_DOC = "https://developer.kaltura.com/player/web/embed-types-web"
 KWIDGET_DOC = "https://vpaas.kaltura.com/documentation/Web-Video-Player/Kaltura-Media-Player-API.html"
 THUMBNAIL_DOC = "https://developer.kaltura.com/api-docs/Engage_and_Publish/kaltura-thumbnail-api.html"
-MANIFEST_DOC = "https://developer.kaltura.com/api-docs/Deliver_and_Distribute_Media/playManifest-streaming-api.html"
+MANIFEST_DOC = (
+    "https://vpaas.kaltura.com/documentation/Deliver-and-Distribute-Media/"
+    "how-retrieve-download-or-streaming-url-using-api-calls.html"
+)
 
 _SCHEME = r"(?<![\w.+-])(?:https?:)?//"
 _HOST = _SCHEME + r"(?:cdnapisec|cdnapi|www|cdnsecakmi)\.kaltura\.com"
