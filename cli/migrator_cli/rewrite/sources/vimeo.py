@@ -8,8 +8,8 @@ Platform facts:
 - the SDK's embed: a `<div data-vimeo-id="<id>">` (or `data-vimeo-url="<player or page URL>"`) with the embed
   options as `data-vimeo-<option>` attributes, filled by `https://player.vimeo.com/api/player.js` (player.js README,
   "Automatically with HTML attributes");
-- the start time as the fragment `#t=<time>` (from help.vimeo.com "Starting playback at a specific timecode", not seen
-  verbatim: the player.js README's own tests name it only as a page-link fragment);
+- the start time as the fragment `#t=<time>` (`30s`, `1m30s`) on a player or page URL: not seen in a Vimeo document
+  here, only in third-party code that carries `vimeo.com/<id>/<hash>#t=30s` over to the player URL as `#t=30s`;
 - the page URLs `vimeo.com/*`, `vimeo.com/channels/*/*`, `vimeo.com/groups/*/videos/*` and the oEmbed endpoint
   `vimeo.com/api/oembed.<json|xml>?url=<encoded>` (developer.vimeo.com/apis/oembed); showcase and album video pages
   `vimeo.com/showcase/<id>/video/<id>`, `vimeo.com/album/<id>/video/<id>` (not seen verbatim: Vimeo's page URLs).
