@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from migrator_cli.rewrite import forms
@@ -112,13 +113,27 @@ def test_in_a_page_the_span_covers_exactly_the_embed(platform: str, entry: dict)
         assert embed.start >= len(before)
 
 
-def test_a_page_link_inside_another_urls_query_is_still_the_videos_link() -> None:
-    # A redirect or share link that carries the video's page as a parameter points at the video: rewriting it keeps
-    # the link working, so it is found; an encoded one (%3A%2F%2F) is part of the outer URL and is not.
-    text = "https://example.com/share?next=https://vimeo.com/76979871 and https://example.com/?u=https%3A%2F%2Fvimeo.com%2F1"
-    found = _mine(forms.find(text), "vimeo")
-    assert [(e.form, e.video_id) for e in found] == [("vimeo.page-link", "76979871")]
-    assert text[found[0].start : found[0].end] == "https://vimeo.com/76979871"
+# One bare URL form of each platform, to put inside another URL.
+BARE = {
+    "vimeo": "vimeo.page-link",
+    "wistia": "wistia.player-url",
+    "jwplayer": "jwplayer.hls",
+    "brightcove": "brightcove.player-url",
+    "kaltura": "kaltura.hls",
+}
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_url_inside_another_urls_query_is_found_plain_and_left_encoded(platform: str) -> None:
+    # A redirect or share link that carries the video's URL as a parameter points at the video: rewriting it keeps
+    # the link working, so a plain one is found; an encoded one (%3A%2F%2F) is part of the outer URL and is not.
+    form = forms.all_forms()[[f.name for f in forms.all_forms()].index(BARE[platform])]
+    url = form.sample(ID_SHAPES[platform][0])
+    plain = f"https://example.com/share?next={url}"
+    found = _mine(forms.find(plain), platform)
+    assert [(e.form, plain[e.start : e.end]) for e in found] == [(form.name, url)]
+    encoded = f"https://example.com/share?next={quote(url, safe='')}"
+    assert _mine(forms.find(encoded), platform) == []
 
 
 # Openings of each platform's embeds, repeated without ever closing: a pattern that backtracks without bound takes
