@@ -330,3 +330,45 @@ def test_a_utf8_character_cut_by_the_head_is_still_text() -> None:
     head = ("a" * 10 + "é").encode()[:-1]
     assert files.is_utf8(head)
     assert not files.is_utf8(b"\xe9abc")
+
+
+@pytest.mark.parametrize(
+    ("row", "dialect"),
+    [
+        ('a,"b,c","d ""e""",,"",f\r\n', csvcolumn.Dialect()),
+        ('"multi\nline",x\n', csvcolumn.Dialect()),
+        ('"q" tail,x', csvcolumn.Dialect()),
+        ("a;'b;c';'it''s'\n", csvcolumn.Dialect(delimiter=";", quote="'")),
+        ('a, "b, c",  d\n', csvcolumn.Dialect(skip_space=True)),
+        ('a,"b \\" c",d\\,e\n', csvcolumn.Dialect(escape="\\")),
+        ("a\tb c\t\t\n", csvcolumn.Dialect(delimiter="\t")),
+    ],
+)
+def test_cells_are_read_as_the_csv_module_reads_them(row: str, dialect: csvcolumn.Dialect) -> None:
+    reader = csv.reader(
+        io.StringIO(row, newline=""),
+        delimiter=dialect.delimiter,
+        quotechar=dialect.quote,
+        escapechar=dialect.escape,
+        doublequote=dialect.escape is None,
+        skipinitialspace=dialect.skip_space,
+    )
+    found = csvcolumn.cells(row, dialect)
+    assert [cell.value for cell in found] == next(reader)
+    body = row.rstrip("\r\n")
+    assert dialect.delimiter.join(body[c.start : c.end] for c in found) == body  # spans tile the row
+
+
+def test_the_source_forms_keep_a_multi_line_vimeo_iframe_whole_across_a_window() -> None:
+    iframe = (
+        '<iframe src="https://player.vimeo.com/video/76979871?h=8272103f6e"\n'
+        ' frameborder="0" allow="autoplay; fullscreen" allowfullscreen\n'
+        ' style="position:absolute;top:0;left:0;width:100%;height:100%;"></iframe>'
+    )
+    filler = "".join(f"<p>line {n}</p>\n" for n in range(400))
+    data = filler + '<div style="padding:56.25% 0 0 0;position:relative;">' + iframe + "</div>\n" + filler
+    assert text.embed_spans(data) != []
+    out, _ = stream(
+        text.run, data, lambda value: value.replace(iframe, "<NEW/>"), window=data.index(iframe) + 80, hold=1024
+    )
+    assert out == data.replace(iframe, "<NEW/>")

@@ -9,7 +9,9 @@ it was, or if its new value needs it, with the quote doubled (or escaped, where 
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TextIO
 
 from . import Changed, ContainerError, Run, TextRewrite, lines
@@ -51,46 +53,45 @@ def sniff(head: str) -> Dialect:
     )
 
 
-def cells(row: str, dialect: Dialect) -> tuple[list[Cell], bool]:
-    """A row's cells, and whether the row is whole (it does not end inside a quoted cell)."""
-    body = row[: -2 if row.endswith("\r\n") else -1 if row.endswith("\n") else len(row)]
+@cache
+def _cell_pattern(dialect: Dialect) -> re.Pattern[str]:
+    """One cell at a position: spaces (if the dialect skips them), then a quoted value (quotes doubled, or escaped
+    where the dialect escapes) and anything up to the delimiter, or an unquoted value (escapes allowed)."""
+    q, d = re.escape(dialect.quote), re.escape(dialect.delimiter)
+    e = re.escape(dialect.escape) if dialect.escape else None
+    inner = rf"(?:[^{q}{e}]|{e}.)*+" if e else rf"(?:[^{q}]|{q}{q})*+"
+    plain = rf"(?:[^{d}{e}]|{e}.)*+" if e else rf"[^{d}]*+"
+    space = " *+" if dialect.skip_space else ""
+    return re.compile(rf"{space}(?:(?P<quoted>{q}{inner}{q})(?P<after>[^{d}]*+)|(?P<plain>{plain}))", re.DOTALL)
+
+
+def _unescape(text: str, dialect: Dialect) -> str:
+    if dialect.escape:
+        return re.sub(re.escape(dialect.escape) + "(.)", r"\1", text, flags=re.DOTALL)
+    return text
+
+
+def cells(row: str, dialect: Dialect, upto: int | None = None) -> list[Cell]:
+    """A row's cells (the first `upto` + 1 of them when given), read as the csv module reads them."""
+    body_end = len(row) - (2 if row.endswith("\r\n") else 1 if row.endswith("\n") else 0)
+    pattern = _cell_pattern(dialect)
     found: list[Cell] = []
     at = 0
     while True:
-        start = at
-        if dialect.skip_space:
-            while at < len(body) and body[at] == " ":
-                at += 1
-        value: list[str] = []
-        quoted = at < len(body) and body[at] == dialect.quote
-        if quoted:
-            at += 1
-            while True:
-                if at >= len(body):  # no closing quote: the row goes on past its last line break
-                    return [*found, Cell(start, len(body), True, "".join(value))], False
-                character = body[at]
-                if character == dialect.escape and at + 1 < len(body):
-                    value.append(body[at + 1])
-                    at += 2
-                elif character == dialect.quote:
-                    if body[at + 1 : at + 2] == dialect.quote and dialect.escape is None:
-                        value.append(dialect.quote)
-                        at += 2
-                    else:
-                        at += 1
-                        break
-                else:
-                    value.append(character)
-                    at += 1
-        while at < len(body) and body[at] != dialect.delimiter:
-            if body[at] == dialect.escape and at + 1 < len(body):
-                at += 1
-            value.append(body[at])
-            at += 1
-        found.append(Cell(start, at, quoted, "".join(value)))
-        if at >= len(body):
-            return found, True
-        at += 1
+        match = pattern.match(row, at, body_end)
+        assert match is not None  # the unquoted alternative matches anywhere, if only the empty string
+        quoted = match.group("quoted")
+        if quoted is not None:
+            inner = quoted[1:-1]
+            if not dialect.escape:
+                inner = inner.replace(dialect.quote * 2, dialect.quote)
+            value = _unescape(inner, dialect) + match.group("after")
+        else:
+            value = _unescape(match.group("plain"), dialect)
+        found.append(Cell(at, match.end(), quoted is not None, value))
+        if match.end() >= body_end or (upto is not None and len(found) > upto):
+            return found
+        at = match.end() + 1
 
 
 def whole(text: str, dialect: Dialect) -> bool:
@@ -131,7 +132,7 @@ def factory(column: str) -> Run:
             row, count = "".join(held), len(held)
             held, open_quote = [], False
             if index is None:
-                names = [cell.value for cell in cells(row, dialect)[0]]
+                names = [cell.value for cell in cells(row, dialect)]
                 names[0] = names[0].removeprefix("\ufeff")
                 if column not in names:
                     raise ContainerError(f"no column {column!r}; the columns are: {', '.join(names)}")
@@ -148,7 +149,7 @@ def factory(column: str) -> Run:
 
 
 def rewrite_row(row: str, index: int, rewrite: TextRewrite, dialect: Dialect) -> str:
-    found = cells(row, dialect)[0]
+    found = cells(row, dialect, upto=index)
     if index >= len(found):
         return row
     cell = found[index]

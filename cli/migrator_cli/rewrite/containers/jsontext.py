@@ -23,7 +23,9 @@ from . import Changed, TextRewrite, lines
 
 BATCH = 1 << 20
 BATCH_LIMIT = 16 * BATCH
-_LITERAL = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"')
+# A string literal (and whether a ":" follows it: a key), or a quote its line never closes (the rest of the line).
+_TOKEN = re.compile(r'(?P<literal>"[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+")(?P<key>(?=[ \t\r\n]*+:))?|"[^\n]*+')
+_NOT_SPACE = re.compile(r"[^ \t\r\n]")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _SPACE = " \t\r\n"
 _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -38,9 +40,15 @@ class Style:
     ascii: bool | None = None  # "\uXXXX" for non-ASCII
     upper_hex: bool | None = None
     escaped: set[str] = field(default_factory=set)  # ASCII characters written as "\u00XX" (<, >, &, ')
-    raw: set[str] = field(default_factory=set)  # ... and those seen written as themselves
+    raw: set[str] = field(default_factory=set)  # ... and those one literal writes as themselves
 
     def observe(self, literal: str) -> None:
+        if "\\" not in literal:  # most literals: raw characters only, which count until an escape is seen
+            if self.slash is None and "/" in literal:
+                self.slash = False
+            if self.ascii is None and not literal.isascii():
+                self.ascii = False
+            return
         own = style_of(literal)
         for name in ("slash", "ascii", "upper_hex"):
             if getattr(own, name) is not None:
@@ -127,27 +135,20 @@ def rewrite_strings(text: str, rewrite: TextRewrite, style: Style | None = None,
     style = style if style is not None else Style()
     out: list[str] = []
     kept = 0
-    at = text.find('"')
-    while at >= 0:
-        match = _LITERAL.match(text, at)
-        if match is None:
-            end_of_line = text.find("\n", at)
-            at = -1 if end_of_line < 0 else text.find('"', end_of_line)
+    for match in _TOKEN.finditer(text):
+        literal = match.group("literal")
+        if literal is None:  # a quote not closed on its line: not JSON, left alone
             continue
-        end = match.end()
-        after = end
-        while after < len(text) and text[after] in _SPACE:
-            after += 1
-        key = text[after] == ":" if after < len(text) else last_is_key
-        literal = match.group()
+        key = match.group("key") is not None
+        if not key and last_is_key and not _NOT_SPACE.search(text, match.end()):
+            key = True
         if not key:
             new = rewrite_literal(literal, rewrite, style)
             if new != literal:
-                out.append(text[kept:at])
+                out.append(text[kept : match.start()])
                 out.append(new)
-                kept = end
+                kept = match.end()
         style.observe(literal)
-        at = text.find('"', end)
     if not out:
         return text
     out.append(text[kept:])
