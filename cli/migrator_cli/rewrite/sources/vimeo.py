@@ -40,7 +40,7 @@ _PAGE = (
     + r"|channels/[\w-]{1,100}/(?P<channel>\d+)"
     + r"|groups/[\w-]{1,100}/videos/(?P<group>\d+)"
     + r"|(?:showcase|album)/\d+/video/(?P<showcase>\d+)"
-    + r")(?![\w.-])(?:[?#]"
+    + r")/?(?![\w.-])(?:[?#]"
     + _TAIL
     + ")?"
 )
