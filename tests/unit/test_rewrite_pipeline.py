@@ -298,3 +298,30 @@ def test_a_200_mb_text_file_is_streamed_in_flat_memory(tmp_path: Path) -> None:
     assert records == 10
     assert size_out == size_in + 10 * (len('<new-embed id="m"></new-embed>') - len(embed) + 1)
     assert growth_mb < 50, f"peak RSS grew {growth_mb} MB over a {size_in // 1_000_000} MB file"
+
+
+def test_a_record_that_is_not_the_file_text_at_its_line_is_an_error_not_a_wrong_diff(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one\ntwo\nthree\n")
+    with path.open(encoding="utf-8", newline="") as original:
+        writer = pipeline.DiffWriter(io.BytesIO(), "a.txt", original)
+        with pytest.raises(RuntimeError, match="line 2"):
+            writer.record(2, "three\n", "3\n")
+
+
+def test_hunks_closer_than_twice_the_context_merge_and_far_ones_do_not(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    lines = [f"line {n}\n" for n in range(1, 31)]
+    path.write_text("".join(lines))
+    out = io.BytesIO()
+    with path.open(encoding="utf-8", newline="") as original:
+        writer = pipeline.DiffWriter(out, "a.txt", original)
+        for number in (5, 11, 25):  # 5 and 11 are 5 lines apart (merged), 25 is far
+            writer.record(number, lines[number - 1], "changed\n")
+        writer.finish()
+    headers = [line for line in out.getvalue().decode().splitlines() if line.startswith("@@")]
+    assert headers == ["@@ -2,13 +2,13 @@", "@@ -22,7 +22,7 @@"]
+    changed = tmp_path / "b.txt"
+    changed.write_text("".join("changed\n" if n in (5, 11, 25) else line for n, line in enumerate(lines, 1)))
+    reference = subprocess.run(["diff", "-u", str(path), str(changed)], capture_output=True).stdout
+    assert out.getvalue().split(b"\n")[2:] == reference.split(b"\n")[2:]  # as diff -u writes it, but the names

@@ -216,8 +216,10 @@ class DiffWriter:
         while self.old_line < first_line - 1:
             self._equal(next(self.original))
         before, after = split_lines(old), split_lines(new)
-        for _ in before:
-            next(self.original)
+        if [next(self.original, "") for _ in before] != before:  # a container's bug: say so rather than misplace hunks
+            raise RuntimeError(
+                f"{self.name}: the record said to start at line {first_line} is not the file's text there"
+            )
         for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
             if tag == "equal":
                 for line in before[a1:a2]:
@@ -231,7 +233,7 @@ class DiffWriter:
     def finish(self) -> None:
         """Close the last hunk with the lines after it."""
         while self.hunk is not None:
-            line = next(self.original, None)
+            line = next(self.original, None) if len(self.tail) < CONTEXT else None
             if line is None:
                 self._close(self.tail)
                 break
