@@ -119,6 +119,9 @@ def test_the_walk_is_sorted_and_says_why_each_skipped_file_is(tmp_path: Path, mo
     assert tally.files_seen == 15
     assert tally.by_kind == {"text": 5, "json": 2, "csv": 1}
     assert tally.skipped[files.SYMLINK] == 3
+    # a path named twice, or inside another one named, is walked once
+    twice = list(pipeline.plan([Path("site"), Path("site/index.html"), Path("site/blog"), Path("site/")]))
+    assert [p.path for p in twice] == [p.path for p in planned]
     # a symlink named on the command line is followed; a path that is not there is an error
     assert [p.kind for p in pipeline.plan([root / "link-out.html"])] == ["text"]
     with pytest.raises(FileNotFoundError):

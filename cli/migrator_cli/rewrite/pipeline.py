@@ -95,11 +95,25 @@ def plan(paths: Iterable[str | Path], column: str | None = None, skip: Iterable[
         if not root.exists():
             raise FileNotFoundError(f"no such file or directory: {root}")
     passed = {p.resolve() for p in skip}
-    for root in roots:
+    for root in _outermost(roots):
         if root.is_dir():
             yield from _walk(root, column, passed)
         else:
             yield _classify(root.resolve() if root.is_symlink() else root, column)
+
+
+def _outermost(roots: list[Path]) -> list[Path]:
+    """The roots in the order given, less any named twice or inside another named directory (each file once)."""
+    resolved = [root.resolve() for root in roots]
+    directories = {r for r in resolved if r.is_dir()}
+    kept: list[Path] = []
+    seen: set[Path] = set()
+    for root, real in zip(roots, resolved, strict=True):
+        if real in seen or any(parent in directories for parent in real.parents):
+            continue
+        seen.add(real)
+        kept.append(root)
+    return kept
 
 
 def _walk(directory: Path, column: str | None, passed: set[Path]) -> Iterator[Planned]:
@@ -383,6 +397,9 @@ def _back_up(path: Path, backup_dir: Path, name: str) -> Path:
     target = backup_dir / name
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(path, target)
+    with target.open("rb") as copy:  # on disk before the original is replaced
+        os.fsync(copy.fileno())
+    _sync_directory(target.parent)
     return target
 
 

@@ -118,7 +118,7 @@ def rewrite_literal(literal: str, rewrite: TextRewrite, style: Style) -> str:
     """A literal (with its quotes) rewritten, in its own style where it shows one and `style` where not."""
     if "\\" in literal:
         try:
-            value = json.loads(literal)
+            value = json.loads(literal, strict=False)  # (a raw tab in a string: not JSON, but common)
         except ValueError:  # an escape JSON does not have: not ours to touch
             return literal
     else:
