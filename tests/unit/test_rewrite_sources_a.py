@@ -136,6 +136,23 @@ def test_a_url_inside_another_urls_query_is_found_plain_and_left_encoded(platfor
     assert _mine(forms.find(encoded), platform) == []
 
 
+@pytest.mark.parametrize(
+    ("platform", "url"),
+    [
+        ("vimeo", "https://vimeo.com/76979871"),
+        ("vimeo", "https://player.vimeo.com/video/76979871"),
+        ("wistia", "https://fast.wistia.net/embed/iframe/g5pnf59ala"),
+        ("wistia", "https://home.wistia.com/medias/g5pnf59ala"),
+        ("jwplayer", "https://cdn.jwplayer.com/manifests/hWF9vG66.m3u8"),
+        ("jwplayer", "https://cdn.jwplayer.com/previews/hWF9vG66-Zq6530MP"),
+    ],
+)
+def test_a_full_stop_after_a_url_in_prose_is_not_part_of_it(platform: str, url: str) -> None:
+    text = f"The talk is at {url}. But {url}.html is a page of another name."
+    found = _mine(forms.find(text), platform)
+    assert [text[e.start : e.end] for e in found] == [url]
+
+
 # Openings of each platform's embeds, repeated without ever closing: a pattern that backtracks without bound takes
 # minutes over this; a bounded one takes well under a second (0.4 s at most for all five platforms when written).
 UNCLOSED = (

@@ -29,10 +29,11 @@ PLATFORM = "vimeo"
 PLAYER_DOC = "https://github.com/vimeo/player.js#pre-existing-player"
 OEMBED_DOC = "https://developer.vimeo.com/apis/oembed"
 
-# A URL runs to the first character that cannot be in it (an `&amp;` is part of it).
+# A URL runs to the first character that cannot be in it (an `&amp;` is part of it); an id ends where no word
+# character follows, nor a dot that goes on (`/123.html`): a sentence's full stop after it is not part of it.
 _TAIL = r"""[^\s"'<>()\[\]{}\\]*"""
 _SCHEME = r"(?:https?:)?//"
-_PLAYER = _SCHEME + r"player\.vimeo\.com/video/(?P<id>\d+)(?![\w.-])" + r"(?:[/?#]" + _TAIL + ")?"
+_PLAYER = _SCHEME + r"player\.vimeo\.com/video/(?P<id>\d+)(?![\w-]|\.[\w-])" + r"(?:[/?#]" + _TAIL + ")?"
 _PAGE = (
     _SCHEME
     + r"(?:www\.)?vimeo\.com/(?:"
@@ -40,7 +41,7 @@ _PAGE = (
     + r"|channels/[\w-]{1,100}/(?P<channel>\d+)"
     + r"|groups/[\w-]{1,100}/videos/(?P<group>\d+)"
     + r"|(?:showcase|album)/\d+/video/(?P<showcase>\d+)"
-    + r")/?(?![\w.-])(?:[?#]"
+    + r")/?(?![\w-]|\.[\w-])(?:[?#]"
     + _TAIL
     + ")?"
 )

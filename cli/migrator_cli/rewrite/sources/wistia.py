@@ -42,8 +42,15 @@ _TAIL = r"""[^\s"'<>()\[\]{}\\]*"""
 _SCHEME = r"(?<![\w.+-])(?:https?:)?//"
 _ID = r"[0-9a-z]{10}"
 _FAST = _SCHEME + r"fast\.wistia\.(?:net|com)"
-_PLAYER = _FAST + r"/embed/iframe/(?P<id>" + _ID + r")(?![\w.-])(?:[?#]" + _TAIL + ")?"
-_PAGE = _SCHEME + r"[a-z0-9-]{1,63}\.(?:wistia\.com|wi\.st)/medias/(?P<id>" + _ID + r")(?![\w.-])(?:[?#]" + _TAIL + ")?"
+_PLAYER = _FAST + r"/embed/iframe/(?P<id>" + _ID + r")(?![\w-]|\.[\w-])(?:[?#]" + _TAIL + ")?"
+_PAGE = (
+    _SCHEME
+    + r"[a-z0-9-]{1,63}\.(?:wistia\.com|wi\.st)/medias/(?P<id>"
+    + _ID
+    + r")(?![\w-]|\.[\w-])(?:[?#]"
+    + _TAIL
+    + ")?"
+)
 _OEMBED = _FAST + r"/oembed(?:\.(?:json|xml))?/?\?" + _TAIL
 _SCRIPT_END = r"""[\"'][^>]{0,200}>\s{0,20}</script\s*>\s{0,200}"""
 _E_V1 = r"<script\b[^>]{0,300}?\bsrc=[\"']" + _FAST + r"/assets/external/E-v1\.js" + _SCRIPT_END
