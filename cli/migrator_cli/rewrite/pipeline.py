@@ -8,9 +8,12 @@ synced, the original copied into the backup directory, and the temporary file mo
 (`os.replace`: a crash at any point leaves the original, or the whole new file). A file nothing changed in is neither
 written nor backed up.
 
-The diff is written as records change, from the records themselves (a hunk has up to 3 lines of context, all from
-its record), in the form `patch -p1` and `git apply` take, run from the directory the names are relative to (see
-`display_name`).
+The diff is written as records change (`DiffWriter`: hunks as `diff -u` makes them, 3 lines of context read from the
+original beside the container), in the form `patch -p1` and `git apply` take, run from the directory the names are
+relative to (`display_name`: the working directory for files under it).
+
+Limits: a file with several hard links is replaced by a new file under its name (its other names keep the old
+text, as with any editor that saves by rename); its owner is kept only when we may (as root).
 """
 
 from __future__ import annotations
