@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from migrator_cli.rewrite import files, pipeline
-from migrator_cli.rewrite.containers import text
+from migrator_cli.rewrite.containers import jsontext, text
 
 pytestmark = pytest.mark.unit
 
@@ -132,6 +132,10 @@ def test_patch_and_git_apply_turn_the_dry_run_diff_into_what_apply_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    # small windows and batches, so big.html and the JSON files are many records, embeds between them
+    monkeypatch.setattr(text, "WINDOW", 1 << 16)
+    monkeypatch.setattr(text, "HOLD", 1 << 12)
+    monkeypatch.setattr(jsontext, "BATCH", 16)
     original = site(tmp_path / "site")
     shutil.copytree(tmp_path / "site", tmp_path / "patched" / "site", symlinks=True)
     shutil.copytree(tmp_path / "site", tmp_path / "git-applied" / "site", symlinks=True)
@@ -148,7 +152,7 @@ def test_patch_and_git_apply_turn_the_dry_run_diff_into_what_apply_writes(
         "site/big.html",
     }
     big = next(r for r in dry if r.name == "site/big.html")
-    assert big.records_changed >= 3  # big.html is cut into records and each of its hunks is placed by line
+    assert big.records_changed == 10  # big.html is cut into records and each of its hunks is placed by line
     assert diff.count(b"\n@@ ") >= 16
 
     _, applied = run_all([Path("site")], column="html", apply=True, backup_dir=tmp_path / "backup")
@@ -261,7 +265,7 @@ MEMORY_PROBE = textwrap.dedent(
     import re, resource, sys
     from pathlib import Path
     from migrator_cli.rewrite import pipeline
-    from migrator_cli.rewrite.containers import text
+    from migrator_cli.rewrite.containers import jsontext, text
 
     FAKE = re.compile(r'<fake-embed id="(\\w+)">.*?</fake-embed>', re.S)
     text.embed_spans = lambda value: [m.span() for m in FAKE.finditer(value)]

@@ -57,10 +57,12 @@ def run(
     changed: Changed,
     *,
     locate: Locate | None = None,
-    window: int = WINDOW,
-    hold: int = HOLD,
+    window: int | None = None,
+    hold: int | None = None,
 ) -> None:
     find = locate or embed_spans
+    window = window or WINDOW
+    hold = hold or HOLD
     line = 1
     buffer = ""
     want = window + hold
