@@ -280,7 +280,9 @@ def test_the_dialect_is_sniffed(raw: str) -> None:
 
 def test_a_missing_column_names_the_columns_there_are() -> None:
     with pytest.raises(ContainerError, match=r"no column 'html'; the columns are: id, body, note"):
-        stream(csv_run("html"), "\ufeffid,body,note\n1,2,3\n")
+        stream(csv_run("html"), '\ufeff"id",body,note\n1,2,3\n')
+    out, changes = stream(csv_run("id"), '\ufeff"id",body\n<fake-embed id="i"></fake-embed>,2\n')
+    assert out.startswith('\ufeff"id",body\n"<new-embed') and len(changes) == 1
 
 
 def test_a_csv_without_changes_is_byte_for_byte() -> None:

@@ -132,8 +132,7 @@ def factory(column: str) -> Run:
             row, count = "".join(held), len(held)
             held, open_quote = [], False
             if index is None:
-                names = [cell.value for cell in cells(row, dialect)]
-                names[0] = names[0].removeprefix("\ufeff")
+                names = [cell.value for cell in cells(row.removeprefix("\ufeff"), dialect)]  # (a BOM is no name)
                 if column not in names:
                     raise ContainerError(f"no column {column!r}; the columns are: {', '.join(names)}")
                 index = names.index(column)
