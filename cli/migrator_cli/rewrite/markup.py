@@ -62,8 +62,10 @@ def write_attributes(values: dict[str, str]) -> str:
 
 def query(url: str) -> dict[str, str]:
     """A URL's query parameters (the first of a repeated name), `&amp;` read as `&`."""
-    url = html.unescape(url)
-    return dict(reversed(parse_qsl(urlsplit(url).query, keep_blank_values=True)))
+    found: dict[str, str] = {}
+    for name, value in parse_qsl(urlsplit(html.unescape(url)).query, keep_blank_values=True):
+        found.setdefault(name, value)
+    return found
 
 
 def fragment(url: str) -> str:
