@@ -189,3 +189,27 @@ def test_report_lines_and_json(fake_forms):
     assert doc["embeds"]["left"] == {"not in the map": 1} and doc["left"][0]["video_id"] == "q1"
     text = "\n".join(engine.report.lines(applied=False))
     assert "left        1 (not in the map 1)" in text and "a.md: fakeplat q1 (not in the map)" in text
+
+
+def test_a_library_script_stays_while_an_embed_of_its_platform_stays():
+    """Two Wistia async embeds on a page that loads E-v1.js once, with the first: the first moves, the second is
+    left behind, so E-v1.js stays (the second would not play without it); the first's own JSON-P goes."""
+
+    def async_embed(media: str, library: bool) -> str:
+        script = '<script src="https://fast.wistia.com/assets/external/E-v1.js" async></script>\n' if library else ""
+        return (
+            f'<script src="https://fast.wistia.com/embed/medias/{media}.jsonp" async></script>\n{script}'
+            f'<div class="wistia_embed wistia_async_{media}" style="height:360px;width:640px">&nbsp;</div>'
+        )
+
+    page = f"<p>one</p>\n{async_embed('g5pnf59ala', True)}\n<p>two</p>\n{async_embed('abcde12345', False)}\n"
+    rows = [
+        {**row("g5pnf59ala"), "source_platform": "wistia", "provider": "mux", "playback_id": "PBnew1"},
+        {**row("abcde12345", state="failed"), "source_platform": "wistia"},
+    ]
+    out = Engine(from_rows(rows)).rewrite(page)
+    assert "wistia_async_g5pnf59ala" not in out and "g5pnf59ala.jsonp" not in out and "PBnew1" in out
+    assert out.count("E-v1.js") == 1 and "wistia_async_abcde12345" in out
+    # With nothing of Wistia's left on the page, its library goes with the embed.
+    alone = Engine(from_rows(rows[:1])).rewrite(f"<p>one</p>\n{async_embed('g5pnf59ala', True)}\n")
+    assert "E-v1.js" not in alone and "PBnew1" in alone

@@ -23,6 +23,7 @@ ALREADY = "already at the target"
 _URL = re.compile(r"""https?://[^\s"'<>()\[\]{}\\`|^]+""", re.IGNORECASE)
 _TRAILING = ".,;:!?"
 _STREAM_SUFFIXES = (".m3u8",)
+_SCRIPT = re.compile(r"""<script\b[^>]{0,2000}?\bsrc\s*=\s*["']([^"']{1,2000})["'][^>]{0,2000}>\s*</script\s*>""", re.I)
 
 
 @dataclass(frozen=True)
@@ -88,17 +89,32 @@ class Engine:
             embeds = _merge(embeds, list(_listed_urls(text, self.idmap)))
         if not embeds:
             return text
+        outcomes = [decide(e, text[e.start : e.end], self.idmap, self.players) for e in embeds]
+        staying = {o.embed.platform for o in outcomes if isinstance(o, Left) and o.reason != ALREADY}
         parts: list[str] = []
         position = 0
-        for embed in embeds:
+        for outcome in outcomes:
+            embed = outcome.embed
             original = text[embed.start : embed.end]
-            outcome = decide(embed, original, self.idmap, self.players)
             self.report.record(outcome, self.where)
             parts.append(text[position : embed.start])
-            parts.append(outcome.rendered.text if isinstance(outcome, Rewritten) else original)
+            if isinstance(outcome, Left):
+                parts.append(original)
+            else:
+                parts.append(outcome.rendered.text)
+                if embed.platform in staying:  # another embed of this platform stays: keep the library it loads
+                    parts.extend(library_scripts(original, embed.video_id))
             position = embed.end
         parts.append(text[position:])
         return "".join(parts)
+
+
+def library_scripts(original: str, video_id: str) -> list[str]:
+    """The player library scripts an embed's text loads (Wistia's E-v1.js, Brightcove's index.min.js, Kaltura's
+    embedIframeJs): a page often loads one only once, with its first embed, so when a later embed of the same
+    platform stays (left behind, rejected), the library must stay too. A script naming the video is the video's own
+    (Wistia's JSON-P), not the library."""
+    return [m.group(0) for m in _SCRIPT.finditer(original) if video_id not in m.group(1)]
 
 
 def _listed_urls(text: str, idmap: IdMap):
