@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import random
 import re
 import shutil
 import stat
@@ -332,3 +333,32 @@ def test_hunks_closer_than_twice_the_context_merge_and_far_ones_do_not(tmp_path:
     changed.write_text("".join("changed\n" if n in (5, 11, 25) else line for n, line in enumerate(lines, 1)))
     reference = subprocess.run(["diff", "-u", str(path), str(changed)], capture_output=True).stdout
     assert out.getvalue().split(b"\n")[2:] == reference.split(b"\n")[2:]  # as diff -u writes it, but the names
+
+
+def test_line_changes_tile_both_sides_and_equal_spans_are_equal() -> None:
+    chooser = random.Random(46)
+    for _ in range(500):
+        before = [chooser.choice("abcdefgh") + "\n" for _ in range(chooser.randint(0, 40))]
+        after = list(before)
+        for _ in range(chooser.randint(0, 6)):
+            at = chooser.randint(0, len(after))
+            roll = chooser.random()
+            if roll < 0.4 and after:
+                del after[min(at, len(after) - 1)]
+            elif roll < 0.7:
+                after.insert(at, chooser.choice("abcdefghxyz") + "\n")
+            elif after:
+                after[min(at, len(after) - 1)] = "z" + after[min(at, len(after) - 1)]
+        at_a = at_b = 0
+        for equal, a1, a2, b1, b2 in pipeline.line_changes(before, after):
+            assert (a1, b1) == (at_a, at_b)
+            assert not equal or before[a1:a2] == after[b1:b2]
+            at_a, at_b = a2, b2
+        assert (at_a, at_b) == (len(before), len(after))
+
+
+def test_line_changes_anchor_on_lines_found_once() -> None:
+    before = [f"unique {n}\n" for n in range(50)]
+    after = [line if n % 10 else "changed\n" for n, line in enumerate(before)]
+    changes = [span for span in pipeline.line_changes(before, after) if not span[0]]
+    assert [(a1, a2) for _, a1, a2, _, _ in changes] == [(n, n + 1) for n in range(0, 50, 10)]
