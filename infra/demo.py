@@ -13,8 +13,9 @@ rows, a repeated id and sources the provider refuses), `migrator plan`s it (time
 cost, no AWS), `migrator load`s it, shows `migrator status` while the queue drains, runs
 `migrator reconcile` once, exports the mapping with `migrator report` and the cut-over map
 with `migrator export`, checks what arrived with `migrator verify` (each ready video's HLS
-manifest, duration and resolution against its row), and ends with a summary. It exits
-non-zero if any asset is left unresolved, any asset got two provider videos, or the parity
+manifest, duration and resolution against its row), runs `migrator rewrite --dry-run` over a small
+sample site that embeds the videos as their platform documents it (infra/demo_site.py), and ends with a
+summary. It exits non-zero if any asset is left unresolved, any asset got two provider videos, or the parity
 check finds a mismatch.
 
 With --from PLATFORM the library lives on that platform instead: a second simulator holds it
@@ -55,6 +56,7 @@ from migrator_cli.target import resolve
 from .captions import SRT, VTT, FileServer, body
 from .demo_archive import DEMO_ARCHIVE_BUCKET, archive_line, archive_problem, settle_archive
 from .demo_aws import PlayTally, check_playback, provider_lines, serve_sample_media
+from .demo_site import rewrite_step
 from .demo_tracks import TRACKS_SETTLE_S, fidelity_of, settle_tracks
 from .localrun import LocalRun
 from .sim.platforms.mux_signing import mux_host_flags
@@ -202,6 +204,7 @@ class Outcome:
     private_not_signed: int = 0
     archive_problem: str | None = None  # with --archive: why the archive is not OK
     playback_problem: str | None = None  # the aws target: why a video is not played as a viewer would (demo_aws)
+    site_problem: str | None = None  # the sample site's rewrite found what it should not (demo_site)
 
 
 def problems_of(found: Outcome) -> str | None:
@@ -218,7 +221,7 @@ def problems_of(found: Outcome) -> str | None:
         return found.playback_problem
     if found.pending_tracks:  # the provider never confirmed them: attached is not known, so not OK
         return f"{found.pending_tracks} caption tracks still pending after a wait of {found.tracks_waited_s:.0f} s"
-    return found.archive_problem
+    return found.archive_problem or found.site_problem
 
 
 def result_line(ok: bool, problems: str, verify_result: str, failed_tracks: int) -> str:
@@ -507,6 +510,8 @@ class Walk:
     archive_problem: str | None = None  # with --archive: why the archive is not OK, or None
     archive_line: str | None = None  # with --archive: verify --archive's own summary line
     playback: PlayTally | None = None  # the aws target: each video played through the CloudFront edge (demo_aws)
+    site_line: str = ""  # the sample site's `migrator rewrite --dry-run`: what it found and did
+    site_problem: str | None = None  # and what is wrong, or None
 
 
 def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: int) -> Walk:
@@ -537,6 +542,8 @@ def operate(run: LocalRun, args: argparse.Namespace, inventory: Path, expected: 
         cli, run, "verify", "--allow-private-addresses", "--rate", "50", *hosts
     )
     walk = Walk(counts, drain_s, verify_code == 0, verify_result, tracks_waited_s, verify_lines)
+    site_line, site_problem = rewrite_step(run, cutover, cli)
+    walk = replace(walk, site_line=site_line, site_problem=site_problem)
     if run.edge is not None:
         print("\n[demo] every ready video played as a viewer would, through the CloudFront edge (ffprobe)")
         played = check_playback(run, run.items("ready"))
@@ -585,6 +592,7 @@ def print_summary(
         print(f"playback (ffprobe)    {walk.playback.line()}")
     if args.archive:
         print(f"archive               {walk.archive_line or 'no result (above)'}")
+    print(f"site rewrite (dry)    {walk.site_line or 'not run'}")
     print(f"drain time            {walk.drain_s:.1f} s; wall time {time.time() - wall_start:.1f} s")
     settled = counts.get("ready", 0) + counts.get("rejected", 0)
     failed_tracks = fidelity.tracks.states.get("failed", 0)
@@ -599,6 +607,7 @@ def print_summary(
             private_not_signed=fidelity.private - fidelity.private_signed,
             archive_problem=walk.archive_problem,
             playback_problem=walk.playback.problem() if walk.playback is not None else None,
+            site_problem=walk.site_problem,
         )
     )
     ok = problems is None

@@ -28,6 +28,7 @@ from .commands import (
     redrive,
     report,
     retry,
+    rewrite,
     show,
     status,
     upgrade,
@@ -54,6 +55,7 @@ A typical migration:
   migrator show ID                        one asset: state, provider video, errors, its tracks
   migrator export --format nginx ...      the cut-over map: old URL -> new playback URL, per asset
   migrator verify --checkpoint F          each ready asset's HLS manifest, duration, resolution vs the source
+  migrator rewrite site/ dump.sql         the site's embeds and links -> the new videos (a diff; then --apply)
 From the platform the library lives on (Vimeo, Wistia, Mux, Cloudflare Stream, api.video, S3):
   migrator inventory --from vimeo -o vimeo.jsonl   list it: rows with source references, unfetchable apart
   migrator load vimeo.jsonl                        load what was written, as it is
@@ -82,6 +84,7 @@ COMMANDS = (
     status,
     report,
     export,
+    rewrite,
     verify,
     retry,
     show,

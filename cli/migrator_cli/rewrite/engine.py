@@ -10,37 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from .forms import find
 from .idmap import IdMap, Missing
-from .model import HLS, MP4, Embed, NoEquivalent, Player, Rendered
+from .model import HLS, MP4, Embed, NoEquivalent, Player
+from .outcomes import ALREADY, Left, Outcome, Rewritten
 from .report import Report
 
-ALREADY = "already at the target"
 # A URL list's own URLs, looked up whole in the map (idmap.find("url", ...)); stops where HTML, JSON or Markdown
 # would end a URL. Trailing sentence punctuation is not part of it.
 _URL = re.compile(r"""https?://[^\s"'<>()\[\]{}\\`|^]+""", re.IGNORECASE)
 _TRAILING = ".,;:!?"
 _STREAM_SUFFIXES = (".m3u8",)
 _SCRIPT = re.compile(r"""<script\b[^>]{0,2000}?\bsrc\s*=\s*["']([^"']{1,2000})["'][^>]{0,2000}>\s*</script\s*>""", re.I)
-
-
-@dataclass(frozen=True)
-class Rewritten:
-    embed: Embed
-    rendered: Rendered
-
-
-@dataclass(frozen=True)
-class Left:
-    embed: Embed
-    reason: str  # Missing.reason, ALREADY, "no equivalent", "no player"
-    detail: str = ""
-    asset_id: str | None = None
-
-
-Outcome = Rewritten | Left
 
 
 def decide(embed: Embed, original: str, idmap: IdMap, players: Mapping[str, Player]) -> Outcome:

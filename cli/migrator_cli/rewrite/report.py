@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .engine import Outcome
+from .outcomes import ALREADY, Left, Outcome
 
 MAX_LISTED = 10_000
 SIGNED_DOC = "docs/operator-guide.md#signed-embeds"
 # Reasons that are no one's problem: the embed already points at the target (a second run).
-QUIET_REASONS = ("already at the target",)
+QUIET_REASONS = (ALREADY,)
 
 
 @dataclass
@@ -33,6 +31,7 @@ class Report:
     written_as: Counter = field(default_factory=Counter)  # "<kind found> -> <kind written>" where they differ
     left: Counter = field(default_factory=Counter)  # by reason
     dropped: Counter = field(default_factory=Counter)  # options no target player took, by name
+    notes: Counter = field(default_factory=Counter)  # what a target said of what it wrote (a rendition it needs, ...)
     signed: int = 0
     left_listed: list[dict] = field(default_factory=list)
     signed_listed: list[dict] = field(default_factory=list)
@@ -40,8 +39,6 @@ class Report:
     signed_unlisted: int = 0
 
     def record(self, outcome: Outcome, where: str) -> None:
-        from .engine import Left
-
         embed = outcome.embed
         self.found[embed.platform] += 1
         self.forms[embed.form] += 1
@@ -60,7 +57,11 @@ class Report:
         if rendered.kind != embed.kind:
             self.written_as[f"{embed.kind} -> {rendered.kind}"] += 1
         for name in rendered.dropped:
-            self.dropped[name.split("=", 1)[0]] += 1
+            key = name.split("=", 1)[0]
+            if " " in key:  # a sentence, not a parameter: the target's note on what it wrote
+                self.notes[name] += 1
+            else:
+                self.dropped[key] += 1
         if rendered.marked:
             self.signed += 1
             if len(self.signed_listed) < MAX_LISTED:
@@ -87,6 +88,7 @@ class Report:
                 "signed": self.signed,
             },
             "dropped_options": dict(self.dropped),
+            "notes": dict(self.notes),
             "left": self.left_listed,
             "signed": self.signed_listed,
             "unlisted": {"left": self.unlisted, "signed": self.signed_unlisted},
@@ -110,6 +112,8 @@ class Report:
             out.append(f"left        {sum(self.left.values())} ({_counts(self.left)})")
         if self.dropped:
             out.append(f"dropped     options the target's player has no equivalent for: {_counts(self.dropped)}")
+        for note, n in self.notes.most_common():
+            out.append(f"note        {n} x {note}")
         for entry in self.left_listed[:20]:
             detail = f": {entry['detail']}" if entry.get("detail") else ""
             out.append(f"  left  {entry['file']}: {entry['platform']} {entry['video_id']} ({entry['reason']}{detail})")
