@@ -34,6 +34,7 @@ from typing import BinaryIO, NamedTuple, TextIO
 
 from . import files
 from .containers import TextRewrite, container, lines
+from .containers.values import Counts
 
 CONTEXT = 3
 HUNK_IN_MEMORY = 1 << 22  # a hunk's bytes held in memory before they spill to a temporary file
@@ -57,6 +58,7 @@ class FileResult:
     bytes_in: int = 0
     bytes_out: int = 0
     backup: Path | None = None  # where the original was copied (applied files only)
+    values: Counts | None = None  # a database container's figures (SQL dumps, WXR): values, serialized fixed, ...
 
     @property
     def changed(self) -> bool:
@@ -74,6 +76,7 @@ class Tally:
     records_changed: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
+    values: Counts = field(default_factory=Counts)  # the database containers' figures, over every file
 
     def planned(self, item: Planned) -> None:
         self.files_seen += 1
@@ -87,6 +90,8 @@ class Tally:
         self.records_changed += result.records_changed
         self.bytes_in += result.bytes_in
         self.bytes_out += result.bytes_out
+        if result.values is not None:
+            self.values.add(result.values)
 
 
 def plan(paths: Iterable[str | Path], column: str | None = None, skip: Iterable[Path] = ()) -> Iterator[Planned]:
@@ -407,7 +412,9 @@ def rewrite_file(
                 diff.record(first_line, old, new)
 
         def stream(dst: TextIO) -> None:
-            run(src, dst, rewrite, changed)
+            figures = run(src, dst, rewrite, changed)
+            if isinstance(figures, Counts):
+                result.values = figures
             dst.flush()
             if diff is not None:
                 diff.finish()

@@ -25,6 +25,7 @@ class Report:
     changed_files: int = 0
     changed_records: int = 0
     bytes_read: int = 0
+    values: Counter = field(default_factory=Counter)  # database values: seen, changed, serialized_fixed, malformed
     found: Counter = field(default_factory=Counter)  # embeds found, by platform
     forms: Counter = field(default_factory=Counter)  # embeds found, by form
     rewritten: Counter = field(default_factory=Counter)  # by platform
@@ -79,6 +80,7 @@ class Report:
             "files": {"read": dict(self.files), "skipped": dict(self.skipped), "changed": self.changed_files},
             "records_changed": self.changed_records,
             "bytes_read": self.bytes_read,
+            "database_values": dict(self.values),
             "embeds": {
                 "found": dict(self.found),
                 "by_form": dict(self.forms),
@@ -94,6 +96,18 @@ class Report:
             "unlisted": {"left": self.unlisted, "signed": self.signed_unlisted},
         }
 
+    def _value_lines(self) -> list[str]:
+        if not self.values.get("values"):
+            return []
+        line = (
+            f"values      {self.values['values']} in dumps and exports, {self.values['changed']} changed,"
+            f" {self.values['serialized_fixed']} PHP-serialized with their lengths fixed"
+        )
+        malformed = self.values.get("malformed_serialized", 0)
+        if malformed:
+            line += f"; {malformed} looked serialized but did not parse: left as they were, look at them"
+        return [line]
+
     def lines(self, applied: bool) -> list[str]:
         read = sum(self.files.values())
         out = [
@@ -101,6 +115,7 @@ class Report:
             + (f" ({_counts(self.skipped)})" if self.skipped else ""),
             f"            {self.changed_files} {'changed' if applied else 'would change'}"
             f" ({self.changed_records} records), {self.bytes_read / 1e6:.1f} MB read",
+            *self._value_lines(),
             f"embeds      {sum(self.found.values())} found ({_counts(self.found)})",
             f"rewritten   {sum(self.rewritten.values())}" + (f" ({_counts(self.rewritten)})" if self.rewritten else ""),
         ]

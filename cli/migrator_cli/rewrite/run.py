@@ -76,6 +76,7 @@ def run_paths(
     report.changed_files += tally.files_changed
     report.changed_records += tally.records_changed
     report.bytes_read += tally.bytes_in
+    report.values.update({k: v for k, v in vars(tally.values).items() if v})
     if apply and backup is not None and tally.files_changed and progress is not None:
         print(f"[rewrite] originals of the {tally.files_changed} changed files kept in {backup}", file=progress)
     return tally

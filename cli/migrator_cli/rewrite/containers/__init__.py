@@ -18,7 +18,8 @@ from typing import Protocol, TextIO
 
 TextRewrite = Callable[[str], str]  # the engine: a plain (unescaped) text in, the rewritten text out
 Changed = Callable[[int, str, str], None]  # (1-based first line number of a record, old record, new record)
-Run = Callable[[TextIO, TextIO, TextRewrite, Changed], None]
+# A run returns None, or (the database containers) the figures it kept: values.Counts.
+Run = Callable[[TextIO, TextIO, TextRewrite, Changed], object]
 
 # kind -> the module that streams it (its `run`); "csv" needs a column, so its module has `factory(column) -> run`.
 MODULES = {"text": "text", "json": "jsontext", "sql": "sql", "wxr": "wxr"}
@@ -31,8 +32,8 @@ class ContainerError(ValueError):
 
 
 def _deferred(module: str) -> Run:
-    def run(src: TextIO, dst: TextIO, rewrite: TextRewrite, changed: Changed) -> None:
-        import_module(f"{__name__}.{module}").run(src, dst, rewrite, changed)
+    def run(src: TextIO, dst: TextIO, rewrite: TextRewrite, changed: Changed) -> object:
+        return import_module(f"{__name__}.{module}").run(src, dst, rewrite, changed)
 
     return run
 

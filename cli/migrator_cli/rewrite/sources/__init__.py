@@ -11,12 +11,8 @@ PLATFORMS = (
     "mux",
     "cloudflare",
     "apivideo",
-    "objects",  # Bunny's, S3's, GCS's, Azure's and Dropbox's object URLs, and a URL list's own URLs
+    "objects",  # S3's, GCS's and Azure's object URLs, and Bunny Stream's (a URL list's own: engine.py)
 )
 
 for _name in PLATFORMS:
-    try:
-        import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as exc:  # a platform's module not written yet (while being built)
-        if exc.name != f"{__name__}.{_name}":
-            raise
+    import_module(f"{__name__}.{_name}")
