@@ -14,7 +14,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from migrator_cli.main import main
 from migrator_cli.rewrite.model import TOKEN_MARKER
 
@@ -25,6 +24,10 @@ VIMEO_SIGNED = "22439234"
 VIMEO_FAILED = "11111111"
 WISTIA_BEHIND = "g5pnf59ala"
 NEW_PID = "Qx8lOjwQ01zt8aVnJ5NNI4q02bDQ02mT"
+HEADER = (
+    *("id", "source_platform", "source_id", "source_url", "provider", "remote_id", "playback_id"),
+    *("playback_policy", "hls_url", "player_url", "thumbnail_url", "state", "note"),
+)
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 
 
@@ -86,20 +89,16 @@ def the_map(root: Path) -> tuple[Path, Path]:
     path = root / "map.csv"
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        writer.writerow(
-            ["id", "source_platform", "source_id", "source_url", "provider", "remote_id", "playback_id"]
-            + ["playback_policy", "hls_url", "player_url", "thumbnail_url", "state", "note"]
-        )
+        writer.writerow(HEADER)
         for asset, platform, source_id, state, policy, note in rows:
             urls = (
                 [f"https://stream.mux.com/{NEW_PID}.m3u8", f"https://player.mux.com/{NEW_PID}", ""]
                 if policy == "public"
                 else ["", "", ""]
             )
-            writer.writerow(
-                [asset, platform, source_id, f"{platform}://{source_id}", "mux", f"mux-{asset}"]
-                + [NEW_PID if policy == "public" else f"SIGNED{asset}", policy or "", *urls, state, note or ""]
-            )
+            playback = NEW_PID if policy == "public" else f"SIGNED{asset}"
+            source = (asset, platform, source_id, f"{platform}://{source_id}")
+            writer.writerow([*source, "mux", f"mux-{asset}", playback, policy or "", *urls, state, note or ""])
     behind = root / "left.jsonl"
     behind.write_text(
         json.dumps({"id": "w1", "source_url": f"wistia://{WISTIA_BEHIND}", "why": "plays > 0 is false: plays is 0"})
@@ -215,6 +214,6 @@ def test_a_csv_without_the_column_is_skipped_with_the_columns_it_has(prepared, c
     _, _, mapping, _ = prepared
     code, out, _ = run_cli(capsys, "--map", str(mapping), "--csv-column", "nope", "--json", "site/videos.csv")
     report = json.loads(out)
-    assert report["files"]["read"] == {}
+    assert code == 0 and report["files"]["read"] == {}
     (reason,) = report["files"]["skipped"]
     assert "nope" in reason and "embed" in reason and "title" in reason
