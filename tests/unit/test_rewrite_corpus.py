@@ -3,6 +3,7 @@ target has an equivalent, no look-alike touched, and a second pass that changes 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -99,3 +100,15 @@ def _kind_of(entry: dict) -> str:
 
 def _all_left(engine: Engine, name: str) -> bool:
     return any(entry["file"] == name for entry in engine.report.left_listed)
+
+
+def test_the_manual_lists_every_form_and_every_target():
+    from pathlib import Path
+
+    manual = (Path(__file__).parents[2] / "docs" / "rewrite.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| [^|]+ \| `([a-z0-9]+\.[a-z0-9-]+)` \| ([a-z0-9_]+) \|", manual, re.MULTILINE))
+    assert listed == {(f.name, f.kind) for f in all_forms()}
+    names = {"apivideo": "api.video", "jwplayer": "JW Player", "cloudflare": "Cloudflare Stream", "bunny": "Bunny"}
+    options_table = manual.split("| target | written | dropped (reported) |", 1)[1].split("\n\n", 1)[0]
+    for provider in PLAYERS:
+        assert re.search(rf"^\| [^|]*{re.escape(names.get(provider, provider))}", options_table, re.I | re.M), provider

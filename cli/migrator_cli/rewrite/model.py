@@ -45,7 +45,7 @@ AUTOPLAY, MUTED, LOOP, START, CONTROLS, PLAYSINLINE, POSTER, CAPTIONS = (
 OPTIONS = (AUTOPLAY, MUTED, LOOP, START, CONTROLS, PLAYSINLINE, POSTER, CAPTIONS)
 
 # Where a token goes in a rewritten URL whose video needs one (signed or private at the target): the site must mint
-# it (docs/operator-guide.md#signed-embeds). A literal that cannot play and is easy to grep for.
+# it (docs/rewrite.md#signed-embeds). A literal that cannot play and is easy to grep for.
 TOKEN_MARKER = "MIGRATOR-TOKEN-REQUIRED"
 
 

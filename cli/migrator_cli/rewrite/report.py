@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .outcomes import ALREADY, Left, Outcome
 
 MAX_LISTED = 10_000
-SIGNED_DOC = "docs/operator-guide.md#signed-embeds"
+SIGNED_DOC = "docs/rewrite.md#signed-embeds"
 # Reasons that are no one's problem: the embed already points at the target (a second run).
 QUIET_REASONS = (ALREADY,)
 
