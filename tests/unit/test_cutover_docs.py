@@ -9,6 +9,7 @@ from migrator_cli.export_collections import COLLECTION_COLUMNS
 from migrator_cli.load import LoadSummary
 from migrator_cli.plan import Inventory
 from migrator_cli.plan_report import Plan
+from migrator_cli.rewrite.report import Report
 from migrator_cli.verify import Finding, VerifySummary
 
 from tests.e2e.test_cli_stack import documented_fields
@@ -22,6 +23,7 @@ def test_the_guide_documents_every_field_of_the_new_outputs():
     assert set(COLLECTION_COLUMNS) == documented["export --collections"]
     assert set(ExportSummary("csv").as_dict()) | {"output"} == documented["export summary"]
     assert set(VerifySummary().as_dict()) == documented["verify summary"]
+    assert {"applied", "map_rows", *Report().as_dict()} == documented["rewrite"]
     numbers = {"target_s": 1.0, "source_s": 2.0, "manifest_s": 1.0, "target": "1x1", "source": "2x2"}
     mismatch = set(Finding("a", "duration", "d", numbers).as_dict()) | {"reason"}
     mismatch |= set(Finding("a", "thumbnail", "d", {"key": "thumbnail"}).as_dict())  # an extra's (verify_extras.py)
