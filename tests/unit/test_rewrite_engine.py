@@ -66,7 +66,7 @@ def row(source_id: str, state: str = "ready", **extra) -> dict:
 
 @pytest.fixture
 def fake_forms(monkeypatch):
-    monkeypatch.setattr(forms, "all_forms", lambda: [FAKE_FORM])
+    monkeypatch.setattr(forms, "_candidates", lambda lowered: (FAKE_FORM,))
 
 
 def test_decide_table():
