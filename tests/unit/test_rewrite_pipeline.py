@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from migrator_cli.rewrite import files, pipeline
+from migrator_cli.rewrite import diff, files, pipeline
 from migrator_cli.rewrite.containers import jsontext, text
 
 pytestmark = pytest.mark.unit
@@ -246,7 +246,7 @@ def test_a_dry_run_counts_what_it_would_write(tmp_path: Path) -> None:
     ],
 )
 def test_names_in_diff_headers_read_back(tmp_path: Path, name: str, header: str) -> None:
-    assert pipeline.header_name(name) == header
+    assert diff.header_name(name) == header
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / name).write_text('one\n<fake-embed id="n"></fake-embed>\n')
     out = io.BytesIO()
@@ -312,7 +312,7 @@ def test_a_record_that_is_not_the_file_text_at_its_line_is_an_error_not_a_wrong_
     path = tmp_path / "a.txt"
     path.write_text("one\ntwo\nthree\n")
     with path.open(encoding="utf-8", newline="") as original:
-        writer = pipeline.DiffWriter(io.BytesIO(), "a.txt", original)
+        writer = diff.DiffWriter(io.BytesIO(), "a.txt", original)
         with pytest.raises(RuntimeError, match="line 2"):
             writer.record(2, "three\n", "3\n")
 
@@ -323,7 +323,7 @@ def test_hunks_closer_than_twice_the_context_merge_and_far_ones_do_not(tmp_path:
     path.write_text("".join(lines))
     out = io.BytesIO()
     with path.open(encoding="utf-8", newline="") as original:
-        writer = pipeline.DiffWriter(out, "a.txt", original)
+        writer = diff.DiffWriter(out, "a.txt", original)
         for number in (5, 11, 25):  # 5 and 11 are 5 lines apart (merged), 25 is far
             writer.record(number, lines[number - 1], "changed\n")
         writer.finish()
@@ -350,7 +350,7 @@ def test_line_changes_tile_both_sides_and_equal_spans_are_equal() -> None:
             elif after:
                 after[min(at, len(after) - 1)] = "z" + after[min(at, len(after) - 1)]
         at_a = at_b = 0
-        for equal, a1, a2, b1, b2 in pipeline.line_changes(before, after):
+        for equal, a1, a2, b1, b2 in diff.line_changes(before, after):
             assert (a1, b1) == (at_a, at_b)
             assert not equal or before[a1:a2] == after[b1:b2]
             at_a, at_b = a2, b2
@@ -360,5 +360,5 @@ def test_line_changes_tile_both_sides_and_equal_spans_are_equal() -> None:
 def test_line_changes_anchor_on_lines_found_once() -> None:
     before = [f"unique {n}\n" for n in range(50)]
     after = [line if n % 10 else "changed\n" for n, line in enumerate(before)]
-    changes = [span for span in pipeline.line_changes(before, after) if not span[0]]
+    changes = [span for span in diff.line_changes(before, after) if not span[0]]
     assert [(a1, a2) for _, a1, a2, _, _ in changes] == [(n, n + 1) for n in range(0, 50, 10)]
