@@ -388,3 +388,49 @@ def test_the_html_report_holds_the_numbers_the_ledger_holds(stack, aws, live_sim
     assert ["1", f"source: 404 Not Found <{run}>"] in page.tables["rejected-reasons"]
     assert {tag for tag, _ in page.tags} <= ALLOWED_TAGS
     assert not any(FETCHING_ATTRIBUTES & set(attributes) for _, attributes in page.tags)
+
+
+def test_rewrite_reads_the_map_from_the_ledger_and_points_the_site_at_the_new_videos(
+    stack, aws, live_sim, migrator, tmp_path
+):
+    """`migrator rewrite` with no --map reads the deployed stack's ledger, as export does: a page's links to a URL
+    list's files become the provider's player URLs; a <video> of one stays (the generic contract gives no MP4), as
+    does the refused video's link, each listed with its reason; a second run changes nothing."""
+    run = unique("site")
+    ids = [f"{run}/{i}" for i in range(3)]
+    refused = f"{run}/unsupported"
+    send_all(
+        aws("sqs"),
+        stack["QueueUrl"],
+        [asset(i) for i in ids] + [asset(refused, f"https://media.example.com/{run}/unsupported.mp4")],
+    )
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], ids, {"ready"}, timeout_s=60)
+    wait_for_states(aws("dynamodb"), stack["LedgerTableName"], [refused], {"rejected"}, timeout_s=60)
+    site = tmp_path / "site"
+    site.mkdir()
+    page = site / "talks.html"
+    page.write_text(
+        "".join(f'<a href="https://media.example.com/{i}.mp4">talk</a>\n' for i in ids)
+        + f'<video src="https://media.example.com/{ids[0]}.mp4"></video>\n'
+        + f'<a href="https://media.example.com/{run}/unsupported.mp4">old</a>\n'
+        + f'<a href="https://media.example.com/{run}/never-loaded.mp4">other</a>\n',
+        encoding="utf-8",
+    )
+    code, out, err = migrator("export", "--format", "jsonl")
+    assert code in (0, 1), err
+    exported = {r["id"]: r for r in map(json.loads, out.splitlines())}
+
+    code, out, err = migrator("rewrite", str(site), "--apply", "--json", "--backup-dir", str(tmp_path / "backup"))
+    report = json.loads(out)
+    assert code == 1, err  # what stays is for someone to act on
+    text = page.read_text(encoding="utf-8")
+    for asset_id in ids:
+        assert f'<a href="{exported[asset_id]["player_url"]}">talk</a>' in text, (asset_id, exported[asset_id])
+    assert f'<video src="https://media.example.com/{ids[0]}.mp4">' in text
+    assert f"{run}/unsupported.mp4" in text and f"{run}/never-loaded.mp4" in text
+    assert report["embeds"]["found"] == {"https": 5} and report["embeds"]["rewritten"] == {"https": 3}
+    assert report["embeds"]["left"] == {"no equivalent": 1, "rejected": 1}
+    assert (tmp_path / "backup").is_dir()
+
+    code, out, _ = migrator("rewrite", str(site), "--apply", "--json", "--backup-dir", str(tmp_path / "backup2"))
+    assert json.loads(out)["files"]["changed"] == 0 and page.read_text(encoding="utf-8") == text

@@ -213,3 +213,23 @@ def test_a_library_script_stays_while_an_embed_of_its_platform_stays():
     # With nothing of Wistia's left on the page, its library goes with the embed.
     alone = Engine(from_rows(rows[:1])).rewrite(f"<p>one</p>\n{async_embed('g5pnf59ala', True)}\n")
     assert "E-v1.js" not in alone and "PBnew1" in alone
+
+
+def test_a_listed_url_is_a_page_where_a_link_points_at_it_and_a_file_where_a_player_plays_it():
+    from migrator_cli.rewrite.engine import _listed_urls
+    from migrator_cli.rewrite.model import HLS, PAGE
+
+    url = "https://files.example.com/a.mp4"
+    listed = {**row("u1"), "source_platform": "https", "source_url": url}
+    refused = {
+        **row("u2", state="rejected"),
+        "source_platform": "https",
+        "source_url": "https://files.example.com/b.m3u8",
+    }
+    idmap = from_rows([listed, refused])
+    text = (
+        f'<a href="{url}">a</a> [a]({url}) <video src="{url}"></video> {url}.'
+        ' <source src="https://files.example.com/b.m3u8"> https://files.example.com/unknown.mp4'
+    )
+    kinds = [(e.kind, e.video_id) for e in _listed_urls(text, idmap)]
+    assert kinds == [(PAGE, url), (PAGE, url), (MP4, url), (MP4, url), (HLS, "https://files.example.com/b.m3u8")]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from .forms import find
 from .idmap import IdMap, Missing
-from .model import HLS, MP4, Embed, NoEquivalent, Player
+from .model import HLS, MP4, PAGE, Embed, NoEquivalent, Player
 from .outcomes import ALREADY, Left, Outcome, Rewritten
 from .report import Report
 
@@ -22,6 +22,7 @@ from .report import Report
 _URL = re.compile(r"""https?://[^\s"'<>()\[\]{}\\`|^]+""", re.IGNORECASE)
 _TRAILING = ".,;:!?"
 _STREAM_SUFFIXES = (".m3u8",)
+_LINKED = re.compile(r"""(?:\bhref\s*=\s*["']?|\]\()$""", re.IGNORECASE)
 _SCRIPT = re.compile(r"""<script\b[^>]{0,2000}?\bsrc\s*=\s*["']([^"']{1,2000})["'][^>]{0,2000}>\s*</script\s*>""", re.I)
 
 
@@ -100,13 +101,20 @@ def library_scripts(original: str, video_id: str) -> list[str]:
 
 
 def _listed_urls(text: str, idmap: IdMap):
-    """URLs of the text that a URL-list source moved: the map knows them by their whole URL."""
+    """URLs of the text that a URL-list source named: the map knows them by their whole URL (a URL it does not know
+    is no embed: not reported). A URL a link points at (`href="..."`, Markdown's `](...)`) is the video's page to
+    the reader, so the target's player or page takes its place; one a <video> or <source> plays stays a file (an
+    HLS or MP4 URL)."""
     for match in _URL.finditer(text):
         url = match.group(0).rstrip(_TRAILING)
-        if isinstance(idmap.find("url", url), Missing):
+        found = idmap.find("url", url)
+        if isinstance(found, Missing) and found.reason == "not in the map":
             continue
         path = url.split("?", 1)[0].split("#", 1)[0].lower()
-        kind = HLS if path.endswith(_STREAM_SUFFIXES) else MP4
+        if _LINKED.search(text[max(0, match.start() - 8) : match.start()]):
+            kind = PAGE
+        else:
+            kind = HLS if path.endswith(_STREAM_SUFFIXES) else MP4
         yield Embed(match.start(), match.start() + len(url), "https.listed-url", "https", kind, url, detail=url)
 
 
