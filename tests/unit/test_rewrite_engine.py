@@ -21,6 +21,7 @@ from migrator_cli.rewrite.model import (
     Player,
     Rendered,
 )
+from migrator_cli.rewrite.targets import PLAYERS as REGISTERED
 
 pytestmark = pytest.mark.unit
 
@@ -233,3 +234,38 @@ def test_a_listed_url_is_a_page_where_a_link_points_at_it_and_a_file_where_a_pla
     )
     kinds = [(e.kind, e.video_id) for e in _listed_urls(text, idmap)]
     assert kinds == [(PAGE, url), (PAGE, url), (MP4, url), (MP4, url), (HLS, "https://files.example.com/b.m3u8")]
+
+
+@pytest.mark.parametrize(
+    ("provider", "public", "expected"),
+    [
+        (
+            "cloudflare",
+            {
+                "remote_id": "ea95132c15732412d22c1476fa83f27a",
+                "hls_url": "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/ea95132c15732412d22c1476fa83f27a"
+                "/manifest/video.m3u8",
+            },
+            "https://customer-f33zs165nr7gyfy4.cloudflarestream.com/MIGRATOR-TOKEN-REQUIRED/iframe",
+        ),
+        (
+            "bunny",
+            {
+                "remote_id": "0b5b4a4e-7d0a-4c4e-9a4f-6f0f0c2f1a11",
+                "player_url": "https://iframe.mediadelivery.net/embed/76543/0b5b4a4e-7d0a-4c4e-9a4f-6f0f0c2f1a11",
+            },
+            "https://iframe.mediadelivery.net/embed/76543/SIGNEDID",
+        ),
+    ],
+)
+def test_a_signed_row_takes_the_host_the_other_rows_show(provider, public, expected):
+    """A signed row's map holds no URL (export writes none that would not play); its embed is built on the account's
+    host the map's public rows show, whichever comes first in the map."""
+    signed = {**row("s1", playback_policy="signed", note="signed: needs a token"), "provider": provider}
+    signed.update(remote_id="SIGNEDID", player_url="", hls_url="")
+    public_row = {**row("p1"), "provider": provider, "player_url": "", **public}
+    idmap = from_rows([signed, public_row])
+    embed = Embed(0, 1, "fakeplat.element", "fakeplat", IFRAME, "s1")
+    outcome = decide(embed, '<iframe src="x"></iframe>', idmap, REGISTERED)
+    assert isinstance(outcome, Rewritten), outcome
+    assert expected in outcome.rendered.text and outcome.rendered.marked

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -49,8 +50,12 @@ class IdMap:
     _by_source: dict[tuple[str, str], Destination | Missing] = field(default_factory=dict)
     _target_ids: set[str] = field(default_factory=set)
     _has_urls: bool = False
+    _learned: dict[str, str] = field(default_factory=dict)  # what rows' URLs showed of the account (Player.learn)
     rows: int = 0
     skipped: int = 0  # rows with no usable source platform and id
+
+    def __post_init__(self) -> None:
+        self._settings_view: ChainMap[str, str] = ChainMap(dict(self.settings), self._learned)  # one for every row
 
     def __len__(self) -> int:
         return self.rows
@@ -124,7 +129,7 @@ class IdMap:
         playback_id = _text(row.get("playback_id")) or None
         if not signed and not any(urls.values()) and not (remote_id or playback_id):
             return Missing("no playback recorded", note, asset_id)
-        return Destination(
+        destination = Destination(
             asset_id=asset_id or "",
             provider=_text(row.get("provider")) or self.provider,
             remote_id=remote_id,
@@ -134,8 +139,21 @@ class IdMap:
             thumbnail_url=urls["thumbnail_url"],
             privacy=_text(row.get("privacy")) or None,
             signed=signed,
-            settings=self.settings,
+            # The operator's settings first, then what the map's rows show, read when the embed is written (a signed
+            # row may come before the rows that show the host).
+            settings=self._settings_view,
         )
+        if not signed:
+            self._learn(destination)
+        return destination
+
+    def _learn(self, destination: Destination) -> None:
+        from .targets import PLAYERS
+
+        player = PLAYERS.get(destination.provider)
+        if player is not None and player.learn is not None:
+            for key, value in player.learn(destination).items():
+                self._learned.setdefault(key, value)
 
 
 def from_rows(rows: Iterable[Mapping], provider: str = "", settings: Mapping[str, str] | None = None) -> IdMap:

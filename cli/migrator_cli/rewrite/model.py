@@ -138,3 +138,6 @@ class Player:
     render: Callable[[Embed, Destination, str], Rendered]  # (embed, where it is now, the embed's original text)
     cite: str
     options: tuple[str, ...] = ()  # the OPTIONS its player takes (the rest are dropped and reported)
+    # What one row's URLs show of the account (Stream's customer host, Bunny's library and pull zone): a signed row's
+    # map holds no URL, so its embed is built on what the map's other rows showed (idmap.IdMap learns it).
+    learn: Callable[[Destination], Mapping[str, str]] | None = None

@@ -96,6 +96,19 @@ def _library_in(url: str | None, guid: str) -> str | None:
     return base.rsplit("/", 2)[-2] if base else None
 
 
+def learn(destination: Destination) -> dict[str, str]:
+    """The library and the pull zone a row's URLs show (a signed row's map has none: it takes these)."""
+    guid = first(destination.remote_id, destination.playback_id)
+    learned = {}
+    library = _library_in(destination.player_url, guid) if guid else None
+    if library:
+        learned["library_id"] = library
+    base = first(base_in(destination.hls_url, guid), base_in(destination.thumbnail_url, guid)) if guid else None
+    if base:
+        learned["cdn_base"] = base.rsplit("/", 1)[0]
+    return learned
+
+
 def player(destination: Destination, params: Params) -> str:
     return markup.with_query(_embed(destination), {**params.query, **(SIGNED if destination.signed else {})})
 
@@ -115,6 +128,8 @@ def media(kind: str, destination: Destination) -> tuple[str, tuple[str, ...]]:
     if recorded and not destination.signed:
         return recorded, ()
     base = first(base_in(destination.hls_url, guid), base_in(destination.thumbnail_url, guid))
+    if base is None and destination.settings.get("cdn_base"):
+        base = f"{destination.settings['cdn_base']}/{segment(guid)}"
     if base is None:
         host = destination.settings.get("cdn_host")
         if not host:
@@ -139,4 +154,5 @@ PLAYER = Player(
     lambda embed, destination, original: render(TARGET, embed, destination, original),
     CITE,
     options=tuple(_PARAMS),
+    learn=learn,
 )

@@ -15,7 +15,8 @@ Platform facts:
 - an MP4 `/downloads/default.mp4` only once downloads are enabled for the video
   (https://developers.cloudflare.com/stream/viewing-videos/download-videos);
 - a signed video: the token in place of the uid in every URL (https://developers.cloudflare.com/stream/security).
-The map's URLs (the video object's) give the customer host; without them `--target-setting customer_code=<CODE>`.
+The map's URLs (the video object's) give the customer host; a signed row has none, so it takes the host the map's
+other rows show (`learn`); without any, `--target-setting customer_code=<CODE>`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def video_base(destination: Destination) -> str:
     if not uid:
         raise NoEquivalent(f"{NAME} has no URL for this video: the map has no video uid")
     found = first(*(base_in(u, uid) for u in (destination.hls_url, destination.player_url, destination.thumbnail_url)))
+    host = destination.settings.get("video_host")
+    if found is None and host:
+        found = f"{host}/{segment(uid)}"
     if found is None:
         code = destination.settings.get("customer_code")
         if not code:
@@ -75,6 +79,13 @@ def video_base(destination: Destination) -> str:
     if destination.signed:
         return found.rsplit("/", 1)[0] + "/" + TOKEN_MARKER
     return found
+
+
+def learn(destination: Destination) -> dict[str, str]:
+    """The account's video host (`https://customer-<CODE>.cloudflarestream.com`), as a row's URLs show it."""
+    uid = first(destination.playback_id, destination.remote_id)
+    found = first(*(base_in(u, uid) for u in (destination.hls_url, destination.player_url, destination.thumbnail_url)))
+    return {"video_host": found.rsplit("/", 1)[0]} if found else {}
 
 
 def player(destination: Destination, params: Params) -> str:
@@ -107,4 +118,5 @@ PLAYER = Player(
     lambda embed, destination, original: render(TARGET, embed, destination, original),
     CITE,
     options=tuple(_PARAMS),
+    learn=learn,
 )
