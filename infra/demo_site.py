@@ -1,5 +1,5 @@
 """The demo's last step: a small sample site embedding the migrated videos as their source platform documents it, and
-`migrator rewrite --dry-run` over it, its summary printed (issue 46).
+`migrator rewrite --dry-run` over it with the map read from the stack's ledger, its summary printed (issue 46).
 
 The site is made from the demo's own cut-over map: for a few of its videos, one page each holding every documented
 form of the video's source platform (each form's `sample`, so what the forms find is what the platform's embed
@@ -75,12 +75,12 @@ def rewrite_step(run, cutover: Path, cli) -> tuple[str, str | None]:
     wrong or None."""
     site = Path(".local") / f"{run.stack_name}-site"
     embeds = sample_site(cutover, site)
-    print(f"\n$ migrator rewrite --dry-run --map {cutover} {site}   ({embeds} embeds on a sample site)")
+    print(f"\n$ migrator rewrite --dry-run {site}   (the map from the ledger; {embeds} embeds on a sample site)")
     if not embeds:
         if _no_forms(cutover):
             return "no embed form for this source", None
         return "no embed written", "the sample site holds no embed"
-    code, doc = _rewrite_json(run, cutover, site, cli)
+    code, doc = _rewrite_json(run, site, cli)
     if doc is None:
         return "no result", f"migrator rewrite failed (exit {code})"
     counts = doc["embeds"]
@@ -95,12 +95,12 @@ def rewrite_step(run, cutover: Path, cli) -> tuple[str, str | None]:
     return line, None
 
 
-def _rewrite_json(run, cutover: Path, site: Path, cli) -> tuple[int, dict | None]:
+def _rewrite_json(run, site: Path, cli) -> tuple[int, dict | None]:
     """The dry run, twice in one: its summary as a person sees it, and its --json for the demo's own check."""
-    cli(run, "rewrite", "--dry-run", "--no-diff", "--map", str(cutover), str(site))
+    cli(run, "rewrite", "--dry-run", "--no-diff", str(site))
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = cli(run, "rewrite", "--json", "--map", str(cutover), str(site))
+        code = cli(run, "rewrite", "--json", str(site))
     try:
         return code, json.loads(out.getvalue())
     except ValueError:

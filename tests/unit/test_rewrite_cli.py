@@ -217,3 +217,23 @@ def test_a_csv_without_the_column_is_skipped_with_the_columns_it_has(prepared, c
     assert code == 0 and report["files"]["read"] == {}
     (reason,) = report["files"]["skipped"]
     assert "nope" in reason and "embed" in reason and "title" in reason
+
+
+def test_from_the_ledger_a_signed_video_keeps_the_urls_an_export_leaves_out():
+    from migrator_cli.commands.rewrite import ledger_row
+    from migrator_cli.cutover import row_of
+
+    hls = "https://d111.cloudfront.net/signed/lib/1/index.m3u8"
+    signed = {
+        "asset_id": "lib/1",
+        "source_url": "vimeo://1",
+        "state": "ready",
+        "remote_id": "job-1",
+        "playback_info": {"policy": "signed", "hls": hls, "thumbnail": hls.replace("index.m3u8", "poster.jpg")},
+    }
+    exported = row_of(signed, "aws")
+    assert exported["hls_url"] is None and exported["note"] == "signed: needs a token"
+    row = ledger_row(signed, "aws", {})
+    assert row["hls_url"] == hls and row["note"] == "signed: needs a token"
+    public = {**signed, "playback_info": {"policy": "public", "hls": hls}}
+    assert ledger_row(public, "aws", {}) == row_of(public, "aws")

@@ -7,9 +7,10 @@ import re
 from collections import Counter
 
 import pytest
-from migrator_cli.rewrite.engine import ALREADY, Engine
+from migrator_cli.rewrite.engine import ALREADY, Engine, Rewritten, decide
 from migrator_cli.rewrite.forms import all_forms, find
 from migrator_cli.rewrite.idmap import from_rows
+from migrator_cli.rewrite.model import TOKEN_MARKER
 from migrator_cli.rewrite.targets import PLAYERS
 
 from tests.rewrite_corpus import TARGETS, build, map_rows
@@ -112,3 +113,23 @@ def test_the_manual_lists_every_form_and_every_target():
     options_table = manual.split("| target | written | dropped (reported) |", 1)[1].split("\n\n", 1)[0]
     for provider in PLAYERS:
         assert re.search(rf"^\| [^|]*{re.escape(names.get(provider, provider))}", options_table, re.I | re.M), provider
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_signed_video_is_never_written_without_the_token_marker(target):
+    """Every embed of the corpus, its video signed at the target with its URLs known (as the ledger has them): what is
+    written holds the marker where the token goes, or the embed is left; never a URL that would not play."""
+    rows = [{**row, "playback_policy": "signed", "note": "signed: needs a token"} for row in map_rows(CORPUS, target)]
+    idmap = from_rows(rows)
+    written = left = 0
+    for page in CORPUS.pages:
+        for embed in find(page.text):
+            outcome = decide(embed, page.text[embed.start : embed.end], idmap, PLAYERS)
+            if isinstance(outcome, Rewritten):
+                written += 1
+                assert outcome.rendered.marked and TOKEN_MARKER in outcome.rendered.text, (page.name, outcome)
+            else:
+                left += 1
+                assert outcome.reason == "no equivalent", (page.name, outcome)
+    assert written + left == CORPUS.expected
+    assert (written == 0) == (target == "vimeo")  # Vimeo signs nothing: a video private there has no embed to write

@@ -108,6 +108,19 @@ def run(args) -> int:
     return 1 if report.problems else 0
 
 
+def ledger_row(item: dict, provider: str, hosts: dict[str, str]) -> dict:
+    """An asset's map row as export writes it, but for a signed video with the URLs its playback has: an export file
+    leaves them out (they do not play without a token), and the rewrite puts the token's marker in them."""
+    from ..cutover import SIGNED, playback_links, row_of
+
+    row = row_of(item, provider, hosts)
+    playback = item.get("playback_info")
+    if row["note"] == SIGNED and isinstance(playback, dict):
+        links = playback_links(provider, playback, hosts)
+        row.update(hls_url=links["hls"], player_url=links["player"], thumbnail_url=links["thumbnail"])
+    return row
+
+
 def _settings(pairs: list[str]) -> dict[str, str]:
     settings = {}
     for pair in pairs:
@@ -133,7 +146,6 @@ def _load_map(args, settings: dict[str, str]):
             for row in read_export(stream, args.map):
                 idmap.add_row(row)
     else:
-        from ..cutover import row_of
         from ..report import scan_ledger
 
         target = resolve_target(args)
@@ -141,7 +153,7 @@ def _load_map(args, settings: dict[str, str]):
         idmap = IdMap(provider=provider, settings=settings)
         hosts = mux_hosts(args)
         for item in scan_ledger(target.client("dynamodb"), target.output("LedgerTableName")):
-            idmap.add_row(row_of(item, provider, hosts))
+            idmap.add_row(ledger_row(item, provider, hosts))
     for path in args.left_behind:
         for number, found in read_left_behind(path):
             if isinstance(found, str):
