@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .forms import find
+from .forms import find, non_overlapping
 from .idmap import IdMap, Missing
 from .model import HLS, MP4, PAGE, Embed, NoEquivalent, Player
 from .outcomes import ALREADY, Left, Outcome, Rewritten
@@ -69,7 +69,8 @@ class Engine:
     def rewrite(self, text: str) -> str:
         embeds = find(text)
         if self.idmap.has_urls():
-            embeds = _merge(embeds, list(_listed_urls(text, self.idmap)))
+            # A listed URL inside a form's embed is that embed's, not a second one.
+            embeds = non_overlapping([*embeds, *_listed_urls(text, self.idmap)])
         if not embeds:
             return text
         outcomes = [decide(e, text[e.start : e.end], self.idmap, self.players) for e in embeds]
@@ -116,16 +117,3 @@ def _listed_urls(text: str, idmap: IdMap):
         else:
             kind = HLS if path.endswith(_STREAM_SUFFIXES) else MP4
         yield Embed(match.start(), match.start() + len(url), "https.listed-url", "https", kind, url, detail=url)
-
-
-def _merge(forms_found: list[Embed], urls: list[Embed]) -> list[Embed]:
-    """Both lists in order; a listed URL inside a form's embed is that embed's, not a second one."""
-    if not urls:
-        return forms_found
-    merged = sorted([*forms_found, *urls], key=lambda e: (e.start, -(e.end - e.start)))
-    kept: list[Embed] = []
-    for embed in merged:
-        if kept and embed.start < kept[-1].end:
-            continue
-        kept.append(embed)
-    return kept

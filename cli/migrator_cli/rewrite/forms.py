@@ -93,9 +93,13 @@ def find(text: str, forms: Iterable[Form] | None = None) -> list[Embed]:
         if form.hint and form.hint not in lowered:
             continue
         found.extend(form.find(text))
-    found.sort(key=lambda e: (e.start, -(e.end - e.start)))
+    return non_overlapping(found)
+
+
+def non_overlapping(found: Iterable[Embed]) -> list[Embed]:
+    """`found` in order of start; where two overlap, the one that starts first and, of those, the longest."""
     kept: list[Embed] = []
-    for embed in found:
+    for embed in sorted(found, key=lambda e: (e.start, -(e.end - e.start))):
         if kept and embed.start < kept[-1].end:
             continue
         kept.append(embed)

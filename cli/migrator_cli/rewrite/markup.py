@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, quote, urlsplit
 
 _ATTRIBUTE = re.compile(r"""([^\s"'<>/=]+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+))?""")
@@ -50,6 +51,11 @@ def attributes(tag: str) -> dict[str, str]:
             value = raw
         found.setdefault(key, html.unescape(value))
     return found
+
+
+def kept_attributes(values: Mapping[str, str]) -> dict[str, str]:
+    """The attributes a rewrite keeps (KEPT_ATTRIBUTES), in their order."""
+    return {name: value for name, value in values.items() if name in KEPT_ATTRIBUTES}
 
 
 def write_attributes(values: dict[str, str]) -> str:

@@ -37,11 +37,6 @@ def url_pattern(path: str) -> re.Pattern[str]:
     return re.compile(r"(?P<src>" + path + TAIL + r")" + END)
 
 
-def kept(attrs: Mapping[str, str]) -> dict[str, str]:
-    """The attributes a rewrite keeps (markup.KEPT_ATTRIBUTES), in their order."""
-    return {name: value for name, value in attrs.items() if name in markup.KEPT_ATTRIBUTES}
-
-
 def read_params(
     params: Mapping[str, str],
     names: Mapping[str, str],

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from .. import forms, markup
 from ..model import AUTOPLAY, CONTROLS, HLS, IFRAME, LOOP, MP4, MUTED, PLAYER_URL, SCRIPT, START, THUMBNAIL, Embed, Form
-from ._pieces import SCHEME, iframe_pattern, kept, url_pattern
+from ._pieces import SCHEME, iframe_pattern, url_pattern
 
 PLATFORM = "apivideo"
 VIDEO_ID = r"vi[A-Za-z0-9]{18,24}(?![A-Za-z0-9])"
@@ -83,7 +83,7 @@ def _reader(form: str, kind: str):
 
 def _read_iframe(match: re.Match[str]) -> Embed:
     embed = _embed(match, "apivideo.player-iframe", IFRAME)
-    return replace(embed, attributes=kept(markup.attributes(match.group(0))))
+    return replace(embed, attributes=markup.kept_attributes(markup.attributes(match.group(0))))
 
 
 # The SDK's script: `<script ...> [window.]player = new PlayerSdk("#target", { id: "vi...", ... }); </script>`.

@@ -108,7 +108,7 @@ def _player_embed(match: re.Match[str], url: str, name: str, kind: str, attribut
 def _read_iframe(match: re.Match[str]) -> Embed | None:
     tag = match.group(0)[match.group(0).lower().index("<iframe") :]
     attributes = markup.attributes(tag)
-    kept = {k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    kept = markup.kept_attributes(attributes)
     return _player_embed(match, attributes.get("src", ""), "brightcove.player-iframe", IFRAME, kept)
 
 

@@ -52,7 +52,7 @@ from ..model import (
     Embed,
     Form,
 )
-from ._pieces import SCHEME, URL_SCHEME, iframe_pattern, kept, params_of, read_params, url_pattern
+from ._pieces import SCHEME, URL_SCHEME, iframe_pattern, params_of, read_params, url_pattern
 
 PLATFORM = "cloudflare"
 UID = r"[0-9a-fA-F]{32}"
@@ -125,7 +125,9 @@ def _reader(form: str, kind: str):
 
 def _read_iframe(match: re.Match[str]) -> Embed | None:
     embed = _embed(match, "cloudflare.player-iframe", IFRAME, params_of(match.group("src")))
-    return None if embed is None else replace(embed, attributes=kept(markup.attributes(match.group(0))))
+    return (
+        None if embed is None else replace(embed, attributes=markup.kept_attributes(markup.attributes(match.group(0))))
+    )
 
 
 # The legacy element: <stream src="<uid>" ...></stream>, alone or before its embed script.
@@ -154,7 +156,7 @@ def _read_element(form: str, kind: str):
             named[0],
             options=options,
             unknown=unknown,
-            attributes=kept(attrs),
+            attributes=markup.kept_attributes(attrs),
             private=named[1],
         )
 

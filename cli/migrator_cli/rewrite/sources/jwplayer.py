@@ -142,7 +142,7 @@ def _read_iframe(match: re.Match[str]) -> Embed | None:
         kind=IFRAME,
         video_id=found.group("id"),
         unknown=unknown,
-        attributes={k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES},
+        attributes=markup.kept_attributes(attributes),
         private=_signed(src),
         detail=found.group("player"),
     )

@@ -199,7 +199,7 @@ def _from_url(
 
 def _read_iframe(match: re.Match[str]) -> Embed | None:
     attributes = markup.attributes(match.group(0))
-    kept = {k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    kept = markup.kept_attributes(attributes)
     return _from_url(match, attributes.get("src", ""), "kaltura.iframe", IFRAME, "iframeembed", kept)
 
 

@@ -48,7 +48,7 @@ from ..model import (
     Embed,
     Form,
 )
-from ._pieces import SCHEME, URL_SCHEME, iframe_pattern, kept, params_of, read_params, url_pattern
+from ._pieces import SCHEME, URL_SCHEME, iframe_pattern, params_of, read_params, url_pattern
 
 PLATFORM = "mux"
 PLAYBACK_ID = r"[A-Za-z0-9]{10,64}"
@@ -104,7 +104,7 @@ def _reader(form: str, kind: str, with_file: bool = False):
 
 def _read_iframe(match: re.Match[str]) -> Embed:
     embed = _url_embed(match, "mux.player-iframe", IFRAME)
-    attributes = kept(markup.attributes(match.group(0)))
+    attributes = markup.kept_attributes(markup.attributes(match.group(0)))
     return replace(embed, attributes=attributes)
 
 
@@ -142,7 +142,7 @@ def _read_element(form: str, kind: str):
             pid,
             options=options,
             unknown=unknown,
-            attributes=kept(attrs),
+            attributes=markup.kept_attributes(attrs),
             private=private,
         )
 

@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote
 
 from .. import forms, markup
 from ..model import AUTOPLAY, CAPTIONS, HLS, IFRAME, LOOP, MP4, MUTED, PAGE, PLAYER_URL, START, THUMBNAIL, Embed, Form
-from ._pieces import SCHEME, iframe_pattern, kept, params_of, read_params, url_pattern
+from ._pieces import SCHEME, iframe_pattern, params_of, read_params, url_pattern
 
 # The S3 source's VIDEO_EXTENSIONS (functions/migrator/sources/s3.py), kept here so the CLI imports no source.
 VIDEO_EXTENSIONS = ("mp4", "mov", "m4v", "mkv", "webm", "avi", "mpg", "mpeg", "ts", "mts", "m2ts", "mxf", "flv",
@@ -106,7 +106,9 @@ def _bunny(form: str, kind: str):
 
 def _bunny_iframe(match: re.Match[str]) -> Embed | None:
     embed = _bunny("bunny.player-iframe", IFRAME)(match)
-    return None if embed is None else replace(embed, attributes=kept(markup.attributes(match.group(0))))
+    return (
+        None if embed is None else replace(embed, attributes=markup.kept_attributes(markup.attributes(match.group(0))))
+    )
 
 
 def _split(reference: str, parts: int) -> list[str]:

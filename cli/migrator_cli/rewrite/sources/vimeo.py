@@ -115,7 +115,7 @@ def _player_embed(match: re.Match[str], url: str, kind: str, name: str, attribut
 
 def _read_iframe(match: re.Match[str]) -> Embed | None:
     attributes = markup.attributes(match.group(0))
-    kept = {k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    kept = markup.kept_attributes(attributes)
     return _player_embed(match, attributes.get("src", ""), IFRAME, "vimeo.player-iframe", kept)
 
 

@@ -174,7 +174,7 @@ def _read_iframe(match: re.Match[str]) -> Embed | None:
     video_id = _player_id(src)
     if video_id is None:
         return None
-    kept = {k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    kept = markup.kept_attributes(attributes)
     return _embed(match, "wistia.iframe", IFRAME, video_id, list(markup.query(src).items()), attributes=kept)
 
 
@@ -214,7 +214,7 @@ def _read_element(match: re.Match[str]) -> Embed | None:
     video_id = attributes.get("media-id", "")
     if _hashed(video_id) is None or any(match.group(g) not in (None, video_id) for g in ("script", "style")):
         return None
-    kept = {k: v for k, v in attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    kept = markup.kept_attributes(attributes)
     pairs = [(k, v) for k, v in attributes.items() if k != "media-id" and k not in markup.KEPT_ATTRIBUTES]
     # A bare `autoplay`/`muted` attribute is on; `wistia-popover` is kept as a word the report names.
     return _embed(match, "wistia.player-element", ELEMENT, video_id, pairs, attributes=kept)

@@ -168,7 +168,7 @@ def wrapped(original: str) -> bool:
 
 def kept(embed: Embed) -> dict[str, str]:
     """The embed's attributes a rewrite keeps, in their order (never its `src`)."""
-    return {k: v for k, v in embed.attributes.items() if k in markup.KEPT_ATTRIBUTES}
+    return markup.kept_attributes(embed.attributes)
 
 
 def iframe(src: str, embed: Embed, allow: str | None = None, responsive_style: str | None = None) -> str:
